@@ -1,0 +1,5 @@
+"""`python -m agentload`."""
+
+from agentload.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Decode, cost, frontier and compare: the published arithmetic, as pure functions."""

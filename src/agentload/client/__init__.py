@@ -1,0 +1,1 @@
+"""Streaming OpenAI-compatible client: sends a prompt, stamps the stream, records the result."""

@@ -1,0 +1,73 @@
+"""The request record: everything measured about one model call, written when it finishes.
+
+Times are Unix epoch seconds from one monotonic clock per run (see `agentload.clock`), so
+records from several processes on one machine line up.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RECORD_SCHEMA_VERSION = 1
+
+
+class RequestRecord(BaseModel):
+    """One model call: when it was sent, when tokens came, what the server said it counted."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    v: int = RECORD_SCHEMA_VERSION
+    id: str
+    """Unique within a run: `<agent>-<sequence>`."""
+    agent: int = Field(ge=0)
+    session: str
+    """The session instance (workload session id plus the agent's salt)."""
+    turn: int = Field(ge=0)
+    phase: str = "run"
+    """What part of the run sent it: `run`, or a probe label during a search."""
+
+    t_send: float
+    """When the request was written to the socket."""
+    t_first: float | None = None
+    """When the first output token (content or reasoning) arrived."""
+    t_last: float | None = None
+    """When the last output token arrived."""
+    t_done: float
+    """When the response closed (or failed)."""
+    chunks: int = Field(default=0, ge=0)
+    """Network reads that carried stream data."""
+    token_events: int = Field(default=0, ge=0)
+    """SSE events that carried output text."""
+    gaps_s: tuple[float, ...] = ()
+    """Gaps between consecutive output-token events, seconds."""
+
+    intended_prompt_tokens: int = Field(ge=0)
+    intended_output_tokens: int = Field(ge=0)
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
+
+    status: int | None = None
+    """HTTP status, when a response came at all."""
+    error: str | None = None
+    """Failure cause, one of `agentload.client.errors` kinds; None when the call succeeded."""
+    error_detail: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def ttft_s(self) -> float | None:
+        return None if self.t_first is None else self.t_first - self.t_send
+
+    @property
+    def output_tokens_per_s(self) -> float | None:
+        """(completion tokens - 1) / (last - first token time): decode speed after the first."""
+        if self.t_first is None or self.t_last is None or not self.completion_tokens:
+            return None
+        span = self.t_last - self.t_first
+        if span <= 0 or self.completion_tokens < 2:
+            return None
+        return (self.completion_tokens - 1) / span

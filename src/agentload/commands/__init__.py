@@ -1,0 +1,1 @@
+"""CLI verbs, one module each. Each module has `register(subparsers)`."""

@@ -1,0 +1,41 @@
+"""Errors the user sees as one clear line, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class AgentloadError(Exception):
+    """An error that the CLI prints as one line and exits on (status 2)."""
+
+
+class InputError(AgentloadError):
+    """Bad input: names the file, the line and the field where it was found."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.field = field
+        self.reason = message
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = self.path
+            if self.line is not None:
+                where += f":{self.line}"
+            where += ": "
+        what = f"field '{self.field}': " if self.field else ""
+        return f"{where}{what}{self.reason}"
+
+
+class ServerError(AgentloadError):
+    """The server under test could not be used at all (not a per-request failure)."""

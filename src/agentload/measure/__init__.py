@@ -1,0 +1,1 @@
+"""Metrics (pure functions of records), power samplers, server-metrics scrapers."""

@@ -1,0 +1,1 @@
+"""Results schema, terminal summary, HTML report."""

@@ -1,0 +1,120 @@
+"""The workload model: a Session is an ordered list of Turns; a Turn is one model call.
+
+A prompt is a sequence of Segments. A Segment is a run of tokens with an identity (its key):
+two segments with the same key are the same text, so a server's prefix cache can reuse them.
+Most sources build prompts as prefix extensions (call k = call k-1 + its reply + new input);
+hash-block traces give each call's whole prompt instead (`Turn.prompt`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Role = Literal["system", "user", "tool", "assistant"]
+
+REPLY_KEY = "reply"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Segment(_Frozen):
+    """A run of prompt tokens. Equal keys mean equal text.
+
+    `shared` segments are the same for every session of a run (system prompt, tool definitions,
+    trace blocks with global ids); the others are salted per session instance when text is made,
+    so two sessions never hit each other's cache by accident.
+    """
+
+    key: str = Field(min_length=1)
+    tokens: int = Field(ge=0)
+    role: Role = "user"
+    shared: bool = False
+    messages: tuple[Mapping[str, Any], ...] | None = None
+    """The recorded OpenAI-format messages this segment stands for, when the source has text."""
+
+
+class Turn(_Frozen):
+    """One model call of a session, and the tool time after it."""
+
+    new_input: tuple[Segment, ...] = ()
+    """Appended to the conversation before this call (user message, tool results)."""
+    transient: tuple[Segment, ...] = ()
+    """Sent with this call only and dropped before the next (e.g. a turn-budget reminder)."""
+    prompt: tuple[Segment, ...] | None = None
+    """When set, the whole prompt of this call, replacing the conversation history."""
+    output_tokens: int = Field(ge=1)
+    """Output length to force (max_tokens with ignore_eos)."""
+    tool_time_s: float = Field(default=0.0, ge=0.0)
+    """Tool time after this call, before the next one is sent."""
+    recorded_reply: Mapping[str, Any] | None = None
+    """The recorded assistant message, when the source has one."""
+    recorded_input_tokens: int | None = Field(default=None, ge=0)
+    """The prompt length the source recorded for this call, for cross-checks."""
+
+    @model_validator(mode="after")
+    def _has_input(self) -> Turn:
+        if self.prompt is None and not self.new_input and not self.transient:
+            raise ValueError("a turn needs new input or a whole prompt")
+        return self
+
+
+class Session(_Frozen):
+    """An agent's task: shared prefix segments, then turns sent one after another."""
+
+    id: str = Field(min_length=1)
+    system: tuple[Segment, ...] = ()
+    """The prefix every call starts with (system prompt, tool definitions)."""
+    tools: tuple[Mapping[str, Any], ...] | None = None
+    """OpenAI function definitions sent with every call (recorded sources)."""
+    turns: tuple[Turn, ...] = Field(min_length=1)
+
+    def prompts(self, reply_tokens: list[int] | None = None) -> Iterator[list[Segment]]:
+        """Yield each call's prompt as segments, assuming reply j had `reply_tokens[j]` tokens.
+
+        Without `reply_tokens` the forced output lengths are used, which is what a server that
+        honours `ignore_eos` produces.
+        """
+        history: list[Segment] = list(self.system)
+        for j, turn in enumerate(self.turns):
+            if turn.prompt is not None:
+                yield list(turn.prompt)
+                continue
+            history.extend(turn.new_input)
+            yield history + list(turn.transient)
+            replied = turn.output_tokens if reply_tokens is None else reply_tokens[j]
+            history.append(reply_segment(self.id, j, replied))
+
+
+def reply_segment(session_id: str, index: int, tokens: int) -> Segment:
+    """The segment standing for the assistant's reply to call `index` of a session."""
+    return Segment(key=f"{session_id}/{REPLY_KEY}/{index}", tokens=tokens, role="assistant")
+
+
+def prompt_tokens(segments: list[Segment]) -> int:
+    """Total tokens of a prompt."""
+    return sum(s.tokens for s in segments)
+
+
+class Workload(_Frozen):
+    """A named set of sessions from one source, with a content fingerprint."""
+
+    name: str
+    source: str
+    """Where it came from: a synthetic generator with its parameters, or a file path."""
+    sessions: tuple[Session, ...] = Field(min_length=1)
+    skipped_lines: int = Field(default=0, ge=0)
+    """Bad input lines skipped while loading (only with --skip-bad-lines)."""
+
+    def fingerprint(self) -> str:
+        """A short sha256 of the sessions' content, so results name exactly what was run."""
+        digest = hashlib.sha256()
+        for session in self.sessions:
+            digest.update(orjson.dumps(session.model_dump(mode="json")))
+        return digest.hexdigest()[:16]
