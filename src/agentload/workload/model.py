@@ -111,6 +111,9 @@ class Workload(_Frozen):
     sessions: tuple[Session, ...] = Field(min_length=1)
     skipped_lines: int = Field(default=0, ge=0)
     """Bad input lines skipped while loading (only with --skip-bad-lines)."""
+    notes: tuple[str, ...] = ()
+    """What the loader adjusted or assumed (clipped growth, estimated token counts, missing
+    files), in plain words, so reports can say so."""
 
     def fingerprint(self) -> str:
         """A short sha256 of the sessions' content, so results name exactly what was run."""
