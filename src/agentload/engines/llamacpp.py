@@ -157,7 +157,7 @@ def server_version(binary: Path | None = None) -> str:
     out = subprocess.run(
         [str(binary), "--version"], capture_output=True, text=True, timeout=30, check=False
     )
-    match = re.search(r"version:\s*\S+\s*\([0-9a-f]+\)", out.stdout + out.stderr)
+    match = re.search(r"version:.*", out.stdout + out.stderr)
     return match.group(0) if match else (out.stdout + out.stderr).strip().splitlines()[0]
 
 
