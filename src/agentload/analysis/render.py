@@ -1,0 +1,76 @@
+"""Showing tables: a terminal (rich), JSON, and one self-contained HTML page.
+
+The HTML page has no scripts, links or external assets, so it opens offline; every string in
+it is escaped, since labels and paths come from files.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import orjson
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from agentload.analysis.table import Table, format_cell
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0 0.3em 0; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f3f3f3; }
+caption { text-align: left; font-weight: bold; padding-bottom: 0.3em; }
+p.source, p.note { color: #555; font-size: 0.9em; margin: 0.2em 0; }
+"""
+
+
+def print_tables(tables: Sequence[Table], console: Console | None = None) -> None:
+    """Print each table with its source and notes."""
+    console = console or Console()
+    for table in tables:
+        view = RichTable(title=table.title, title_justify="left")
+        for index, header in enumerate(table.headers):
+            view.add_column(header, justify="left" if index == 0 else "right")
+        for row in table.rows:
+            view.add_row(*(format_cell(cell) for cell in row), end_section=False)
+        console.print(view, markup=False)
+        if table.source:
+            console.print(f"  from: {table.source}", markup=False, highlight=False)
+        for note in table.notes:
+            console.print(f"  note: {note}", markup=False, highlight=False)
+        console.print()
+
+
+def tables_json(tables: Sequence[Table]) -> str:
+    """The tables as a JSON array (raw numbers, not formatted)."""
+    return orjson.dumps([t.model_dump() for t in tables], option=orjson.OPT_INDENT_2).decode()
+
+
+def tables_html(title: str, tables: Sequence[Table]) -> str:
+    """A self-contained HTML page of the tables: inline CSS, no scripts or external assets."""
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(title)}</title>",
+        f"<style>{_STYLE}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+    ]
+    for table in tables:
+        parts.append(f"<table><caption>{html.escape(table.title)}</caption><thead><tr>")
+        parts.extend(f"<th>{html.escape(header)}</th>" for header in table.headers)
+        parts.append("</tr></thead><tbody>")
+        for row in table.rows:
+            parts.append("<tr>")
+            for cell in row:
+                kind = "num" if isinstance(cell, int | float) and not isinstance(cell, bool) else ""
+                css = f' class="{kind}"' if kind else ""
+                parts.append(f"<td{css}>{html.escape(format_cell(cell))}</td>")
+            parts.append("</tr>")
+        parts.append("</tbody></table>")
+        if table.source:
+            parts.append(f'<p class="source">from: {html.escape(table.source)}</p>')
+        parts.extend(f'<p class="note">note: {html.escape(note)}</p>' for note in table.notes)
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
