@@ -1,0 +1,54 @@
+"""Writing results files safely: atomic JSON, owner-only permissions, no symlinks followed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentload.errors import AgentloadError
+
+OWNER_ONLY_FILE = 0o600
+OWNER_ONLY_DIR = 0o700
+
+
+def make_results_dir(path: Path, *, exist_ok: bool = False) -> Path:
+    """Create a results directory (owner-only); refuse a symlink or a non-empty existing one."""
+    if path.is_symlink():
+        raise AgentloadError(f"{path}: is a symlink; refusing to write results through it")
+    if path.exists():
+        if not path.is_dir():
+            raise AgentloadError(f"{path}: exists and is not a directory")
+        if any(path.iterdir()) and not exist_ok:
+            raise AgentloadError(
+                f"{path}: already holds results; choose another --out or remove it first"
+            )
+    path.mkdir(parents=True, exist_ok=True, mode=OWNER_ONLY_DIR)
+    return path
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to a temporary file, fsync it, then rename it over `path`."""
+    if path.is_symlink():
+        raise AgentloadError(f"{path}: is a symlink; refusing to write through it")
+    tmp = path.with_name(f".{path.name}.tmp")
+    payload = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, OWNER_ONLY_FILE)
+    try:
+        os.write(fd, payload + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> Any:
+    """Read a JSON file, with a one-line error naming it when it is missing or malformed."""
+    try:
+        return orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise AgentloadError(f"{path}: not found") from None
+    except orjson.JSONDecodeError as exc:
+        raise AgentloadError(f"{path}: not valid JSON ({exc})") from None

@@ -1,0 +1,124 @@
+"""An agent: works through sessions call by call, in a closed loop with tool time between calls."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from agentload.client.record import RequestRecord
+from agentload.workload.model import REPLY_KEY, Session
+
+ERROR_BACKOFF_S = 1.0
+"""After a failed call an agent waits at least this long, so a dead server is not hammered."""
+
+SendCall = Callable[..., Any]
+
+
+class AgentStats:
+    """Counters an agent updates after each call, read by the live progress display."""
+
+    __slots__ = ("calls", "errors", "in_flight", "output_tokens", "prompt_tokens", "started_at")
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.errors = 0
+        self.in_flight = 0
+        self.output_tokens = 0
+        self.prompt_tokens = 0
+        self.started_at: float | None = None
+
+
+def session_instance(run_salt: str, agent: int, sequence: int) -> str:
+    """The id of one replay of a session by one agent: salts its unshared text."""
+    return f"{run_salt}.a{agent}.s{sequence}"
+
+
+def reply_key(session_id: str, index: int) -> str:
+    return f"{session_id}/{REPLY_KEY}/{index}"
+
+
+class Agent:
+    """One simulated coding agent. Knows the workload and a `send` callable, nothing of HTTP.
+
+    `send(session, segments, turn_index, instance, replies)` sends one call and returns
+    `(record, reply_message)`; the runner builds it from the client and the text maker.
+    """
+
+    def __init__(
+        self,
+        index: int,
+        sessions: Sequence[Session],
+        send: SendCall,
+        *,
+        run_salt: str,
+        agents: int,
+        seed: int,
+        start_mid_session: bool,
+        recorded_history: bool,
+    ) -> None:
+        self.index = index
+        self._sessions = sessions
+        self._send = send
+        self._run_salt = run_salt
+        self._agents = agents
+        self._rng = random.Random(f"{seed}:{index}")
+        self._start_mid_session = start_mid_session
+        self._recorded_history = recorded_history
+        self.stats = AgentStats()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Play sessions until `stop` is set: agent i takes sessions i, i+N, i+2N, ... in turn."""
+        sequence = 0
+        while not stop.is_set():
+            session = self._sessions[(self.index + sequence * self._agents) % len(self._sessions)]
+            first_turn = 0
+            if sequence == 0 and self._start_mid_session:
+                first_turn = self._rng.randrange(len(session.turns))
+            instance = session_instance(self._run_salt, self.index, sequence)
+            await self._play(session, instance, first_turn, stop)
+            sequence += 1
+
+    async def _play(
+        self, session: Session, instance: str, first_turn: int, stop: asyncio.Event
+    ) -> None:
+        reply_tokens: list[int] = []
+        replies: dict[str, Mapping[str, Any]] = {}
+        for index, segments in enumerate(session.prompts(reply_tokens)):
+            turn = session.turns[index]
+            if index < first_turn:
+                reply_tokens.append(turn.output_tokens)
+                continue
+            if stop.is_set():
+                return
+            self.stats.in_flight += 1
+            try:
+                record, reply = await self._send(session, segments, index, instance, replies)
+            finally:
+                self.stats.in_flight -= 1
+            self._count(record)
+            if self._recorded_history and turn.recorded_reply is not None:
+                reply = turn.recorded_reply
+            if reply is not None:
+                replies[reply_key(session.id, index)] = reply
+            reply_tokens.append(record.completion_tokens or turn.output_tokens)
+            pause = turn.tool_time_s if record.ok else max(turn.tool_time_s, ERROR_BACKOFF_S)
+            if pause > 0 and not await _sleep_or_stop(pause, stop):
+                return
+
+    def _count(self, record: RequestRecord) -> None:
+        self.stats.calls += 1
+        if not record.ok:
+            self.stats.errors += 1
+        self.stats.output_tokens += record.completion_tokens or 0
+        self.stats.prompt_tokens += record.prompt_tokens or 0
+
+
+async def _sleep_or_stop(seconds: float, stop: asyncio.Event) -> bool:
+    """Wait `seconds` unless `stop` is set first; True when the full wait elapsed."""
+    try:
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
+    except TimeoutError:
+        return True
+    return False
