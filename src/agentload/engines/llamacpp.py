@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from agentload.engines.errors import EngineError, EngineNotInstalled
-from agentload.engines.gemma import GEMMA_MODEL_NAME, gemma_model_path
+from agentload.engines.gemma import GEMMA_CHAT_TEMPLATE, GEMMA_MODEL_NAME, gemma_model_path
 from agentload.engines.home import agentload_home
 from agentload.engines.model_gen import ModelSpec, generated_model
 
@@ -309,8 +309,8 @@ def server_args(
       sessions that lost their slot can get their prefix back.
     - `--cache-reuse` stays 0 (off): it reuses non-prefix chunks by shifting KV, which an agent's
       prefix-extending prompts never need and which would blur what "cached" means.
-    - `--swa-full` for models with sliding-window attention (Gemma 3), else their prefix cache
-      only survives within the window.
+    - Gemma 3: `--swa-full` (its sliding-window layers otherwise keep only the last 512
+      tokens, so a long prefix could not be reused) and its own chat template.
     - `--metrics` exposes Prometheus counters; `--threads` uses every CPU this process may.
     """
     args = [
@@ -331,7 +331,7 @@ def server_args(
         "--log-prefix",
     ]  # fmt: skip
     if model.source == GEMMA_MODEL_NAME:
-        args.append("--swa-full")
+        args.extend(["--swa-full", "--chat-template", GEMMA_CHAT_TEMPLATE])
     args.extend(extra_args)
     return args
 
