@@ -120,7 +120,7 @@ def _metric_values(decoded: Decoded | None, price: float | None) -> list[Cell]:
         per_gpu,
         decoded.output_tokens_per_s_per_gpu,
         decoded.tokens_per_s_per_mw,
-        mix.output_share * PERCENT if mix is not None else None,
+        decoded.output_share * PERCENT if decoded.output_share is not None else None,
         _hit_rate(decoded),
         point.p25_output_tokens_per_s,
         point.p95_ttft_s,

@@ -87,6 +87,8 @@ class Decoded(BaseModel):
     """Per-GPU token rates (tokens/s per GPU)."""
     total_tokens_per_s_per_gpu: float | None
     output_tokens_per_s_per_gpu: float | None
+    output_share: float | None
+    """Generated output as a share of all counted tokens (0..1), even without a full mix."""
     tokens_per_s_per_mw: float | None
     output_tokens_per_s_per_mw: float | None
     agents_per_mw: float | None
@@ -131,6 +133,7 @@ def decode_point(point: OperatingPoint) -> Decoded:
         mix=mix.scaled(1 / point.gpus) if mix is not None else None,
         total_tokens_per_s_per_gpu=per_gpu_total,
         output_tokens_per_s_per_gpu=per_gpu_output,
+        output_share=output / total if output is not None and total else None,
         tokens_per_s_per_mw=per_mw,
         output_tokens_per_s_per_mw=(
             output / watts * WATTS_PER_MW if output is not None and watts else None

@@ -83,14 +83,14 @@ def select_points(frontier: Sequence[FrontierPoint], k: int) -> Selection:
     points ending at j can dominate (starting at the first point), is therefore
     max over i < j of best[m-1][i] + (x_j - x_i) * y_j: optimal substructure, O(k n^2) time.
     """
+    if k < 2:
+        raise ValueError(f"keeping both ends needs k >= 2, got {k}")
     n = len(frontier)
     total = staircase_area(frontier)
     if n == 0:
         return Selection(indices=(), area=0.0, total_area=0.0)
     if n <= k:
         return Selection(indices=tuple(range(n)), area=total, total_area=total)
-    if k < 2:
-        raise ValueError(f"keeping both ends needs k >= 2, got {k}")
     xs = [p.speed for p in frontier]
     ys = [p.throughput for p in frontier]
     if any(b <= a for a, b in itertools.pairwise(xs)):

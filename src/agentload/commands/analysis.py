@@ -249,7 +249,7 @@ def _decoded_row(decoded: Decoded) -> tuple[Cell, ...]:
         decoded.output_tokens_per_s_per_gpu,
         mix.cached_share * PERCENT if mix else None,
         mix.uncached_share * PERCENT if mix else None,
-        mix.output_share * PERCENT if mix else None,
+        decoded.output_share * PERCENT if decoded.output_share is not None else None,
         decoded.tokens_per_s_per_mw,
         decoded.agents_per_mw,
         decoded.aggregate_output_tokens_per_s,
@@ -335,6 +335,11 @@ def _decode_typed(
         ]
         if hit_rate is None and mix.cache_hit_rate is not None:
             computed.append(("cache hit rate (of input)", mix.cache_hit_rate * PERCENT, "%"))
+    elif decoded.output_share is not None:
+        computed += [
+            ("input share of tokens", (1 - decoded.output_share) * PERCENT, "%"),
+            ("output (generated) share of tokens", decoded.output_share * PERCENT, "%"),
+        ]
     computed += [
         ("total tokens/s per MW", decoded.tokens_per_s_per_mw, "tok/s per MW"),
         ("output tokens/s per MW", decoded.output_tokens_per_s_per_mw, "tok/s per MW"),
@@ -769,7 +774,7 @@ def _register_compare(subparsers: argparse._SubParsersAction) -> None:
         "--gpu-hour-price",
         action="append",
         metavar="[LABEL=]PRICE",
-        help="$ per GPU-hour for every result, or for the one labelled (repeatable)",
+        help="$ per GPU-hour: bare for every result, LABEL=PRICE for one (repeatable)",
     )
     parser.add_argument("--html", metavar="OUT", help="also write a self-contained HTML page")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
@@ -788,16 +793,20 @@ def _compare(args: argparse.Namespace) -> int:
     if len(results) < 2:
         raise InputError("compare needs two or more results (directories or --system)")
     labels = unique_labels(results)
-    prices = {labels[index]: price for index, price in typed_prices.items()}
+    prices: dict[str, float] = {}
+    labelled: dict[str, float] = {}
     for text in args.gpu_hour_price or []:
         label, _, value = text.rpartition("=")
         price = _parse_number(value, "--gpu-hour-price")
         if not label:
             prices.update({name: price for name in labels})
         elif label in labels:
-            prices[label] = price
+            labelled[label] = price
         else:
             raise InputError(f"no result labelled {label!r}", field="--gpu-hour-price")
+    # A bare price is the default; a system's own price= and LABEL=PRICE override it.
+    prices.update({labels[index]: price for index, price in typed_prices.items()})
+    prices.update(labelled)
     tables = list(compare(results, prices))
     _show(args, tables)
     if args.html:
