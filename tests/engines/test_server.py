@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from tokenizers import Tokenizer
 
+from agentload.engines import llamacpp
 from agentload.engines.errors import EngineError
 from agentload.engines.llamacpp import LocalEngine, pid_alive
 from agentload.engines.tokenizer import IM_END, IM_START
@@ -161,3 +162,20 @@ def test_server_dies_with_a_killed_parent(tmp_path: Path) -> None:
         assert not pid_alive(pid)
     finally:
         parent.kill()
+
+
+def test_a_taken_port_is_reported_or_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_engine()
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        taken = blocker.getsockname()[1]
+        with pytest.raises(EngineError, match=f"port {taken} is taken"):
+            LocalEngine.start(parallel=1, ctx_size=1024, port=taken, log_dir=tmp_path)
+
+        ports = iter([taken, llamacpp.free_port()])
+        monkeypatch.setattr(llamacpp, "free_port", lambda: next(ports))
+        with LocalEngine.start(parallel=1, ctx_size=1024, log_dir=tmp_path) as engine:
+            assert engine.port != taken and engine.healthy()

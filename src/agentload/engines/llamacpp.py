@@ -70,6 +70,9 @@ HEALTH_POLL_S = 0.05
 HTTP_TIMEOUT_S = 2.0
 STOP_GRACE_S = 10.0
 LOG_TAIL_LINES = 30
+PORT_ATTEMPTS = 3
+"""Launches tried on fresh free ports when another process grabs the chosen one first."""
+BIND_FAILURE = "couldn't bind HTTP server socket"
 PR_SET_PDEATHSIG = 1
 """Linux prctl option: signal a child when the thread that started it exits."""
 
@@ -339,6 +342,10 @@ def server_args(
 # --- the engine ---------------------------------------------------------------------------------
 
 
+class _PortTaken(EngineError):
+    """The server could not bind its port (someone took it after `free_port()` chose it)."""
+
+
 class EngineState(BaseModel):
     """What a detached engine leaves in its state file, so other commands can find it."""
 
@@ -442,10 +449,35 @@ class LocalEngine:
         ctx = ctx_size if ctx_size is not None else parallel * DEFAULT_SLOT_CONTEXT
         if ctx < parallel:
             raise EngineError(f"ctx_size {ctx} is smaller than parallel {parallel}")
-        port = port or free_port()
         threads = threads or default_threads()
         log_dir = Path(log_dir) if log_dir else agentload_home() / "logs"
         log_dir.mkdir(parents=True, exist_ok=True)
+        attempts = PORT_ATTEMPTS if port is None else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                return cls._launch(
+                    binary, resolved, port or free_port(), parallel, ctx, threads, log_dir,
+                    extra_args, detach, ready_timeout_s,
+                )  # fmt: skip
+            except _PortTaken:
+                if attempt == attempts:
+                    raise
+        raise AssertionError("unreachable")
+
+    @classmethod
+    def _launch(
+        cls,
+        binary: Path,
+        resolved: ResolvedModel,
+        port: int,
+        parallel: int,
+        ctx: int,
+        threads: int,
+        log_dir: Path,
+        extra_args: Sequence[str],
+        detach: bool,
+        ready_timeout_s: float,
+    ) -> LocalEngine:
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         log_path = log_dir / f"llama-server-{stamp}-{port}.log"
         args = server_args(resolved, port, parallel, ctx, threads, extra_args)
@@ -489,6 +521,9 @@ class LocalEngine:
         deadline = time.monotonic() + timeout_s
         while True:
             if self.process is not None and self.process.poll() is not None:
+                tail = log_tail(self.log_path)
+                if BIND_FAILURE in tail:
+                    raise _PortTaken(f"port {self.port} is taken:\n{tail}")
                 raise EngineError(
                     f"llama-server exited with status {self.process.returncode} while starting "
                     f"(log: {self.log_path}):\n{log_tail(self.log_path)}"
