@@ -1,9 +1,119 @@
-"""`agentload workload` verbs (not built yet)."""
+"""`agentload workload` verbs: look at a workload before running it."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+
+from rich.console import Console
+from rich.table import Table
+
+from agentload.workload.load import DEFAULT_WORKLOAD, load_workload
+from agentload.workload.mooncake import DEFAULT_BLOCK_SIZE
+from agentload.workload.stats import Distribution, WorkloadStats, workload_stats
+
+SOURCE_HELP = (
+    "synthetic:agentic-coding[?name=value&...], a trace file (agentperf-local, Mooncake, "
+    "usage log, Azure CSV), an agentperf manifest, a directory, or FORMAT:PATH "
+    f"(default: {DEFAULT_WORKLOAD})"
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add this module's verbs (none yet)."""
+    """Add `agentload workload stats`."""
+    workload = subparsers.add_parser("workload", help="inspect a workload")
+    verbs = workload.add_subparsers(dest="workload_command", metavar="VERB")
+    stats = verbs.add_parser(
+        "stats",
+        help="sessions, lengths, tool time, prefix reuse and token mix of a workload",
+        description="Print what a workload asks of a server, before anything is sent.",
+    )
+    stats.add_argument("source", nargs="?", default=DEFAULT_WORKLOAD, help=SOURCE_HELP)
+    stats.add_argument("--json", action="store_true", help="print JSON for machines")
+    stats.add_argument(
+        "--skip-bad-lines", action="store_true", help="skip malformed lines and count them"
+    )
+    stats.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="load the traces a manifest names that exist, leaving out missing ones",
+    )
+    stats.add_argument(
+        "--block-size",
+        type=int,
+        default=DEFAULT_BLOCK_SIZE,
+        metavar="N",
+        help=f"tokens per hash block of Mooncake traces (default {DEFAULT_BLOCK_SIZE})",
+    )
+    stats.set_defaults(func=run_stats)
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    """Load the workload and print its statistics."""
+    workload = load_workload(
+        args.source,
+        skip_bad_lines=args.skip_bad_lines,
+        allow_missing=args.allow_missing,
+        block_size=args.block_size,
+    )
+    stats = workload_stats(workload)
+    if args.json:
+        sys.stdout.write(stats.model_dump_json(indent=2) + "\n")
+    else:
+        print_stats(stats, Console())
+    return 0
+
+
+def _number(value: float) -> str:
+    if value == int(value) and abs(value) >= 1:
+        return f"{value:,.0f}"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:,.2f}"
+
+
+def print_stats(stats: WorkloadStats, console: Console) -> None:
+    """The statistics as terminal tables, every figure with its unit."""
+    console.print(f"[bold]{stats.name}[/bold]  (fingerprint {stats.fingerprint})")
+    console.print(f"source: {stats.source}", highlight=False)
+    summary = Table(show_header=False, box=None, pad_edge=False)
+    summary.add_column("what")
+    summary.add_column("value", justify="right")
+    summary.add_column("unit")
+    summary.add_row("sessions", f"{stats.sessions:,}", "sessions")
+    summary.add_row("calls", f"{stats.calls:,}", "model calls")
+    summary.add_row("input", f"{stats.total_input_tokens:,}", "tokens")
+    summary.add_row("output", f"{stats.total_output_tokens:,}", "tokens")
+    summary.add_row(
+        "prefix-cache hit rate (theoretical)",
+        f"{stats.prefix_cache_hit_rate:.1%}",
+        "of input tokens, perfect unbounded cache",
+    )
+    if stats.blocks_seen_before_share is not None:
+        summary.add_row(
+            "blocks seen before", f"{stats.blocks_seen_before_share:.1%}", "of prompt blocks"
+        )
+    summary.add_row("output share", f"{stats.output_share:.1%}", "of input + output tokens")
+    if stats.skipped_lines:
+        summary.add_row("skipped bad lines", f"{stats.skipped_lines:,}", "lines")
+    console.print(summary)
+    table = Table(title="distributions")
+    table.add_column("quantity")
+    table.add_column("unit")
+    for column in ("min", "p5", "p50", "mean", "p95", "max"):
+        table.add_column(column, justify="right")
+    rows: list[tuple[str, Distribution | None]] = [
+        ("calls per session", stats.calls_per_session),
+        ("input per call", stats.input_tokens),
+        ("recorded input per call", stats.recorded_input_tokens),
+        ("output per call", stats.output_tokens),
+        ("tool time between calls", stats.tool_time_s),
+    ]
+    for label, dist in rows:
+        if dist is None:
+            continue
+        values = (dist.min, dist.p5, dist.p50, dist.mean, dist.p95, dist.max)
+        table.add_row(label, dist.unit, *(_number(v) for v in values))
+    console.print(table)
+    for note in stats.notes:
+        console.print(f"note: {note}", highlight=False)

@@ -1,0 +1,142 @@
+"""One entry point for every workload source: a spec string in, a Workload out.
+
+Specs:
+- `synthetic:agentic-coding[?name=value&...]`: the seeded generator (`SyntheticParams`).
+- a file, its format told by its content: JSONL whose first record has `messages`
+  (agentperf-local trace), `hash_ids` (Mooncake trace) or a session id and prompt tokens
+  (usage log); `.csv` (Azure trace); `.json` with a `tasks` list (agentperf manifest).
+- a directory: its manifest (`manifest*.json`, if exactly one), else its `*.jsonl` files (or
+  those in its `traces/` folder), each by its format, as one workload.
+- `FORMAT:PATH` names the format outright (`agentperf`, `manifest`, `mooncake`, `usage-log`,
+  `azure`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from agentload.errors import InputError
+from agentload.workload import agentperf, mooncake, synthetic, usage_log
+from agentload.workload.lines import check_file, first_object
+from agentload.workload.model import Workload
+
+DEFAULT_WORKLOAD = f"{synthetic.SPEC_PREFIX}{synthetic.PROFILE}"
+"""The workload used when none is named."""
+FORMATS = ("agentperf", "manifest", "mooncake", "usage-log", "azure")
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+MANIFEST_GLOB = "manifest*.json"
+TRACES_FOLDER = "traces"
+SHOWN_FIELDS = 8
+
+
+def load_workload(
+    spec: str,
+    *,
+    skip_bad_lines: bool = False,
+    allow_missing: bool = False,
+    block_size: int = mooncake.DEFAULT_BLOCK_SIZE,
+) -> Workload:
+    """Load the workload a spec names (see the module docstring for the forms)."""
+    if spec.startswith(synthetic.SPEC_PREFIX):
+        return synthetic.generate(synthetic.parse_spec(spec))
+    name, sep, rest = spec.partition(":")
+    explicit = name if sep and name in FORMATS else None
+    path = Path(rest if explicit else spec).expanduser()
+    if not path.exists():
+        raise InputError("no such file or directory", path=path)
+    if path.is_dir() and explicit is None:
+        return _load_directory(path, skip_bad_lines, allow_missing, block_size)
+    return _load_file(
+        path, explicit or detect_format(path), skip_bad_lines, allow_missing, block_size
+    )
+
+
+def detect_format(path: Path) -> str:
+    """The format of a file, from its suffix and its first record."""
+    check_file(path)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return "azure"
+    if suffix == ".json":
+        return "manifest"
+    first = first_object(path)
+    if first is None:
+        raise InputError("no JSON record found (empty file?)", path=path)
+    if "messages" in first:
+        return "agentperf"
+    if "hash_ids" in first:
+        return "mooncake"
+    if usage_log.looks_like_usage_log(first):
+        return "usage-log"
+    fields = ", ".join(list(first)[:SHOWN_FIELDS])
+    raise InputError(
+        f"cannot tell the format from the first record (fields: {fields}); name it with a "
+        f"prefix: {', '.join(f + ':' for f in FORMATS)}",
+        path=path,
+    )
+
+
+def _load_file(
+    path: Path, fmt: str, skip_bad_lines: bool, allow_missing: bool, block_size: int
+) -> Workload:
+    loaders: dict[str, Callable[[], Workload]] = {
+        "agentperf": lambda: agentperf.load_trace(path, skip_bad_lines=skip_bad_lines),
+        "manifest": lambda: agentperf.load_manifest(
+            path, skip_bad_lines=skip_bad_lines, allow_missing=allow_missing
+        ),
+        "mooncake": lambda: mooncake.load_mooncake(
+            path, block_size=block_size, skip_bad_lines=skip_bad_lines
+        ),
+        "usage-log": lambda: usage_log.load_usage_log(path, skip_bad_lines=skip_bad_lines),
+        "azure": lambda: mooncake.load_azure(path, skip_bad_lines=skip_bad_lines),
+    }
+    return loaders[fmt]()
+
+
+def _load_directory(
+    path: Path, skip_bad_lines: bool, allow_missing: bool, block_size: int
+) -> Workload:
+    manifests = sorted(path.glob(MANIFEST_GLOB))
+    if len(manifests) == 1:
+        return agentperf.load_manifest(
+            manifests[0], skip_bad_lines=skip_bad_lines, allow_missing=allow_missing
+        )
+    if len(manifests) > 1:
+        names = ", ".join(m.name for m in manifests)
+        raise InputError(f"several manifests ({names}): name the one to load", path=path)
+    files = _jsonl_files(path) or _jsonl_files(path / TRACES_FOLDER)
+    if not files:
+        raise InputError("no manifest and no .jsonl files in this directory", path=path)
+    formats = {file: detect_format(file) for file in files}
+    traces = [file for file, fmt in formats.items() if fmt == "agentperf"]
+    parts: list[Workload] = []
+    if traces:
+        parts.append(
+            agentperf.load_traces(
+                traces,
+                name=f"agentperf:{path.name}",
+                source=str(path),
+                skip_bad_lines=skip_bad_lines,
+            )
+        )
+    parts.extend(
+        _load_file(file, fmt, skip_bad_lines, allow_missing, block_size)
+        for file, fmt in formats.items()
+        if fmt != "agentperf"
+    )
+    if len(parts) == 1:
+        return parts[0]
+    return Workload(
+        name=f"directory:{path.name}",
+        source=str(path),
+        sessions=agentperf.unique_ids([s for part in parts for s in part.sessions]),
+        skipped_lines=sum(part.skipped_lines for part in parts),
+        notes=tuple(note for part in parts for note in part.notes),
+    )
+
+
+def _jsonl_files(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return sorted(f for f in folder.iterdir() if f.is_file() and f.suffix in JSONL_SUFFIXES)

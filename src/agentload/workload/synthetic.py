@@ -1,0 +1,252 @@
+"""The synthetic `agentic-coding` workload: seeded coding-agent sessions of AgentPerf's shape.
+
+Published shape (Artificial Analysis AgentPerf): per-request input 5K–131K tokens, mean ~27K,
+almost all of it a prefix the server has seen; output median ~150, p95 ~2K; up to ~200 model
+calls per session; tool time between calls.
+
+How a session is made (every draw from one seeded generator, so a seed fixes the workload):
+- Every call starts with the same system prompt + tool definitions (`system_tokens`, one shared
+  segment, the same key in every session), then the session's task (a user message, at least
+  `min_input - system_tokens` tokens so the first call is >= `min_input`).
+- Calls per session: lognormal (`calls_median`, `calls_sigma`), 1..`max_calls`.
+- Each call's output: a mixture of short tool calls (lognormal, `tool_call_output_*`) and, with
+  probability `burst_share`, a reasoning burst (lognormal, `burst_output_*`), 1..`max_output`.
+- After each call a tool runs (`tool_time_*`, lognormal seconds) and its result (lognormal
+  tokens, spread `tool_output_sigma`) joins the conversation; call k+1 = call k + reply k + tool
+  result k, so prompts grow as prefix extensions.
+- A session ends early when its next prompt would pass `max_input` (the context is full).
+- The tool-result size is scaled so that the expected per-request input is `mean_input`: the
+  scale is found once per parameter set by bisection over a fixed calibration sample
+  (`CALIBRATION_SESSIONS` sessions drawn with `CALIBRATION_SEED`), which is deterministic.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from statistics import NormalDist
+from urllib.parse import parse_qsl
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from agentload.errors import InputError
+from agentload.workload.model import Segment, Session, Turn, Workload
+
+PROFILE = "agentic-coding"
+"""The one synthetic profile so far."""
+SPEC_PREFIX = "synthetic:"
+
+CALIBRATION_SEED = 20_240_527
+CALIBRATION_SESSIONS = 10_000
+CALIBRATION_STEPS = 12
+SCALE_GRID_POINTS = 29
+SCALE_BOUNDS = (1e-2, 1e5)
+"""Bisection bounds of the tool-result median, tokens."""
+MIN_TOOL_RESULT_TOKENS = 1
+_STANDARD_NORMAL = NormalDist()
+
+
+class SyntheticParams(BaseModel):
+    """Every knob of the `agentic-coding` generator, with defaults of the published shape."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sessions: int = Field(default=100, ge=1, le=1_000_000)
+    seed: int = Field(default=0, ge=0)
+    system_tokens: int = Field(default=4096, ge=0)
+    """Shared prefix: system prompt + tool definitions, the same in every session."""
+    min_input: int = Field(default=5000, ge=1)
+    """Smallest prompt, tokens (the first call: system + task)."""
+    max_input: int = Field(default=131_072, ge=2)
+    """Largest prompt, tokens; a session ends before passing it."""
+    mean_input: int = Field(default=27_000, ge=1)
+    """Target mean prompt length over all requests, tokens."""
+    task_median: float = Field(default=1500.0, gt=0)
+    """Median task message (first user message), tokens."""
+    task_sigma: float = Field(default=0.6, ge=0)
+    calls_median: float = Field(default=16.0, gt=0)
+    """Median model calls per session."""
+    calls_sigma: float = Field(default=1.0, ge=0)
+    max_calls: int = Field(default=200, ge=1)
+    tool_output_sigma: float = Field(default=1.2, ge=0)
+    """Spread of tool-result sizes (their median is calibrated to meet `mean_input`)."""
+    tool_call_output_median: float = Field(default=130.0, gt=0)
+    """Median output of an ordinary call (a tool call with a short thought), tokens."""
+    tool_call_output_sigma: float = Field(default=0.8, ge=0)
+    burst_share: float = Field(default=0.12, ge=0, le=1)
+    """Share of calls that are reasoning bursts."""
+    burst_output_median: float = Field(default=1750.0, gt=0)
+    burst_output_sigma: float = Field(default=0.6, ge=0)
+    max_output: int = Field(default=8192, ge=1)
+    tool_time_median_s: float = Field(default=1.0, ge=0)
+    """Median tool time between calls, seconds."""
+    tool_time_sigma: float = Field(default=1.0, ge=0)
+    max_tool_time_s: float = Field(default=60.0, ge=0)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SyntheticParams:
+        if self.system_tokens >= self.min_input:
+            raise ValueError("system_tokens must be below min_input (the task needs room)")
+        if not self.min_input < self.mean_input < self.max_input:
+            raise ValueError("need min_input < mean_input < max_input")
+        return self
+
+    def spec(self) -> str:
+        """The spec string that makes this workload, naming only non-default parameters."""
+        defaults = SyntheticParams()
+        changed = [
+            f"{name}={getattr(self, name)}"
+            for name in type(self).model_fields
+            if getattr(self, name) != getattr(defaults, name)
+        ]
+        return f"{SPEC_PREFIX}{PROFILE}" + (f"?{'&'.join(changed)}" if changed else "")
+
+
+def parse_spec(spec: str) -> SyntheticParams:
+    """`synthetic:agentic-coding?sessions=50&seed=3&mean_input=27000` -> parameters."""
+    body = spec.removeprefix(SPEC_PREFIX)
+    profile, _, query = body.partition("?")
+    if profile != PROFILE:
+        raise InputError(f"unknown synthetic profile {profile!r} (known: {PROFILE})", path=spec)
+    values: dict[str, str] = {}
+    for name, value in parse_qsl(query, keep_blank_values=True, strict_parsing=False):
+        if name not in SyntheticParams.model_fields:
+            known = ", ".join(SyntheticParams.model_fields)
+            raise InputError(f"unknown parameter (known: {known})", path=spec, field=name)
+        values[name] = value
+    try:
+        return SyntheticParams.model_validate(values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = ".".join(str(p) for p in first["loc"]) or None
+        raise InputError(first["msg"], path=spec, field=name) from None
+
+
+@dataclass(frozen=True)
+class _Draws:
+    """Every random draw for a batch of sessions, before the tool-result scale is applied."""
+
+    task: np.ndarray  # (S,) tokens
+    planned_calls: np.ndarray  # (S,)
+    output: np.ndarray  # (S, max_calls) tokens
+    tool_unit: np.ndarray  # (S, max_calls) tool-result size at median 1
+    tool_time_s: np.ndarray  # (S, max_calls)
+
+
+def _lognormal(rng: np.random.Generator, median: float, sigma: float, size: object) -> np.ndarray:
+    return median * np.exp(sigma * rng.standard_normal(size))
+
+
+def _stratified_normal(rng: np.random.Generator, size: int) -> np.ndarray:
+    """Standard normal draws, one from each of `size` equal-probability strata, shuffled.
+
+    Calls per session are heavy-tailed and drive the mean prompt length, so stratifying them
+    keeps a small workload's mean close to the target.
+    """
+    uniform = (rng.permutation(size) + rng.random(size)) / size
+    return np.array([_STANDARD_NORMAL.inv_cdf(u) for u in uniform])
+
+
+def _draw(rng: np.random.Generator, p: SyntheticParams, sessions: int) -> _Draws:
+    shape = (sessions, p.max_calls)
+    task = np.rint(_lognormal(rng, p.task_median, p.task_sigma, sessions))
+    task = np.maximum(task, p.min_input - p.system_tokens).astype(np.int64)
+    calls = np.rint(p.calls_median * np.exp(p.calls_sigma * _stratified_normal(rng, sessions)))
+    calls = np.clip(calls, 1, p.max_calls).astype(np.int64)
+    burst = rng.random(shape) < p.burst_share
+    short = _lognormal(rng, p.tool_call_output_median, p.tool_call_output_sigma, shape)
+    long = _lognormal(rng, p.burst_output_median, p.burst_output_sigma, shape)
+    output = np.clip(np.rint(np.where(burst, long, short)), 1, p.max_output).astype(np.int64)
+    tool_unit = _lognormal(rng, 1.0, p.tool_output_sigma, shape)
+    tool_time = np.minimum(
+        _lognormal(rng, p.tool_time_median_s, p.tool_time_sigma, shape), p.max_tool_time_s
+    )
+    return _Draws(task, calls, output, tool_unit, np.round(tool_time, 3))
+
+
+def _shape(
+    draws: _Draws, p: SyntheticParams, scale: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tool-result tokens and prompt lengths (S, max_calls), and the calls each session makes."""
+    tool = np.maximum(np.rint(draws.tool_unit * scale), MIN_TOOL_RESULT_TOKENS).astype(np.int64)
+    growth = draws.output + tool  # what call k adds to call k+1's prompt
+    grown = np.cumsum(growth, axis=1) - growth  # sum over j < k
+    inputs = (p.system_tokens + draws.task)[:, None] + grown
+    # Prompts only grow, so the calls that fit are a leading run.
+    fitting = (inputs <= p.max_input).sum(axis=1)
+    calls = np.maximum(np.minimum(draws.planned_calls, fitting), 1)
+    return tool, inputs, calls
+
+
+def _mean_input(draws: _Draws, p: SyntheticParams, scale: float) -> float:
+    _, inputs, calls = _shape(draws, p, scale)
+    mask = np.arange(p.max_calls)[None, :] < calls[:, None]
+    return float(inputs[mask].sum() / calls.sum())
+
+
+def tool_result_median(p: SyntheticParams) -> float:
+    """The median tool-result size (tokens) that gives an expected mean input of `mean_input`.
+
+    It depends on the shape parameters only, not on `seed` or `sessions`.
+    """
+    return _calibrate(p.model_copy(update={"seed": 0, "sessions": 1}))
+
+
+@functools.lru_cache(maxsize=32)
+def _calibrate(p: SyntheticParams) -> float:
+    draws = _draw(np.random.default_rng(CALIBRATION_SEED), p, CALIBRATION_SESSIONS)
+    # The mean first rises with the scale, then falls once sessions hit max_input early, so
+    # bracket the first crossing on a coarse grid, then bisect inside the bracket.
+    grid = np.geomspace(*SCALE_BOUNDS, num=SCALE_GRID_POINTS)
+    means = [_mean_input(draws, p, float(scale)) for scale in grid]
+    above = [i for i, mean in enumerate(means) if mean >= p.mean_input]
+    if not above or above[0] == 0:
+        raise InputError(
+            f"mean_input {p.mean_input} cannot be reached with these parameters "
+            f"(they give {min(means):,.0f}..{max(means):,.0f} tokens)",
+            field="mean_input",
+        )
+    low, high = float(grid[above[0] - 1]), float(grid[above[0]])
+    for _ in range(CALIBRATION_STEPS):
+        middle = (low * high) ** 0.5
+        if _mean_input(draws, p, middle) < p.mean_input:
+            low = middle
+        else:
+            high = middle
+    return (low * high) ** 0.5
+
+
+def generate(params: SyntheticParams | None = None) -> Workload:
+    """Make the workload for these parameters; the same parameters give the same sessions."""
+    p = params or SyntheticParams()
+    scale = tool_result_median(p)
+    draws = _draw(np.random.default_rng(p.seed), p, p.sessions)
+    tool, _, calls = _shape(draws, p, scale)
+    system = Segment(
+        key=f"{PROFILE}/system-{p.system_tokens}",
+        tokens=p.system_tokens,
+        role="system",
+        shared=True,
+    )
+    sessions = tuple(_session(i, system, draws, tool, int(calls[i])) for i in range(p.sessions))
+    return Workload(name=f"{SPEC_PREFIX}{PROFILE}", source=p.spec(), sessions=sessions)
+
+
+def _session(i: int, system: Segment, d: _Draws, tool: np.ndarray, calls: int) -> Session:
+    sid = f"{PROFILE}/{i:05d}"
+    turns = []
+    for k in range(calls):
+        if k == 0:
+            new = Segment(key=f"{sid}/task", tokens=int(d.task[i]), role="user")
+        else:
+            new = Segment(key=f"{sid}/tool/{k - 1}", tokens=int(tool[i, k - 1]), role="tool")
+        last = k == calls - 1
+        turns.append(
+            Turn(
+                new_input=(new,),
+                output_tokens=int(d.output[i, k]),
+                tool_time_s=0.0 if last else float(d.tool_time_s[i, k]),
+            )
+        )
+    return Session(id=sid, system=(system,) if system.tokens else (), turns=tuple(turns))
