@@ -27,25 +27,33 @@ class RequestRecord(BaseModel):
     """What part of the run sent it: `run`, or a probe label during a search."""
 
     t_send: float
-    """When the request was written to the socket."""
+    """When the client issued the request (taken just before the HTTP call starts, so it
+    includes connection set-up and writing the body)."""
     t_first: float | None = None
-    """When the first output token (content or reasoning) arrived."""
+    """When the first output token arrived: the read carrying the first SSE event with
+    content, reasoning or tool-call text."""
     t_last: float | None = None
     """When the last output token arrived."""
     t_done: float
     """When the response closed (or failed)."""
+    t_headers: float | None = None
+    """When the response headers arrived (None when no response came)."""
     chunks: int = Field(default=0, ge=0)
     """Network reads that carried stream data."""
     token_events: int = Field(default=0, ge=0)
     """SSE events that carried output text."""
     gaps_s: tuple[float, ...] = ()
     """Gaps between consecutive output-token events, seconds."""
+    bytes_in: int = Field(default=0, ge=0)
+    """Response body bytes received while streaming."""
 
     intended_prompt_tokens: int = Field(ge=0)
     intended_output_tokens: int = Field(ge=0)
     prompt_tokens: int | None = None
     cached_tokens: int | None = None
     completion_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    """Of the completion tokens, those spent reasoning (when the server reports it)."""
     finish_reason: str | None = None
 
     status: int | None = None

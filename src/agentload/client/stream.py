@@ -1,0 +1,370 @@
+"""The streaming client: sends one call, stamps every network read, records the result.
+
+While a response is open the client does one thing per network read: append
+`(clock.now(), bytes)` to a list. SSE parsing, JSON decoding, token counting and timing all
+happen after the response has closed (`agentload.client.sse`, `agentload.client.events`), so
+the measurement costs the event loop as little as possible while other streams are waiting.
+
+Time limits: aiohttp enforces the connect, header (read) and total limits; one watchdog task
+per client enforces the stall limit for all open streams by looking at the time of each
+stream's last read, so nothing is rescheduled per read.
+
+`call()` never raises for a failed request: every failure becomes an error kind
+(`agentload.client.errors`) in the record. Only cancellation propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from itertools import pairwise
+from types import TracebackType
+from typing import Any
+
+import aiohttp
+import orjson
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentload import __version__
+from agentload.client import errors
+from agentload.client.endpoint import Endpoint
+from agentload.client.events import Reply, StreamSummary, summarise
+from agentload.client.record import RequestRecord
+from agentload.client.sse import parse_sse
+from agentload.clock import now
+from agentload.errors import ServerError
+
+__all__ = ["CallMeta", "CallResult", "Endpoint", "Reply", "StreamingClient"]
+
+GAP_DECIMALS = 6
+"""Gaps are stored rounded to microseconds."""
+ERROR_BODY_BYTES = 4096
+"""How much of an HTTP error body is read."""
+DETAIL_CHARS = 300
+"""Longest `error_detail` kept in a record."""
+KEEPALIVE_S = 60.0
+"""How long an idle pooled connection is kept open."""
+WATCHDOG_MAX_INTERVAL_S = 1.0
+WATCHDOG_CHECKS_PER_LIMIT = 4
+"""The stall watchdog looks this many times per stall limit (at most once a second), so a
+stall is reported at most a quarter of the limit late."""
+REDACTED = "[redacted]"
+
+
+class CallMeta(BaseModel):
+    """Who sent a call and what it was meant to be; copied into its record."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    request_id: str = Field(min_length=1)
+    """Unique within a run, `<agent>-<sequence>`; also sent as the `X-Request-Id` header."""
+    agent: int = Field(ge=0)
+    session: str
+    turn: int = Field(ge=0)
+    phase: str = "run"
+    intended_prompt_tokens: int = Field(ge=0)
+    intended_output_tokens: int = Field(ge=0)
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    """A finished call: its measurements and the assistant's reply (partial if it failed)."""
+
+    record: RequestRecord
+    reply: Reply
+
+
+class _Stalled(Exception):
+    """Set on a response's stream by the watchdog when it has been silent too long."""
+
+
+class _OpenStream:
+    """What the watchdog needs to know about one open response."""
+
+    __slots__ = ("content", "reads", "since", "stalled")
+
+    def __init__(
+        self, reads: list[tuple[float, bytes]], content: aiohttp.StreamReader, since: float
+    ) -> None:
+        self.reads = reads
+        self.content = content
+        self.since = since
+        self.stalled = False
+
+
+class StreamingClient:
+    """One connection pool to one endpoint; use as `async with StreamingClient(ep) as c:`."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self._endpoint = endpoint
+        self._url = endpoint.url
+        self._session: aiohttp.ClientSession | None = None
+        self._secret: str | None = None
+        self._open: set[_OpenStream] = set()
+        self._watchdog: asyncio.Task[None] | None = None
+
+    def __repr__(self) -> str:
+        return f"StreamingClient(endpoint={self._endpoint!r})"
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return self._endpoint
+
+    @property
+    def open_streams(self) -> int:
+        """Responses currently streaming."""
+        return len(self._open)
+
+    async def __aenter__(self) -> StreamingClient:
+        endpoint = self._endpoint
+        self._secret = endpoint.api_key()
+        headers = {
+            "Content-Type": "application/json",
+            "Accept-Encoding": "identity",
+            "User-Agent": f"agentload/{__version__}",
+        }
+        if self._secret:
+            headers["Authorization"] = f"Bearer {self._secret}"
+        timeout = aiohttp.ClientTimeout(
+            total=endpoint.total_timeout_s,
+            sock_connect=endpoint.connect_timeout_s,
+            sock_read=endpoint.read_timeout_s,
+        )
+        connector = aiohttp.TCPConnector(limit=0, limit_per_host=0, keepalive_timeout=KEEPALIVE_S)
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            headers=headers,
+            timeout=timeout,
+            trust_env=False,
+            raise_for_status=False,
+        )
+        self._watchdog = asyncio.create_task(self._watch_stalls(), name="agentload-stall-watch")
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Stop the watchdog and close every connection."""
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watchdog
+            self._watchdog = None
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def redact(self, text: str) -> str:
+        """`text` with the API key, if it appears, replaced."""
+        if self._secret and self._secret in text:
+            return text.replace(self._secret, REDACTED)
+        return text
+
+    async def call(self, body: bytes, meta: CallMeta) -> CallResult:
+        """Send one streaming request and measure it. Never raises except on cancellation."""
+        session = self._require_session()
+        reads: list[tuple[float, bytes]] = []
+        status: int | None = None
+        t_headers: float | None = None
+        error: str | None = None
+        detail: str | None = None
+        t_send = now()
+        try:
+            async with session.post(
+                self._url, data=body, headers={"X-Request-Id": meta.request_id}
+            ) as resp:
+                t_headers = now()
+                status = resp.status
+                if status >= 400:
+                    error = errors.HTTP_STATUS
+                    detail = f"HTTP {status}: {await _body_excerpt(resp)}"
+                else:
+                    _stop_header_timeout(resp)
+                    watched = _OpenStream(reads, resp.content, t_headers)
+                    self._open.add(watched)
+                    try:
+                        # The hot path: stamp and keep each read, nothing else.
+                        read = resp.content.readany
+                        append = reads.append
+                        clock = now
+                        while True:
+                            data = await read()
+                            if not data:
+                                break
+                            append((clock(), data))
+                    finally:
+                        self._open.discard(watched)
+        except Exception as exc:
+            error, detail = _classify(exc, headers_seen=t_headers is not None)
+        t_done = now()
+        return self._result(meta, reads, status, error, detail, t_send, t_headers, t_done)
+
+    async def fetch_json(self, url: str) -> Any:
+        """GET a JSON document from the server (setup calls such as `/v1/models`).
+
+        Raises `ServerError` with one line when the server cannot answer.
+        """
+        session = self._require_session()
+        try:
+            async with session.get(url) as resp:
+                raw = await resp.read()
+                if resp.status >= 400:
+                    excerpt = _clip(raw.decode("utf-8", errors="replace"))
+                    raise ServerError(f"GET {url}: HTTP {resp.status}: {self.redact(excerpt)}")
+        except aiohttp.ClientError as exc:
+            raise ServerError(f"GET {url}: {self.redact(_clip(_describe(exc)))}") from None
+        except TimeoutError:
+            raise ServerError(f"GET {url}: timed out") from None
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            raise ServerError(f"GET {url}: the answer is not JSON") from None
+
+    def _require_session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            raise RuntimeError("use the client inside `async with StreamingClient(...)`")
+        return self._session
+
+    def _result(
+        self,
+        meta: CallMeta,
+        reads: list[tuple[float, bytes]],
+        status: int | None,
+        error: str | None,
+        detail: str | None,
+        t_send: float,
+        t_headers: float | None,
+        t_done: float,
+    ) -> CallResult:
+        """Parse the kept reads and build the record (after the response has closed)."""
+        parsed = parse_sse(reads)
+        summary = summarise(parsed.events)
+        if error is None:
+            error, detail = _stream_verdict(summary, parsed.bad_lines, parsed.first_bad_line)
+        times = summary.output_times
+        gaps = tuple(round(b - a, GAP_DECIMALS) for a, b in pairwise(times))
+        record = RequestRecord(
+            id=meta.request_id,
+            agent=meta.agent,
+            session=meta.session,
+            turn=meta.turn,
+            phase=meta.phase,
+            t_send=t_send,
+            t_first=times[0] if times else None,
+            t_last=times[-1] if times else None,
+            t_done=t_done,
+            t_headers=t_headers,
+            chunks=len(reads),
+            token_events=len(times),
+            gaps_s=gaps,
+            bytes_in=sum(len(chunk) for _, chunk in reads),
+            intended_prompt_tokens=meta.intended_prompt_tokens,
+            intended_output_tokens=meta.intended_output_tokens,
+            prompt_tokens=summary.prompt_tokens,
+            cached_tokens=summary.cached_tokens,
+            completion_tokens=summary.completion_tokens,
+            reasoning_tokens=summary.reasoning_tokens,
+            finish_reason=summary.finish_reason,
+            status=status,
+            error=error,
+            error_detail=None if detail is None else self.redact(_clip(detail)),
+        )
+        return CallResult(record, summary.reply)
+
+    async def _watch_stalls(self) -> None:
+        """Fail any open stream that has read nothing for the stall limit."""
+        limit = self._endpoint.stall_timeout_s
+        interval = min(limit / WATCHDOG_CHECKS_PER_LIMIT, WATCHDOG_MAX_INTERVAL_S)
+        while True:
+            await asyncio.sleep(interval)
+            if not self._open:
+                continue
+            t = now()
+            for stream in list(self._open):
+                last = stream.reads[-1][0] if stream.reads else stream.since
+                if t - last > limit and not stream.stalled:
+                    stream.stalled = True
+                    stream.content.set_exception(
+                        _Stalled(f"no bytes for {t - last:.1f} s (limit {limit:g} s)")
+                    )
+
+
+def _stream_verdict(
+    summary: StreamSummary, bad_lines: int, first_bad_line: bytes | None
+) -> tuple[str | None, str | None]:
+    """The error kind of a stream that arrived whole, judged by its content."""
+    if summary.error_event is not None:
+        return errors.STREAM_ERROR, summary.error_event
+    if summary.malformed is not None:
+        return errors.MALFORMED, summary.malformed
+    if bad_lines:
+        line = (first_bad_line or b"").decode("utf-8", errors="replace")
+        return errors.MALFORMED, f"{bad_lines} line(s) that are not SSE fields, first: {line}"
+    if summary.finish_reason is None and not summary.done:
+        return errors.INCOMPLETE, "the stream ended without a finish reason or [DONE]"
+    if summary.usage is None:
+        return errors.MISSING_USAGE, "no usage object in the stream"
+    return None, None
+
+
+def _classify(exc: Exception, *, headers_seen: bool) -> tuple[str, str]:
+    """The error kind of an exception raised while sending or reading."""
+    if isinstance(exc, _Stalled):
+        return errors.STALL_TIMEOUT, str(exc)
+    detail = _describe(exc)
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        return errors.CONNECT_TIMEOUT, detail
+    if isinstance(exc, aiohttp.SocketTimeoutError):
+        # aiohttp's read timeout guards the wait for headers; after them it is switched off,
+        # but a timer armed before the switch can still fire: that is a stall.
+        return (errors.STALL_TIMEOUT if headers_seen else errors.READ_TIMEOUT), detail
+    if isinstance(exc, TimeoutError):
+        return errors.TOTAL_TIMEOUT, detail or "the call took longer than the total limit"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return errors.CONNECT, detail
+    if isinstance(
+        exc,
+        aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError | aiohttp.ClientOSError,
+    ):
+        return errors.DISCONNECTED, detail
+    if isinstance(exc, aiohttp.ClientResponseError):
+        return errors.MALFORMED, f"bad HTTP response: {detail}"
+    if isinstance(exc, aiohttp.ClientConnectionError | ConnectionError):
+        return errors.DISCONNECTED, detail
+    return errors.CLIENT, detail
+
+
+async def _body_excerpt(resp: aiohttp.ClientResponse) -> str:
+    """The start of an error response's body, as one short line."""
+    raw = b""
+    with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+        while len(raw) < ERROR_BODY_BYTES:
+            data = await resp.content.read(ERROR_BODY_BYTES - len(raw))
+            if not data:
+                break
+            raw += data
+    return _clip(" ".join(raw.decode("utf-8", errors="replace").split()))
+
+
+def _stop_header_timeout(resp: aiohttp.ClientResponse) -> None:
+    """Switch off aiohttp's read timeout once headers are in; the watchdog takes over."""
+    connection = resp.connection
+    protocol = connection.protocol if connection is not None else None
+    if protocol is not None:
+        protocol.read_timeout = None
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= DETAIL_CHARS else text[: DETAIL_CHARS - 1] + "…"
