@@ -231,3 +231,12 @@ def test_bad_summary_names_file_and_field(
     write_summary(tmp_path, tiers=[{"name": "t", "max_agents": -3}])
     line = error_line(capsys, "decode", str(tmp_path))
     assert f"{tmp_path / 'summary.json'}: field 'tiers[0].max_agents'" in line
+
+
+def test_frontier_says_when_the_gpu_count_is_assumed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = write_summary(tmp_path / "c", label="C", probes=[probe(4, 50.0, 8_000.0)])
+    frontier, _ = run_json(capsys, "frontier", str(directory))
+    assert column(frontier, "total tok/s per GPU") == [8_000.0]
+    assert any("1 assumed: C" in note for note in frontier["notes"])

@@ -18,6 +18,7 @@ from typing import Literal
 
 import orjson
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from agentload.errors import InputError
 
@@ -243,8 +244,7 @@ def _field(loc: Iterable[int | str]) -> str:
     return text or "(top level)"
 
 
-def _reason(error: object) -> str:
-    assert isinstance(error, dict)
+def _reason(error: ErrorDetails) -> str:
     if error.get("loc") == ("schema_version",) and error.get("type") == "less_than_equal":
         return f"schema version {error['input']} is newer than this reader ({SCHEMA_VERSION})"
     return str(error["msg"]).lower()

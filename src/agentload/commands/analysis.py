@@ -197,10 +197,9 @@ def _decode_results(
         notes.append(f"GPU count {gpus} typed in")
     points = []
     for point in results.points():
-        count = gpus or point.gpus
-        watts = total_watts if total_watts is not None else None
+        watts = total_watts
         if watts_per_gpu is not None:
-            watts = watts_per_gpu * count
+            watts = watts_per_gpu * (gpus or point.gpus)
         extra = dict(update)
         if watts is not None:
             extra.update(watts=watts, power_source=TYPED_IN, power_assumed=True)
@@ -674,9 +673,12 @@ def _frontier(args: argparse.Namespace) -> int:
         points.append(_typed_frontier_point(text))
     if args.point:
         sources.append(TYPED_IN)
+    unknown_gpus = []
     for path in args.results:
         results = load_results(path)
         sources.append(results.origin)
+        if results.gpus is None:
+            unknown_gpus.append(results.label or results.origin)
         chosen = results.probe_points() or results.tier_points()
         for point in chosen:
             speed = getattr(point, f"{args.speed}_output_tokens_per_s")
@@ -699,9 +701,14 @@ def _frontier(args: argparse.Namespace) -> int:
             for index, p in enumerate(frontier)
         ),
         source=", ".join(sources),
-        notes=(f"{skipped} point(s) skipped: no {args.speed} speed or throughput",)
-        if skipped
-        else (),
+        notes=tuple(
+            note
+            for note, show in (
+                (f"{skipped} point(s) skipped: no {args.speed} speed or throughput", skipped),
+                (f"GPU count not recorded, 1 assumed: {', '.join(unknown_gpus)}", unknown_gpus),
+            )
+            if show
+        ),
     )
     area_table = figure_table(
         "Area under the frontier",
