@@ -68,7 +68,7 @@ class _Recorder:
 def _agent(sessions: list[Session], send: _Recorder, **kw: Any) -> Agent:
     options: dict[str, Any] = {
         "run_salt": "salt",
-        "agents": 1,
+        "stride": 1,
         "seed": 1,
         "start_mid_session": False,
         "recorded_history": False,
@@ -94,7 +94,7 @@ async def test_prompts_grow_by_reply_and_new_input() -> None:
 async def test_a_new_session_instance_after_the_last_turn() -> None:
     stop = asyncio.Event()
     send = _Recorder(stop, limit=5)
-    await _agent([_session("a", 2), _session("b", 2)], send, agents=1).run(stop)
+    await _agent([_session("a", 2), _session("b", 2)], send, stride=1).run(stop)
     instances = [instance for instance, _, _, _ in send.calls]
     assert instances[0] == instances[1] != instances[2] == instances[3] != instances[4]
     assert [index for _, _, index, _ in send.calls] == [0, 1, 0, 1, 0]

@@ -53,7 +53,7 @@ class Agent:
         send: SendCall,
         *,
         run_salt: str,
-        agents: int,
+        stride: int,
         seed: int,
         start_mid_session: bool,
         recorded_history: bool,
@@ -62,17 +62,18 @@ class Agent:
         self._sessions = sessions
         self._send = send
         self._run_salt = run_salt
-        self._agents = agents
+        self._stride = stride
         self._rng = random.Random(f"{seed}:{index}")
         self._start_mid_session = start_mid_session
         self._recorded_history = recorded_history
         self.stats = AgentStats()
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Play sessions until `stop` is set: agent i takes sessions i, i+N, i+2N, ... in turn."""
+        """Play sessions until `stop` is set: agent i takes sessions i, i+S, i+2S, ... in turn
+        (S the stride: the most agents a run can have, so concurrent agents play different ones)."""
         sequence = 0
         while not stop.is_set():
-            session = self._sessions[(self.index + sequence * self._agents) % len(self._sessions)]
+            session = self._sessions[(self.index + sequence * self._stride) % len(self._sessions)]
             first_turn = 0
             if sequence == 0 and self._start_mid_session:
                 first_turn = self._rng.randrange(len(session.turns))

@@ -33,7 +33,7 @@ from agentload.run.settings import RunSettings
 from agentload.workload.load import load_workload
 from agentload.workload.model import Workload
 from agentload.workload.text import TextMaker
-from agentload.workload.tokenizers import Tokenizer, tokenizer_for
+from agentload.workload.tokenizers import Tokenizer, load_tokenizer
 
 RECORDS_FILE = "records.jsonl"
 MANIFEST_FILE = "manifest.json"
@@ -113,7 +113,7 @@ def _endpoint(
             api_key_env=target.api_key_env,
             **timeouts,
         )
-        tokenizer = tokenizer_for(target.tokenizer, server_url=target.url, model=target.model)
+        tokenizer = load_tokenizer(target.tokenizer or target.url, model=target.model)
         yield endpoint, tokenizer, {"server": {"url": endpoint.base_url}}
         return
     from agentload.engines.llamacpp import LocalEngine
@@ -131,7 +131,7 @@ def _endpoint(
             base_url=engine.url, model=engine.model, api=request.settings.api, **timeouts
         )
         path = target.tokenizer or (str(engine.tokenizer_path) if engine.tokenizer_path else None)
-        tokenizer = tokenizer_for(path, server_url=engine.url, model=engine.model)
+        tokenizer = load_tokenizer(path or engine.url, model=engine.model)
         yield endpoint, tokenizer, {"server": {"url": endpoint.base_url}, "engine": engine.facts()}
 
 
@@ -170,8 +170,9 @@ def _progress_printer(console: Console) -> Any:
         rate = (p.output_tokens - last["out"]) / dt if dt > 0 else 0.0
         last.update(t=p.elapsed_s, out=p.output_tokens)
         console.print(
-            f"[{p.elapsed_s:6.1f} s] agents {p.agents_started:>4}  in flight {p.in_flight:>4}  "
-            f"calls {p.calls:>6}  errors {p.errors:>4}  output {rate:8.1f} tokens/s"
+            f"{p.elapsed_s:6.1f} s  agents {p.agents_started}  in flight {p.in_flight}  "
+            f"calls {p.calls}  errors {p.errors}  output {rate:,.0f} tokens/s",
+            highlight=False,
         )
 
     return show

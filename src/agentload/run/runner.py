@@ -15,6 +15,7 @@ from agentload.client.record import RequestRecord
 from agentload.client.records_io import RecordWriter
 from agentload.client.stream import CallMeta, StreamingClient
 from agentload.run.agent import Agent
+from agentload.run.pool import AgentPool
 from agentload.run.settings import RunSettings
 from agentload.workload.model import Segment, Session, Workload, prompt_tokens
 from agentload.workload.text import TextMaker
@@ -52,7 +53,7 @@ ProgressCallback = Callable[[Progress], None]
 
 
 @dataclass
-class _Sender:
+class Sender:
     """Turns an agent's call (segments) into a request, sends it, records the result."""
 
     client: StreamingClient
@@ -100,6 +101,21 @@ class _Sender:
         return send
 
 
+def make_pool(
+    workload: Workload, settings: RunSettings, sender: Sender, *, stride: int
+) -> AgentPool:
+    """A pool of agents for this run's settings, sending through `sender`."""
+    return AgentPool(
+        workload,
+        sender.for_agent,
+        run_salt=settings.run_salt,
+        stride=stride,
+        seed=settings.seed,
+        start_mid_session=settings.start_mid_session,
+        recorded_history=settings.reply_history == "recorded",
+    )
+
+
 async def run_load(
     workload: Workload,
     settings: RunSettings,
@@ -111,38 +127,27 @@ async def run_load(
     on_progress: ProgressCallback | None = None,
 ) -> RunOutcome:
     """Drive `settings.agents` agents against the client's endpoint for `settings.duration_s`."""
-    sender = _Sender(client, client.endpoint, text, writer, phase)
-    agents = [
-        Agent(
-            i,
-            workload.sessions,
-            sender.for_agent(i),
-            run_salt=settings.run_salt,
-            agents=settings.agents,
-            seed=settings.seed,
-            start_mid_session=settings.start_mid_session,
-            recorded_history=settings.reply_history == "recorded",
-        )
-        for i in range(settings.agents)
-    ]
-    stop = asyncio.Event()
+    sender = Sender(client, client.endpoint, text, writer, phase)
+    pool = make_pool(workload, settings, sender, stride=settings.agents)
     started_at = clock.now()
-    agent_starts: list[float] = []
-    tasks: list[asyncio.Task[None]] = []
     interrupted = False
-    step = settings.ramp_s / settings.agents
+    reporter = asyncio.create_task(report_progress(pool, started_at, on_progress))
     try:
-        await _start_and_hold(
-            agents, stop, tasks, agent_starts, started_at, step, settings, on_progress
-        )
+        await pool.resize(settings.agents, settings.ramp_s)
+        remaining = started_at + settings.duration_s - clock.now()
+        if remaining > 0:
+            await asyncio.sleep(remaining)
     except asyncio.CancelledError:
         interrupted = True
+    finally:
+        reporter.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reporter
     measurement_end = clock.now()
-    stop.set()
-    cancelled = await _drain(tasks, settings.drain_s)
+    cancelled = await pool.close(settings.drain_s)
     return RunOutcome(
         started_at=started_at,
-        agent_starts=agent_starts,
+        agent_starts=[pool.starts[a.index] for a in pool.all_agents],
         measurement_end=measurement_end,
         finished_at=clock.now(),
         records=sender.records,
@@ -151,47 +156,15 @@ async def run_load(
     )
 
 
-async def _start_and_hold(
-    agents: Sequence[Agent],
-    stop: asyncio.Event,
-    tasks: list[asyncio.Task[None]],
-    agent_starts: list[float],
-    started_at: float,
-    step: float,
-    settings: RunSettings,
-    on_progress: ProgressCallback | None,
+async def report_progress(
+    pool: AgentPool, started_at: float, on_progress: ProgressCallback | None
 ) -> None:
-    end = started_at + settings.duration_s
-    reporter = asyncio.create_task(_report(agents, agent_starts, started_at, end, on_progress))
-    try:
-        for i, agent in enumerate(agents):
-            delay = started_at + i * step - clock.now()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            agent_starts.append(clock.now())
-            agent.stats.started_at = agent_starts[-1]
-            tasks.append(asyncio.create_task(agent.run(stop), name=f"agent-{i}"))
-        remaining = end - clock.now()
-        if remaining > 0:
-            await asyncio.sleep(remaining)
-    finally:
-        reporter.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await reporter
-
-
-async def _report(
-    agents: Sequence[Agent],
-    agent_starts: list[float],
-    started_at: float,
-    end: float,
-    on_progress: ProgressCallback | None,
-) -> None:
+    """Call `on_progress` with a snapshot every PROGRESS_INTERVAL_S until cancelled."""
     if on_progress is None:
         return
-    while clock.now() < end:
+    while True:
         await asyncio.sleep(PROGRESS_INTERVAL_S)
-        on_progress(snapshot(agents, len(agent_starts), started_at))
+        on_progress(snapshot(pool.all_agents, pool.size, started_at))
 
 
 def snapshot(agents: Sequence[Agent], started: int, started_at: float) -> Progress:
@@ -205,15 +178,3 @@ def snapshot(agents: Sequence[Agent], started: int, started_at: float) -> Progre
         output_tokens=sum(a.stats.output_tokens for a in agents),
         prompt_tokens=sum(a.stats.prompt_tokens for a in agents),
     )
-
-
-async def _drain(tasks: list[asyncio.Task[None]], drain_s: float) -> int:
-    """Let in-flight calls finish for up to `drain_s`, then cancel the rest; returns how many."""
-    if not tasks:
-        return 0
-    _, pending = await asyncio.wait(tasks, timeout=drain_s)
-    for task in pending:
-        task.cancel()
-    if pending:
-        await asyncio.gather(*pending, return_exceptions=True)
-    return len(pending)

@@ -1,0 +1,122 @@
+"""The results directory's summary schema (`summary.json`), version 1.
+
+A results directory holds:
+- `manifest.json`: tool version, settings, workload fingerprint, endpoint, server and hardware
+  facts, times (rewritten at the end with the measured times);
+- `records.jsonl`: one request record a line, appended as calls finish;
+- `probes.jsonl`: one probe a line (a search), appended as probes finish;
+- `power.jsonl`: power samples, when a sampler ran; `server_metrics.jsonl`: scrapes;
+- `summary.json`: written last and atomically; its presence marks a finished run.
+
+Units are in the field names. Throughputs are for the whole deployment (all `gpus`); per-GPU
+figures divide by `gpus`. Power is the mean accelerator power of the whole deployment.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SUMMARY_SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PowerFigures(_Model):
+    """How power was measured over a window, and what it came to."""
+
+    source: str = "none"
+    """`nvml`, `amdsmi`, `prometheus`, `command`, `assumed` (a declared constant) or `none`."""
+    assumed: bool = False
+    """True when the watts are a declared constant, not a measurement."""
+    mean_watts: float | None = None
+    energy_j: float | None = None
+    coverage: float | None = None
+    """Share of the window covered by samples (1.0 = no gaps)."""
+    valid: bool = False
+    reason: str | None = None
+    """Why the figure is missing or invalid, when it is."""
+
+
+class ProbeFigures(_Model):
+    """One concurrency level measured over its steady-state window."""
+
+    index: int = Field(ge=0)
+    agents: int = Field(ge=1)
+    window_start: float
+    window_end: float
+    window_s: float
+    requests_ok: int
+    requests_failed: int
+    error_rate: float | None
+    total_tokens_per_s: float
+    output_tokens_per_s: float
+    cached_input_tokens_per_s: float
+    uncached_input_tokens_per_s: float
+    input_tokens_per_s: float
+    p25_output_tokens_per_s: float | None
+    p50_output_tokens_per_s: float | None
+    p95_ttft_s: float | None
+    p50_ttft_s: float | None
+    cache_hit_rate: float | None
+    """Client side: cached / prompt tokens from the server's usage."""
+    server_cache_hit_rate: float | None = None
+    """Server side: from its Prometheus counters over the window, when scraped."""
+    achieved_concurrency: float
+    mean_watts: float | None = None
+    power_source: str = "none"
+    verdicts: dict[str, str] = Field(default_factory=dict)
+    """Tier name -> `pass`, `fail` or `uncertain` (inside the noise)."""
+    notes: tuple[str, ...] = ()
+
+
+class TierResult(_Model):
+    """One SLO tier: the most agents that met it, and the figures at that point."""
+
+    name: str
+    output_speed_floor_tokens_per_s: float
+    output_speed_percentile: float
+    ttft_ceiling_s: float
+    ttft_percentile: float
+    max_agents: int | None
+    """None when even the smallest probe failed the tier."""
+    first_failing_agents: int | None = None
+    total_tokens_per_s: float | None = None
+    output_tokens_per_s: float | None = None
+    cached_input_tokens_per_s: float | None = None
+    uncached_input_tokens_per_s: float | None = None
+    total_tokens_per_s_per_gpu: float | None = None
+    p25_output_tokens_per_s: float | None = None
+    p50_output_tokens_per_s: float | None = None
+    p95_ttft_s: float | None = None
+    cache_hit_rate: float | None = None
+    mean_watts: float | None = None
+    agents_per_mw: float | None = None
+    total_tokens_per_s_per_mw: float | None = None
+    output_tokens_per_s_per_mw: float | None = None
+    cached_input_tokens_per_s_per_mw: float | None = None
+    uncached_input_tokens_per_s_per_mw: float | None = None
+    joules_per_output_token: float | None = None
+    joules_per_token: float | None = None
+    notes: tuple[str, ...] = ()
+
+
+class Summary(_Model):
+    """`summary.json`: the headline of a results directory."""
+
+    schema_version: int = SUMMARY_SCHEMA_VERSION
+    kind: Literal["run", "search"]
+    tool_version: str
+    label: str
+    complete: bool
+    """False when the run was interrupted; the figures cover what was measured."""
+    gpus: int | None = None
+    power: PowerFigures = PowerFigures()
+    probes: tuple[ProbeFigures, ...] = ()
+    tiers: tuple[TierResult, ...] = ()
+    client_ok: bool = True
+    """False when the client fell behind its schedule (event-loop lag); figures are suspect."""
+    notes: tuple[str, ...] = ()

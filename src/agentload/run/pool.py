@@ -1,0 +1,117 @@
+"""A pool of running agents that can grow and shrink without restarting the server's load.
+
+Growing starts new agents staggered over a ramp; shrinking asks the newest agents to stop after
+their current call. The server stays warm between probes of a search.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from agentload import clock
+from agentload.run.agent import Agent
+from agentload.workload.model import Workload
+
+SendFactory = Callable[[int], Callable[..., Any]]
+"""Given an agent index, the `send` callable that agent uses."""
+
+
+class AgentPool:
+    """Agents of one run. Indices are never reused, so session instances stay unique."""
+
+    def __init__(
+        self,
+        workload: Workload,
+        send_for: SendFactory,
+        *,
+        run_salt: str,
+        stride: int,
+        seed: int,
+        start_mid_session: bool,
+        recorded_history: bool,
+    ) -> None:
+        self._workload = workload
+        self._send_for = send_for
+        self._options: dict[str, Any] = {
+            "run_salt": run_salt,
+            "stride": stride,
+            "seed": seed,
+            "start_mid_session": start_mid_session,
+            "recorded_history": recorded_history,
+        }
+        self.active: list[Agent] = []
+        self.retired: list[Agent] = []
+        self._stops: dict[int, asyncio.Event] = {}
+        self._tasks: dict[int, asyncio.Task[None]] = {}
+        self.starts: dict[int, float] = {}
+        """Agent index -> when it started, epoch s."""
+        self._next_index = 0
+
+    @property
+    def size(self) -> int:
+        return len(self.active)
+
+    @property
+    def all_agents(self) -> list[Agent]:
+        return self.retired + self.active
+
+    def last_start(self) -> float | None:
+        """When the most recently started active agent started."""
+        return max((self.starts[a.index] for a in self.active), default=None)
+
+    async def resize(self, n: int, ramp_s: float = 0.0) -> None:
+        """Grow to `n` agents (staggered evenly over `ramp_s`) or shrink to `n`."""
+        if n < 0:
+            raise ValueError(f"pool size must be >= 0, got {n}")
+        if n < self.size:
+            await self._shrink(n)
+            return
+        added = n - self.size
+        if added == 0:
+            return
+        step = ramp_s / added
+        began = clock.now()
+        for k in range(added):
+            delay = began + k * step - clock.now()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self._start_one()
+
+    def _start_one(self) -> None:
+        index = self._next_index
+        self._next_index += 1
+        agent = Agent(index, self._workload.sessions, self._send_for(index), **self._options)
+        stop = asyncio.Event()
+        self.starts[index] = clock.now()
+        agent.stats.started_at = self.starts[index]
+        self.active.append(agent)
+        self._stops[index] = stop
+        self._tasks[index] = asyncio.create_task(agent.run(stop), name=f"agent-{index}")
+
+    async def _shrink(self, n: int) -> None:
+        """Stop the newest agents; wait until their current calls are done."""
+        leaving = self.active[n:]
+        self.active = self.active[:n]
+        self.retired.extend(leaving)
+        for agent in leaving:
+            self._stops[agent.index].set()
+        await asyncio.gather(*(self._tasks[a.index] for a in leaving), return_exceptions=True)
+
+    async def close(self, drain_s: float) -> int:
+        """Stop every agent; let in-flight calls finish for up to `drain_s`, then cancel.
+
+        Returns how many agents had to be cancelled mid-call.
+        """
+        for stop in self._stops.values():
+            stop.set()
+        tasks = [t for t in self._tasks.values() if not t.done()]
+        if not tasks:
+            return 0
+        _, pending = await asyncio.wait(tasks, timeout=drain_s)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        return len(pending)
