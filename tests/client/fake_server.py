@@ -33,13 +33,15 @@ DEFAULTS: dict[str, Any] = {
     "split_bytes": 3,
     "headers_delay_ms": 0.0,
     "stall_s": 30.0,
+    "close_after_ms": None,
 }
 """`mode`: ok | status | reset | stall | bad_json | no_usage | no_done | no_data_prefix |
 error_event | split | crlf | comments | reasoning | tool | truncated.
 `tokens`: how many to send; by default `max_tokens` when `ignore_eos` is set, else a
 "natural" stop at `NATURAL_STOP` (so a probe can tell). `after`: tokens sent before a fault.
 `split_bytes`: piece size in `split` mode. `echo_auth`: quote the Authorization header in a
-`status` error body."""
+`status` error body. `close_after_ms`: close the connection this long after a complete
+stream, without having said so (llama.cpp does this)."""
 
 
 NATURAL_STOP = 5
@@ -237,6 +239,9 @@ async def stream(
     if mode != "no_done":
         await out.event(b"[DONE]")
     await out.end()
+    if cfg["close_after_ms"] is not None:
+        await asyncio.sleep(cfg["close_after_ms"] / 1000)
+        return False
     return True
 
 

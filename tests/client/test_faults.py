@@ -17,7 +17,7 @@ from agentload.client import errors
 from agentload.client.body import chat_body, completions_body
 from agentload.client.endpoint import Endpoint
 from agentload.client.probe import probe_ignore_eos, probe_output_length, server_models
-from agentload.client.stream import CallMeta, CallResult, StreamingClient
+from agentload.client.stream import STALE_SWITCH, CallMeta, CallResult, StreamingClient
 from agentload.errors import ServerError
 from tests.client.conftest import FakeServer
 
@@ -141,6 +141,21 @@ async def test_tolerated_stream_shapes(fake_server: FakeServer, mode: str) -> No
     assert result.record.token_events == TOKENS
     assert result.record.completion_tokens == TOKENS
     assert result.reply.content == "日é " * TOKENS
+
+
+async def test_server_closing_every_connection_costs_no_failed_request(
+    fake_server: FakeServer,
+) -> None:
+    """A pooled connection closed by the server is retried once, then pooling stops."""
+    endpoint = Endpoint(base_url=fake_server.base_url, model="fake")
+    body = chat_body("fake", [], TOKENS, extra={"fake": {**QUICK, "close_after_ms": 100}})
+    async with StreamingClient(endpoint) as client:
+        records = [(await client.call(body, meta(f"closing-{i}"))).record for i in range(8)]
+        assert not client.keeps_connections
+    assert all(r.ok for r in records), [r.error_detail for r in records]
+    assert sum(r.reconnects for r in records) == STALE_SWITCH
+    assert records[0].reconnects == 0 and records[1].reconnects == 1
+    assert all(r.reconnects == 0 for r in records[-2:])  # no more pooling, no more retries
 
 
 async def test_completions_api(fake_server: FakeServer) -> None:

@@ -61,6 +61,9 @@ class RequestRecord(BaseModel):
     error: str | None = None
     """Failure cause, one of `agentload.client.errors` kinds; None when the call succeeded."""
     error_detail: str | None = None
+    reconnects: int = Field(default=0, ge=0)
+    """Times the request was re-sent on a new connection because the pooled one had been
+    closed by the server before the request reached it (timing still runs from `t_send`)."""
 
     @property
     def ok(self) -> bool:

@@ -50,6 +50,13 @@ WATCHDOG_CHECKS_PER_LIMIT = 4
 """The stall watchdog looks this many times per stall limit (at most once a second), so a
 stall is reported at most a quarter of the limit late."""
 REDACTED = "[redacted]"
+STALE_WINDOW_S = 1.0
+"""A pooled connection that fails this soon after sending, before any response, is taken as
+closed by the server beforehand, and the request is re-sent once on a new connection. A
+server that fails later (crashed during prefill) gets no second request."""
+STALE_SWITCH = 3
+"""After this many such closes the client stops pooling and opens a connection per request
+(llama.cpp closes its connection after every streamed response)."""
 
 
 class CallMeta(BaseModel):
@@ -100,6 +107,10 @@ class StreamingClient:
         self._endpoint = endpoint
         self._url = endpoint.url
         self._session: aiohttp.ClientSession | None = None
+        self._fresh: aiohttp.ClientSession | None = None
+        self._reuse = True
+        self.reconnects = 0
+        """Requests re-sent because a pooled connection had been closed by the server."""
         self._secret: str | None = None
         self._open: set[_OpenStream] = set()
         self._watchdog: asyncio.Task[None] | None = None
@@ -110,6 +121,11 @@ class StreamingClient:
     @property
     def endpoint(self) -> Endpoint:
         return self._endpoint
+
+    @property
+    def keeps_connections(self) -> bool:
+        """False once the client has stopped pooling connections (see `STALE_SWITCH`)."""
+        return self._reuse
 
     @property
     def open_streams(self) -> int:
@@ -131,13 +147,17 @@ class StreamingClient:
             sock_connect=endpoint.connect_timeout_s,
             sock_read=endpoint.read_timeout_s,
         )
-        connector = aiohttp.TCPConnector(limit=0, limit_per_host=0, keepalive_timeout=KEEPALIVE_S)
-        self._session = aiohttp.ClientSession(
-            connector=connector,
-            headers=headers,
-            timeout=timeout,
-            trust_env=False,
-            raise_for_status=False,
+        pooled = aiohttp.TCPConnector(limit=0, limit_per_host=0, keepalive_timeout=KEEPALIVE_S)
+        fresh = aiohttp.TCPConnector(limit=0, limit_per_host=0, force_close=True)
+        self._session, self._fresh = (
+            aiohttp.ClientSession(
+                connector=connector,
+                headers=headers,
+                timeout=timeout,
+                trust_env=False,
+                raise_for_status=False,
+            )
+            for connector in (pooled, fresh)
         )
         self._watchdog = asyncio.create_task(self._watch_stalls(), name="agentload-stall-watch")
         return self
@@ -157,9 +177,10 @@ class StreamingClient:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watchdog
             self._watchdog = None
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        for session in (self._session, self._fresh):
+            if session is not None:
+                await session.close()
+        self._session = self._fresh = None
 
     def redact(self, text: str) -> str:
         """`text` with the API key, if it appears, replaced."""
@@ -169,16 +190,43 @@ class StreamingClient:
 
     async def call(self, body: bytes, meta: CallMeta) -> CallResult:
         """Send one streaming request and measure it. Never raises except on cancellation."""
-        session = self._require_session()
+        pooled, fresh = self._require_sessions()
+        session = pooled if self._reuse else fresh
         reads: list[tuple[float, bytes]] = []
+        reconnects = 0
+        t_send = now()
+        status, t_headers, error, detail = await self._send(session, body, meta.request_id, reads)
+        if (
+            session is pooled
+            and error == errors.DISCONNECTED
+            and t_headers is None
+            and now() - t_send < STALE_WINDOW_S
+        ):
+            # A pooled connection the server had already closed: the request never reached
+            # it. Send it again on a new connection, once.
+            reconnects = 1
+            self._note_stale_connection()
+            status, t_headers, error, detail = await self._send(fresh, body, meta.request_id, reads)
+        t_done = now()
+        return self._result(
+            meta, reads, status, error, detail, t_send, t_headers, t_done, reconnects
+        )
+
+    async def _send(
+        self,
+        session: aiohttp.ClientSession,
+        body: bytes,
+        request_id: str,
+        reads: list[tuple[float, bytes]],
+    ) -> tuple[int | None, float | None, str | None, str | None]:
+        """One attempt: (HTTP status, header time, error kind, detail); reads go to `reads`."""
         status: int | None = None
         t_headers: float | None = None
         error: str | None = None
         detail: str | None = None
-        t_send = now()
         try:
             async with session.post(
-                self._url, data=body, headers={"X-Request-Id": meta.request_id}
+                self._url, data=body, headers={"X-Request-Id": request_id}
             ) as resp:
                 t_headers = now()
                 status = resp.status
@@ -203,17 +251,23 @@ class StreamingClient:
                         self._open.discard(watched)
         except Exception as exc:
             error, detail = _classify(exc, headers_seen=t_headers is not None)
-        t_done = now()
-        return self._result(meta, reads, status, error, detail, t_send, t_headers, t_done)
+        return status, t_headers, error, detail
+
+    def _note_stale_connection(self) -> None:
+        """Count a pooled connection found closed; past a few, stop pooling (the server closes
+        every connection after a response, as llama.cpp does after a stream)."""
+        self.reconnects += 1
+        if self.reconnects >= STALE_SWITCH:
+            self._reuse = False
 
     async def fetch_json(self, url: str) -> Any:
         """GET a JSON document from the server (setup calls such as `/v1/models`).
 
         Raises `ServerError` with one line when the server cannot answer.
         """
-        session = self._require_session()
+        pooled, fresh = self._require_sessions()
         try:
-            async with session.get(url) as resp:
+            async with (pooled if self._reuse else fresh).get(url) as resp:
                 raw = await resp.read()
                 if resp.status >= 400:
                     excerpt = _clip(raw.decode("utf-8", errors="replace"))
@@ -227,10 +281,10 @@ class StreamingClient:
         except orjson.JSONDecodeError:
             raise ServerError(f"GET {url}: the answer is not JSON") from None
 
-    def _require_session(self) -> aiohttp.ClientSession:
-        if self._session is None:
+    def _require_sessions(self) -> tuple[aiohttp.ClientSession, aiohttp.ClientSession]:
+        if self._session is None or self._fresh is None:
             raise RuntimeError("use the client inside `async with StreamingClient(...)`")
-        return self._session
+        return self._session, self._fresh
 
     def _result(
         self,
@@ -242,6 +296,7 @@ class StreamingClient:
         t_send: float,
         t_headers: float | None,
         t_done: float,
+        reconnects: int,
     ) -> CallResult:
         """Parse the kept reads and build the record (after the response has closed)."""
         parsed = parse_sse(reads)
@@ -275,6 +330,7 @@ class StreamingClient:
             status=status,
             error=error,
             error_detail=None if detail is None else self.redact(_clip(detail)),
+            reconnects=reconnects,
         )
         return CallResult(record, summary.reply)
 
