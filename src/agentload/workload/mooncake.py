@@ -19,6 +19,7 @@ each request is a one-call session of unshared input; only the lengths are used.
 from __future__ import annotations
 
 import csv
+import itertools
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -122,7 +123,7 @@ def _group_sessions(requests: list[_Request]) -> list[list[_Request]]:
     """Group requests into sessions by their shared block prefixes (module docstring rule)."""
     followers: dict[str, set[str]] = defaultdict(set)
     for request in requests:
-        for block, following in zip(request.hash_ids, request.hash_ids[1:], strict=False):
+        for block, following in itertools.pairwise(request.hash_ids):
             followers[block].add(following)
     common = {block for block, nexts in followers.items() if len(nexts) >= COMMON_PREFIX_FANOUT}
     owner: dict[str, int] = {}
