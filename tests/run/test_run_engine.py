@@ -18,8 +18,9 @@ from agentload.engines.llamacpp import LocalEngine
 from agentload.files import read_json
 from agentload.measure.metrics import window_metrics
 from agentload.measure.window import Window
-from agentload.run.execute import RunRequest, Target, execute_run
+from agentload.run.execute import RunRequest, execute_run
 from agentload.run.settings import RunSettings
+from agentload.run.target import Target
 
 SMALL_WORKLOAD = (
     "synthetic:agentic-coding?sessions=8&system_tokens=512&min_input=800&mean_input=2000"

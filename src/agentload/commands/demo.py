@@ -23,7 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from agentload.run.execute import RunRequest, Target, default_out_dir, execute_run
+    from agentload.run.execute import RunRequest, default_out_dir, execute_run
+    from agentload.run.target import Target
 
     settings = RunSettings(
         agents=args.agents,

@@ -5,16 +5,13 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from agentload.errors import AgentloadError
 from agentload.run.settings import DEFAULT_DRAIN_S, DEFAULT_SETTLE_S, RunSettings
+from agentload.run.target import Target
 from agentload.workload.synthetic import PROFILE, SPEC_PREFIX
-
-if TYPE_CHECKING:
-    from agentload.run.execute import Target
 
 DEFAULT_WORKLOAD = SPEC_PREFIX + PROFILE
 _LABEL = re.compile(r"[^A-Za-z0-9._-]+")
@@ -128,8 +125,6 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
 
 
 def target_from(args: argparse.Namespace) -> Target:
-    from agentload.run.execute import Target
-
     return Target(
         url=args.url,
         model=args.model,

@@ -1,0 +1,89 @@
+"""Each tier's headline from a search's probes: max agents, and per GPU and per MW figures.
+
+Pure. The verdicts recorded in each probe decide; the answer for a tier is the most agents that
+passed below the fewest that failed (`agentload.run.plan.bracket`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agentload.report.schema import ProbeFigures, TierResult
+from agentload.run.plan import bracket
+from agentload.run.tiers import Tier
+
+WATTS_PER_MW = 1e6
+
+
+def _per_mw(value: float | None, watts: float | None) -> float | None:
+    if value is None or not watts:
+        return None
+    return value / (watts / WATTS_PER_MW)
+
+
+def _per(value: float | None, denominator: float | None) -> float | None:
+    if value is None or not denominator:
+        return None
+    return value / denominator
+
+
+def tier_results(
+    tiers: Sequence[Tier], probes: Sequence[ProbeFigures], gpus: int | None
+) -> tuple[TierResult, ...]:
+    """One TierResult per tier, from the latest probe at each agent count."""
+    latest = {p.agents: p for p in probes}
+    verdicts = {n: {t: v == "pass" for t, v in p.verdicts.items()} for n, p in latest.items()}
+    return tuple(_tier(tier, latest, verdicts, gpus) for tier in tiers)
+
+
+def _tier(
+    tier: Tier,
+    latest: dict[int, ProbeFigures],
+    verdicts: dict[int, dict[str, bool]],
+    gpus: int | None,
+) -> TierResult:
+    common = {
+        "name": tier.name,
+        "output_speed_floor_tokens_per_s": tier.output_speed_floor_tokens_per_s,
+        "output_speed_percentile": tier.output_speed_percentile,
+        "ttft_ceiling_s": tier.ttft_ceiling_s,
+        "ttft_percentile": tier.ttft_percentile,
+    }
+    known = {n: v for n, v in verdicts.items() if tier.name in v}
+    if not known:
+        return TierResult(max_agents=None, notes=("not probed",), **common)
+    b = bracket(known, tier.name)
+    if b.passing == 0:
+        return TierResult(
+            max_agents=None,
+            first_failing_agents=b.failing,
+            notes=(f"failed at the smallest probe ({b.failing} agents)",),
+            **common,
+        )
+    probe = latest[b.passing]
+    watts = probe.mean_watts
+    notes = [] if b.failing is not None else ["passed at the largest probe; the cap, not the limit"]
+    notes.extend(probe.notes)
+    return TierResult(
+        max_agents=b.passing,
+        first_failing_agents=b.failing,
+        total_tokens_per_s=probe.total_tokens_per_s,
+        output_tokens_per_s=probe.output_tokens_per_s,
+        cached_input_tokens_per_s=probe.cached_input_tokens_per_s,
+        uncached_input_tokens_per_s=probe.uncached_input_tokens_per_s,
+        total_tokens_per_s_per_gpu=_per(probe.total_tokens_per_s, gpus),
+        p25_output_tokens_per_s=probe.p25_output_tokens_per_s,
+        p50_output_tokens_per_s=probe.p50_output_tokens_per_s,
+        p95_ttft_s=probe.p95_ttft_s,
+        cache_hit_rate=probe.cache_hit_rate,
+        mean_watts=watts,
+        agents_per_mw=_per_mw(b.passing, watts),
+        total_tokens_per_s_per_mw=_per_mw(probe.total_tokens_per_s, watts),
+        output_tokens_per_s_per_mw=_per_mw(probe.output_tokens_per_s, watts),
+        cached_input_tokens_per_s_per_mw=_per_mw(probe.cached_input_tokens_per_s, watts),
+        uncached_input_tokens_per_s_per_mw=_per_mw(probe.uncached_input_tokens_per_s, watts),
+        joules_per_output_token=_per(watts, probe.output_tokens_per_s),
+        joules_per_token=_per(watts, probe.total_tokens_per_s),
+        notes=tuple(notes),
+        **common,
+    )

@@ -1,0 +1,77 @@
+"""Writing a results directory: manifest first, records and probes as they come, summary last."""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentload import __version__, clock
+from agentload.client.endpoint import Endpoint
+from agentload.files import OWNER_ONLY_FILE, write_json_atomic
+from agentload.report.schema import ProbeFigures, Summary
+from agentload.workload.model import Workload
+
+RECORDS_FILE = "records.jsonl"
+MANIFEST_FILE = "manifest.json"
+SUMMARY_FILE = "summary.json"
+PROBES_FILE = "probes.jsonl"
+
+
+def build_manifest(
+    *,
+    label: str,
+    command: str,
+    workload_spec: str,
+    workload: Workload,
+    endpoint: Endpoint,
+    settings: dict[str, Any],
+    facts: dict[str, Any],
+    gpus: int | None,
+) -> dict[str, Any]:
+    """What ran, where, with what: enough to reproduce and to read the results later."""
+    return {
+        "tool": {"name": "agentload", "version": __version__},
+        "command": command,
+        "label": label,
+        "created_at": clock.now(),
+        "settings": settings,
+        "workload": {
+            "spec": workload_spec,
+            "name": workload.name,
+            "source": workload.source,
+            "sessions": len(workload.sessions),
+            "fingerprint": workload.fingerprint(),
+            "skipped_lines": workload.skipped_lines,
+        },
+        "endpoint": endpoint.model_dump(mode="json"),
+        "gpus": gpus,
+        "hardware": {
+            "client_cpus": os.cpu_count(),
+            "client_platform": platform.platform(),
+            "client_python": platform.python_version(),
+        },
+        **facts,
+    }
+
+
+def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
+    write_json_atomic(out / MANIFEST_FILE, manifest)
+
+
+def append_probe(out: Path, probe: ProbeFigures) -> None:
+    """Append one finished probe to `probes.jsonl` (a killed search keeps its probes)."""
+    path = out / PROBES_FILE
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, OWNER_ONLY_FILE)
+    try:
+        os.write(fd, orjson.dumps(probe.model_dump(mode="json")) + b"\n")
+    finally:
+        os.close(fd)
+
+
+def write_summary(out: Path, summary: Summary) -> None:
+    """The commit marker: written last, atomically."""
+    write_json_atomic(out / SUMMARY_FILE, summary.model_dump(mode="json"))

@@ -1,0 +1,249 @@
+"""The search: the most concurrent agents that meet each SLO tier, one warm agent pool.
+
+Each probe resizes the pool, waits until every agent has been active `settle_s`, measures a
+window of at least `window_s`, and extends it (up to `max_window_s`) while a verdict is inside
+the noise. The plan (`agentload.run.plan`) picks the next agent count from the verdicts so far;
+one probe serves every tier.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agentload import clock
+from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics, window_samples
+from agentload.measure.window import STEADY_STATE_SETTLE_S, Window
+from agentload.report.schema import PowerFigures, ProbeFigures
+from agentload.run.plan import next_probe
+from agentload.run.pool import AgentPool
+from agentload.run.runner import Sender
+from agentload.run.tiers import Tier
+from agentload.run.verdict import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MAX_ERROR_RATE,
+    DEFAULT_MIN_SAMPLES,
+    Verdict,
+    judge,
+)
+
+DEFAULT_WINDOW_S = 60.0
+DEFAULT_MAX_WINDOW_S = 180.0
+DEFAULT_RAMP_S = 10.0
+DEFAULT_PRECISION = 0.1
+DEFAULT_MAX_AGENTS = 64
+EXTENSION_SHARE = 0.5
+"""A probe inside the noise is extended by this share of `window_s` at a time."""
+
+
+class SearchSettings(BaseModel):
+    """How the search probes: tiers, bounds, window lengths and the precision it stops at."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tiers: tuple[Tier, ...] = Field(min_length=1)
+    start_agents: int = Field(default=1, ge=1)
+    max_agents: int = Field(default=DEFAULT_MAX_AGENTS, ge=1)
+    settle_s: float = Field(default=STEADY_STATE_SETTLE_S, ge=0)
+    window_s: float = Field(default=DEFAULT_WINDOW_S, gt=0)
+    max_window_s: float = Field(default=DEFAULT_MAX_WINDOW_S, gt=0)
+    ramp_s: float = Field(default=DEFAULT_RAMP_S, ge=0)
+    min_samples: int = Field(default=DEFAULT_MIN_SAMPLES, ge=1)
+    precision: float = Field(default=DEFAULT_PRECISION, ge=0, lt=1)
+    """Bisection stops when fewest-failing minus most-passing <= max(1, precision x passing)."""
+    confidence: float = Field(default=DEFAULT_CONFIDENCE, gt=0, lt=1)
+    max_error_rate: float = Field(default=DEFAULT_MAX_ERROR_RATE, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SearchSettings:
+        if self.start_agents > self.max_agents:
+            raise ValueError("start_agents must be at most max_agents")
+        if self.max_window_s < self.window_s:
+            raise ValueError("max_window_s must be at least window_s")
+        return self
+
+
+class PowerMeter(Protocol):
+    """Mean accelerator power over a window (a sampler that has been running)."""
+
+    def figures(self, window: Window) -> PowerFigures: ...
+
+
+class ServerMetricsProbe(Protocol):
+    """Server-side counters over a window: called at its start and its end."""
+
+    async def begin(self) -> None: ...
+
+    async def end(self) -> float | None:
+        """The server-side prefix-cache hit rate over the window, None when not exposed."""
+        ...
+
+
+@dataclass
+class ProbeOutcome:
+    """One probe: its figures (for the results), verdicts and full window metrics."""
+
+    figures: ProbeFigures
+    verdicts: dict[str, Verdict]
+    metrics: WindowMetrics
+
+
+@dataclass
+class SearchState:
+    """What the search has measured so far."""
+
+    probes: list[ProbeOutcome] = field(default_factory=list)
+
+    def passed(self) -> dict[int, dict[str, bool]]:
+        """Agents -> tier -> passed, the latest probe at each count winning."""
+        return {p.figures.agents: {k: v.passed for k, v in p.verdicts.items()} for p in self.probes}
+
+
+async def run_search(
+    pool: AgentPool,
+    sender: Sender,
+    settings: SearchSettings,
+    *,
+    power: PowerMeter | None = None,
+    server: ServerMetricsProbe | None = None,
+    on_probe: Callable[[ProbeOutcome], None] | None = None,
+    state: SearchState | None = None,
+) -> SearchState:
+    """Probe until every tier is bracketed; returns every probe measured."""
+    state = state or SearchState()
+    names = [t.name for t in settings.tiers]
+    while True:
+        agents = next_probe(
+            state.passed(),
+            names,
+            start=settings.start_agents,
+            max_agents=settings.max_agents,
+            precision=settings.precision,
+        )
+        if agents is None:
+            return state
+        outcome = await measure_probe(
+            pool, sender, settings, agents, len(state.probes), power=power, server=server
+        )
+        state.probes.append(outcome)
+        if on_probe is not None:
+            on_probe(outcome)
+
+
+async def measure_probe(
+    pool: AgentPool,
+    sender: Sender,
+    settings: SearchSettings,
+    agents: int,
+    index: int,
+    *,
+    power: PowerMeter | None = None,
+    server: ServerMetricsProbe | None = None,
+) -> ProbeOutcome:
+    """Resize to `agents`, settle, measure a window long enough to judge every tier."""
+    sender.phase = f"probe-{index}"
+    await pool.resize(agents, settings.ramp_s)
+    start = max(clock.now(), (pool.last_start() or 0.0) + settings.settle_s)
+    await _sleep_until(start)
+    if server is not None:
+        await server.begin()
+    await _sleep_until(start + settings.window_s)
+    notes: list[str] = []
+    while True:
+        window = Window(start, clock.now())
+        table = RecordTable.from_records(sender.records)
+        metrics = window_metrics(table, window, agents=agents)
+        verdicts = _judge_all(table, window, metrics, settings)
+        noisy = [v.tier for v in verdicts.values() if v.outcome == "uncertain"]
+        if not noisy:
+            break
+        if window.duration_s >= settings.max_window_s:
+            notes.append(
+                f"decided inside the noise after {window.duration_s:.0f} s: {', '.join(noisy)}"
+            )
+            break
+        extension = min(
+            settings.window_s * EXTENSION_SHARE, settings.max_window_s - window.duration_s
+        )
+        await asyncio.sleep(extension)
+    server_hit_rate = await server.end() if server is not None else None
+    watts = power.figures(window) if power is not None else None
+    figures = probe_figures(
+        index, agents, window, metrics, verdicts, server_hit_rate, watts, tuple(notes)
+    )
+    return ProbeOutcome(figures=figures, verdicts=verdicts, metrics=metrics)
+
+
+def _judge_all(
+    table: RecordTable, window: Window, metrics: WindowMetrics, settings: SearchSettings
+) -> dict[str, Verdict]:
+    samples = window_samples(table, window)
+    return {
+        tier.name: judge(
+            samples,
+            tier,
+            error_rate=metrics.error_rate,
+            min_samples=settings.min_samples,
+            confidence=settings.confidence,
+            max_error_rate=settings.max_error_rate,
+        )
+        for tier in settings.tiers
+    }
+
+
+def probe_figures(
+    index: int,
+    agents: int,
+    window: Window,
+    metrics: WindowMetrics,
+    verdicts: dict[str, Verdict],
+    server_hit_rate: float | None,
+    power: PowerFigures | None,
+    notes: Sequence[str] = (),
+) -> ProbeFigures:
+    """A probe's row in the results, units in the names."""
+    rate = metrics.tokens_per_s
+    return ProbeFigures(
+        index=index,
+        agents=agents,
+        window_start=window.start,
+        window_end=window.end,
+        window_s=window.duration_s,
+        requests_ok=metrics.requests_ok,
+        requests_failed=metrics.requests_failed,
+        error_rate=metrics.error_rate,
+        total_tokens_per_s=rate.total,
+        output_tokens_per_s=rate.output,
+        cached_input_tokens_per_s=rate.cached_input,
+        uncached_input_tokens_per_s=rate.uncached_input,
+        input_tokens_per_s=rate.input,
+        p25_output_tokens_per_s=metrics.output_speed_tokens_per_s.p25,
+        p50_output_tokens_per_s=metrics.output_speed_tokens_per_s.p50,
+        p95_ttft_s=metrics.ttft_s.p95,
+        p50_ttft_s=metrics.ttft_s.p50,
+        cache_hit_rate=metrics.cache_hit_rate,
+        server_cache_hit_rate=server_hit_rate,
+        achieved_concurrency=metrics.achieved_concurrency,
+        mean_watts=power.mean_watts if power is not None and power.valid else None,
+        power_source=power.source if power is not None else "none",
+        verdicts={
+            name: v.outcome if v.outcome != "uncertain" else _settled(v)
+            for name, v in verdicts.items()
+        },
+        notes=tuple(notes),
+    )
+
+
+def _settled(verdict: Verdict) -> str:
+    """An uncertain verdict the search had to decide: by its point estimate."""
+    return "pass" if verdict.passed else "fail"
+
+
+async def _sleep_until(t: float) -> None:
+    delay = t - clock.now()
+    if delay > 0:
+        await asyncio.sleep(delay)
