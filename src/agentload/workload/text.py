@@ -1,0 +1,389 @@
+"""Text materialisation: a prompt's Segments become text (or token ids) of the intended lengths.
+
+A synthetic segment's text is, in order:
+1. a *word line*: single-token words chosen by hashing the run salt, the segment key and, for
+   unshared segments, the session instance. It is the salt, and it comes first, so two
+   instances' prompts part at the first token of their first unshared segment, and a second run
+   (another run salt) shares nothing with the first. Its length also absorbs the few tokens the
+   corpus slice cannot hit exactly.
+2. a short header that frames the text by role (an instruction, a shell command, ...);
+3. a slice of the shared corpus (standard-library source), at a hashed position.
+
+Every part has a token count known in advance (see `corpus`), so materialising needs no
+tokenizer on the hot path: a 131K-token prompt is a few string slices. With a tokenizer whose
+self-check passed (`Corpus.exact`), the text of a segment encodes to exactly `segment.tokens`
+tokens, and so does any concatenation of segment texts. Otherwise each segment is encoded once
+when first made, its word line corrected and the result cached (`verify`).
+
+Recorded segments (with `messages`) keep their own text; reply segments take the agent's
+actual reply when it is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import orjson
+
+from agentload.workload.corpus import Corpus
+from agentload.workload.model import Segment
+from agentload.workload.tokenizers import Tokenizer
+
+SALT_BITS = 48
+"""Salt entropy of a segment's word line (when the segment is long enough to hold it)."""
+
+PLAN_CANDIDATES = 64
+"""Corpus slice end points tried per segment, to find a slice that fits the target closely."""
+
+VERIFY_ROUNDS = 4
+"""Encode-and-correct rounds per segment when the tokenizer's counts do not compose."""
+
+CACHE_SIZE = 4096
+"""Segments whose corrected layout is kept in verify mode, and recorded texts encoded."""
+
+ROLE_HEADERS: dict[str, tuple[str, ...]] = {
+    "system": (
+        "You are a coding agent working in a Python repository. Make minimal, correct changes "
+        "and run the tests before you finish. Repository files follow.\n",
+        "You are an autonomous software engineer. Use the tools to read, edit and test code. "
+        "Reference material:\n",
+    ),
+    "user": (
+        "Please fix the failing tests in this module without changing its public API.\n",
+        "Refactor the code below for readability; keep the behaviour identical.\n",
+        "Find the bug in this code and explain the fix in one paragraph.\n",
+        "Add type hints and docstrings to the functions below.\n",
+    ),
+    "tool": (
+        "Tool output (read_file):\n",
+        "$ sed -n '1,400p' module.py\n",
+        "$ git show HEAD:module.py\n",
+        "$ grep -rn --include=*.py -A40 'def ' .\n",
+    ),
+    "assistant": (
+        "I'll read the module first, then patch the failing function.\n",
+        "Here is the updated implementation:\n",
+        "The problem is in the code below; I will rewrite it.\n",
+    ),
+}
+"""Opening lines that frame a segment's text by its role."""
+
+CHAT_ROLE = {"system": "system", "user": "user", "tool": "user", "assistant": "assistant"}
+"""Chat role of a synthetic segment: tool output goes in a user message (a real `tool` message
+needs a `tool_call_id` from a preceding assistant tool call)."""
+
+_MASK64 = (1 << 64) - 1
+
+_CORPORA: dict[str, Corpus] = {}
+_CORPORA_LOCK = threading.Lock()
+
+
+def shared_corpus(tokenizer: Tokenizer) -> Corpus:
+    """The corpus of a tokenizer, made once per process (by tokenizer name) and shared."""
+    with _CORPORA_LOCK:
+        corpus = _CORPORA.get(tokenizer.name)
+        if corpus is None:
+            corpus = Corpus.load_or_build(tokenizer)
+            _CORPORA[tokenizer.name] = corpus
+        return corpus
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """How a segment's text is put together; cheap to recompute, small to cache."""
+
+    seed: int
+    words: int
+    newline: bool
+    header: int
+    start: int
+    end: int
+    repeats: int
+
+
+def _splitmix(x: int) -> int:
+    x = (x + 0x9E3779B97F4A7C15) & _MASK64
+    z = x
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+class TextMaker:
+    """Turns Segments into text, chat messages or token ids for one run.
+
+    `run_salt` makes this run's text unlike any other run's. `instance` (any hashable, usually
+    the agent's session-instance id) makes unshared segments unlike other instances'. One text
+    maker serves every agent of a process: it keeps no per-agent state, only the shared corpus.
+    """
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        run_salt: str,
+        corpus: Corpus | None = None,
+        verify: bool | None = None,
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.run_salt = str(run_salt)
+        self.corpus = corpus if corpus is not None else shared_corpus(tokenizer)
+        self.verify = (not self.corpus.exact) if verify is None else verify
+        c = self.corpus
+        self._words = c.words
+        self._space_words = tuple(" " + w for w in c.words)
+        self._word_ids = c.word_ids.tolist()
+        self._space_word_ids = c.space_word_ids.tolist()
+        self._nl = len(c.newline_ids)
+        self._nl_ids = np.asarray(c.newline_ids, dtype=np.int32)
+        n_words = len(c.words)
+        self.salt_words = max(1, -(-SALT_BITS // max(1, n_words.bit_length() - 1)))
+        self._headers = {
+            role: tuple((h, np.asarray(tokenizer.encode(h), dtype=np.int32)) for h in heads)
+            for role, heads in ROLE_HEADERS.items()
+        }
+        self._clean_tok = c.tok_at[c.clean]
+        self._layouts: OrderedDict[tuple[Any, ...], _Layout] = OrderedDict()
+        self._recorded: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    # --- layout ---------------------------------------------------------------------------------
+
+    def _seed(self, segment: Segment, instance: Hashable) -> int:
+        who = "" if segment.shared else repr(instance)
+        raw = f"{self.run_salt}\x1f{segment.key}\x1f{who}".encode()
+        return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "little")
+
+    def _layout(self, seed: int, role: str, n: int) -> _Layout:
+        """Word line + header + corpus slice adding up to `n` tokens (when counts compose)."""
+        nl = self._nl
+        heads = self._headers[role]
+        header = _splitmix(seed ^ 0x5A17) % len(heads)
+        fixed = self.salt_words + nl + len(heads[header][1])
+        if n < fixed:
+            if n > nl:
+                return _Layout(seed, n - nl, True, -1, 0, 0, 0)
+            return _Layout(seed, n, False, -1, 0, 0, 0)
+        target = n - fixed
+        start, end, repeats, rest = self._slice(seed, target)
+        return _Layout(seed, self.salt_words + rest, True, header, start, end, repeats)
+
+    def _slice(self, seed: int, target: int) -> tuple[int, int, int, int]:
+        """Corpus slice of at most `target` tokens: (start, end, whole copies, tokens short)."""
+        c = self.corpus
+        repeats, target = divmod(target, c.tokens)
+        if target == 0:
+            return 0, 0, repeats, 0
+        clean_tok = self._clean_tok
+        lo = int(np.searchsorted(clean_tok, target, side="left"))
+        span = len(clean_tok) - lo
+        first = _splitmix(seed) % span
+        pick = lo + (first + np.arange(min(PLAN_CANDIDATES, span))) % span
+        end_tok = clean_tok[pick]
+        starts = np.searchsorted(c.tok_at, end_tok - target, side="left")
+        rest = target - (end_tok - c.tok_at[starts])
+        best = int(np.argmin(rest))
+        return int(starts[best]), int(c.clean[pick[best]]), repeats, int(rest[best])
+
+    def _word_indices(self, layout: _Layout) -> list[int]:
+        n = len(self._words)
+        x = layout.seed
+        out = []
+        for _ in range(layout.words):
+            x = _splitmix(x)
+            out.append(x % n)
+        return out
+
+    def _render(self, layout: _Layout, role: str) -> str:
+        parts = []
+        idx = self._word_indices(layout)
+        if idx:
+            parts.append(self._words[idx[0]])
+            parts.extend(self._space_words[i] for i in idx[1:])
+        if layout.newline:
+            parts.append("\n")
+        if layout.header >= 0:
+            parts.append(self._headers[role][layout.header][0])
+        if layout.end > layout.start:
+            parts.append(self.corpus.slice_text(layout.start, layout.end))
+        if layout.repeats:
+            parts.append(self.corpus.text * layout.repeats)
+        return "".join(parts)
+
+    def _render_ids(self, layout: _Layout, role: str) -> np.ndarray:
+        idx = self._word_indices(layout)
+        words = [self._word_ids[idx[0]]] if idx else []
+        words.extend(self._space_word_ids[i] for i in idx[1:])
+        parts = [np.asarray(words, dtype=np.int32)]
+        if layout.newline:
+            parts.append(self._nl_ids)
+        if layout.header >= 0:
+            parts.append(self._headers[role][layout.header][1])
+        if layout.end > layout.start:
+            parts.append(self.corpus.slice_ids(layout.start, layout.end))
+        parts.extend([self.corpus.ids] * layout.repeats)
+        return np.concatenate(parts)
+
+    def _verified(self, segment: Segment, instance: Hashable, layout: _Layout) -> _Layout:
+        """Encode the text and correct its word line until it has `segment.tokens` tokens."""
+        cache_key = (segment.key, None if segment.shared else instance, segment.tokens)
+        cached = self._layouts.get(cache_key)
+        if cached is not None:
+            self._layouts.move_to_end(cache_key)
+            return cached
+        role, n = segment.role, segment.tokens
+        best, best_err = layout, None
+        aim = n
+        for _ in range(VERIFY_ROUNDS):
+            got = self.tokenizer.count(self._render(layout, role))
+            err = n - got
+            if best_err is None or abs(err) < abs(best_err):
+                best, best_err = layout, err
+            if err == 0:
+                break
+            floor = self.salt_words if layout.header >= 0 else 1
+            if layout.words + err >= floor:
+                layout = replace(layout, words=layout.words + err)
+            else:
+                aim = max(0, aim + err)
+                layout = self._layout(layout.seed, role, aim)
+        self._layouts[cache_key] = best
+        if len(self._layouts) > CACHE_SIZE:
+            self._layouts.popitem(last=False)
+        return best
+
+    def _layout_for(self, segment: Segment, instance: Hashable) -> _Layout:
+        layout = self._layout(self._seed(segment, instance), segment.role, segment.tokens)
+        if self.verify and segment.tokens > 0:
+            layout = self._verified(segment, instance, layout)
+        return layout
+
+    # --- public ---------------------------------------------------------------------------------
+
+    def segment_text(self, segment: Segment, instance: Hashable = None) -> str:
+        """The text of a segment: its recorded text, else `segment.tokens` tokens of new text."""
+        if segment.messages is not None:
+            return _recorded_text(segment.messages)
+        if segment.tokens == 0:
+            return ""
+        return self._render(self._layout_for(segment, instance), segment.role)
+
+    def segment_ids(self, segment: Segment, instance: Hashable = None) -> np.ndarray:
+        """Token ids of a segment (int32): exactly `segment.tokens` of them when synthetic."""
+        if segment.messages is not None:
+            return self._recorded_ids(segment)
+        if segment.tokens == 0:
+            return np.zeros(0, dtype=np.int32)
+        layout = self._layout(self._seed(segment, instance), segment.role, segment.tokens)
+        return self._render_ids(layout, segment.role)
+
+    def messages(
+        self,
+        segments: Iterable[Segment],
+        instance: Hashable = None,
+        replies: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """OpenAI chat messages for a prompt.
+
+        System segments make a system message, user and tool segments user messages (merged
+        when adjacent), recorded segments their own messages verbatim, and each reply segment
+        `replies[key]` (the agent's actual assistant message) or, when absent, an assistant
+        message of made-up text of the segment's length.
+        """
+        replies = replies or {}
+        out: list[dict[str, Any]] = []
+        role: str | None = None
+        parts: list[str] = []
+
+        def flush() -> None:
+            nonlocal role, parts
+            if role is not None and parts:
+                out.append({"role": role, "content": "".join(parts)})
+            role, parts = None, []
+
+        for segment in segments:
+            if segment.messages is not None:
+                flush()
+                out.extend(dict(m) for m in segment.messages)
+                continue
+            reply = replies.get(segment.key)
+            if reply is not None:
+                flush()
+                out.append(dict(reply))
+                continue
+            text = self.segment_text(segment, instance)
+            if not text:
+                continue
+            chat_role = CHAT_ROLE[segment.role]
+            if chat_role != role or chat_role == "assistant":
+                flush()
+                role = chat_role
+            parts.append(text)
+        flush()
+        return out
+
+    def prompt_text(
+        self,
+        segments: Iterable[Segment],
+        instance: Hashable = None,
+        replies: Mapping[str, str] | None = None,
+    ) -> str:
+        """The whole prompt as one string (for `/v1/completions` with a text prompt)."""
+        replies = replies or {}
+        return "".join(
+            replies[s.key] if s.key in replies else self.segment_text(s, instance) for s in segments
+        )
+
+    def token_ids(
+        self,
+        segments: Iterable[Segment],
+        instance: Hashable = None,
+        replies_ids: Mapping[str, Sequence[int]] | None = None,
+    ) -> list[int]:
+        """The prompt as token ids (for `/v1/completions`): exact lengths for synthetic segments.
+
+        Reply segments take `replies_ids[key]` (the tokens the server generated) when given.
+        """
+        replies_ids = replies_ids or {}
+        parts = []
+        for segment in segments:
+            given = replies_ids.get(segment.key)
+            if given is not None:
+                parts.append(np.asarray(given, dtype=np.int32))
+            else:
+                parts.append(self.segment_ids(segment, instance))
+        if not parts:
+            return []
+        return np.concatenate(parts).tolist()
+
+    # --- recorded -------------------------------------------------------------------------------
+
+    def _recorded_ids(self, segment: Segment) -> np.ndarray:
+        ids = self._recorded.get(segment.key)
+        if ids is None:
+            text = _recorded_text(segment.messages or ())
+            ids = np.asarray(self.tokenizer.encode(text), dtype=np.int32)
+            self._recorded[segment.key] = ids
+            if len(self._recorded) > CACHE_SIZE:
+                self._recorded.popitem(last=False)
+        else:
+            self._recorded.move_to_end(segment.key)
+        return ids
+
+
+def _recorded_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    """Recorded messages as plain text: their contents, and tool calls as JSON."""
+    parts = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+        if message.get("tool_calls"):
+            parts.append(orjson.dumps(message["tool_calls"]).decode())
+    return "\n".join(parts)
