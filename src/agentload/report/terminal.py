@@ -7,6 +7,16 @@ from rich.table import Table
 
 from agentload.measure.metrics import WindowMetrics
 from agentload.measure.stats import Distribution
+from agentload.report.schema import Summary
+
+WIDE_COLUMNS = 160
+"""Width for tables when output is not a terminal (a log file or CI), so columns stay whole."""
+
+
+def wide_console() -> Console:
+    """A stdout console; when stdout is not a terminal, wide enough for the tables."""
+    console = Console()
+    return console if console.is_terminal else Console(width=WIDE_COLUMNS)
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -76,4 +86,103 @@ def _dist_rows(
 
 
 def print_window(metrics: WindowMetrics, *, title: str, console: Console | None = None) -> None:
-    (console or Console()).print(window_table(metrics, title=title))
+    (console or wide_console()).print(window_table(metrics, title=title))
+
+
+def tiers_table(summary: Summary) -> Table:
+    """The headline: per tier, the most agents that met it and what the deployment did there."""
+    gpus = summary.gpus
+    power = summary.power
+    watts_note = "assumed" if power.assumed else power.source
+    table = Table(
+        title=f"{summary.label}: max agents per SLO tier"
+        + ("" if summary.complete else " (INCOMPLETE)"),
+        title_justify="left",
+        header_style="bold",
+    )
+    for name in (
+        "tier",
+        "SLO",
+        "max agents",
+        "total tokens/s" + (" per GPU" if gpus else ""),
+        "cached / uncached / output",
+        "p25 output tokens/s",
+        "p95 TTFT s",
+        "cache hit",
+        f"agents per MW ({watts_note})",
+        f"tokens/s per MW ({watts_note})",
+    ):
+        table.add_column(name, justify="left" if name in ("tier", "SLO") else "right")
+    for tier in summary.tiers:
+        slo = (
+            f"p{tier.output_speed_percentile:g} >= {tier.output_speed_floor_tokens_per_s:g} "
+            f"tok/s, p{tier.ttft_percentile:g} TTFT <= {tier.ttft_ceiling_s:g} s"
+        )
+        if tier.max_agents is None:
+            table.add_row(tier.name, slo, "none", *["—"] * 7)
+            continue
+        total = tier.total_tokens_per_s
+        shown_total = total / gpus if (total is not None and gpus) else total
+        mix = "—"
+        if total:
+            mix = " / ".join(
+                f"{(v or 0.0) / total * 100:.1f}%"
+                for v in (
+                    tier.cached_input_tokens_per_s,
+                    tier.uncached_input_tokens_per_s,
+                    tier.output_tokens_per_s,
+                )
+            )
+        capped = "+" if tier.first_failing_agents is None else ""
+        table.add_row(
+            tier.name,
+            slo,
+            f"{tier.max_agents}{capped}",
+            _fmt(shown_total, 0),
+            mix,
+            _fmt(tier.p25_output_tokens_per_s),
+            _fmt(tier.p95_ttft_s, 3),
+            _pct(tier.cache_hit_rate),
+            _fmt(tier.agents_per_mw, 0),
+            _fmt(tier.total_tokens_per_s_per_mw, 0),
+        )
+    return table
+
+
+def probes_table(summary: Summary) -> Table:
+    """Every probe of a search, in the order measured."""
+    table = Table(title="probes", title_justify="left", header_style="bold")
+    for name in (
+        "#",
+        "agents",
+        "window s",
+        "total tokens/s",
+        "output tokens/s",
+        "p25 / p50 output tokens/s",
+        "p50 / p95 TTFT s",
+        "cache hit",
+        "errors",
+        "verdicts",
+    ):
+        table.add_column(name, justify="left" if name == "verdicts" else "right")
+    for p in summary.probes:
+        table.add_row(
+            str(p.index),
+            str(p.agents),
+            _fmt(p.window_s, 0),
+            _fmt(p.total_tokens_per_s, 0),
+            _fmt(p.output_tokens_per_s, 0),
+            f"{_fmt(p.p25_output_tokens_per_s)} / {_fmt(p.p50_output_tokens_per_s)}",
+            f"{_fmt(p.p50_ttft_s, 3)} / {_fmt(p.p95_ttft_s, 3)}",
+            _pct(p.cache_hit_rate),
+            _pct(p.error_rate),
+            " ".join(f"{k}:{v}" for k, v in p.verdicts.items()),
+        )
+    return table
+
+
+def print_tiers(summary: Summary, *, console: Console | None = None) -> None:
+    """Probes, then the headline per tier."""
+    console = console or wide_console()
+    console.print(probes_table(summary))
+    console.print(tiers_table(summary))

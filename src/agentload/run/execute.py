@@ -23,7 +23,7 @@ from agentload.files import make_results_dir
 from agentload.measure.metrics import WindowMetrics, window_metrics
 from agentload.measure.window import Window, steady_state_window
 from agentload.report.schema import Summary
-from agentload.report.terminal import print_window
+from agentload.report.terminal import print_window, wide_console
 from agentload.run.results_dir import (
     RECORDS_FILE,
     build_manifest,
@@ -182,7 +182,7 @@ def _finish(
     )
     write_summary(out, summary)
     title = "steady-state window" if steady else "whole run (no steady state)"
-    print_window(metrics, title=f"{request.label}: {title}", console=Console())
+    print_window(metrics, title=f"{request.label}: {title}", console=wide_console())
     for note in notes:
         console.print(f"[yellow]note:[/] {note}")
     console.print(f"results: {out}")

@@ -1,0 +1,163 @@
+"""`agentload search`: the most concurrent agents that meet each SLO tier."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from agentload.commands.run import DEFAULT_WORKLOAD, add_target_arguments, target_from
+from agentload.errors import AgentloadError
+from agentload.run import search as defaults
+from agentload.run.tiers import PRESETS, Tier, load_tiers, parse_tier, preset, unique_names
+from agentload.run.verdict import DEFAULT_CONFIDENCE, DEFAULT_MAX_ERROR_RATE, DEFAULT_MIN_SAMPLES
+
+_LABEL = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def add_search_arguments(parser: argparse.ArgumentParser) -> None:
+    """Tier and search-bound options, shared by search and demo."""
+    tiers = parser.add_argument_group("SLO tiers (default: the agentperf preset)")
+    tiers.add_argument("--tiers", choices=PRESETS, help="a preset ladder of tiers")
+    tiers.add_argument(
+        "--tier",
+        action="append",
+        default=[],
+        metavar="NAME:FLOOR[@pQ]:TTFT[@pQ]",
+        help="a custom tier, e.g. fast:100:2.0 (output p25 >= 100 tokens/s, p95 TTFT <= 2 s); "
+        "repeatable",
+    )
+    tiers.add_argument("--tiers-file", type=Path, help="tiers from a JSON file")
+    tiers.add_argument(
+        "--ttft-ceiling", type=float, metavar="S", help="TTFT ceiling for a preset's tiers, s"
+    )
+    bounds = parser.add_argument_group("search")
+    bounds.add_argument("--start-agents", type=int, default=1)
+    bounds.add_argument("--max-agents", type=int, default=defaults.DEFAULT_MAX_AGENTS)
+    bounds.add_argument(
+        "--settle",
+        type=float,
+        default=defaults.STEADY_STATE_SETTLE_S,
+        metavar="S",
+        help="each probe waits until every agent has been active this long (default: %(default)s)",
+    )
+    bounds.add_argument(
+        "--window",
+        type=float,
+        default=defaults.DEFAULT_WINDOW_S,
+        metavar="S",
+        help="shortest measurement window per probe (default: %(default)s)",
+    )
+    bounds.add_argument(
+        "--max-window",
+        type=float,
+        default=defaults.DEFAULT_MAX_WINDOW_S,
+        metavar="S",
+        help="a probe inside the noise is extended up to this (default: %(default)s)",
+    )
+    bounds.add_argument(
+        "--ramp", type=float, default=defaults.DEFAULT_RAMP_S, metavar="S",
+        help="new agents start over this many s",
+    )  # fmt: skip
+    bounds.add_argument("--min-samples", type=int, default=DEFAULT_MIN_SAMPLES)
+    bounds.add_argument(
+        "--precision",
+        type=float,
+        default=defaults.DEFAULT_PRECISION,
+        help="stop bisecting within max(1, precision x agents) (default: %(default)s)",
+    )
+    bounds.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE)
+    bounds.add_argument("--max-error-rate", type=float, default=DEFAULT_MAX_ERROR_RATE)
+
+
+def tiers_from(args: argparse.Namespace, default_preset: str = "agentperf") -> tuple[Tier, ...]:
+    """Tiers from --tiers/--tier/--tiers-file; the default preset when none is given."""
+    tiers: list[Tier] = []
+    if args.tiers:
+        tiers.extend(preset(args.tiers, ttft_ceiling_s=args.ttft_ceiling))
+    tiers.extend(parse_tier(spec) for spec in args.tier)
+    if args.tiers_file:
+        tiers.extend(load_tiers(args.tiers_file))
+    if not tiers:
+        tiers.extend(preset(default_preset, ttft_ceiling_s=args.ttft_ceiling))
+    return unique_names(tuple(tiers))
+
+
+def search_settings_from(
+    args: argparse.Namespace, default_preset: str = "agentperf"
+) -> defaults.SearchSettings:
+    try:
+        return defaults.SearchSettings(
+            tiers=tiers_from(args, default_preset),
+            start_agents=args.start_agents,
+            max_agents=args.max_agents,
+            settle_s=args.settle,
+            window_s=args.window,
+            max_window_s=args.max_window,
+            ramp_s=args.ramp,
+            min_samples=args.min_samples,
+            precision=args.precision,
+            confidence=args.confidence,
+            max_error_rate=args.max_error_rate,
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "search"
+        raise AgentloadError(f"{field}: {first['msg']}") from None
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "search",
+        help="find the most concurrent agents that meet each SLO tier",
+        description="Ramp a warm pool of agents, double until every tier fails, then bisect "
+        "each tier; every probe is judged over a steady-state window.",
+    )
+    parser.add_argument(
+        "--workload", default=DEFAULT_WORKLOAD, help="workload source (default: %(default)s)"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--salt", help="run salt (default: random, so runs never share a cache)")
+    parser.add_argument(
+        "--history",
+        choices=("server", "recorded"),
+        default="server",
+        help="assistant turns in the history: the server's reply or the recorded one",
+    )
+    parser.add_argument(
+        "--start-at-turn-zero",
+        action="store_true",
+        help="agents start at their session's first call (default: a random call, full prefix)",
+    )
+    parser.add_argument("--out", type=Path, help="results directory")
+    parser.add_argument("--label", default="search", help="a name for this search in reports")
+    parser.add_argument("--gpus", type=int, help="accelerators serving the model")
+    parser.add_argument("--skip-bad-lines", action="store_true")
+    add_search_arguments(parser)
+    add_target_arguments(parser)
+    parser.set_defaults(func=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from agentload.run.execute import default_out_dir
+    from agentload.run.execute_search import SearchRequest, execute_search
+
+    label = _LABEL.sub("-", args.label).strip("-") or "search"
+    request = SearchRequest(
+        workload=args.workload,
+        search=search_settings_from(args),
+        target=target_from(args),
+        out=args.out or default_out_dir(label),
+        label=label,
+        api=args.api,
+        seed=args.seed,
+        run_salt=args.salt,
+        start_mid_session=not args.start_at_turn_zero,
+        reply_history=args.history,
+        gpus=args.gpus,
+        skip_bad_lines=args.skip_bad_lines,
+    )
+    execute_search(request)
+    return 0
