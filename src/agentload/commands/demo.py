@@ -1,4 +1,4 @@
-"""`agentload demo`: the benchmark against the embedded local engine, ending with a report."""
+"""`agentload demo`: the search against the embedded local engine, ending with a report."""
 
 from __future__ import annotations
 
@@ -6,39 +6,43 @@ import argparse
 from pathlib import Path
 
 from agentload.run import presets
-from agentload.run.settings import RunSettings
+from agentload.run.search import SearchSettings
+from agentload.run.tiers import preset
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "demo",
-        help="a short benchmark on the embedded llama.cpp engine, ending with a report",
-        description="Starts llama.cpp with the generated model, runs the CPU-scaled agentic "
-        "workload and prints the steady-state report.",
+        help="a short search on the embedded llama.cpp engine, ending with a report",
+        description="Starts llama.cpp with the generated model, searches for the most agents "
+        "meeting each CPU-scaled SLO tier on the CPU-scaled agentic workload, and reports.",
     )
-    parser.add_argument("--agents", type=int, default=presets.DEMO_AGENTS)
-    parser.add_argument("--duration", type=float, default=presets.DEMO_DURATION_S, metavar="S")
+    parser.add_argument("--max-agents", type=int, default=presets.DEMO_MAX_AGENTS)
     parser.add_argument("--out", type=Path, help="results directory (default: results/<time>-demo)")
     parser.set_defaults(func=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    from agentload.run.execute import RunRequest, default_out_dir, execute_run
+    from agentload.run.execute import default_out_dir
+    from agentload.run.execute_search import SearchRequest, execute_search
     from agentload.run.target import Target
 
-    settings = RunSettings(
-        agents=args.agents,
-        duration_s=args.duration,
-        ramp_s=min(presets.DEMO_RAMP_S, args.duration / 4),
+    search = SearchSettings(
+        tiers=preset(presets.DEMO_TIERS),
+        max_agents=args.max_agents,
         settle_s=presets.DEMO_SETTLE_S,
-        start_mid_session=True,
+        window_s=presets.DEMO_WINDOW_S,
+        max_window_s=presets.DEMO_MAX_WINDOW_S,
+        ramp_s=presets.DEMO_RAMP_S,
+        min_samples=presets.DEMO_MIN_SAMPLES,
+        precision=presets.DEMO_PRECISION,
     )
-    request = RunRequest(
+    request = SearchRequest(
         workload=presets.LOCAL_WORKLOAD,
-        settings=settings,
+        search=search,
         target=Target(engine_ctx_per_slot=presets.DEMO_CTX_PER_SLOT),
         out=args.out or default_out_dir("demo"),
         label="demo",
     )
-    execute_run(request)
+    execute_search(request)
     return 0

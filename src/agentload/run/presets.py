@@ -1,4 +1,4 @@
-"""Presets scaled to the embedded CPU engine, so the demo finishes in a couple of minutes.
+"""Presets scaled to the embedded CPU engine, so the demo finishes in a few minutes.
 
 The published agentic shape (27K-token mean prompts, 150-token median outputs) would take the
 small CPU model minutes per call; this keeps the shape (shared system prompt, prefix growth,
@@ -10,13 +10,17 @@ from __future__ import annotations
 LOCAL_WORKLOAD = (
     "synthetic:agentic-coding?sessions=64&system_tokens=1024&min_input=1500&mean_input=4000"
     "&max_input=16000&task_median=300&calls_median=12&tool_call_output_median=24"
-    "&burst_output_median=160&max_output=512&tool_time_median_s=0.5&max_tool_time_s=5"
+    "&burst_output_median=160&max_output=512&tool_time_median_s=0.3&max_tool_time_s=3"
 )
-"""The synthetic agentic-coding shape, scaled down for a ~1,500 tokens/s CPU model."""
+"""The synthetic agentic-coding shape, scaled down for a small CPU model."""
 
-DEMO_AGENTS = 6
-DEMO_DURATION_S = 75.0
-DEMO_RAMP_S = 10.0
-DEMO_SETTLE_S = 15.0
+DEMO_TIERS = "local-cpu"
+DEMO_MAX_AGENTS = 12
+DEMO_SETTLE_S = 5.0
+DEMO_WINDOW_S = 12.0
+DEMO_MAX_WINDOW_S = 24.0
+DEMO_RAMP_S = 2.0
+DEMO_MIN_SAMPLES = 30
+DEMO_PRECISION = 0.25
 DEMO_CTX_PER_SLOT = 20480
 """Room for the preset's largest prompt (16K) plus its longest reply."""
