@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import orjson
 
-from agentload.client.events import summarise
-from agentload.client.sse import DONE, SseEvent
+from agentload.client.events import StreamSummary
+from agentload.client.events import summarise as summarise_parsed
+from agentload.client.sse import DONE, SseEvent, SseParse
 
 
 def events(*chunks: object, done: bool = True) -> list[SseEvent]:
@@ -13,6 +14,11 @@ def events(*chunks: object, done: bool = True) -> list[SseEvent]:
     if done:
         out.append(SseEvent(float(len(out)), DONE))
     return out
+
+
+def summarise(events: list[SseEvent]) -> StreamSummary:
+    parsed = SseParse([e.t for e in events], [e.data for e in events], None, 0, None, False)
+    return summarise_parsed(parsed)
 
 
 def delta(**fields: object) -> dict[str, object]:

@@ -8,7 +8,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentload.client.sse import DONE, SseEvent, parse_sse
+from agentload.client.sse import DONE, SseEvent, _parse_general, _parse_simple, parse_sse
 
 
 def stream_of(*payloads: bytes, eol: bytes = b"\n") -> bytes:
@@ -124,7 +124,9 @@ def streams_and_splits(draw: st.DrawFn) -> tuple[bytes, list[tuple[bytes, int]],
             data += b"id: %d" % n + eol
         cut = draw(st.integers(min_value=0, max_value=len(payload)))
         if 0 < cut < len(payload):  # two data lines, joined by the parser with LF
-            data += b"data: " + payload[:cut] + eol + b"data:" + payload[cut:] + eol + eol
+            # `data:` without its optional space, unless the value itself starts with one.
+            second = b"data: " if payload[cut:].startswith(b" ") else b"data:"
+            data += b"data: " + payload[:cut] + eol + second + payload[cut:] + eol + eol
             expected.append((payload[:cut] + b"\n" + payload[cut:], len(data)))
         else:
             data += b"data: " + payload + eol + eol
@@ -141,6 +143,7 @@ def test_any_split_parses_to_the_same_events(
     data, expected, cuts = case
     reads = reads_split_at(data, cuts)
     parsed = parse_sse(reads)
+    assert parsed == _parse_general(reads, data)  # the fast path agrees with the rules
     assert [e.data for e in parsed.events] == [payload for payload, _ in expected]
     assert parsed.bad_lines == 0
     assert not parsed.unterminated
@@ -153,3 +156,19 @@ def test_any_split_parses_to_the_same_events(
     for event, (_, end) in zip(parsed.events, expected, strict=True):
         holder = next(k for k, read_end in enumerate(read_ends) if read_end >= end)
         assert event.t == reads[holder][0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(_TEXT, min_size=1, max_size=8),
+    st.lists(st.integers(min_value=1, max_value=10_000), max_size=20),
+)
+def test_fast_path_matches_the_general_rules(texts: list[str], raw_cuts: list[int]) -> None:
+    """The usual shape (one `data:` line per event, LF) takes the fast path, same result."""
+    payloads = [orjson.dumps({"choices": [{"delta": {"content": t}}]}) for t in texts]
+    data = stream_of(*payloads, DONE)
+    reads = reads_split_at(data, [c % (len(data) - 1) + 1 for c in raw_cuts])
+    fast = _parse_simple(reads, [chunk for _, chunk in reads], data)
+    assert fast is not None
+    assert fast == _parse_general(reads, data)
+    assert fast.data == [*payloads, DONE]

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from agentload.client.sse import DONE, SseEvent
+from agentload.client.sse import DONE, SseParse
 
 _EXCERPT_CHARS = 200
 
@@ -88,48 +88,62 @@ class StreamSummary:
         return _count(details, "reasoning_tokens")
 
 
-def summarise(events: list[SseEvent]) -> StreamSummary:
+def summarise(parsed: SseParse) -> StreamSummary:
     """Read every event of one response; never raises on bad content, records it instead."""
     summary = StreamSummary()
+    data = parsed.data
+    try:
+        end = data.index(DONE)
+        summary.done = True
+    except ValueError:
+        end = len(data)
+    loads = orjson.loads
+    try:
+        chunks: list[Any] = [loads(payload) for payload in data[:end]]
+    except orjson.JSONDecodeError:
+        chunks = [_loads_or_note(payload, summary) for payload in data[:end]]
+    times = parsed.times
+    output_times = summary.output_times
     content: list[str] = []
     reasoning: list[str] = []
     tools: dict[int, dict[str, Any]] = {}
-    output_times = summary.output_times
-    for event in events:
-        data = event.data
-        if data == DONE:
-            summary.done = True
+    for index, chunk in enumerate(chunks):
+        if type(chunk) is not dict:
+            if chunk is not _BAD and summary.malformed is None:
+                summary.malformed = f"a data line is not a JSON object: {_excerpt(data[index])}"
             continue
-        if summary.done:
-            continue
-        try:
-            chunk = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            if summary.malformed is None:
-                summary.malformed = f"bad JSON in a data line ({exc}): {_excerpt(data)}"
-            continue
-        if not isinstance(chunk, dict):
-            if summary.malformed is None:
-                summary.malformed = f"a data line is not a JSON object: {_excerpt(data)}"
-            continue
-        if "error" in chunk or chunk.get("object") == "error":
-            if summary.error_event is None:
-                summary.error_event = _excerpt(orjson.dumps(chunk.get("error", chunk)))
-            continue
-        if _read_choices(chunk.get("choices"), content, reasoning, tools, summary):
-            output_times.append(event.t)
+        choices = chunk.get("choices")
+        if choices and _read_choices(choices, content, reasoning, tools, summary):
+            output_times.append(times[index])
         usage = chunk.get("usage")
-        if isinstance(usage, dict):
+        if usage is not None and type(usage) is dict:
             summary.usage = usage
         timings = chunk.get("timings")
-        if isinstance(timings, dict):
+        if timings is not None and type(timings) is dict:
             summary.timings = timings
+        if (chunk.get("error") is not None or chunk.get("object") == "error") and (
+            summary.error_event is None
+        ):
+            summary.error_event = _excerpt(orjson.dumps(chunk.get("error") or chunk))
     summary.reply = Reply(
         content="".join(content),
         reasoning="".join(reasoning) if reasoning else None,
         tool_calls=tuple(tools[i] for i in sorted(tools)) if tools else None,
     )
     return summary
+
+
+_BAD = object()
+"""Stands for a data line that is not JSON (already noted)."""
+
+
+def _loads_or_note(payload: bytes, summary: StreamSummary) -> Any:
+    try:
+        return orjson.loads(payload)
+    except orjson.JSONDecodeError as exc:
+        if summary.malformed is None:
+            summary.malformed = f"bad JSON in a data line ({exc}): {_excerpt(payload)}"
+        return _BAD
 
 
 def _read_choices(
@@ -140,34 +154,36 @@ def _read_choices(
     summary: StreamSummary,
 ) -> bool:
     """Collect the output of one chunk's choices; True when it carried any."""
-    if not isinstance(choices, list):
+    if type(choices) is not list:
         return False
     carried = False
     for choice in choices:
-        if not isinstance(choice, dict):
+        if type(choice) is not dict:
             continue
         finish = choice.get("finish_reason")
-        if isinstance(finish, str):
+        if finish is not None and isinstance(finish, str):
             summary.finish_reason = finish
         delta = choice.get("delta")
-        if isinstance(delta, dict):
-            text = delta.get("content")
-            if isinstance(text, str) and text:
-                content.append(text)
-                carried = True
-            thought = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(thought, str) and thought:
-                reasoning.append(thought)
-                carried = True
-            calls = delta.get("tool_calls")
-            if isinstance(calls, list) and calls:
-                _merge_tool_calls(calls, tools)
-                carried = True
-        else:
+        if delta is None:
             text = choice.get("text")
-            if isinstance(text, str) and text:
+            if text and isinstance(text, str):
                 content.append(text)
                 carried = True
+            continue
+        if type(delta) is not dict:
+            continue
+        text = delta.get("content")
+        if text and isinstance(text, str):
+            content.append(text)
+            carried = True
+        thought = delta.get("reasoning_content") or delta.get("reasoning")
+        if thought and isinstance(thought, str):
+            reasoning.append(thought)
+            carried = True
+        calls = delta.get("tool_calls")
+        if calls and isinstance(calls, list):
+            _merge_tool_calls(calls, tools)
+            carried = True
     return carried
 
 
