@@ -1,0 +1,100 @@
+"""A search on the real llama.cpp server converges, and each tier's answer is as measured:
+max agents passed, the next count up failed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from agentload.client.records_io import load_records
+from agentload.engines.llamacpp import LocalEngine
+from agentload.files import read_json
+from agentload.report.schema import ProbeFigures, Summary
+from agentload.run.execute_search import SearchRequest, execute_search
+from agentload.run.search import SearchSettings
+from agentload.run.target import Target
+from agentload.run.tiers import Tier
+
+WORKLOAD = (
+    "synthetic:agentic-coding?sessions=16&system_tokens=256&min_input=400&mean_input=1200"
+    "&max_input=4000&task_median=100&calls_median=10&tool_call_output_median=16"
+    "&burst_output_median=48&max_output=96&tool_time_median_s=0.05&max_tool_time_s=0.3"
+)
+MAX_AGENTS = 8
+"""Twice the test server's slots, so the top probes queue and a TTFT ceiling fails."""
+PRECISION = 0.25
+TIERS = (
+    Tier(name="loose", output_speed_floor_tokens_per_s=0.001, ttft_ceiling_s=600.0),
+    Tier(name="snappy", output_speed_floor_tokens_per_s=0.001, ttft_ceiling_s=0.25),
+    Tier(name="impossible", output_speed_floor_tokens_per_s=1e9, ttft_ceiling_s=600.0),
+)
+
+
+@pytest.fixture(scope="module")
+def searched(llama_server: LocalEngine, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("search") / "results"
+    settings = SearchSettings(
+        tiers=TIERS,
+        max_agents=MAX_AGENTS,
+        settle_s=2.0,
+        window_s=6.0,
+        max_window_s=9.0,
+        ramp_s=0.5,
+        min_samples=10,
+        precision=PRECISION,
+    )
+    request = SearchRequest(
+        workload=WORKLOAD,
+        search=settings,
+        target=Target(
+            url=llama_server.url,
+            model=llama_server.model,
+            tokenizer=str(llama_server.tokenizer_path),
+            metrics_url=f"{llama_server.url}/metrics",
+        ),
+        out=out,
+        label="search-test",
+        gpus=1,
+    )
+    execute_search(request, console=Console(quiet=True))
+    return out
+
+
+def _probes(out: Path) -> dict[int, ProbeFigures]:
+    summary = Summary.model_validate(read_json(out / "summary.json"))
+    return {p.agents: p for p in summary.probes}
+
+
+def test_the_search_converges_and_writes_every_probe(searched: Path) -> None:
+    summary = Summary.model_validate(read_json(searched / "summary.json"))
+    assert summary.complete and summary.kind == "search"
+    lines = (searched / "probes.jsonl").read_bytes().splitlines()
+    assert len(lines) == len(summary.probes) >= 4
+    assert [p.agents for p in summary.probes][:4] == [1, 2, 4, 8]
+    assert load_records(searched / "records.jsonl").records
+
+
+def test_each_tier_passes_at_its_max_and_fails_one_step_up(searched: Path) -> None:
+    summary = Summary.model_validate(read_json(searched / "summary.json"))
+    probes = _probes(searched)
+    for tier in summary.tiers:
+        if tier.max_agents is not None:
+            assert probes[tier.max_agents].verdicts[tier.name] == "pass", tier.name
+            assert tier.total_tokens_per_s == probes[tier.max_agents].total_tokens_per_s
+        if tier.first_failing_agents is not None:
+            assert probes[tier.first_failing_agents].verdicts[tier.name] == "fail", tier.name
+            passing = tier.max_agents or 0
+            assert tier.first_failing_agents > passing
+            assert tier.first_failing_agents - passing <= max(1, int(PRECISION * passing))
+            # Nothing measured between the two: the bracket is as tight as measured.
+            assert not [n for n in probes if passing < n < tier.first_failing_agents]
+
+
+def test_tiers_at_the_extremes(searched: Path) -> None:
+    tiers = {t.name: t for t in Summary.model_validate(read_json(searched / "summary.json")).tiers}
+    assert tiers["loose"].max_agents == MAX_AGENTS and tiers["loose"].first_failing_agents is None
+    assert tiers["impossible"].max_agents is None and tiers["impossible"].first_failing_agents == 1
+    per_gpu = tiers["loose"].total_tokens_per_s_per_gpu
+    assert per_gpu == pytest.approx(tiers["loose"].total_tokens_per_s)
