@@ -37,7 +37,7 @@ import numpy as np
 
 from agentload.workload.tokenizers import Tokenizer, encode_batch
 
-CORPUS_FORMAT = 1
+CORPUS_FORMAT = 2
 """Bump when the corpus layout changes, so cached corpora are rebuilt."""
 
 DEFAULT_CORPUS_CHARS = 2_000_000
@@ -358,11 +358,14 @@ def _self_check(tokenizer: Tokenizer, corpus: Corpus) -> tuple[int, bool]:
         line_ids = [int(corpus.word_ids[picks[0]])]
         line_ids += [int(corpus.space_word_ids[p]) for p in picks[1:]]
         line_ids += list(corpus.newline_ids)
-        end = int(corpus.clean[rng.integers(1, len(corpus.clean))])
-        span = int(rng.integers(1, 200 if i % 2 else 4000))
-        start = max(0, end - span)
-        texts.append(line + corpus.slice_text(start, end))
-        expected.append(line_ids + corpus.slice_ids(start, end).tolist())
+        text, ids = line, line_ids
+        for _ in range(1 + i % 3):  # one to three slices back to back, as bodies are made
+            end = int(corpus.clean[rng.integers(1, len(corpus.clean))])
+            start = max(0, end - int(rng.integers(1, 200 if i % 2 else 4000)))
+            text += corpus.slice_text(start, end)
+            ids = ids + corpus.slice_ids(start, end).tolist()
+        texts.append(text)
+        expected.append(ids)
     got = encode_batch(tokenizer, texts)
     worst = max(abs(len(g) - len(e)) for g, e in zip(got, expected, strict=True))
     return worst, got == expected

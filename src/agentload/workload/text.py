@@ -41,6 +41,12 @@ SALT_BITS = 48
 PLAN_CANDIDATES = 64
 """Corpus slice end points tried per segment, to find a slice that fits the target closely."""
 
+MAX_SLICES = 4
+"""Most corpus slices in one segment's text."""
+
+WORD_FILL = 8
+"""Tokens short of the target left to the word line rather than to one more slice."""
+
 VERIFY_ROUNDS = 4
 """Encode-and-correct rounds per segment when the tokenizer's counts do not compose."""
 
@@ -102,9 +108,10 @@ class _Layout:
     words: int
     newline: bool
     header: int
-    start: int
-    end: int
+    slices: tuple[tuple[int, int], ...]
+    """Corpus slices (start, end boundary) in order."""
     repeats: int
+    """Whole copies of the corpus after the slices (only for segments longer than it)."""
 
 
 def _splitmix(x: int) -> int:
@@ -166,18 +173,32 @@ class TextMaker:
         fixed = self.salt_words + nl + len(heads[header][1])
         if n < fixed:
             if n > nl:
-                return _Layout(seed, n - nl, True, -1, 0, 0, 0)
-            return _Layout(seed, n, False, -1, 0, 0, 0)
-        target = n - fixed
-        start, end, repeats, rest = self._slice(seed, target)
-        return _Layout(seed, self.salt_words + rest, True, header, start, end, repeats)
+                return _Layout(seed, n - nl, True, -1, (), 0)
+            return _Layout(seed, n, False, -1, (), 0)
+        slices, repeats, rest = self._body(seed, n - fixed)
+        return _Layout(seed, self.salt_words + rest, True, header, slices, repeats)
+
+    def _body(self, seed: int, target: int) -> tuple[tuple[tuple[int, int], ...], int, int]:
+        """Corpus slices of `target` tokens, less a few: (slices, whole copies, tokens short).
+
+        A second (third, ...) slice fills what the first could not reach, so the word line
+        that makes up the rest stays short even when the tokenizer left few cut points.
+        """
+        repeats, rest = divmod(target, self.corpus.tokens)
+        slices = []
+        for i in range(MAX_SLICES):
+            if rest == 0 or (i and rest <= WORD_FILL):
+                break
+            start, end, short = self._slice(_splitmix(seed + i), rest)
+            if end == start:
+                break
+            slices.append((start, end))
+            rest = short
+        return tuple(slices), repeats, rest
 
     def _slice(self, seed: int, target: int) -> tuple[int, int, int, int]:
-        """Corpus slice of at most `target` tokens: (start, end, whole copies, tokens short)."""
+        """One corpus slice of at most `target` (< corpus) tokens: (start, end, tokens short)."""
         c = self.corpus
-        repeats, target = divmod(target, c.tokens)
-        if target == 0:
-            return 0, 0, repeats, 0
         clean_tok = self._clean_tok
         lo = int(np.searchsorted(clean_tok, target, side="left"))
         span = len(clean_tok) - lo
@@ -187,7 +208,7 @@ class TextMaker:
         starts = np.searchsorted(c.tok_at, end_tok - target, side="left")
         rest = target - (end_tok - c.tok_at[starts])
         best = int(np.argmin(rest))
-        return int(starts[best]), int(c.clean[pick[best]]), repeats, int(rest[best])
+        return int(starts[best]), int(c.clean[pick[best]]), int(rest[best])
 
     def _word_indices(self, layout: _Layout) -> list[int]:
         n = len(self._words)
@@ -208,8 +229,7 @@ class TextMaker:
             parts.append("\n")
         if layout.header >= 0:
             parts.append(self._headers[role][layout.header][0])
-        if layout.end > layout.start:
-            parts.append(self.corpus.slice_text(layout.start, layout.end))
+        parts.extend(self.corpus.slice_text(a, b) for a, b in layout.slices)
         if layout.repeats:
             parts.append(self.corpus.text * layout.repeats)
         return "".join(parts)
@@ -223,8 +243,7 @@ class TextMaker:
             parts.append(self._nl_ids)
         if layout.header >= 0:
             parts.append(self._headers[role][layout.header][1])
-        if layout.end > layout.start:
-            parts.append(self.corpus.slice_ids(layout.start, layout.end))
+        parts.extend(self.corpus.slice_ids(a, b) for a, b in layout.slices)
         parts.extend([self.corpus.ids] * layout.repeats)
         return np.concatenate(parts)
 
