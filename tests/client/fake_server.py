@@ -36,7 +36,7 @@ DEFAULTS: dict[str, Any] = {
     "close_after_ms": None,
 }
 """`mode`: ok | status | reset | stall | bad_json | no_usage | no_done | no_data_prefix |
-error_event | split | crlf | comments | reasoning | tool | truncated.
+error_event | split | crlf | comments | reasoning | tool | truncated | cut_clean.
 `tokens`: how many to send; by default `max_tokens` when `ignore_eos` is set, else a
 "natural" stop at `NATURAL_STOP` (so a probe can tell). `after`: tokens sent before a fault.
 `split_bytes`: piece size in `split` mode. `echo_auth`: quote the Authorization header in a
@@ -202,6 +202,9 @@ async def stream(
             if mode == "bad_json":
                 writes.append(await out.event(b'{"choices": [{"delta": {"content": "x"'))
                 continue
+            if mode == "cut_clean":  # a well-formed HTTP body that just stops
+                await out.end()
+                return True
             if mode == "truncated":
                 writer.write(b"%x\r\n" % 4096 + b"data: {")
                 await writer.drain()

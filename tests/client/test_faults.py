@@ -125,6 +125,7 @@ async def test_total_timeout(fake_server: FakeServer) -> None:
         ("no_data_prefix", errors.MALFORMED),
         ("error_event", errors.STREAM_ERROR),
         ("no_usage", errors.MISSING_USAGE),
+        ("cut_clean", errors.INCOMPLETE),
     ],
 )
 async def test_bad_stream_content(fake_server: FakeServer, mode: str, kind: str) -> None:

@@ -8,6 +8,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentload.client.events import summarise
 from agentload.client.sse import DONE, SseEvent, _parse_general, _parse_simple, parse_sse
 
 
@@ -172,3 +173,14 @@ def test_fast_path_matches_the_general_rules(texts: list[str], raw_cuts: list[in
     assert fast is not None
     assert fast == _parse_general(reads, data)
     assert fast.data == [*payloads, DONE]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=64), max_size=12))
+def test_arbitrary_bytes_never_raise(chunks: list[bytes]) -> None:
+    """Garbage in any split gives events and bad-line counts, never an exception."""
+    reads = [(float(k), chunk) for k, chunk in enumerate(chunks) if chunk]
+    parsed = parse_sse(reads)
+    summary = summarise(parsed)
+    assert len(parsed.times) == len(parsed.data)
+    assert summary.output_times == sorted(summary.output_times)
