@@ -1,0 +1,356 @@
+"""Accelerator power over a window: samples, exact integration, and per-MW figures (pure).
+
+The rules (also in docs/power.md):
+
+- A `PowerSample` is one reading of every selected accelerator at one instant: watts per device
+  and their total, and, when the devices have one, their cumulative energy counter (joules,
+  summed over devices).
+- Energy over a window comes from the energy counter when every sample around the window has
+  one: E(end) - E(start), each edge linearly interpolated between the two samples around it.
+  A counter is exact between any two readings, so gaps inside the window lose nothing; only the
+  two edge intervals must be short. Otherwise the power samples are joined by straight lines
+  (linear interpolation at the edges) and integrated exactly (trapezoids); then every interval
+  that overlaps the window must be short.
+- "Short" means at most `max_gap_s`. Coverage is the share of the window inside short
+  intervals between samples. Samples that do not reach both edges, or a long gap where it
+  matters, make the figure invalid: `valid` is False, `reason` says why, and `mean_watts` and
+  `energy_j` are None so no per-MW figure is ever computed from it.
+- A declared constant (`--gpu-watts`) is valid by declaration and marked `assumed`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from agentload.errors import InputError
+from agentload.report.schema import PowerFigures
+
+WATTS_PER_MW = 1e6
+JOULES_PER_MILLIJOULE = 1e-3
+WATTS_PER_MILLIWATT = 1e-3
+
+SOURCE_NONE = "none"
+SOURCE_ASSUMED = "assumed"
+
+MAX_GAP_INTERVALS = 3.0
+"""Default allowed gap between samples, in sampling intervals."""
+MIN_MAX_GAP_S = 1.0
+"""The allowed gap is never below this, s: a reading is an average over about a second anyway
+(NVML's power on recent GPUs, DCGM's fields), and the client's own load can delay a sample."""
+
+FILE_MODE = 0o600
+_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+
+
+class WindowLike(Protocol):
+    """Anything with `start` and `end` epoch seconds (e.g. `agentload.measure.window.Window`)."""
+
+    @property
+    def start(self) -> float: ...
+
+    @property
+    def end(self) -> float: ...
+
+
+class PowerSample(BaseModel):
+    """One reading of the selected accelerators at one instant."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    t: float
+    """Epoch seconds (the middle of the reading)."""
+    watts: float = Field(ge=0)
+    """Total power of the devices, W."""
+    device_watts: tuple[float, ...]
+    """Power of each device, W, in the order of `devices`."""
+    devices: tuple[str, ...]
+    """Device ids (GPU index, or the label set a Prometheus series had)."""
+    energy_j: float | None = None
+    """Cumulative energy counter summed over the devices, J; None without a counter."""
+
+    @model_validator(mode="after")
+    def _check(self) -> PowerSample:
+        if not math.isfinite(self.t):
+            raise ValueError(f"sample time must be finite, got {self.t}")
+        if len(self.device_watts) != len(self.devices):
+            raise ValueError(
+                f"{len(self.device_watts)} device readings for {len(self.devices)} devices"
+            )
+        if not math.isfinite(self.watts):
+            raise ValueError(f"watts must be finite, got {self.watts}")
+        if self.energy_j is not None and not math.isfinite(self.energy_j):
+            raise ValueError(f"energy_j must be finite, got {self.energy_j}")
+        return self
+
+    @classmethod
+    def of(
+        cls,
+        t: float,
+        device_watts: Sequence[float],
+        devices: Sequence[str],
+        energy_j: float | None = None,
+    ) -> PowerSample:
+        """A sample whose total is the sum of the device readings."""
+        return cls(
+            t=t,
+            watts=math.fsum(device_watts),
+            device_watts=tuple(device_watts),
+            devices=tuple(devices),
+            energy_j=energy_j,
+        )
+
+
+def default_max_gap_s(interval_s: float) -> float:
+    """The allowed gap between samples for a sampling interval, s."""
+    return max(MAX_GAP_INTERVALS * interval_s, MIN_MAX_GAP_S)
+
+
+# --- integration ------------------------------------------------------------------------------
+
+
+def integrate(
+    samples: Sequence[PowerSample], window: WindowLike, *, source: str, max_gap_s: float
+) -> PowerFigures:
+    """Energy and mean power over exactly the window, with coverage and validity (module rules)."""
+    if not max_gap_s > 0:
+        raise ValueError(f"max_gap_s must be > 0, got {max_gap_s}")
+    a, b = float(window.start), float(window.end)
+    duration = b - a
+    if not duration > 0:
+        return _invalid(source, None, f"the window has no duration: [{a}, {b})")
+    ordered = _distinct_times(samples)
+    if not ordered:
+        return _invalid(source, 0.0, "no power samples")
+    t = np.array([s.t for s in ordered], dtype=float)
+    coverage = _coverage(t, a, b, max_gap_s)
+    if t[0] > a:
+        return _invalid(source, coverage, f"power samples start {t[0] - a:.3g} s after the window")
+    if t[-1] < b:
+        return _invalid(source, coverage, f"power samples end {b - t[-1]:.3g} s before the window")
+
+    # Samples from the last one at or before `a` to the first one at or after `b`.
+    lo = int(np.searchsorted(t, a, side="right")) - 1
+    hi = int(np.searchsorted(t, b, side="left"))
+    span = ordered[lo : hi + 1]
+    ts = t[lo : hi + 1]
+    energies = [s.energy_j for s in span]
+    if all(e is not None for e in energies):
+        counter = np.array(energies, dtype=float)
+        if np.all(np.diff(counter) >= 0):
+            problem = _edge_gap(ts, a, b, max_gap_s)
+            if problem:
+                return _invalid(source, coverage, problem)
+            energy = float(np.interp(b, ts, counter) - np.interp(a, ts, counter))
+            return _valid(source, energy, duration, coverage)
+    # Power samples joined by straight lines.
+    gaps = np.diff(ts)
+    if gaps.size and float(gaps.max()) > max_gap_s:
+        k = int(np.argmax(gaps))
+        return _invalid(
+            source,
+            coverage,
+            f"a gap of {gaps[k]:.3g} s in power samples at t={ts[k]:.3f} "
+            f"(allowed {max_gap_s:.3g} s)",
+        )
+    watts = np.array([s.watts for s in span], dtype=float)
+    knots = np.concatenate(([a], ts[(ts > a) & (ts < b)], [b]))
+    values = np.interp(knots, ts, watts)
+    energy = float(np.sum((values[1:] + values[:-1]) * np.diff(knots)) / 2.0)
+    return _valid(source, energy, duration, coverage)
+
+
+def _distinct_times(samples: Sequence[PowerSample]) -> list[PowerSample]:
+    """Samples in time order; of several at the same instant, the last one given."""
+    by_time = {s.t: s for s in samples}
+    return [by_time[t] for t in sorted(by_time)]
+
+
+def _edge_gap(ts: np.ndarray, a: float, b: float, max_gap_s: float) -> str | None:
+    """Why the counter's edge interpolation is not trusted, or None."""
+    for edge, name in ((a, "start"), (b, "end")):
+        i = int(np.searchsorted(ts, edge, side="right")) - 1
+        if ts[i] == edge:
+            continue
+        gap = float(ts[i + 1] - ts[i])
+        if gap > max_gap_s:
+            return (
+                f"energy-counter samples around the window {name} are {gap:.3g} s apart "
+                f"(allowed {max_gap_s:.3g} s)"
+            )
+    return None
+
+
+def _coverage(t: np.ndarray, a: float, b: float, max_gap_s: float) -> float:
+    """Share of [a, b] inside intervals between consecutive samples no longer than max_gap_s."""
+    if t.size < 2:
+        return 0.0
+    starts, ends = t[:-1], t[1:]
+    short = (ends - starts) <= max_gap_s
+    inside = np.minimum(ends, b) - np.maximum(starts, a)
+    covered = float(np.sum(np.maximum(inside, 0.0)[short]))
+    return min(1.0, covered / (b - a))
+
+
+def _valid(source: str, energy_j: float, duration_s: float, coverage: float) -> PowerFigures:
+    return PowerFigures(
+        source=source,
+        assumed=False,
+        mean_watts=energy_j / duration_s,
+        energy_j=energy_j,
+        coverage=coverage,
+        valid=True,
+    )
+
+
+def _invalid(source: str, coverage: float | None, reason: str) -> PowerFigures:
+    return PowerFigures(source=source, coverage=coverage, valid=False, reason=reason)
+
+
+def assumed_figures(total_watts: float, window: WindowLike) -> PowerFigures:
+    """Figures for a declared constant power (all devices together, W): valid and assumed."""
+    if not (math.isfinite(total_watts) and total_watts > 0):
+        raise ValueError(f"declared power must be > 0 W, got {total_watts}")
+    duration = float(window.end) - float(window.start)
+    return PowerFigures(
+        source=SOURCE_ASSUMED,
+        assumed=True,
+        mean_watts=total_watts,
+        energy_j=total_watts * duration if duration > 0 else None,
+        coverage=1.0,
+        valid=True,
+    )
+
+
+def no_power(reason: str = "no power source was configured") -> PowerFigures:
+    """Figures for a run without a power source."""
+    return PowerFigures(source=SOURCE_NONE, valid=False, reason=reason)
+
+
+# --- derived figures --------------------------------------------------------------------------
+
+
+class TokenRates(Protocol):
+    """Tokens/s by kind (e.g. `agentload.measure.metrics.TokenCounts` from `tokens_per_s`)."""
+
+    @property
+    def cached_input(self) -> float: ...
+
+    @property
+    def uncached_input(self) -> float: ...
+
+    @property
+    def output(self) -> float: ...
+
+    @property
+    def total(self) -> float: ...
+
+
+class EnergyFigures(BaseModel):
+    """Throughput per MW and energy per token at one operating point.
+
+    Field names match `agentload.report.schema.TierResult`, so `model_dump()` can be passed on.
+    All None when the power figure is missing or invalid.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    mean_watts: float | None = None
+    """Mean accelerator power of the whole deployment, W."""
+    total_tokens_per_s_per_mw: float | None = None
+    output_tokens_per_s_per_mw: float | None = None
+    cached_input_tokens_per_s_per_mw: float | None = None
+    uncached_input_tokens_per_s_per_mw: float | None = None
+    agents_per_mw: float | None = None
+    joules_per_output_token: float | None = None
+    """J per output token (watts / output tokens/s); None without output."""
+    joules_per_token: float | None = None
+    """J per token of input and output together."""
+
+
+def per_mw(rate: float, watts: float) -> float:
+    """A rate (per s, or a count) per MW of power."""
+    if not watts > 0:
+        raise ValueError(f"watts must be > 0, got {watts}")
+    return rate / watts * WATTS_PER_MW
+
+
+def joules_per_token(watts: float, tokens_per_s: float) -> float | None:
+    """J per token at a power and token rate; None when no tokens flowed."""
+    return watts / tokens_per_s if tokens_per_s > 0 else None
+
+
+def energy_figures(
+    tokens_per_s: TokenRates, power: PowerFigures, *, agents: float | None = None
+) -> EnergyFigures:
+    """Per-MW throughput, agents per MW and J per token for tokens/s measured under `power`."""
+    watts = power.mean_watts
+    if not power.valid or watts is None or not watts > 0:
+        return EnergyFigures()
+    return EnergyFigures(
+        mean_watts=watts,
+        total_tokens_per_s_per_mw=per_mw(tokens_per_s.total, watts),
+        output_tokens_per_s_per_mw=per_mw(tokens_per_s.output, watts),
+        cached_input_tokens_per_s_per_mw=per_mw(tokens_per_s.cached_input, watts),
+        uncached_input_tokens_per_s_per_mw=per_mw(tokens_per_s.uncached_input, watts),
+        agents_per_mw=per_mw(agents, watts) if agents is not None else None,
+        joules_per_output_token=joules_per_token(watts, tokens_per_s.output),
+        joules_per_token=joules_per_token(watts, tokens_per_s.total),
+    )
+
+
+# --- power.jsonl ------------------------------------------------------------------------------
+
+
+class JsonLinesAppender:
+    """Appends one JSON line per `write()` to an owner-only file (one system call a line)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self._fd: int | None = os.open(self.path, _APPEND_FLAGS, FILE_MODE)
+        except OSError as exc:
+            raise InputError(f"cannot open for appending: {exc.strerror}", path=self.path) from None
+
+    def write(self, obj: BaseModel) -> None:
+        """Append one model as one line."""
+        if self._fd is None:
+            raise ValueError(f"{self.path} is closed")
+        view = memoryview(orjson.dumps(obj.model_dump(mode="json")) + b"\n")
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def load_power_samples(path: str | Path) -> list[PowerSample]:
+    """Read `power.jsonl`; a bad line is an `InputError` naming it (a torn last line is skipped)."""
+    path = Path(path)
+    try:
+        lines = path.read_bytes().split(b"\n")
+    except OSError as exc:
+        raise InputError(f"cannot read power samples: {exc.strerror}", path=path) from None
+    samples = []
+    last = len(lines)
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            samples.append(PowerSample.model_validate_json(line))
+        except ValidationError as exc:
+            if number >= last - 1 and not line.endswith(b"}"):
+                break  # the process stopped while writing the last line
+            error = exc.errors()[0]
+            field = ".".join(str(p) for p in error["loc"]) or None
+            raise InputError(error["msg"], path=path, line=number, field=field) from None
+    return samples
