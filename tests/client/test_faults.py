@@ -58,7 +58,7 @@ async def test_a_healthy_stream_is_recorded_in_full(fake_server: FakeServer) -> 
     assert result.reply.content == "é日 " * TOKENS
 
 
-@pytest.mark.parametrize("status", [429, 500, 503])
+@pytest.mark.parametrize("status", [307, 429, 500, 503])
 async def test_http_error_status(fake_server: FakeServer, status: int) -> None:
     record = (await call(fake_server, f"status-{status}", mode="status", status=status)).record
     assert record.error == errors.HTTP_STATUS

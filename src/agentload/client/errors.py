@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Final
 
 HTTP_STATUS: Final = "http_status"
-"""The server answered with an HTTP status >= 400; `status` and a body excerpt are kept."""
+"""The server answered with an error status (>= 400, or a 3xx redirect, which is not
+followed); `status` and a body excerpt are kept."""
 CONNECT: Final = "connect_error"
 """No connection: refused, unreachable host, name not resolved, TLS handshake failed."""
 CONNECT_TIMEOUT: Final = "connect_timeout"

@@ -40,6 +40,9 @@ __all__ = ["CallMeta", "CallResult", "Endpoint", "Reply", "StreamingClient"]
 
 GAP_DECIMALS = 6
 """Gaps are stored rounded to microseconds."""
+FIRST_ERROR_STATUS = 300
+"""Redirects are not followed (traffic goes only to the configured URL, and the API key with
+it), so a 3xx is recorded like any other error status."""
 NUMPY_GAPS_FROM = 32
 """Below this many output events plain Python computes gaps faster than numpy."""
 ERROR_BODY_BYTES = 4096
@@ -229,11 +232,14 @@ class StreamingClient:
         detail: str | None = None
         try:
             async with session.post(
-                self._url, data=body, headers={"X-Request-Id": request_id}
+                self._url,
+                data=body,
+                headers={"X-Request-Id": request_id},
+                allow_redirects=False,
             ) as resp:
                 t_headers = now()
                 status = resp.status
-                if status >= 400:
+                if status >= FIRST_ERROR_STATUS:
                     error = errors.HTTP_STATUS
                     detail = f"HTTP {status}: {await _body_excerpt(resp)}"
                 else:
@@ -270,9 +276,9 @@ class StreamingClient:
         """
         pooled, fresh = self._require_sessions()
         try:
-            async with (pooled if self._reuse else fresh).get(url) as resp:
+            async with (pooled if self._reuse else fresh).get(url, allow_redirects=False) as resp:
                 raw = await resp.read()
-                if resp.status >= 400:
+                if resp.status >= FIRST_ERROR_STATUS:
                     excerpt = _clip(raw.decode("utf-8", errors="replace"))
                     raise ServerError(f"GET {url}: HTTP {resp.status}: {self.redact(excerpt)}")
         except aiohttp.ClientError as exc:
