@@ -11,6 +11,7 @@ and merge differently, stays within `VERIFY_PROMPT_TOLERANCE` (measured: 35 toke
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections import Counter
 from pathlib import Path
@@ -23,7 +24,7 @@ from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
 from agentload.engines.tokenizer import corpus_files
 from agentload.workload.corpus import Corpus
 from agentload.workload.model import Segment, Session, Turn
-from agentload.workload.text import TextMaker
+from agentload.workload.text import WORD_FILL, TextMaker
 from agentload.workload.tokenizers import FileTokenizer
 
 LENGTHS = (1, 2, 7, 100, 4096, 131_072)
@@ -136,6 +137,21 @@ def test_lengths_beyond_the_corpus_repeat_it(maker: TextMaker, tok: FileTokenize
     n = maker.corpus.tokens + 12_345
     text = maker.segment_text(Segment(key="huge", tokens=n, role="system", shared=True))
     assert tok.count(text) == n
+
+
+def test_few_cut_points_still_exact_with_short_padding(maker: TextMaker) -> None:
+    """A tokenizer that rejects every inner cut (as Gemma's does) leaves only clean cuts."""
+    c = maker.corpus
+    clean_only = dataclasses.replace(
+        c, tok_at=c.tok_at[c.clean], char_at=c.char_at[c.clean], clean=np.arange(len(c.clean))
+    )
+    sparse = TextMaker(maker.tokenizer, run_salt="run-A", corpus=clean_only)
+    padding = []
+    for i, n in enumerate((300, 4096, 30_000, 131_072) * 5):
+        segment = Segment(key=f"c/{i}", tokens=n, role="tool")
+        assert maker.tokenizer.count(sparse.segment_text(segment, i)) == n
+        padding.append(sparse._layout_for(segment, i).words - sparse.salt_words)
+    assert np.mean(padding) < WORD_FILL
 
 
 def test_second_tokenizer_kind(other: TextMaker) -> None:

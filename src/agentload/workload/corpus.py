@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentload.workload.tokenizers import Tokenizer, encode_batch
+from agentload.workload.tokenizers import ServerTokenizer, Tokenizer, encode_batch
 
 CORPUS_FORMAT = 2
 """Bump when the corpus layout changes, so cached corpora are rebuilt."""
@@ -192,7 +192,7 @@ class Corpus:
     ) -> Corpus:
         """Read, cut and tokenize the corpus (about a second for 2 MB with a local tokenizer)."""
         if max_chars is None:
-            remote = type(tokenizer).__name__ == "ServerTokenizer"
+            remote = isinstance(tokenizer, ServerTokenizer)
             max_chars = SERVER_CORPUS_CHARS if remote else DEFAULT_CORPUS_CHARS
         text, files, bounds, is_clean = _source_text(max_chars, stdlib)
         pieces = [text[a:b] for a, b in itertools.pairwise(bounds)]

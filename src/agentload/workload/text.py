@@ -7,7 +7,7 @@ A synthetic segment's text is, in order:
    (another run salt) shares nothing with the first. Its length also absorbs the few tokens the
    corpus slice cannot hit exactly.
 2. a short header that frames the text by role (an instruction, a shell command, ...);
-3. a slice of the shared corpus (standard-library source), at a hashed position.
+3. one to four slices of the shared corpus (standard-library source) at hashed positions.
 
 Every part has a token count known in advance (see `corpus`), so materialising needs no
 tokenizer on the hot path: a 131K-token prompt is a few string slices. With a tokenizer whose
