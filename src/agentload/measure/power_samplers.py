@@ -721,14 +721,20 @@ class PowerRecorder:
         self._started = True
         if self.sampler.assumed:
             return
-        self.sampler.open()
-        try:
-            first = self.sampler.read()
-        except SamplerError as exc:
-            self.sampler.close()
-            raise AgentloadError(f"power source {self.source}: {exc}") from None
         if self.path is not None:
             self._writer = JsonLinesAppender(self.path)
+        try:
+            self.sampler.open()
+            try:
+                first = self.sampler.read()
+            except SamplerError as exc:
+                self.sampler.close()
+                raise AgentloadError(f"power source {self.source}: {exc}") from None
+        except BaseException:
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+            raise
         if first is not None:
             self._keep(first)
         self._thread = threading.Thread(target=self._loop, name="agentload-power", daemon=True)
