@@ -31,7 +31,7 @@ from types import ModuleType, TracebackType
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentload.clock import now
 from agentload.errors import AgentloadError, InputError
@@ -524,6 +524,14 @@ class PowerSpec(BaseModel):
     interval_s: float | None = Field(default=None, gt=0)
     """Sampling interval, s; None for the source's default."""
 
+    @model_validator(mode="after")
+    def _check(self) -> PowerSpec:
+        needs = {"prometheus": ("url", self.url), "command": ("command", self.command)}
+        needs["assumed"] = ("watts_per_gpu", self.watts_per_gpu)
+        if self.kind in needs and needs[self.kind][1] is None:
+            raise ValueError(f"a {self.kind} power source needs {needs[self.kind][0]}")
+        return self
+
     @property
     def source(self) -> str:
         return SOURCE_ASSUMED if self.kind == "assumed" else self.kind
@@ -542,7 +550,7 @@ class PowerSpec(BaseModel):
         return f"command {self.command!r}"
 
     def create(self) -> PowerSampler:
-        """A sampler for this spec (nothing is opened yet)."""
+        """A sampler for this spec (nothing is opened yet; the asserts hold by validation)."""
         interval = {"interval_s": self.interval_s} if self.interval_s else {}
         if self.kind == "nvml":
             return NvmlSampler(self.devices, **interval)
