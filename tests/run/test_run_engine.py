@@ -74,11 +74,21 @@ def test_later_calls_of_a_session_hit_the_prefix_cache(short_run: Path) -> None:
     assert hit > 0.5
 
 
-def test_prompts_have_about_the_intended_length(short_run: Path) -> None:
+CHAT_TEMPLATE_TOKENS = 16
+"""ChatML wraps each message in a few tokens; a first call has a system and a user message."""
+
+
+def test_first_prompts_have_the_intended_length(short_run: Path) -> None:
     records = load_records(short_run / "records.jsonl").records
+    first = [r for r in records if r.turn == 0]
+    assert first
+    for r in first:
+        # Content is made to length exactly; the chat template adds its wrapping tokens.
+        assert 0 <= r.prompt_tokens - r.intended_prompt_tokens <= CHAT_TEMPLATE_TOKENS
     for r in records:
-        # Chat templates add a few tokens per message; content itself is made to length.
-        assert r.intended_prompt_tokens <= r.prompt_tokens <= r.intended_prompt_tokens * 1.1 + 64
+        # Later prompts carry the server's replies as text, which can re-tokenize longer
+        # (the random model emits arbitrary token sequences), never shorter than intended.
+        assert r.prompt_tokens >= r.intended_prompt_tokens
 
 
 def test_window_totals_equal_the_sum_over_records(short_run: Path) -> None:
@@ -92,7 +102,7 @@ def test_window_totals_equal_the_sum_over_records(short_run: Path) -> None:
 def test_summary_and_manifest_name_what_ran(short_run: Path) -> None:
     summary = read_json(short_run / "summary.json")
     manifest = read_json(short_run / "manifest.json")
-    assert summary["complete"] is True and summary["steady_state"] is True
+    assert summary["complete"] is True and manifest["times"]["steady_state"] is True
     probe = summary["probes"][0]
     assert probe["agents"] == 3
     assert probe["total_tokens_per_s"] > probe["output_tokens_per_s"] > 0
