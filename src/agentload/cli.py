@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from agentload import __version__
 from agentload.errors import AgentloadError
 
-COMMAND_MODULES = ("workload", "engine", "run", "search", "demo", "analysis")
+COMMAND_MODULES = ("workload", "engine", "run", "search", "demo", "analysis", "report")
 """Modules of `agentload.commands`; each has `register(subparsers)`."""
 
 EXIT_USAGE = 2

@@ -1,0 +1,402 @@
+"""Reading a results directory for the report: summary, manifest, records, probes, power.
+
+The report reads only the results directory, and reads it tolerantly: a killed run has no
+`summary.json` (its records still make a report), a summary written by an older tool may not
+match the schema (said in one line, then the records speak), a torn last records line is
+dropped with a note. Only a directory with neither a summary nor records is an error.
+
+`ResultsView` also decides which windows the figures cover: each probe's steady-state window
+when probes were recorded, else the run's steady-state window from the manifest's times, else
+the whole run as the records cover it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from agentload.client.record import RequestRecord
+from agentload.client.records_io import load_records
+from agentload.errors import InputError
+from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics
+from agentload.measure.power import PowerSample
+from agentload.measure.window import STEADY_STATE_SETTLE_S, Window, steady_state_window
+from agentload.report.schema import ProbeFigures, Summary
+
+SUMMARY_FILE = "summary.json"
+MANIFEST_FILE = "manifest.json"
+RECORDS_FILE = "records.jsonl"
+PROBES_FILE = "probes.jsonl"
+POWER_FILE = "power.jsonl"
+
+WATTS_PER_MW = 1e6
+
+STATUS_INCOMPLETE = "INCOMPLETE"
+STATUS_UNREADABLE = "summary unreadable"
+
+SOURCE_SUMMARY = "summary.json"
+SOURCE_PROBES = "probes.jsonl"
+SOURCE_RECORDS = "records.jsonl"
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured concurrency level (a probe) and where its figures came from."""
+
+    figures: ProbeFigures
+    source: str
+    """`summary.json`, `probes.jsonl`, or `records.jsonl` (computed here from the records)."""
+
+    @property
+    def window(self) -> Window:
+        return Window(self.figures.window_start, self.figures.window_end)
+
+
+@dataclass(frozen=True)
+class RunWindow:
+    """The window a plain run's figures cover, and how it was chosen."""
+
+    window: Window
+    description: str
+    """`steady-state window`, `whole run (no steady state)`, ..."""
+    source: str
+    """Where its bounds came from."""
+
+
+@dataclass(frozen=True, eq=False)
+class ResultsView:
+    """Everything in a results directory the report uses."""
+
+    path: Path
+    summary: Summary | None
+    summary_problem: str | None
+    """Why `summary` is None (missing, or not matching the schema); None when it loaded."""
+    manifest: dict[str, Any]
+    records: list[RequestRecord]
+    recorded_probes: tuple[ProbeFigures, ...]
+    """Probes from `probes.jsonl` (the summary's own probes are in `summary.probes`)."""
+    power: tuple[PowerSample, ...]
+    notes: tuple[str, ...] = field(default=())
+    """What the loader worked around, one line each."""
+
+    summary_missing: bool = False
+    """No `summary.json` at all: the run did not finish."""
+
+    @property
+    def complete(self) -> bool:
+        """A finished run: a valid summary that says it completed."""
+        return self.summary is not None and self.summary.complete
+
+    @property
+    def status(self) -> str:
+        """`complete`; `INCOMPLETE` (no summary, or it says the run was interrupted); or
+        `summary unreadable` (a summary this version cannot read: figures from the records)."""
+        if self.summary is not None:
+            return "complete" if self.summary.complete else STATUS_INCOMPLETE
+        return STATUS_INCOMPLETE if self.summary_missing else STATUS_UNREADABLE
+
+    @property
+    def label(self) -> str:
+        if self.summary is not None and self.summary.label:
+            return self.summary.label
+        label = self.manifest.get("label")
+        return str(label) if label else self.path.name
+
+    @property
+    def kind(self) -> str:
+        """`search` or `run`."""
+        if self.summary is not None:
+            return self.summary.kind
+        return "search" if self.recorded_probes else "run"
+
+    @property
+    def gpus(self) -> int | None:
+        """Accelerators serving the model, when the run was told."""
+        if self.summary is not None and self.summary.gpus:
+            return self.summary.gpus
+        gpus = self.manifest.get("gpus")
+        return gpus if isinstance(gpus, int) and gpus >= 1 else None
+
+    @property
+    def model(self) -> str | None:
+        endpoint = self.manifest.get("endpoint")
+        model = endpoint.get("model") if isinstance(endpoint, dict) else None
+        return str(model) if model is not None else None
+
+    @property
+    def power_words(self) -> str:
+        """`power: nvml`, `power: command (ASSUMED, ...)`, or why there is no power figure."""
+        if self.summary is None:
+            return "power: not summarised (no valid summary)"
+        power = self.summary.power
+        if power.source == "none":
+            return "power: not measured"
+        words = f"power: {power.source}"
+        if power.assumed:
+            words += " (ASSUMED: a declared constant, not measured)"
+        elif not power.valid:
+            words += f" (invalid: {power.reason or 'coverage gaps'})"
+        return words
+
+    def report_notes(self) -> list[str]:
+        """The summary's, tiers', probes' and loader's notes, one line each."""
+        notes: list[str] = []
+        if self.summary is not None:
+            notes.extend(self.summary.notes)
+            for tier in self.summary.tiers:
+                notes.extend(f"tier {tier.name}: {n}" for n in tier.notes)
+        for point in self.points:
+            f = point.figures
+            notes.extend(f"probe at {f.agents} agents: {n}" for n in f.notes)
+        notes.extend(self.notes)
+        return notes
+
+    @cached_property
+    def table(self) -> RecordTable:
+        """The records as columns, built once."""
+        return RecordTable.from_records(self.records)
+
+    @cached_property
+    def run_window(self) -> RunWindow | None:
+        """The window a plain run is judged over; None without records or times."""
+        times = self.manifest.get("times")
+        if isinstance(times, dict):
+            window = _steady_from_times(times, self._settle_s())
+            if window is not None:
+                return RunWindow(window, "steady-state window", f"{MANIFEST_FILE} times")
+            whole = _whole_from_times(times)
+            if whole is not None:
+                return RunWindow(whole, "whole run (no steady state)", f"{MANIFEST_FILE} times")
+        if self.records:
+            return RunWindow(
+                Window.covering(self.records),
+                "whole run (no times in the manifest)",
+                f"{RECORDS_FILE} first send to last close",
+            )
+        return None
+
+    @cached_property
+    def points(self) -> tuple[Point, ...]:
+        """Every measured concurrency level, by agent count: the summary's probes, else
+        `probes.jsonl`, else one computed from the records over the run's window."""
+        if self.summary is not None and self.summary.probes:
+            found = [Point(p, SOURCE_SUMMARY) for p in self.summary.probes]
+        elif self.recorded_probes:
+            found = [Point(p, SOURCE_PROBES) for p in self.recorded_probes]
+        else:
+            computed = self._computed_point()
+            found = [computed] if computed is not None else []
+        return tuple(sorted(found, key=lambda p: (p.figures.agents, p.figures.index)))
+
+    @cached_property
+    def run_metrics(self) -> WindowMetrics | None:
+        """Window metrics of a plain run over `run_window`, from the records."""
+        window = self.run_window
+        if window is None or not self.records or not window.window.duration_s > 0:
+            return None
+        return window_metrics(self.table, window.window, agents=self._agents())
+
+    def _computed_point(self) -> Point | None:
+        metrics = self.run_metrics
+        if metrics is None:
+            return None
+        agents = metrics.agents or max(metrics.agents_active, 1)
+        return Point(probe_from_metrics(metrics, agents=agents), SOURCE_RECORDS)
+
+    def _run_settings(self) -> dict[str, Any]:
+        """The manifest's run settings (a search nests them under `run`)."""
+        settings = self.manifest.get("settings")
+        if not isinstance(settings, dict):
+            return {}
+        nested = settings.get("run")
+        return nested if isinstance(nested, dict) else settings
+
+    def _settle_s(self) -> float:
+        settle = self._run_settings().get("settle_s")
+        return float(settle) if _is_number(settle) and settle >= 0 else STEADY_STATE_SETTLE_S
+
+    def _agents(self) -> int | None:
+        agents = self._run_settings().get("agents")
+        return agents if isinstance(agents, int) and agents >= 1 else None
+
+
+def probe_from_metrics(metrics: WindowMetrics, *, agents: int, index: int = 0) -> ProbeFigures:
+    """A probe's figures computed from window metrics (a run that recorded no probe)."""
+    rate = metrics.tokens_per_s
+    return ProbeFigures(
+        index=index,
+        agents=agents,
+        window_start=metrics.start,
+        window_end=metrics.end,
+        window_s=metrics.duration_s,
+        requests_ok=metrics.requests_ok,
+        requests_failed=metrics.requests_failed,
+        error_rate=metrics.error_rate,
+        total_tokens_per_s=rate.total,
+        output_tokens_per_s=rate.output,
+        cached_input_tokens_per_s=rate.cached_input,
+        uncached_input_tokens_per_s=rate.uncached_input,
+        input_tokens_per_s=rate.input,
+        p25_output_tokens_per_s=metrics.output_speed_tokens_per_s.p25,
+        p50_output_tokens_per_s=metrics.output_speed_tokens_per_s.p50,
+        p95_ttft_s=metrics.ttft_s.p95,
+        p50_ttft_s=metrics.ttft_s.p50,
+        cache_hit_rate=metrics.cache_hit_rate,
+        achieved_concurrency=metrics.achieved_concurrency,
+    )
+
+
+def load_results(path: str | Path) -> ResultsView:
+    """Read a results directory; one-line `InputError` when there is nothing to report from."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("no such results directory", path=path)
+    if not path.is_dir():
+        raise InputError("not a directory (give a results directory)", path=path)
+    notes: list[str] = []
+    summary, problem = _load_summary(path / SUMMARY_FILE)
+    manifest = _load_manifest(path / MANIFEST_FILE, notes)
+    records: list[RequestRecord] = []
+    records_path = path / RECORDS_FILE
+    if records_path.exists():
+        loaded = load_records(records_path, skip_bad_lines=True)
+        records = loaded.records
+        notes.extend(loaded.notes)
+    elif summary is None:
+        raise InputError(
+            f"neither {SUMMARY_FILE} nor {RECORDS_FILE} here: not a results directory", path=path
+        )
+    else:
+        notes.append(f"{RECORDS_FILE} is missing: distributions and time series are left out")
+    probes = _load_probes(path / PROBES_FILE, notes)
+    power = _load_power(path / POWER_FILE, notes)
+    return ResultsView(
+        path=path,
+        summary=summary,
+        summary_problem=problem,
+        manifest=manifest,
+        records=records,
+        recorded_probes=probes,
+        power=power,
+        notes=tuple(notes),
+        summary_missing=not (path / SUMMARY_FILE).exists(),
+    )
+
+
+def _load_summary(path: Path) -> tuple[Summary | None, str | None]:
+    if not path.exists():
+        return None, f"no {SUMMARY_FILE}: the run did not finish"
+    try:
+        data = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
+    except orjson.JSONDecodeError:
+        return None, f"{SUMMARY_FILE} is not valid JSON (a torn write?); figures from records"
+    try:
+        return Summary.model_validate(data), None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "summary"
+        return None, (
+            f"{SUMMARY_FILE} does not match the summary schema (field '{where}': {first['msg']});"
+            " figures from records"
+        )
+
+
+def _load_manifest(path: Path, notes: list[str]) -> dict[str, Any]:
+    if not path.exists():
+        notes.append(f"no {MANIFEST_FILE}: run facts (model, workload, times) unknown")
+        return {}
+    try:
+        data = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
+    except orjson.JSONDecodeError:
+        notes.append(f"{MANIFEST_FILE} is not valid JSON: run facts unknown")
+        return {}
+    if not isinstance(data, dict):
+        notes.append(f"{MANIFEST_FILE} is not a JSON object: run facts unknown")
+        return {}
+    return data
+
+
+def _json_lines(path: Path, notes: list[str]) -> list[tuple[int, Any]]:
+    """(line number, parsed value) of each line; unparsable lines are counted in a note."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
+    values: list[tuple[int, Any]] = []
+    bad = 0
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            values.append((number, orjson.loads(line)))
+        except orjson.JSONDecodeError:
+            bad += 1
+    if bad:
+        notes.append(f"{path.name}: skipped {bad} line(s) that are not valid JSON")
+    return values
+
+
+def _load_probes(path: Path, notes: list[str]) -> tuple[ProbeFigures, ...]:
+    if not path.exists():
+        return ()
+    probes: list[ProbeFigures] = []
+    bad: list[int] = []
+    for number, value in _json_lines(path, notes):
+        try:
+            probes.append(ProbeFigures.model_validate(value))
+        except ValidationError:
+            bad.append(number)
+    if bad:
+        notes.append(f"{path.name}: skipped {len(bad)} probe(s) not matching the schema")
+    return tuple(probes)
+
+
+def _load_power(path: Path, notes: list[str]) -> tuple[PowerSample, ...]:
+    if not path.exists():
+        return ()
+    samples: list[PowerSample] = []
+    bad = 0
+    for _, value in _json_lines(path, notes):
+        try:
+            samples.append(PowerSample.model_validate(value))
+        except ValidationError:
+            bad += 1
+    if bad:
+        notes.append(f"{path.name}: skipped {bad} sample(s) not matching the power-sample schema")
+    samples.sort(key=lambda s: s.t)
+    return tuple(samples)
+
+
+def _is_number(value: Any) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(float(value))
+    )
+
+
+def _steady_from_times(times: dict[str, Any], settle_s: float) -> Window | None:
+    starts = times.get("agent_starts")
+    end = times.get("measurement_end")
+    if not (isinstance(starts, Sequence) and _is_number(end)):
+        return None
+    numbers = [float(s) for s in starts if _is_number(s)]
+    return steady_state_window(numbers, float(end), settle_s)
+
+
+def _whole_from_times(times: dict[str, Any]) -> Window | None:
+    start, end = times.get("started_at"), times.get("measurement_end")
+    if _is_number(start) and _is_number(end) and end > start:
+        return Window(float(start), float(end))
+    return None
