@@ -11,6 +11,7 @@ from rich.console import Console
 from agentload.client.records_io import load_records
 from agentload.engines.llamacpp import LocalEngine
 from agentload.files import read_json
+from agentload.measure.power_samplers import parse_power_spec
 from agentload.report.schema import ProbeFigures, Summary
 from agentload.run.execute_search import SearchRequest, execute_search
 from agentload.run.search import SearchSettings
@@ -25,6 +26,8 @@ WORKLOAD = (
 MAX_AGENTS = 8
 """Twice the test server's slots, so the top probes queue and a TTFT ceiling fails."""
 PRECISION = 0.25
+WATTS = 75.0
+"""What the power command reports: a measured source whose answer the test knows."""
 TIERS = (
     Tier(name="loose", output_speed_floor_tokens_per_s=0.001, ttft_ceiling_s=600.0),
     Tier(name="snappy", output_speed_floor_tokens_per_s=0.001, ttft_ceiling_s=0.25),
@@ -57,6 +60,7 @@ def searched(llama_server: LocalEngine, tmp_path_factory: pytest.TempPathFactory
         out=out,
         label="search-test",
         gpus=1,
+        power=parse_power_spec(f"command:echo {WATTS}", interval_s=0.2),
     )
     execute_search(request, console=Console(quiet=True))
     return out
@@ -98,3 +102,28 @@ def test_tiers_at_the_extremes(searched: Path) -> None:
     assert tiers["impossible"].max_agents is None and tiers["impossible"].first_failing_agents == 1
     per_gpu = tiers["loose"].total_tokens_per_s_per_gpu
     assert per_gpu == pytest.approx(tiers["loose"].total_tokens_per_s)
+
+
+def test_per_mw_figures_use_the_measured_power(searched: Path) -> None:
+    summary = Summary.model_validate(read_json(searched / "summary.json"))
+    assert summary.power.source == "command" and not summary.power.assumed
+    assert summary.power.valid and summary.power.mean_watts == pytest.approx(WATTS)
+    assert (searched / "power.jsonl").stat().st_size > 0
+    measured = [t for t in summary.tiers if t.max_agents is not None]
+    assert measured
+    for tier in measured:
+        assert tier.mean_watts == pytest.approx(WATTS)
+        assert tier.agents_per_mw == pytest.approx(tier.max_agents / (WATTS / 1e6))
+        assert tier.total_tokens_per_s_per_mw == pytest.approx(
+            tier.total_tokens_per_s / (WATTS / 1e6)
+        )
+        assert tier.joules_per_output_token == pytest.approx(WATTS / tier.output_tokens_per_s)
+
+
+def test_server_side_cache_hit_rate_is_reported(searched: Path) -> None:
+    summary = Summary.model_validate(read_json(searched / "summary.json"))
+    rates = [p.server_cache_hit_rate for p in summary.probes]
+    assert all(r is not None for r in rates)
+    # The server's own counters agree with the client's usage to within a few points.
+    for p in summary.probes:
+        assert p.server_cache_hit_rate == pytest.approx(p.cache_hit_rate, abs=0.1)

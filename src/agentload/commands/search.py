@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 from pathlib import Path
 
@@ -133,7 +134,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--out", type=Path, help="results directory")
     parser.add_argument("--label", default="search", help="a name for this search in reports")
-    parser.add_argument("--gpus", type=int, help="accelerators serving the model")
+    power = parser.add_argument_group("power (per-MW figures)")
+    power.add_argument(
+        "--power",
+        metavar="SPEC",
+        help="measure accelerator power: nvml[:0,1], amdsmi[:0,1], dcgm:URL, "
+        "prometheus:URL#metric=NAME, or command:CMD (prints watts)",
+    )
+    power.add_argument(
+        "--gpu-watts",
+        type=float,
+        metavar="W",
+        help="declare watts per GPU instead of measuring (every figure is marked assumed)",
+    )
+    power.add_argument("--power-interval", type=float, metavar="S", help="sampling interval, s")
+    power.add_argument("--gpus", type=int, help="accelerators serving the model (per-GPU figures)")
+    parser.add_argument(
+        "--metrics-url",
+        help="the server's Prometheus endpoint for server-side cache figures "
+        "(default: <server>/metrics for the local engine)",
+    )
     parser.add_argument("--skip-bad-lines", action="store_true")
     add_search_arguments(parser)
     add_target_arguments(parser)
@@ -141,14 +161,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from agentload.measure.power_samplers import power_spec_from_options
     from agentload.run.execute import default_out_dir
     from agentload.run.execute_search import SearchRequest, execute_search
 
     label = _LABEL.sub("-", args.label).strip("-") or "search"
+    power = power_spec_from_options(
+        args.power, args.gpu_watts, args.gpus, interval_s=args.power_interval
+    )
+    target = dataclasses.replace(target_from(args), metrics_url=args.metrics_url)
     request = SearchRequest(
         workload=args.workload,
         search=search_settings_from(args),
-        target=target_from(args),
+        target=target,
         out=args.out or default_out_dir(label),
         label=label,
         api=args.api,
@@ -157,6 +182,7 @@ def handle(args: argparse.Namespace) -> int:
         start_mid_session=not args.start_at_turn_zero,
         reply_history=args.history,
         gpus=args.gpus,
+        power=power,
         skip_bad_lines=args.skip_bad_lines,
     )
     execute_search(request)

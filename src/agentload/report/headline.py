@@ -8,17 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentload.report.schema import ProbeFigures, TierResult
+from agentload.measure.metrics import TokenCounts
+from agentload.measure.power import energy_figures
+from agentload.report.schema import PowerFigures, ProbeFigures, TierResult
 from agentload.run.plan import bracket
 from agentload.run.tiers import Tier
-
-WATTS_PER_MW = 1e6
-
-
-def _per_mw(value: float | None, watts: float | None) -> float | None:
-    if value is None or not watts:
-        return None
-    return value / (watts / WATTS_PER_MW)
 
 
 def _per(value: float | None, denominator: float | None) -> float | None:
@@ -61,7 +55,15 @@ def _tier(
             **common,
         )
     probe = latest[b.passing]
-    watts = probe.mean_watts
+    rates = TokenCounts.of(
+        probe.cached_input_tokens_per_s,
+        probe.uncached_input_tokens_per_s,
+        probe.output_tokens_per_s,
+    )
+    measured = PowerFigures(
+        source=probe.power_source, mean_watts=probe.mean_watts, valid=probe.mean_watts is not None
+    )
+    energy = energy_figures(rates, measured, agents=b.passing)
     notes = [] if b.failing is not None else ["passed at the largest probe; the cap, not the limit"]
     notes.extend(probe.notes)
     return TierResult(
@@ -76,14 +78,7 @@ def _tier(
         p50_output_tokens_per_s=probe.p50_output_tokens_per_s,
         p95_ttft_s=probe.p95_ttft_s,
         cache_hit_rate=probe.cache_hit_rate,
-        mean_watts=watts,
-        agents_per_mw=_per_mw(b.passing, watts),
-        total_tokens_per_s_per_mw=_per_mw(probe.total_tokens_per_s, watts),
-        output_tokens_per_s_per_mw=_per_mw(probe.output_tokens_per_s, watts),
-        cached_input_tokens_per_s_per_mw=_per_mw(probe.cached_input_tokens_per_s, watts),
-        uncached_input_tokens_per_s_per_mw=_per_mw(probe.uncached_input_tokens_per_s, watts),
-        joules_per_output_token=_per(watts, probe.output_tokens_per_s),
-        joules_per_token=_per(watts, probe.total_tokens_per_s),
         notes=tuple(notes),
+        **energy.model_dump(),
         **common,
     )

@@ -68,6 +68,8 @@ class ProbeFigures(_Model):
     achieved_concurrency: float
     mean_watts: float | None = None
     power_source: str = "none"
+    power_reason: str | None = None
+    """Why the probe has no power figure, when a sampler ran but its figure is invalid."""
     verdicts: dict[str, str] = Field(default_factory=dict)
     """Tier name -> `pass`, `fail` or `uncertain` (inside the noise)."""
     notes: tuple[str, ...] = ()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,11 +15,15 @@ from agentload import __version__, clock
 from agentload.client.records_io import RecordWriter
 from agentload.client.stream import StreamingClient
 from agentload.files import make_results_dir
+from agentload.measure.power_samplers import PowerRecorder, PowerSpec
+from agentload.measure.server_metrics import ServerMetricsScraper, ServerScrape
 from agentload.report.headline import tier_results
-from agentload.report.schema import PowerFigures, Summary
+from agentload.report.schema import PowerFigures, ProbeFigures, Summary
 from agentload.run.execute import check_server, progress_printer
 from agentload.run.results_dir import (
+    POWER_FILE,
     RECORDS_FILE,
+    SERVER_METRICS_FILE,
     append_probe,
     build_manifest,
     write_manifest,
@@ -26,7 +31,6 @@ from agentload.run.results_dir import (
 )
 from agentload.run.runner import Sender, make_pool, report_progress
 from agentload.run.search import (
-    PowerMeter,
     ProbeOutcome,
     SearchSettings,
     SearchState,
@@ -58,7 +62,8 @@ class SearchRequest:
     start_mid_session: bool = True
     reply_history: str = "server"
     gpus: int | None = None
-    power: PowerMeter | None = None
+    power: PowerSpec | None = None
+    """How to measure accelerator power; None for no power figures."""
     skip_bad_lines: bool = False
 
 
@@ -103,13 +108,15 @@ def execute_search(request: SearchRequest, console: Console | None = None) -> Su
             facts=target.facts,
             gpus=request.gpus,
         )
-        write_manifest(out, manifest)
         state = SearchState()
         interrupted = False
-        try:
-            asyncio.run(_drive(request, settings, workload, target, out, state, console))
-        except KeyboardInterrupt:
-            interrupted = True
+        with _power_recorder(request, out) as power:
+            manifest["power"] = request.power.describe() if request.power else None
+            write_manifest(out, manifest)
+            try:
+                asyncio.run(_drive(request, settings, workload, target, out, state, power, console))
+            except KeyboardInterrupt:
+                interrupted = True
     manifest["times"] = {"finished_at": clock.now()}
     write_manifest(out, manifest)
     summary = _summary(request, state, complete=not interrupted)
@@ -125,6 +132,7 @@ async def _drive(
     target: OpenTarget,
     out: Path,
     state: SearchState,
+    power: PowerRecorder | None,
     console: Console,
 ) -> None:
     text = TextMaker(target.tokenizer, settings.run_salt)
@@ -142,13 +150,14 @@ async def _drive(
                 append_probe(out, outcome.figures)
                 _print_probe(outcome, console)
 
+            server = _ServerWindows(target.metrics_url, out) if target.metrics_url else None
             try:
                 await run_search(
                     pool,
                     sender,
                     request.search,
-                    power=request.power,
-                    server=_server_probe(target),
+                    power=power,
+                    server=server,
                     on_probe=on_probe,
                     state=state,
                 )
@@ -157,25 +166,48 @@ async def _drive(
                 with contextlib.suppress(asyncio.CancelledError):
                     await reporter
                 await pool.close(settings.drain_s)
+                if server is not None:
+                    await server.aclose()
 
 
-def _server_probe(target: OpenTarget) -> ServerMetricsProbe | None:
-    """Server-side cache counters over each window, when the server exposes Prometheus metrics."""
-    if target.metrics_url is None:
-        return None
+@contextlib.contextmanager
+def _power_recorder(request: SearchRequest, out: Path) -> Iterator[PowerRecorder | None]:
+    """A running power sampler for the whole search (samples to `power.jsonl`), or None."""
+    if request.power is None:
+        yield None
+        return
+    recorder = PowerRecorder(request.power.create(), path=out / POWER_FILE)
+    recorder.start()
     try:
-        from agentload.measure.server_metrics import WindowScraper
-    except ImportError:
-        return None
-    return WindowScraper(target.metrics_url)
+        yield recorder
+    finally:
+        recorder.stop()
+
+
+class _ServerWindows(ServerMetricsProbe):
+    """Scrapes the server's Prometheus metrics at each probe window's start and end."""
+
+    def __init__(self, url: str, out: Path) -> None:
+        self._scraper = ServerMetricsScraper(url, path=out / SERVER_METRICS_FILE)
+        self._start: ServerScrape | None = None
+
+    async def begin(self) -> None:
+        self._start = await self._scraper.scrape()
+
+    async def end(self) -> float | None:
+        end = await self._scraper.scrape()
+        if self._start is None:
+            return None
+        return self._scraper.window(self._start, end).hit_rate
+
+    async def aclose(self) -> None:
+        await self._scraper.aclose()
 
 
 def _summary(request: SearchRequest, state: SearchState, *, complete: bool) -> Summary:
     probes = tuple(p.figures for p in state.probes)
     tiers = tier_results(request.search.tiers, probes, request.gpus)
-    power = PowerFigures()
-    if request.power is not None and probes:
-        power = PowerFigures(source=probes[-1].power_source)
+    power = _overall_power(request, probes)
     notes = [] if complete else ["interrupted: the search ended before every tier was bracketed"]
     return Summary(
         kind="search",
@@ -187,6 +219,26 @@ def _summary(request: SearchRequest, state: SearchState, *, complete: bool) -> S
         probes=probes,
         tiers=tiers,
         notes=tuple(notes),
+    )
+
+
+def _overall_power(request: SearchRequest, probes: tuple[ProbeFigures, ...]) -> PowerFigures:
+    """The search's power line: source, and the window-weighted mean over probes that have one."""
+    if request.power is None:
+        return PowerFigures(reason="no power source given (--power or --gpu-watts)")
+    measured = [p for p in probes if p.mean_watts is not None]
+    invalid = [p for p in probes if p.mean_watts is None]
+    seconds = sum(p.window_s for p in measured)
+    mean = sum(p.mean_watts * p.window_s for p in measured) / seconds if seconds else None
+    reason = None
+    if invalid:
+        reason = f"{len(invalid)} of {len(probes)} probes without a valid power figure"
+    return PowerFigures(
+        source=request.power.source,
+        assumed=request.power.kind == "assumed",
+        mean_watts=mean,
+        valid=mean is not None and not invalid,
+        reason=reason,
     )
 
 

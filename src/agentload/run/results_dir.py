@@ -19,6 +19,8 @@ RECORDS_FILE = "records.jsonl"
 MANIFEST_FILE = "manifest.json"
 SUMMARY_FILE = "summary.json"
 PROBES_FILE = "probes.jsonl"
+POWER_FILE = "power.jsonl"
+SERVER_METRICS_FILE = "server_metrics.jsonl"
 
 
 def build_manifest(

@@ -70,7 +70,7 @@ class SearchSettings(BaseModel):
 class PowerMeter(Protocol):
     """Mean accelerator power over a window (a sampler that has been running)."""
 
-    def figures(self, window: Window) -> PowerFigures: ...
+    async def window_figures(self, window: Window) -> PowerFigures: ...
 
 
 class ServerMetricsProbe(Protocol):
@@ -171,7 +171,7 @@ async def measure_probe(
         )
         await asyncio.sleep(extension)
     server_hit_rate = await server.end() if server is not None else None
-    watts = power.figures(window) if power is not None else None
+    watts = await power.window_figures(window) if power is not None else None
     figures = probe_figures(
         index, agents, window, metrics, verdicts, server_hit_rate, watts, tuple(notes)
     )
@@ -230,6 +230,7 @@ def probe_figures(
         achieved_concurrency=metrics.achieved_concurrency,
         mean_watts=power.mean_watts if power is not None and power.valid else None,
         power_source=power.source if power is not None else "none",
+        power_reason=power.reason if power is not None and not power.valid else None,
         verdicts={
             name: v.outcome if v.outcome != "uncertain" else _settled(v)
             for name, v in verdicts.items()
