@@ -27,6 +27,7 @@ from agentload.report.terminal import print_window, wide_console
 from agentload.run.results_dir import (
     RECORDS_FILE,
     build_manifest,
+    write_html_report,
     write_manifest,
     write_summary,
 )
@@ -186,4 +187,5 @@ def _finish(
     for note in notes:
         console.print(f"[yellow]note:[/] {note}")
     console.print(f"results: {out}")
+    write_html_report(out, console)
     return RunResult(out=out, metrics=metrics, steady_state=steady)

@@ -26,6 +26,7 @@ from agentload.run.results_dir import (
     SERVER_METRICS_FILE,
     append_probe,
     build_manifest,
+    write_html_report,
     write_manifest,
     write_summary,
 )
@@ -122,6 +123,7 @@ def execute_search(request: SearchRequest, console: Console | None = None) -> Su
     summary = _summary(request, state, complete=not interrupted)
     write_summary(out, summary)
     _print(summary, out, console)
+    write_html_report(out, console)
     return summary
 
 
