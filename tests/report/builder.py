@@ -31,6 +31,7 @@ from agentload.report.load import (
     probe_from_metrics,
 )
 from agentload.report.schema import PowerFigures, ProbeFigures, Summary, TierResult
+from agentload.run.tiers import Tier
 
 T0 = 1_750_000_000.0
 """Epoch seconds the synthetic run starts at."""
@@ -246,7 +247,17 @@ def build_results(
         "tool": {"name": "agentload", "version": "0.0.test"},
         "label": label,
         "created_at": T0,
-        "settings": {"agents": max(agents), "settle_s": SETTLE_S},
+        "settings": {
+            "run": {"agents": max(agents), "settle_s": SETTLE_S},
+            "search": {
+                "tiers": [
+                    Tier(
+                        name=name, output_speed_floor_tokens_per_s=floor, ttft_ceiling_s=ceiling
+                    ).model_dump(mode="json")
+                    for name, floor, ceiling in TIERS
+                ]
+            },
+        },
         "workload": {
             "spec": "synthetic:coding",
             "name": "synthetic coding",

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentload.report.charts import BLUE
 from agentload.report.html import write_report
 from agentload.report.load import load_results
+from agentload.report.svg import BLUE
 from tests.report.builder import build_results
 from tests.report.png import decode
 

@@ -39,6 +39,17 @@ def test_a_search_prints_the_headline_per_tier_and_writes_the_report(
     assert report.read_text().startswith("<!DOCTYPE html>")
 
 
+def test_a_killed_search_prints_provisional_tiers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    built = build_results(tmp_path / "r", summary=False)
+    assert main(["report", str(built.path), "--no-html"]) == 0
+    out = capsys.readouterr().out
+    assert "INCOMPLETE" in out and "PROVISIONAL" in out and "probes.jsonl" in out
+    for name, _, _ in TIERS:
+        assert name in out
+
+
 def test_a_plain_killed_run_prints_its_window_table_marked_incomplete(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

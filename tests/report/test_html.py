@@ -143,6 +143,8 @@ def test_a_killed_run_is_marked_incomplete_and_still_drawn(tmp_path: Path) -> No
     assert "INCOMPLETE" in document and "probes.jsonl" in document
     assert len(curve_points(document, "probe-point")) == len(built.probes)
     assert "torn last line" in document
+    assert "Provisional headline per tier" in document
+    assert len(curve_points(document, "tier-point")) == len(TIERS)
 
 
 def test_a_plain_killed_run_gets_one_point_from_its_records(tmp_path: Path) -> None:

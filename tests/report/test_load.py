@@ -54,6 +54,17 @@ def test_a_killed_search_reports_from_probes_and_drops_the_torn_line(tmp_path: P
     assert any("torn" in note for note in view.notes)
 
 
+def test_a_killed_search_gets_provisional_tiers_from_its_probes(tmp_path: Path) -> None:
+    finished = load_results(build_results(tmp_path / "done").path)
+    killed = load_results(build_results(tmp_path / "killed", summary=False).path)
+    assert not finished.tiers_provisional and killed.tiers_provisional
+    assert finished.summary is not None
+    assert [(t.name, t.max_agents, t.first_failing_agents) for t in killed.tiers] == [
+        (t.name, t.max_agents, t.first_failing_agents) for t in finished.summary.tiers
+    ]
+    assert all(t.agents_per_mw is not None for t in killed.tiers if t.max_agents)
+
+
 def test_a_killed_plain_run_is_measured_over_the_steady_state_from_manifest_times(
     tmp_path: Path,
 ) -> None:

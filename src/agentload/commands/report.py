@@ -14,8 +14,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agentload.report.html import REPORT_FILE, compact, fmt, pct, write_report
-from agentload.report.load import SUMMARY_FILE, Point, ResultsView, load_results
+from agentload.report.charts import compact, fmt, pct
+from agentload.report.html import REPORT_FILE, write_report
+from agentload.report.load import PROBES_FILE, SUMMARY_FILE, Point, ResultsView, load_results
 from agentload.report.schema import TierResult
 from agentload.report.terminal import print_window
 
@@ -64,7 +65,7 @@ def print_summary(view: ResultsView, console: Console) -> None:
         console.print(
             Text("warning: the client fell behind its schedule; figures are suspect", "yellow")
         )
-    if view.summary is not None and view.summary.tiers:
+    if view.tiers:
         console.print(tier_table(view))
     if view.kind == "search" or len(view.points) > 1:
         if view.points:
@@ -96,10 +97,14 @@ def _per_mw(view: ResultsView, value: float | None) -> str:
 
 def tier_table(view: ResultsView) -> Table:
     """The headline per tier (tiers as columns): max agents and the figures at that point."""
-    assert view.summary is not None
-    tiers = view.summary.tiers
+    tiers = view.tiers
+    source = (
+        f"PROVISIONAL: the search did not finish; from {PROBES_FILE} and the manifest's tiers"
+        if view.tiers_provisional
+        else SUMMARY_FILE
+    )
     table = Table(
-        title=f"Headline per tier, at each tier's max agents ({SUMMARY_FILE}; {view.power_words})",
+        title=f"Headline per tier, at each tier's max agents ({source}; {view.power_words})",
         title_justify="left",
         header_style="bold",
     )
@@ -153,8 +158,8 @@ def probe_table(view: ResultsView) -> Table:
         header_style="bold",
     )
     tier_names = sorted({name for p in view.points for name in p.figures.verdicts})
-    if view.summary is not None and view.summary.tiers:
-        tier_names = [t.name for t in view.summary.tiers]
+    if view.tiers:
+        tier_names = [t.name for t in view.tiers]
     per_gpu = " (per GPU)" if view.gpus else ""
     for name in (
         "agents",

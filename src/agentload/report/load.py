@@ -28,7 +28,9 @@ from agentload.errors import InputError
 from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics
 from agentload.measure.power import PowerSample
 from agentload.measure.window import STEADY_STATE_SETTLE_S, Window, steady_state_window
-from agentload.report.schema import ProbeFigures, Summary
+from agentload.report.headline import tier_results
+from agentload.report.schema import ProbeFigures, Summary, TierResult
+from agentload.run.tiers import Tier
 
 SUMMARY_FILE = "summary.json"
 MANIFEST_FILE = "manifest.json"
@@ -150,13 +152,40 @@ class ResultsView:
         notes: list[str] = []
         if self.summary is not None:
             notes.extend(self.summary.notes)
-            for tier in self.summary.tiers:
-                notes.extend(f"tier {tier.name}: {n}" for n in tier.notes)
+        for tier in self.tiers:
+            notes.extend(f"tier {tier.name}: {n}" for n in tier.notes)
         for point in self.points:
             f = point.figures
             notes.extend(f"probe at {f.agents} agents: {n}" for n in f.notes)
         notes.extend(self.notes)
         return notes
+
+    @cached_property
+    def tiers(self) -> tuple[TierResult, ...]:
+        """The summary's tier results. For a search killed before its summary, recomputed from
+        `probes.jsonl` and the manifest's tiers (`tiers_provisional`)."""
+        if self.summary is not None:
+            return self.summary.tiers
+        if not self.recorded_probes:
+            return ()
+        tiers = self._manifest_tiers()
+        return tier_results(tiers, self.recorded_probes, self.gpus) if tiers else ()
+
+    @property
+    def tiers_provisional(self) -> bool:
+        """Tier results recomputed from an unfinished search's probes, not read from a summary."""
+        return self.summary is None and bool(self.tiers)
+
+    def _manifest_tiers(self) -> tuple[Tier, ...]:
+        settings = self.manifest.get("settings")
+        search = settings.get("search") if isinstance(settings, dict) else None
+        raw = search.get("tiers") if isinstance(search, dict) else None
+        if not isinstance(raw, list):
+            return ()
+        try:
+            return tuple(Tier.model_validate(t) for t in raw)
+        except ValidationError:
+            return ()
 
     @cached_property
     def table(self) -> RecordTable:
@@ -168,6 +197,11 @@ class ResultsView:
         """The window a plain run is judged over; None without records or times."""
         times = self.manifest.get("times")
         if isinstance(times, dict):
+            recorded = _recorded_window(times)
+            if recorded is not None:
+                steady = times.get("steady_state") is not False
+                words = "steady-state window" if steady else "whole run (no steady state)"
+                return RunWindow(recorded, words, f"{MANIFEST_FILE} times.window")
             window = _steady_from_times(times, self._settle_s())
             if window is not None:
                 return RunWindow(window, "steady-state window", f"{MANIFEST_FILE} times")
@@ -393,6 +427,19 @@ def _steady_from_times(times: dict[str, Any], settle_s: float) -> Window | None:
         return None
     numbers = [float(s) for s in starts if _is_number(s)]
     return steady_state_window(numbers, float(end), settle_s)
+
+
+def _recorded_window(times: dict[str, Any]) -> Window | None:
+    """The window the run itself measured (`times.window`: [start, end]), when recorded."""
+    bounds = times.get("window")
+    if (
+        isinstance(bounds, list)
+        and len(bounds) == 2
+        and all(_is_number(b) for b in bounds)
+        and bounds[1] > bounds[0]
+    ):
+        return Window(float(bounds[0]), float(bounds[1]))
+    return None
 
 
 def _whole_from_times(times: dict[str, Any]) -> Window | None:

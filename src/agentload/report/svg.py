@@ -1,4 +1,4 @@
-"""Inline SVG charts for the HTML report: axes, lines, points, bars, bands. No scripts.
+"""Inline SVG plotting for the HTML report: axes, lines, points, bars, bands. No scripts.
 
 A `Plot` maps data to a plot area with a linear or log scale on each axis, collects marks and
 renders one `<svg>` element. Every piece of text is escaped here, so callers may pass strings
