@@ -244,23 +244,24 @@ def _tier_card(ctx: ReportContext, tier: TierResult, color: str) -> str:
         f"p{tier.output_speed_percentile:g} output ≥ {tier.output_speed_floor_tokens_per_s:g} "
         f"tokens/s · p{tier.ttft_percentile:g} TTFT ≤ {tier.ttft_ceiling_s:g} s"
     )
+    rows: list[tuple[str, str]] = []
     if tier.max_agents is None:
-        big = "none <small>even the smallest probe failed</small>"
+        big = "none <small>no probe met it</small>"
     else:
         big = f"{tier.max_agents:,} <small>agents</small>"
-    rows = [
-        ("total tokens/s", _with_gpu(ctx, tier.total_tokens_per_s)),
-        ("· cached input", _with_gpu(ctx, tier.cached_input_tokens_per_s)),
-        ("· uncached input", _with_gpu(ctx, tier.uncached_input_tokens_per_s)),
-        ("· output", _with_gpu(ctx, tier.output_tokens_per_s)),
-        ("p25 output speed", f"{fmt(tier.p25_output_tokens_per_s)} tokens/s"),
-        ("p95 TTFT", f"{fmt(tier.p95_ttft_s, 2)} s"),
-        ("cache hit rate", pct(tier.cache_hit_rate)),
-        ("agents per MW", _per_mw(ctx, tier.agents_per_mw)),
-        ("tokens/s per MW", _per_mw(ctx, tier.total_tokens_per_s_per_mw)),
-    ]
+        rows = [
+            ("total tokens/s", _with_gpu(ctx, tier.total_tokens_per_s)),
+            ("· cached input", _with_gpu(ctx, tier.cached_input_tokens_per_s)),
+            ("· uncached input", _with_gpu(ctx, tier.uncached_input_tokens_per_s)),
+            ("· output", _with_gpu(ctx, tier.output_tokens_per_s)),
+            ("p25 output speed", _unit(fmt(tier.p25_output_tokens_per_s), "tokens/s")),
+            ("p95 TTFT", _unit(fmt(tier.p95_ttft_s, 2), "s")),
+            ("cache hit rate", pct(tier.cache_hit_rate)),
+            ("agents per MW", _per_mw(ctx, tier.agents_per_mw)),
+            ("tokens/s per MW", _per_mw(ctx, tier.total_tokens_per_s_per_mw)),
+        ]
     if tier.first_failing_agents is not None:
-        rows.append(("first failing", f"{tier.first_failing_agents:,} agents"))
+        rows.append(("first failing", agents_words(tier.first_failing_agents)))
     dl = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in rows)
     notes = "".join(f'<p class="source">{e(n)}</p>' for n in tier.notes)
     return (
@@ -268,6 +269,10 @@ def _tier_card(ctx: ReportContext, tier: TierResult, color: str) -> str:
         f'<div class="tier">{e(tier.name)}</div><div class="slo">{e(slo)}</div>'
         f'<div class="big">{big}</div><dl>{dl}</dl>{notes}</div>'
     )
+
+
+def _unit(value: str, unit: str) -> str:
+    return value if value == "—" else f"{value} {unit}"
 
 
 def _point_card(ctx: ReportContext, point: Point) -> str:
