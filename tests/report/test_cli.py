@@ -113,3 +113,15 @@ def test_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     link.symlink_to(target)
     assert "symlink" in error_line(capsys, "report", str(built.path), "--html", str(link))
     assert target.read_text() == "keep"
+
+
+def test_markup_in_strings_from_files_is_printed_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    label = "[bold]x[/nope] <b>"
+    for built in (
+        build_run(tmp_path / "run", label=label, model=label),
+        build_results(tmp_path / "search", label=label, model=label),
+    ):
+        assert main(["report", str(built.path), "--no-html"]) == 0
+        assert label in capsys.readouterr().out

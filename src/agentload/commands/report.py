@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -73,7 +74,7 @@ def print_summary(view: ResultsView, console: Console) -> None:
     elif view.run_metrics is not None and view.run_window is not None:
         window = view.run_window
         title = f"{view.label}: {window.description} (from {window.source})"
-        print_window(view.run_metrics, title=title, console=console)
+        print_window(view.run_metrics, title=escape(title), console=console)
     elif view.points:
         console.print(probe_table(view))
     for note in view.report_notes():
@@ -104,7 +105,7 @@ def tier_table(view: ResultsView) -> Table:
         else SUMMARY_FILE
     )
     table = Table(
-        title=f"Headline per tier, at each tier's max agents ({source}; {view.power_words})",
+        title=Text(f"Headline per tier, at each tier's max agents ({source}; {view.power_words})"),
         title_justify="left",
         header_style="bold",
     )
