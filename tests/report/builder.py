@@ -192,6 +192,7 @@ def build_results(
     torn_line: bool = False,
     gpus: int = 2,
     seed: int = 0,
+    server_hit_rate: float | None = None,
 ) -> Built:
     """Write a search's results directory under `path`; returns what was written."""
     rng = np.random.default_rng(seed)
@@ -220,7 +221,13 @@ def build_results(
         metrics = window_metrics(table, Window(start, end), agents=n)
         figures = probe_from_metrics(metrics, agents=n, index=index)
         watts = (IDLE_WATTS + WATTS_PER_AGENT * n) * gpus
-        figures = figures.model_copy(update={"mean_watts": watts, "power_source": "command"})
+        figures = figures.model_copy(
+            update={
+                "mean_watts": watts,
+                "power_source": "command",
+                "server_cache_hit_rate": server_hit_rate,
+            }
+        )
         probes.append(figures.model_copy(update={"verdicts": _verdicts(figures)}))
     if probes_file:
         lines = b"".join(orjson.dumps(p.model_dump(mode="json")) + b"\n" for p in probes)

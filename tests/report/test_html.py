@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from agentload.report.charts import agents_words
 from agentload.report.html import REPORT_FILE, render_report, write_report
 from agentload.report.load import load_results
-from tests.report.builder import TIERS, build_results, build_run
+from tests.report.builder import THEORETICAL_HIT_RATE, TIERS, build_results, build_run
 
 ATTACK = "<script>alert(1)</script>"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
@@ -192,3 +193,15 @@ def test_the_report_file_is_owner_only_and_refuses_a_symlink(tmp_path: Path) -> 
     with pytest.raises(Exception, match="symlink"):
         write_report(view, link)
     assert target.read_text() == "keep"
+
+
+def test_cache_hit_rates_show_client_server_and_theoretical(tmp_path: Path) -> None:
+    built = build_results(tmp_path / "r", server_hit_rate=0.875)
+    document = render_report(load_results(built.path))
+    section = document[document.index("Cache hit rates") :]
+    assert section.count(", server: 87.5%") == len(built.probes)
+    for probe in built.probes:
+        words = agents_words(probe.agents)
+        assert f"{words}, client: {probe.cache_hit_rate * 100:.1f}%" in section
+    assert f"workload&#x27;s theoretical {THEORETICAL_HIT_RATE * 100:.1f}%" in section
+    assert "server-side rate not scraped" not in section

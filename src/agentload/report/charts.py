@@ -635,17 +635,19 @@ def cache_section(ctx: ReportContext) -> str:
         title="Prefix-cache hit rate per probe",
         height=300,
     )
-    plot.legend = [
-        LegendItem("client (server's usage.cached_tokens)", BLUE, "box"),
-        LegendItem("server (its Prometheus counters)", GREEN, "box"),
-    ]
+    scraped = any(p.figures.server_cache_hit_rate is not None for p in ctx.points)
+    plot.legend = [LegendItem("client (server's usage.cached_tokens)", BLUE, "box")]
+    if scraped:
+        plot.legend.append(LegendItem("server (its Prometheus counters)", GREEN, "box"))
     width = min(0.35, 0.35 * 12 / max(n, 12) + 0.1)
+    series = [("client", BLUE, -width if scraped else -width / 2)]
+    if scraped:
+        series.append(("server", GREEN, 0.0))
     for i, point in enumerate(ctx.points):
         f = point.figures
-        for offset, value, color, who in (
-            (-width, f.cache_hit_rate, BLUE, "client"),
-            (0.0, f.server_cache_hit_rate, GREEN, "server"),
-        ):
+        values = {"client": f.cache_hit_rate, "server": f.server_cache_hit_rate}
+        for who, color, offset in series:
+            value = values[who]
             if value is None:
                 continue
             plot.bar(
@@ -656,6 +658,7 @@ def cache_section(ctx: ReportContext) -> str:
                 color=color,
                 title=f"{agents_words(f.agents)}, {who}: {pct(value)}",
             )
+            plot.text(i + offset + width / 2, value, pct(value, 0), dy=-4, size=10)
     if theory is not None:
         plot.hline(theory, color=VERMILION, label=f"workload's theoretical {pct(theory)}")
         plot.legend.append(
