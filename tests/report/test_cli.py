@@ -125,3 +125,15 @@ def test_markup_in_strings_from_files_is_printed_as_text(
     ):
         assert main(["report", str(built.path), "--no-html"]) == 0
         assert label in capsys.readouterr().out
+
+
+def test_an_empty_records_file_says_nothing_was_measured(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "r"
+    path.mkdir()
+    (path / "records.jsonl").write_bytes(b"")
+    assert main(["report", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "INCOMPLETE" in out and "nothing measured" in out
+    assert (path / REPORT_FILE).read_text().startswith("<!DOCTYPE html>")

@@ -77,6 +77,8 @@ def print_summary(view: ResultsView, console: Console) -> None:
         print_window(view.run_metrics, title=escape(title), console=console)
     elif view.points:
         console.print(probe_table(view))
+    else:
+        console.print(Text("nothing measured: no probes and no completed requests", "yellow"))
     for note in view.report_notes():
         console.print(Text(f"note: {note}", style="yellow"))
 
