@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,21 +14,50 @@ from agentload.errors import AgentloadError
 
 OWNER_ONLY_FILE = 0o600
 OWNER_ONLY_DIR = 0o700
+OWNER_ONLY_UMASK = 0o077
+"""While a run writes its results, every file and folder it creates (the engine's log
+included) is created without group or other permissions."""
 
 
 def make_results_dir(path: Path, *, exist_ok: bool = False) -> Path:
     """Create a results directory (owner-only); refuse a symlink or a non-empty existing one."""
     if path.is_symlink():
         raise AgentloadError(f"{path}: is a symlink; refusing to write results through it")
-    if path.exists():
-        if not path.is_dir():
-            raise AgentloadError(f"{path}: exists and is not a directory")
-        if any(path.iterdir()) and not exist_ok:
-            raise AgentloadError(
-                f"{path}: already holds results; choose another --out or remove it first"
-            )
-    path.mkdir(parents=True, exist_ok=True, mode=OWNER_ONLY_DIR)
+    try:
+        if path.exists():
+            if not path.is_dir():
+                raise AgentloadError(f"{path}: exists and is not a directory")
+            if any(path.iterdir()) and not exist_ok:
+                raise AgentloadError(
+                    f"{path}: already holds results; choose another --out or remove it first"
+                )
+        path.mkdir(parents=True, exist_ok=True, mode=OWNER_ONLY_DIR)
+    except OSError as exc:
+        raise AgentloadError(
+            f"{path}: cannot create the results directory: {exc.strerror or exc}"
+        ) from None
     return path
+
+
+def refuse_symlinks(folder: Path) -> None:
+    """Refuse a results directory that is, or holds, a symlink (nothing is written through
+    one)."""
+    if folder.is_symlink():
+        raise AgentloadError(f"{folder}: is a symlink; refusing to write results through it")
+    for entry in sorted(folder.iterdir()):
+        if entry.is_symlink():
+            raise AgentloadError(f"{entry}: is a symlink; refusing to write results through it")
+
+
+@contextlib.contextmanager
+def owner_only_files() -> Iterator[None]:
+    """Create files and folders owner-only inside the block (the process umask, restored
+    after)."""
+    previous = os.umask(OWNER_ONLY_UMASK)
+    try:
+        yield
+    finally:
+        os.umask(previous)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -35,13 +66,16 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise AgentloadError(f"{path}: is a symlink; refusing to write through it")
     tmp = path.with_name(f".{path.name}.tmp")
     payload = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, OWNER_ONLY_FILE)
     try:
-        os.write(fd, payload + b"\n")
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, OWNER_ONLY_FILE)
+        try:
+            os.write(fd, payload + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise AgentloadError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
 def read_json(path: Path) -> Any:
@@ -52,3 +86,5 @@ def read_json(path: Path) -> Any:
         raise AgentloadError(f"{path}: not found") from None
     except orjson.JSONDecodeError as exc:
         raise AgentloadError(f"{path}: not valid JSON ({exc})") from None
+    except OSError as exc:
+        raise AgentloadError(f"{path}: cannot read: {exc.strerror or exc}") from None

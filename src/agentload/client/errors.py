@@ -34,6 +34,9 @@ MISSING_USAGE: Final = "missing_usage"
 """The stream completed but carried no `usage` object, so token counts are unknown."""
 CLIENT: Final = "client_error"
 """Anything else raised inside the client (a bug or an unexpected library error)."""
+CANCELLED: Final = "cancelled"
+"""Still in flight when the run stopped (Ctrl-C, or the end-of-run drain ran out); recorded by
+the run engine, not the client, with the send time and the moment it was cancelled."""
 
 PRECEDENCE: Final[tuple[str, ...]] = (
     CONNECT,
@@ -48,6 +51,7 @@ PRECEDENCE: Final[tuple[str, ...]] = (
     MALFORMED,
     INCOMPLETE,
     MISSING_USAGE,
+    CANCELLED,
 )
 """Every kind, most fundamental first."""
 
