@@ -22,13 +22,13 @@ from agentload.files import write_json_atomic
 from agentload.measure.metrics import RecordTable, window_metrics
 from agentload.measure.power import PowerSample
 from agentload.measure.window import Window
+from agentload.report.figures import probe_figures
 from agentload.report.load import (
     MANIFEST_FILE,
     POWER_FILE,
     PROBES_FILE,
     RECORDS_FILE,
     SUMMARY_FILE,
-    probe_from_metrics,
 )
 from agentload.report.schema import PowerFigures, ProbeFigures, Summary, TierResult
 from agentload.run.tiers import Tier
@@ -219,7 +219,7 @@ def build_results(
     probes = []
     for index, (start, end, n) in enumerate(windows):
         metrics = window_metrics(table, Window(start, end), agents=n)
-        figures = probe_from_metrics(metrics, agents=n, index=index)
+        figures = probe_figures(metrics, agents=n, index=index)
         watts = (IDLE_WATTS + WATTS_PER_AGENT * n) * gpus
         figures = figures.model_copy(
             update={
@@ -352,5 +352,5 @@ def build_run(
             "notes": [],
         }
         write_json_atomic(path / SUMMARY_FILE, legacy)
-    figures = probe_from_metrics(metrics, agents=agents)
+    figures = probe_figures(metrics, agents=agents)
     return Built(path=path, probes=(figures,), records=len(records))

@@ -21,8 +21,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from agentload.errors import InputError
+from agentload.report.schema import SUMMARY_FILE
 
-SUMMARY_FILE = "summary.json"
 SCHEMA_VERSION = 1
 """The newest summary schema this reader understands."""
 WATTS_PER_MW = 1e6

@@ -41,10 +41,9 @@ from agentload.report.load import (
     Point,
     ResultsView,
 )
-from agentload.report.schema import TierResult
+from agentload.report.schema import REPORT_FILE, TierResult
 from agentload.report.svg import TIER_COLORS
 
-REPORT_FILE = "report.html"
 FILE_MODE = 0o600
 """The report is a results file: readable by its owner only."""
 DETAIL_CHARS = 240

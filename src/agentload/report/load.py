@@ -28,15 +28,19 @@ from agentload.errors import InputError
 from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics
 from agentload.measure.power import PowerSample
 from agentload.measure.window import STEADY_STATE_SETTLE_S, Window, steady_state_window
+from agentload.report.figures import probe_figures
 from agentload.report.headline import tier_results
-from agentload.report.schema import ProbeFigures, Summary, TierResult
+from agentload.report.schema import (
+    MANIFEST_FILE,
+    POWER_FILE,
+    PROBES_FILE,
+    RECORDS_FILE,
+    SUMMARY_FILE,
+    ProbeFigures,
+    Summary,
+    TierResult,
+)
 from agentload.run.tiers import Tier
-
-SUMMARY_FILE = "summary.json"
-MANIFEST_FILE = "manifest.json"
-RECORDS_FILE = "records.jsonl"
-PROBES_FILE = "probes.jsonl"
-POWER_FILE = "power.jsonl"
 
 WATTS_PER_MW = 1e6
 
@@ -242,7 +246,7 @@ class ResultsView:
         if metrics is None:
             return None
         agents = metrics.agents or max(metrics.agents_active, 1)
-        return Point(probe_from_metrics(metrics, agents=agents), SOURCE_RECORDS)
+        return Point(probe_figures(metrics, agents=agents), SOURCE_RECORDS)
 
     def _run_settings(self) -> dict[str, Any]:
         """The manifest's run settings (a search nests them under `run`)."""
@@ -259,32 +263,6 @@ class ResultsView:
     def _agents(self) -> int | None:
         agents = self._run_settings().get("agents")
         return agents if isinstance(agents, int) and agents >= 1 else None
-
-
-def probe_from_metrics(metrics: WindowMetrics, *, agents: int, index: int = 0) -> ProbeFigures:
-    """A probe's figures computed from window metrics (a run that recorded no probe)."""
-    rate = metrics.tokens_per_s
-    return ProbeFigures(
-        index=index,
-        agents=agents,
-        window_start=metrics.start,
-        window_end=metrics.end,
-        window_s=metrics.duration_s,
-        requests_ok=metrics.requests_ok,
-        requests_failed=metrics.requests_failed,
-        error_rate=metrics.error_rate,
-        total_tokens_per_s=rate.total,
-        output_tokens_per_s=rate.output,
-        cached_input_tokens_per_s=rate.cached_input,
-        uncached_input_tokens_per_s=rate.uncached_input,
-        input_tokens_per_s=rate.input,
-        p25_output_tokens_per_s=metrics.output_speed_tokens_per_s.p25,
-        p50_output_tokens_per_s=metrics.output_speed_tokens_per_s.p50,
-        p95_ttft_s=metrics.ttft_s.p95,
-        p50_ttft_s=metrics.ttft_s.p50,
-        cache_hit_rate=metrics.cache_hit_rate,
-        achieved_concurrency=metrics.achieved_concurrency,
-    )
 
 
 def load_results(path: str | Path) -> ResultsView:

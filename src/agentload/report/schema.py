@@ -20,6 +20,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 SUMMARY_SCHEMA_VERSION = 1
 
+MANIFEST_FILE = "manifest.json"
+RECORDS_FILE = "records.jsonl"
+PROBES_FILE = "probes.jsonl"
+POWER_FILE = "power.jsonl"
+SERVER_METRICS_FILE = "server_metrics.jsonl"
+SUMMARY_FILE = "summary.json"
+REPORT_FILE = "report.html"
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -22,17 +22,16 @@ from agentload.errors import AgentloadError
 from agentload.files import make_results_dir
 from agentload.measure.metrics import WindowMetrics, window_metrics
 from agentload.measure.window import Window, steady_state_window
-from agentload.report.schema import Summary
+from agentload.report.figures import probe_figures
+from agentload.report.schema import RECORDS_FILE, Summary
 from agentload.report.terminal import print_window, wide_console
 from agentload.run.results_dir import (
-    RECORDS_FILE,
     build_manifest,
     write_html_report,
     write_manifest,
     write_summary,
 )
 from agentload.run.runner import Progress, RunOutcome, run_load
-from agentload.run.search import probe_figures
 from agentload.run.settings import RunSettings
 from agentload.run.target import Target, open_target
 from agentload.workload.load import load_workload
@@ -171,7 +170,7 @@ def _finish(
         "steady_state": steady,
     }
     write_manifest(out, manifest)
-    probe = probe_figures(0, settings.agents, window, metrics, {}, None, None)
+    probe = probe_figures(metrics, agents=settings.agents)
     summary = Summary(
         kind="run",
         tool_version=__version__,

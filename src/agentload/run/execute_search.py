@@ -18,12 +18,16 @@ from agentload.files import make_results_dir
 from agentload.measure.power_samplers import PowerRecorder, PowerSpec
 from agentload.measure.server_metrics import ServerMetricsScraper, ServerScrape
 from agentload.report.headline import tier_results
-from agentload.report.schema import PowerFigures, ProbeFigures, Summary
-from agentload.run.execute import check_server, progress_printer
-from agentload.run.results_dir import (
+from agentload.report.schema import (
     POWER_FILE,
     RECORDS_FILE,
     SERVER_METRICS_FILE,
+    PowerFigures,
+    ProbeFigures,
+    Summary,
+)
+from agentload.run.execute import check_server, progress_printer
+from agentload.run.results_dir import (
     append_probe,
     build_manifest,
     write_html_report,

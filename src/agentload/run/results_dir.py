@@ -13,15 +13,14 @@ from rich.console import Console
 from agentload import __version__, clock
 from agentload.client.endpoint import Endpoint
 from agentload.files import OWNER_ONLY_FILE, write_json_atomic
-from agentload.report.schema import ProbeFigures, Summary
+from agentload.report.schema import (
+    MANIFEST_FILE,
+    PROBES_FILE,
+    SUMMARY_FILE,
+    ProbeFigures,
+    Summary,
+)
 from agentload.workload.model import Workload
-
-RECORDS_FILE = "records.jsonl"
-MANIFEST_FILE = "manifest.json"
-SUMMARY_FILE = "summary.json"
-PROBES_FILE = "probes.jsonl"
-POWER_FILE = "power.jsonl"
-SERVER_METRICS_FILE = "server_metrics.jsonl"
 
 
 def build_manifest(

@@ -9,7 +9,7 @@ one probe serves every tier.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from agentload import clock
 from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics, window_samples
 from agentload.measure.window import STEADY_STATE_SETTLE_S, Window
+from agentload.report.figures import probe_figures
 from agentload.report.schema import PowerFigures, ProbeFigures
 from agentload.run.plan import next_probe
 from agentload.run.pool import AgentPool
@@ -173,7 +174,16 @@ async def measure_probe(
     server_hit_rate = await server.end() if server is not None else None
     watts = await power.window_figures(window) if power is not None else None
     figures = probe_figures(
-        index, agents, window, metrics, verdicts, server_hit_rate, watts, tuple(notes)
+        metrics,
+        agents=agents,
+        index=index,
+        verdicts={
+            name: v.outcome if v.outcome != "uncertain" else _settled(v)
+            for name, v in verdicts.items()
+        },
+        server_cache_hit_rate=server_hit_rate,
+        power=watts,
+        notes=notes,
     )
     return ProbeOutcome(figures=figures, verdicts=verdicts, metrics=metrics)
 
@@ -193,50 +203,6 @@ def _judge_all(
         )
         for tier in settings.tiers
     }
-
-
-def probe_figures(
-    index: int,
-    agents: int,
-    window: Window,
-    metrics: WindowMetrics,
-    verdicts: dict[str, Verdict],
-    server_hit_rate: float | None,
-    power: PowerFigures | None,
-    notes: Sequence[str] = (),
-) -> ProbeFigures:
-    """A probe's row in the results, units in the names."""
-    rate = metrics.tokens_per_s
-    return ProbeFigures(
-        index=index,
-        agents=agents,
-        window_start=window.start,
-        window_end=window.end,
-        window_s=window.duration_s,
-        requests_ok=metrics.requests_ok,
-        requests_failed=metrics.requests_failed,
-        error_rate=metrics.error_rate,
-        total_tokens_per_s=rate.total,
-        output_tokens_per_s=rate.output,
-        cached_input_tokens_per_s=rate.cached_input,
-        uncached_input_tokens_per_s=rate.uncached_input,
-        input_tokens_per_s=rate.input,
-        p25_output_tokens_per_s=metrics.output_speed_tokens_per_s.p25,
-        p50_output_tokens_per_s=metrics.output_speed_tokens_per_s.p50,
-        p95_ttft_s=metrics.ttft_s.p95,
-        p50_ttft_s=metrics.ttft_s.p50,
-        cache_hit_rate=metrics.cache_hit_rate,
-        server_cache_hit_rate=server_hit_rate,
-        achieved_concurrency=metrics.achieved_concurrency,
-        mean_watts=power.mean_watts if power is not None and power.valid else None,
-        power_source=power.source if power is not None else "none",
-        power_reason=power.reason if power is not None and not power.valid else None,
-        verdicts={
-            name: v.outcome if v.outcome != "uncertain" else _settled(v)
-            for name, v in verdicts.items()
-        },
-        notes=tuple(notes),
-    )
 
 
 def _settled(verdict: Verdict) -> str:

@@ -1,0 +1,234 @@
+"""Resuming an interrupted search from its results directory (`agentload search --resume DIR`).
+
+A search killed or interrupted before it finished leaves `manifest.json` (what it was asked
+for) and `probes.jsonl` (every probe it finished). Resuming checks that the search asked for now
+is the same search (workload, run and search settings, power source, GPUs, model and API, the
+server URL unless the target is the local engine), repairs a torn last line in each JSON-lines
+file, and hands back the finished probes: the plan continues from them, new probes and records
+append, and the final summary covers old and new probes.
+
+The resumed part gets its own run salt (`<salt>.r<k>`, k counting resumptions), so its agents
+never hit prefixes the killed part left in the server's cache, and its request ids are prefixed
+`r<k>.` so ids stay unique in `records.jsonl`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from agentload import clock
+from agentload.errors import AgentloadError, InputError
+from agentload.files import refuse_symlinks, write_json_atomic
+from agentload.report.schema import (
+    MANIFEST_FILE,
+    POWER_FILE,
+    PROBES_FILE,
+    RECORDS_FILE,
+    SERVER_METRICS_FILE,
+    SUMMARY_FILE,
+    ProbeFigures,
+)
+
+RESUMABLE_COMMAND = "search"
+JSONL_FILES = (RECORDS_FILE, PROBES_FILE, POWER_FILE, SERVER_METRICS_FILE)
+"""Files appended line by line, whose last line a kill can tear."""
+TAIL_BLOCK_BYTES = 65_536
+"""The tail of a JSON-lines file is read back in blocks of this size to find its last line."""
+SALT_MARK = ".r"
+IGNORED = frozenset({"settings.run.run_salt"})
+"""Manifest fields that may differ on resume (the resumed part gets its own salt)."""
+
+
+@dataclass(frozen=True)
+class Resumption:
+    """An interrupted search ready to continue: its manifest, finished probes and repairs."""
+
+    out: Path
+    manifest: dict[str, Any]
+    probes: tuple[ProbeFigures, ...]
+    number: int
+    """1 for the first resumption of this directory, 2 for the next, ..."""
+    repairs: tuple[str, ...]
+    """What was repaired in the files (torn last lines), one line each."""
+
+    @property
+    def run_salt(self) -> str:
+        """The resumed part's salt: the original one marked with the resumption number."""
+        settings = self.manifest.get("settings")
+        run = settings.get("run") if isinstance(settings, dict) else None
+        salt = run.get("run_salt") if isinstance(run, dict) else None
+        return f"{salt or 'resumed'}{SALT_MARK}{self.number}"
+
+    @property
+    def id_prefix(self) -> str:
+        """Prefix of the resumed part's request ids."""
+        return f"r{self.number}."
+
+    def record(self, endpoint: Mapping[str, Any], facts: Mapping[str, Any]) -> None:
+        """Note this resumption in the manifest (kept in memory; written by the caller)."""
+        resumes = self.manifest.setdefault("resumes", [])
+        resumes.append(
+            {
+                "at": clock.now(),
+                "probes_kept": len(self.probes),
+                "run_salt": self.run_salt,
+                "endpoint": dict(endpoint),
+                "repairs": list(self.repairs),
+                **({"engine": facts["engine"]} if "engine" in facts else {}),
+            }
+        )
+
+
+def open_resumption(out: Path, expected: Mapping[str, Any]) -> Resumption:
+    """Check that `out` holds an unfinished search matching `expected` (nested manifest
+    fields, compared leaf by leaf), repair torn last lines, and load its probes.
+
+    Raises a one-line `AgentloadError` naming the first mismatch or problem.
+    """
+    if not out.is_dir() or out.is_symlink():
+        problem = "is a symlink" if out.is_symlink() else "is not a results directory"
+        raise AgentloadError(f"{out}: cannot resume: {problem}")
+    refuse_symlinks(out)
+    manifest = _read_object(out / MANIFEST_FILE)
+    if manifest.get("command") != RESUMABLE_COMMAND:
+        raise AgentloadError(
+            f"{out / MANIFEST_FILE}: cannot resume: it is a {manifest.get('command')!r} "
+            f"directory; only a search can be resumed"
+        )
+    _refuse_finished(out / SUMMARY_FILE)
+    check_matches(manifest, expected, source=out / MANIFEST_FILE)
+    repairs = tuple(note for name in JSONL_FILES if (note := repair_tail(out / name)))
+    probes = load_probes(out / PROBES_FILE)
+    number = len(manifest.get("resumes") or []) + 1
+    return Resumption(out, manifest, probes, number, repairs)
+
+
+def check_matches(
+    manifest: Mapping[str, Any], expected: Mapping[str, Any], *, source: Path
+) -> None:
+    """Raise naming the first field where `expected` differs from the manifest."""
+    want = _flatten(_as_json(expected))
+    have = _flatten(manifest)
+    for name in sorted(want):
+        if name in IGNORED or have.get(name) == want[name]:
+            continue
+        raise AgentloadError(
+            f"{source}: cannot resume: {name} is {_shown(have.get(name))} there but "
+            f"{_shown(want[name])} now (resume with the search's original options)"
+        )
+
+
+def repair_tail(path: Path) -> str | None:
+    """Make a JSON-lines file end on a whole line: a last line without its newline is kept
+    (newline added) when it parses, else cut off. Returns a note when something was done."""
+    if not path.exists():
+        return None
+    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+    try:
+        size = os.fstat(fd).st_size
+        end = _last_line_end(fd, size)
+        if end == size:
+            return None
+        os.lseek(fd, end, os.SEEK_SET)
+        tail = os.read(fd, size - end)
+        try:
+            orjson.loads(tail)
+        except orjson.JSONDecodeError:
+            os.ftruncate(fd, end)
+            return f"{path.name}: dropped a torn last line ({size - end} bytes) before resuming"
+        os.lseek(fd, 0, os.SEEK_END)
+        os.write(fd, b"\n")
+        return None
+    finally:
+        os.close(fd)
+
+
+def load_probes(path: Path) -> tuple[ProbeFigures, ...]:
+    """The finished probes of `probes.jsonl` (none when it is missing)."""
+    if not path.exists():
+        return ()
+    probes: list[ProbeFigures] = []
+    for number, line in enumerate(path.read_bytes().split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            probes.append(ProbeFigures.model_validate(orjson.loads(line)))
+        except orjson.JSONDecodeError:
+            raise InputError("not valid JSON", path=path, line=number) from None
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or None
+            raise InputError(first["msg"], path=path, line=number, field=where) from None
+    return tuple(probes)
+
+
+def write_resumed_manifest(resumption: Resumption) -> None:
+    write_json_atomic(resumption.out / MANIFEST_FILE, resumption.manifest)
+
+
+def _last_line_end(fd: int, size: int) -> int:
+    """Offset just past the file's last newline (0 when it has none)."""
+    position = size
+    while position > 0:
+        start = max(0, position - TAIL_BLOCK_BYTES)
+        os.lseek(fd, start, os.SEEK_SET)
+        block = os.read(fd, position - start)
+        newline = block.rfind(b"\n")
+        if newline >= 0:
+            return start + newline + 1
+        position = start
+    return 0
+
+
+def _read_object(path: Path) -> dict[str, Any]:
+    try:
+        data = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise AgentloadError(f"{path}: cannot resume: no manifest here") from None
+    except OSError as exc:
+        raise AgentloadError(f"{path}: cannot resume: {exc.strerror or exc}") from None
+    except orjson.JSONDecodeError as exc:
+        raise AgentloadError(f"{path}: cannot resume: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise AgentloadError(f"{path}: cannot resume: not a JSON object")
+    return data
+
+
+def _refuse_finished(path: Path) -> None:
+    if not path.exists():
+        return
+    try:
+        summary = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return
+    if isinstance(summary, dict) and summary.get("complete") is True:
+        raise AgentloadError(
+            f"{path}: cannot resume: the search finished (its summary is complete)"
+        )
+
+
+def _as_json(value: Any) -> Any:
+    """`value` as it reads back from JSON (tuples as lists, and so on)."""
+    return orjson.loads(orjson.dumps(value))
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Every leaf of nested objects by dotted path (lists are leaves)."""
+    if isinstance(value, Mapping) and value:
+        flat: dict[str, Any] = {}
+        for name, child in value.items():
+            flat.update(_flatten(child, f"{prefix}{name}."))
+        return flat
+    return {prefix.rstrip("."): value}
+
+
+def _shown(value: Any) -> str:
+    text = orjson.dumps(value).decode()
+    return text if len(text) <= 60 else text[:59] + "…"
