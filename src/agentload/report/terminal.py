@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from agentload.measure.metrics import WindowMetrics
@@ -29,7 +30,7 @@ def _pct(value: float | None) -> str:
 
 def window_table(metrics: WindowMetrics, *, title: str) -> Table:
     """Throughput split, latency percentiles and request counts over one window."""
-    table = Table(title=title, title_justify="left", show_header=True, header_style="bold")
+    table = Table(title=escape(title), title_justify="left", show_header=True, header_style="bold")
     table.add_column("figure")
     table.add_column("value", justify="right")
     table.add_column("unit")
@@ -95,7 +96,7 @@ def tiers_table(summary: Summary) -> Table:
     power = summary.power
     watts_note = "assumed" if power.assumed else power.source
     table = Table(
-        title=f"{summary.label}: max agents per SLO tier"
+        title=f"{escape(summary.label)}: max agents per SLO tier"
         + ("" if summary.complete else " (INCOMPLETE)"),
         title_justify="left",
         header_style="bold",

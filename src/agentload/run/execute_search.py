@@ -115,6 +115,7 @@ def execute_search(request: SearchRequest, console: Console | None = None) -> Su
         )
         state = SearchState()
         interrupted = False
+        started_at = clock.now()
         with _power_recorder(request, out) as power:
             manifest["power"] = request.power.describe() if request.power else None
             write_manifest(out, manifest)
@@ -122,7 +123,7 @@ def execute_search(request: SearchRequest, console: Console | None = None) -> Su
                 asyncio.run(_drive(request, settings, workload, target, out, state, power, console))
             except KeyboardInterrupt:
                 interrupted = True
-    manifest["times"] = {"finished_at": clock.now()}
+    manifest["times"] = {"started_at": started_at, "finished_at": clock.now()}
     write_manifest(out, manifest)
     summary = _summary(request, state, complete=not interrupted)
     write_summary(out, summary)

@@ -21,6 +21,7 @@ from agentload.report.schema import (
     Summary,
 )
 from agentload.workload.model import Workload
+from agentload.workload.stats import workload_stats
 
 
 def build_manifest(
@@ -48,6 +49,7 @@ def build_manifest(
             "sessions": len(workload.sessions),
             "fingerprint": workload.fingerprint(),
             "skipped_lines": workload.skipped_lines,
+            "theoretical_cache_hit_rate": workload_stats(workload).prefix_cache_hit_rate,
         },
         "endpoint": endpoint.model_dump(mode="json"),
         "gpus": gpus,
