@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import ValidationError
+
 
 class AgentloadError(Exception):
     """An error that the CLI prints as one line and exits on (status 2)."""
@@ -39,3 +41,10 @@ class InputError(AgentloadError):
 
 class ServerError(AgentloadError):
     """The server under test could not be used at all (not a per-request failure)."""
+
+
+def first_problem(exc: ValidationError) -> tuple[str | None, str]:
+    """The first problem pydantic found: (the dotted field path, or None; the message)."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return (where or None), first["msg"]

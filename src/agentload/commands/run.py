@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agentload.errors import AgentloadError
+from agentload.errors import AgentloadError, first_problem
 from agentload.run.settings import DEFAULT_DRAIN_S, DEFAULT_SETTLE_S, RunSettings
 from agentload.run.target import Target
 from agentload.workload.synthetic import PROFILE, SPEC_PREFIX
@@ -46,6 +46,22 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument("--request-timeout", type=float, metavar="S", help="per-request limit, s")
 
 
+def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
+    """What agents send and how: the workload, its seed and salt, the history policy."""
+    parser.add_argument(
+        "--workload", default=DEFAULT_WORKLOAD, help="workload source (default: %(default)s)"
+    )
+    parser.add_argument("--skip-bad-lines", action="store_true", help="skip malformed lines")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--salt", help="run salt (default: random, so runs never share a cache)")
+    parser.add_argument(
+        "--history",
+        choices=("server", "recorded"),
+        default="server",
+        help="assistant turns in the history: the server's reply or the recorded one",
+    )
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "run",
@@ -53,9 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run N agents in a closed loop for a duration; records every call and "
         "reports window metrics. With no --url, starts the embedded llama.cpp engine.",
     )
-    parser.add_argument(
-        "--workload", default=DEFAULT_WORKLOAD, help="workload source (default: %(default)s)"
-    )
+    add_workload_arguments(parser)
     parser.add_argument("--agents", type=int, required=True, help="concurrent agents")
     parser.add_argument(
         "--duration", type=float, required=True, metavar="S", help="measurement length, s"
@@ -80,22 +94,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="each agent starts at a random call of its first session (steady state comes sooner)",
     )
     parser.add_argument(
-        "--history",
-        choices=("server", "recorded"),
-        default="server",
-        help="assistant turns in the history: the server's reply or the recorded one",
-    )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--salt", help="run salt (default: random, so runs never share a cache)")
-    parser.add_argument(
         "--out", type=Path, help="results directory (default: results/<time>-<label>)"
     )
     parser.add_argument("--label", default="run", help="a name for this run in reports")
     parser.add_argument(
         "--gpus", type=int, help="accelerators serving the model, for per-GPU figures"
-    )
-    parser.add_argument(
-        "--skip-bad-lines", action="store_true", help="skip malformed workload lines"
     )
     add_target_arguments(parser)
     parser.set_defaults(func=handle)
@@ -119,9 +122,8 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
     try:
         return RunSettings(**values)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "settings"
-        raise AgentloadError(f"{field}: {first['msg']}") from None
+        field, message = first_problem(exc)
+        raise AgentloadError(f"{field or 'settings'}: {message}") from None
 
 
 def target_from(args: argparse.Namespace) -> Target:
@@ -137,6 +139,7 @@ def target_from(args: argparse.Namespace) -> Target:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from agentload.cli import EXIT_INTERRUPTED
     from agentload.run.execute import RunRequest, default_out_dir, execute_run
 
     label = _LABEL.sub("-", args.label).strip("-") or "run"
@@ -149,5 +152,5 @@ def handle(args: argparse.Namespace) -> int:
         gpus=args.gpus,
         skip_bad_lines=args.skip_bad_lines,
     )
-    execute_run(request)
-    return 0
+    result = execute_run(request)
+    return 0 if result.complete else EXIT_INTERRUPTED

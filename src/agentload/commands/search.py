@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agentload.commands.run import DEFAULT_WORKLOAD, add_target_arguments, target_from
-from agentload.errors import AgentloadError
+from agentload.commands.run import add_target_arguments, add_workload_arguments, target_from
+from agentload.errors import AgentloadError, first_problem
 from agentload.run import search as defaults
 from agentload.run.tiers import PRESETS, Tier, load_tiers, parse_tier, preset, unique_names
 from agentload.run.verdict import DEFAULT_CONFIDENCE, DEFAULT_MAX_ERROR_RATE, DEFAULT_MIN_SAMPLES
@@ -104,9 +104,8 @@ def search_settings_from(
             max_error_rate=args.max_error_rate,
         )
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "search"
-        raise AgentloadError(f"{field}: {first['msg']}") from None
+        field, message = first_problem(exc)
+        raise AgentloadError(f"{field or 'search'}: {message}") from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -116,23 +115,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Ramp a warm pool of agents, double until every tier fails, then bisect "
         "each tier; every probe is judged over a steady-state window.",
     )
-    parser.add_argument(
-        "--workload", default=DEFAULT_WORKLOAD, help="workload source (default: %(default)s)"
-    )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--salt", help="run salt (default: random, so runs never share a cache)")
-    parser.add_argument(
-        "--history",
-        choices=("server", "recorded"),
-        default="server",
-        help="assistant turns in the history: the server's reply or the recorded one",
-    )
+    add_workload_arguments(parser)
     parser.add_argument(
         "--start-at-turn-zero",
         action="store_true",
         help="agents start at their session's first call (default: a random call, full prefix)",
     )
     parser.add_argument("--out", type=Path, help="results directory")
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        metavar="DIR",
+        help="continue the interrupted search in DIR from its finished probes "
+        "(give the same options it was started with)",
+    )
     parser.add_argument("--label", default="search", help="a name for this search in reports")
     power = parser.add_argument_group("power (per-MW figures)")
     power.add_argument(
@@ -154,18 +150,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the server's Prometheus endpoint for server-side cache figures "
         "(default: <server>/metrics for the local engine)",
     )
-    parser.add_argument("--skip-bad-lines", action="store_true")
     add_search_arguments(parser)
     add_target_arguments(parser)
     parser.set_defaults(func=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
+    from agentload.cli import EXIT_INTERRUPTED
     from agentload.measure.power_samplers import power_spec_from_options
     from agentload.run.execute import default_out_dir
     from agentload.run.execute_search import SearchRequest, execute_search
 
     label = _LABEL.sub("-", args.label).strip("-") or "search"
+    if args.resume is not None and args.out is not None and args.out != args.resume:
+        raise AgentloadError("--resume DIR writes into DIR; leave out --out (or give the same)")
     power = power_spec_from_options(
         args.power, args.gpu_watts, args.gpus, interval_s=args.power_interval
     )
@@ -174,7 +172,7 @@ def handle(args: argparse.Namespace) -> int:
         workload=args.workload,
         search=search_settings_from(args),
         target=target,
-        out=args.out or default_out_dir(label),
+        out=args.resume or args.out or default_out_dir(label),
         label=label,
         api=args.api,
         seed=args.seed,
@@ -184,6 +182,7 @@ def handle(args: argparse.Namespace) -> int:
         gpus=args.gpus,
         power=power,
         skip_bad_lines=args.skip_bad_lines,
+        resume=args.resume is not None,
     )
-    execute_search(request)
-    return 0
+    summary = execute_search(request)
+    return 0 if summary.complete else EXIT_INTERRUPTED
