@@ -107,6 +107,9 @@ def test_summary_and_manifest_name_what_ran(short_run: Path) -> None:
     assert probe["agents"] == 3
     assert probe["total_tokens_per_s"] > probe["output_tokens_per_s"] > 0
     assert manifest["workload"]["fingerprint"]
+    server = manifest["server"]
+    assert [m["id"] for m in server["models"]] == [manifest["endpoint"]["model"]]
+    assert "chat_template" not in server["props"] and server["props"]
     assert len(manifest["times"]["agent_starts"]) == 3
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from agentload.client.endpoint import Api, Endpoint
+from agentload.client.facts import server_facts
 from agentload.errors import AgentloadError
 from agentload.workload.tokenizers import Tokenizer, load_tokenizer
 
@@ -64,7 +65,7 @@ def open_target(
             **timeouts,
         )
         tokenizer = load_tokenizer(target.tokenizer or target.url, model=target.model)
-        facts = {"server": {"url": endpoint.base_url}}
+        facts = {"server": server_facts(endpoint)}
         yield OpenTarget(endpoint, tokenizer, facts, target.metrics_url)
         return
     from agentload.engines.llamacpp import LocalEngine
@@ -81,5 +82,5 @@ def open_target(
         endpoint = Endpoint(base_url=engine.url, model=engine.model, api=api, **timeouts)
         path = target.tokenizer or (str(engine.tokenizer_path) if engine.tokenizer_path else None)
         tokenizer = load_tokenizer(path or engine.url, model=engine.model)
-        facts = {"server": {"url": endpoint.base_url}, "engine": engine.facts()}
+        facts = {"server": server_facts(endpoint), "engine": engine.facts()}
         yield OpenTarget(endpoint, tokenizer, facts, target.metrics_url or f"{engine.url}/metrics")
