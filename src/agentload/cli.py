@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from typing import NoReturn
+
+from pydantic import ValidationError
 
 from agentload import __version__
 from agentload.errors import AgentloadError
@@ -13,13 +20,24 @@ from agentload.errors import AgentloadError
 COMMAND_MODULES = ("workload", "engine", "run", "search", "demo", "analysis", "report")
 """Modules of `agentload.commands`; each has `register(subparsers)`."""
 
+EXIT_INTERNAL = 1
+"""An unexpected error (a bug): one line, and the traceback only when TRACEBACK_ENV is set."""
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+TRACEBACK_ENV = "AGENTLOAD_TRACEBACK"
+"""Set this environment variable to 1 to see the traceback of an unexpected error."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line usage error (`PROG: error: ... (see PROG --help)`), exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The full parser, every verb registered."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="agentload",
         description="How many coding agents an LLM deployment serves, per GPU and per MW.",
     )
@@ -39,10 +57,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return int(args.func(args) or 0)
+        with _sigterm_as_sigint():
+            return int(args.func(args) or 0)
     except AgentloadError as exc:
-        print(f"agentload: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(str(exc))
     except KeyboardInterrupt:
         print("agentload: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or exc.title
+        return _fail(f"{exc.title}: field '{where}': {first['msg']}")
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(f"{where}{exc.strerror or exc}")
+    except Exception as exc:
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        line = " ".join(f"{type(exc).__name__}: {exc}".split())
+        print(
+            f"agentload: internal error: {line} (a bug; set {TRACEBACK_ENV}=1 to see where)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+def _fail(message: str) -> int:
+    """Print a user-fixable error (one line, unless it quotes a log); the usage exit status."""
+    print(f"agentload: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+@contextlib.contextmanager
+def _sigterm_as_sigint() -> Iterator[None]:
+    """While a verb runs, SIGTERM stops it the way Ctrl-C does (partial summary, records
+    kept) instead of killing it outright."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -11,15 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
 
-from agentload import __version__
+from agentload import __version__, clock
 from agentload.client.endpoint import Endpoint
 from agentload.client.probe import probe_output_length
 from agentload.client.records_io import RecordWriter
 from agentload.client.stream import StreamingClient
 from agentload.errors import AgentloadError
-from agentload.files import make_results_dir
+from agentload.files import make_results_dir, owner_only_files
 from agentload.measure.metrics import WindowMetrics, window_metrics
 from agentload.measure.window import Window, steady_state_window
 from agentload.report.figures import probe_figures
@@ -54,8 +55,11 @@ class RunRequest:
 @dataclass(frozen=True)
 class RunResult:
     out: Path
-    metrics: WindowMetrics
+    metrics: WindowMetrics | None
+    """None when the run was interrupted before any window could be measured."""
     steady_state: bool
+    complete: bool = True
+    """False when the run was interrupted (Ctrl-C): the summary covers what was measured."""
 
 
 def default_out_dir(label: str) -> Path:
@@ -64,12 +68,39 @@ def default_out_dir(label: str) -> Path:
     return Path("results") / f"{stamp}-{label}"
 
 
+def check_target_options(target: Target, api: str) -> None:
+    """Refuse a malformed target before anything is created (one line naming the option)."""
+    if target.url is None:
+        return
+    if not target.model:
+        raise AgentloadError("--model is required with --url")
+    try:
+        Endpoint(base_url=target.url, model=target.model, api=api, api_key_env=target.api_key_env)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        option = {"base_url": "--url", "api_key_env": "--api-key-env"}.get(
+            str(first["loc"][0]) if first["loc"] else "", "--url"
+        )
+        raise AgentloadError(f"{option}: {first['msg']}") from None
+
+
 def execute_run(request: RunRequest, console: Console | None = None) -> RunResult:
-    """Run the benchmark as asked; results land in `request.out`, summary last."""
+    """Run the benchmark as asked; results land in `request.out` (owner-only), summary last.
+
+    Ctrl-C (or SIGTERM, which the CLI turns into it) stops the load within a second: calls in
+    flight are cancelled and recorded as such, and the summary says the run is incomplete.
+    """
     console = console or Console(stderr=True)
-    settings = request.settings
+    check_target_options(request.target, request.settings.api)
     workload = load_workload(request.workload, skip_bad_lines=request.skip_bad_lines)
+    with owner_only_files():
+        return _execute(request, workload, console)
+
+
+def _execute(request: RunRequest, workload: Any, console: Console) -> RunResult:
+    settings = request.settings
     out = make_results_dir(request.out)
+    RecordWriter(out / RECORDS_FILE).close()  # from the start, a killed run has a records file
     with open_target(
         request.target, api=settings.api, agents=settings.agents, out=out, console=console
     ) as target:
@@ -115,7 +146,11 @@ async def _drive(
     console: Console,
 ) -> RunOutcome:
     async with StreamingClient(endpoint) as client:
-        await check_server(client, console)
+        try:
+            await check_server(client, console)
+        except asyncio.CancelledError:  # Ctrl-C before load started: nothing measured
+            t = clock.now()
+            return RunOutcome(t, [], t, t, [], interrupted=True)
         with RecordWriter(out / RECORDS_FILE) as writer:
             return await run_load(
                 workload, settings, client, text, writer, on_progress=progress_printer(console)
@@ -151,40 +186,50 @@ def _finish(
     window = steady_state_window(outcome.agent_starts, outcome.measurement_end, settings.settle_s)
     steady = window is not None
     if window is None:
-        notes.append(
-            f"no steady state: the last agent started less than {settings.settle_s:g} s before "
-            "the end; figures cover the whole run"
-        )
         window = Window(outcome.started_at, outcome.measurement_end)
+        if window.duration_s > 0:
+            notes.append(
+                f"no steady state: the last agent started less than {settings.settle_s:g} s "
+                "before the end; figures cover the whole run"
+            )
+    measured = window.duration_s > 0
     if outcome.interrupted:
-        notes.append("interrupted: the run ended early")
+        notes.append("interrupted: the run ended early; the figures cover what was measured")
+    if not measured:
+        notes.append("nothing measured: the run was stopped before load started")
     if outcome.cancelled_in_flight:
-        notes.append(f"{outcome.cancelled_in_flight} agents' calls were cancelled at the end")
-    metrics = window_metrics(outcome.records, window, agents=settings.agents)
+        notes.append(
+            f"{outcome.cancelled_in_flight} calls in flight at the end were cancelled "
+            "(recorded with error 'cancelled', after the window)"
+        )
+    metrics = window_metrics(outcome.records, window, agents=settings.agents) if measured else None
     manifest["times"] = {
         "started_at": outcome.started_at,
         "agent_starts": outcome.agent_starts,
         "measurement_end": outcome.measurement_end,
         "finished_at": outcome.finished_at,
-        "window": [window.start, window.end],
+        "window": [window.start, window.end] if measured else None,
         "steady_state": steady,
     }
     write_manifest(out, manifest)
-    probe = probe_figures(metrics, agents=settings.agents)
+    probes = (probe_figures(metrics, agents=settings.agents),) if metrics is not None else ()
     summary = Summary(
         kind="run",
         tool_version=__version__,
         label=request.label,
         complete=not outcome.interrupted,
         gpus=request.gpus,
-        probes=(probe,),
+        probes=probes,
         notes=tuple(notes),
     )
     write_summary(out, summary)
-    title = "steady-state window" if steady else "whole run (no steady state)"
-    print_window(metrics, title=f"{request.label}: {title}", console=wide_console())
+    if metrics is not None:
+        title = "steady-state window" if steady else "whole run (no steady state)"
+        print_window(metrics, title=f"{request.label}: {title}", console=wide_console())
     for note in notes:
         console.print(f"[yellow]note:[/] {note}")
     console.print(f"results: {out}")
     write_html_report(out, console)
-    return RunResult(out=out, metrics=metrics, steady_state=steady)
+    return RunResult(
+        out=out, metrics=metrics, steady_state=steady, complete=not outcome.interrupted
+    )

@@ -14,11 +14,12 @@ from rich.console import Console
 from agentload import __version__, clock
 from agentload.client.records_io import RecordWriter
 from agentload.client.stream import StreamingClient
-from agentload.files import make_results_dir
+from agentload.files import make_results_dir, owner_only_files
 from agentload.measure.power_samplers import PowerRecorder, PowerSpec
 from agentload.measure.server_metrics import ServerMetricsScraper, ServerScrape
 from agentload.report.headline import tier_results
 from agentload.report.schema import (
+    MANIFEST_FILE,
     POWER_FILE,
     RECORDS_FILE,
     SERVER_METRICS_FILE,
@@ -26,7 +27,7 @@ from agentload.report.schema import (
     ProbeFigures,
     Summary,
 )
-from agentload.run.execute import check_server, progress_printer
+from agentload.run.execute import check_server, check_target_options, progress_printer
 from agentload.run.results_dir import (
     append_probe,
     build_manifest,
@@ -34,7 +35,8 @@ from agentload.run.results_dir import (
     write_manifest,
     write_summary,
 )
-from agentload.run.runner import Sender, make_pool, report_progress
+from agentload.run.resume import Resumption, check_matches, open_resumption
+from agentload.run.runner import INTERRUPT_DRAIN_S, Sender, make_pool, report_progress
 from agentload.run.search import (
     ProbeOutcome,
     SearchSettings,
@@ -70,6 +72,8 @@ class SearchRequest:
     power: PowerSpec | None = None
     """How to measure accelerator power; None for no power figures."""
     skip_bad_lines: bool = False
+    resume: bool = False
+    """Continue the interrupted search in `out` (`agentload.run.resume`) instead of starting."""
 
 
 def _run_settings(request: SearchRequest) -> RunSettings:
@@ -88,11 +92,33 @@ def _run_settings(request: SearchRequest) -> RunSettings:
 
 
 def execute_search(request: SearchRequest, console: Console | None = None) -> Summary:
-    """Search for each tier's max agents; results land in `request.out`, summary last."""
+    """Search for each tier's max agents; results land in `request.out` (owner-only), summary
+    last. With `request.resume`, continue the interrupted search there.
+
+    Ctrl-C (or SIGTERM, which the CLI turns into it) stops within a second: calls in flight are
+    cancelled and recorded as such, and the summary (probes finished so far) is incomplete.
+    """
     console = console or Console(stderr=True)
-    settings = _run_settings(request)
+    check_target_options(request.target, request.api)
     workload = load_workload(request.workload, skip_bad_lines=request.skip_bad_lines)
-    out = make_results_dir(request.out)
+    with owner_only_files():
+        return _execute(request, workload, console)
+
+
+def _execute(request: SearchRequest, workload: Workload, console: Console) -> Summary:
+    settings = _run_settings(request)
+    settings_json = {
+        "run": settings.model_dump(mode="json"),
+        "search": request.search.model_dump(mode="json"),
+    }
+    resumption: Resumption | None = None
+    if request.resume:
+        resumption = open_resumption(request.out, _expected(request, workload, settings_json))
+        settings = settings.model_copy(update={"run_salt": resumption.run_salt})
+        out = request.out
+    else:
+        out = make_results_dir(request.out)
+    RecordWriter(out / RECORDS_FILE).close()  # from the start, a killed search has a records file
     with open_target(
         request.target,
         api=settings.api,
@@ -100,36 +126,68 @@ def execute_search(request: SearchRequest, console: Console | None = None) -> Su
         out=out,
         console=console,
     ) as target:
-        manifest = build_manifest(
-            label=request.label,
-            command="search",
-            workload_spec=request.workload,
-            workload=workload,
-            endpoint=target.endpoint,
-            settings={
-                "run": settings.model_dump(mode="json"),
-                "search": request.search.model_dump(mode="json"),
-            },
-            facts=target.facts,
-            gpus=request.gpus,
-        )
-        state = SearchState()
-        interrupted = False
-        started_at = clock.now()
-        with _power_recorder(request, out) as power:
+        if resumption is None:
+            manifest = build_manifest(
+                label=request.label,
+                command="search",
+                workload_spec=request.workload,
+                workload=workload,
+                endpoint=target.endpoint,
+                settings=settings_json,
+                facts=target.facts,
+                gpus=request.gpus,
+            )
             manifest["power"] = request.power.describe() if request.power else None
+            state = SearchState()
+        else:
+            _check_target(resumption, request, target)
+            resumption.record(target.endpoint.model_dump(mode="json"), target.facts)
+            manifest = resumption.manifest
+            state = SearchState(earlier=resumption.probes)
+            for note in resumption.repairs:
+                console.print(f"[yellow]note:[/] {note}")
+            console.print(f"resuming after {len(resumption.probes)} finished probe(s)")
+        times = manifest.get("times")
+        started_at = times.get("started_at") if isinstance(times, dict) else None
+        started_at = started_at or clock.now()
+        with _power_recorder(request, out) as power:
             write_manifest(out, manifest)
-            try:
-                asyncio.run(_drive(request, settings, workload, target, out, state, power, console))
-            except KeyboardInterrupt:
-                interrupted = True
+            id_prefix = resumption.id_prefix if resumption else ""
+            with contextlib.suppress(KeyboardInterrupt):
+                asyncio.run(
+                    _drive(
+                        request, settings, workload, target, out, state, power, console, id_prefix
+                    )
+                )
     manifest["times"] = {"started_at": started_at, "finished_at": clock.now()}
     write_manifest(out, manifest)
-    summary = _summary(request, state, complete=not interrupted)
+    summary = _summary(request, state, resumption)
     write_summary(out, summary)
     _print(summary, out, console)
     write_html_report(out, console)
     return summary
+
+
+def _expected(
+    request: SearchRequest, workload: Workload, settings_json: dict[str, Any]
+) -> dict[str, Any]:
+    """What a resumed directory's manifest must say: same workload, settings, power, GPUs."""
+    return {
+        "workload": {"spec": request.workload, "fingerprint": workload.fingerprint()},
+        "settings": {"search": settings_json["search"], "run": settings_json["run"]},
+        "power": request.power.describe() if request.power else None,
+        "gpus": request.gpus,
+    }
+
+
+def _check_target(resumption: Resumption, request: SearchRequest, target: OpenTarget) -> None:
+    """The same model and API (and URL, unless the target is the local engine) as before."""
+    endpoint: dict[str, Any] = {"model": target.endpoint.model, "api": target.endpoint.api}
+    if request.target.url is not None:
+        endpoint["base_url"] = target.endpoint.base_url
+    check_matches(
+        resumption.manifest, {"endpoint": endpoint}, source=resumption.out / MANIFEST_FILE
+    )
 
 
 async def _drive(
@@ -141,12 +199,13 @@ async def _drive(
     state: SearchState,
     power: PowerRecorder | None,
     console: Console,
+    id_prefix: str = "",
 ) -> None:
     text = TextMaker(target.tokenizer, settings.run_salt)
     async with StreamingClient(target.endpoint) as client:
         await check_server(client, console)
         with RecordWriter(out / RECORDS_FILE) as writer:
-            sender = Sender(client, target.endpoint, text, writer, "probe-0")
+            sender = Sender(client, target.endpoint, text, writer, "probe-0", id_prefix=id_prefix)
             pool = make_pool(workload, settings, sender, stride=request.search.max_agents)
             started = clock.now()
             reporter = asyncio.create_task(
@@ -172,9 +231,20 @@ async def _drive(
                 reporter.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await reporter
-                await pool.close(settings.drain_s)
+                state.cancelled_in_flight = await _close(pool, settings.drain_s)
                 if server is not None:
                     await server.aclose()
+
+
+async def _close(pool: Any, drain_s: float) -> int:
+    """Stop the pool: the full drain after a finished search, a short one after Ctrl-C (and a
+    drain cut short by Ctrl-C). Returns how many calls in flight were cancelled."""
+    task = asyncio.current_task()
+    interrupted = task is not None and task.cancelling() > 0
+    try:
+        return await pool.close(INTERRUPT_DRAIN_S if interrupted else drain_s)
+    except asyncio.CancelledError:
+        return await pool.close(0.0)
 
 
 @contextlib.contextmanager
@@ -211,16 +281,29 @@ class _ServerWindows(ServerMetricsProbe):
         await self._scraper.aclose()
 
 
-def _summary(request: SearchRequest, state: SearchState, *, complete: bool) -> Summary:
-    probes = tuple(p.figures for p in state.probes)
+def _summary(request: SearchRequest, state: SearchState, resumption: Resumption | None) -> Summary:
+    probes = state.figures()
     tiers = tier_results(request.search.tiers, probes, request.gpus)
     power = _overall_power(request, probes)
-    notes = [] if complete else ["interrupted: the search ended before every tier was bracketed"]
+    notes: list[str] = []
+    if not state.done:
+        notes.append("interrupted: the search ended before every tier was bracketed")
+    if resumption is not None:
+        notes.append(
+            f"resumed: {len(resumption.probes)} probe(s) kept from the interrupted search, "
+            f"{len(state.probes)} measured after resuming"
+        )
+        notes.extend(resumption.repairs)
+    if state.cancelled_in_flight:
+        notes.append(
+            f"{state.cancelled_in_flight} calls in flight at the end were cancelled "
+            "(recorded with error 'cancelled', outside every probe window)"
+        )
     return Summary(
         kind="search",
         tool_version=__version__,
         label=request.label,
-        complete=complete,
+        complete=state.done,
         gpus=request.gpus,
         power=power,
         probes=probes,

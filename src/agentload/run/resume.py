@@ -42,8 +42,9 @@ JSONL_FILES = (RECORDS_FILE, PROBES_FILE, POWER_FILE, SERVER_METRICS_FILE)
 TAIL_BLOCK_BYTES = 65_536
 """The tail of a JSON-lines file is read back in blocks of this size to find its last line."""
 SALT_MARK = ".r"
-IGNORED = frozenset({"settings.run.run_salt"})
-"""Manifest fields that may differ on resume (the resumed part gets its own salt)."""
+IGNORED = frozenset({"settings.run.run_salt", "settings.run.agents", "settings.run.settle_s"})
+"""Manifest fields not compared on resume: the resumed part gets its own salt, and the run's
+agents and settle time follow the search settings, which are compared."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ def check_matches(
     """Raise naming the first field where `expected` differs from the manifest."""
     want = _flatten(_as_json(expected))
     have = _flatten(manifest)
-    for name in sorted(want):
+    for name in want:
         if name in IGNORED or have.get(name) == want[name]:
             continue
         raise AgentloadError(

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentload import clock
+from agentload.client import errors
 from agentload.client.body import build_body
 from agentload.client.endpoint import Endpoint
 from agentload.client.record import RequestRecord
@@ -21,6 +22,9 @@ from agentload.workload.model import Segment, Session, Workload, prompt_tokens
 from agentload.workload.text import TextMaker
 
 PROGRESS_INTERVAL_S = 2.0
+INTERRUPT_DRAIN_S = 0.25
+"""After Ctrl-C, calls in flight get this long to finish before they are cancelled (and
+recorded as `cancelled`), instead of the end-of-run drain: the run stops within a second."""
 
 
 @dataclass
@@ -61,6 +65,8 @@ class Sender:
     text: TextMaker
     writer: RecordWriter
     phase: str
+    id_prefix: str = ""
+    """Prefix of every request id (a resumed search's part, so ids stay unique)."""
     records: list[RequestRecord] = field(default_factory=list)
     _sequence: dict[int, int] = field(default_factory=dict)
 
@@ -76,7 +82,7 @@ class Sender:
             sequence = self._sequence.get(agent, 0)
             self._sequence[agent] = sequence + 1
             meta = CallMeta(
-                request_id=f"{agent}-{sequence}",
+                request_id=f"{self.id_prefix}{agent}-{sequence}",
                 agent=agent,
                 session=instance,
                 turn=index,
@@ -92,13 +98,39 @@ class Sender:
             else:
                 ids = self.text.token_ids(segments, instance, {})
                 body = build_body(self.endpoint, turn.output_tokens, prompt=ids)
-            result = await self.client.call(body, meta)
-            self.writer.write(result.record)
-            self.records.append(result.record)
+            t_send = clock.now()
+            try:
+                result = await self.client.call(body, meta)
+            except asyncio.CancelledError:
+                self.keep(cancelled_record(meta, t_send))
+                raise
+            self.keep(result.record)
             reply = result.reply.as_message() if result.record.ok else None
             return result.record, reply
 
         return send
+
+    def keep(self, record: RequestRecord) -> None:
+        """Append a finished call to the records file and the in-memory list."""
+        self.writer.write(record)
+        self.records.append(record)
+
+
+def cancelled_record(meta: CallMeta, t_send: float) -> RequestRecord:
+    """The record of a call cancelled in flight: who sent it, when, and that it was cut off."""
+    return RequestRecord(
+        id=meta.request_id,
+        agent=meta.agent,
+        session=meta.session,
+        turn=meta.turn,
+        phase=meta.phase,
+        t_send=t_send,
+        t_done=clock.now(),
+        intended_prompt_tokens=meta.intended_prompt_tokens,
+        intended_output_tokens=meta.intended_output_tokens,
+        error=errors.CANCELLED,
+        error_detail="in flight when the run stopped; cancelled",
+    )
 
 
 def make_pool(
@@ -144,7 +176,10 @@ async def run_load(
         with contextlib.suppress(asyncio.CancelledError):
             await reporter
     measurement_end = clock.now()
-    cancelled = await pool.close(settings.drain_s)
+    try:
+        cancelled = await pool.close(INTERRUPT_DRAIN_S if interrupted else settings.drain_s)
+    except asyncio.CancelledError:  # Ctrl-C during the end-of-run drain: cut it short
+        cancelled = await pool.close(0.0)
     return RunOutcome(
         started_at=started_at,
         agent_starts=[pool.starts[a.index] for a in pool.all_agents],

@@ -98,10 +98,23 @@ class SearchState:
     """What the search has measured so far."""
 
     probes: list[ProbeOutcome] = field(default_factory=list)
+    earlier: tuple[ProbeFigures, ...] = ()
+    """Probes an interrupted search finished before it was resumed (from `probes.jsonl`)."""
+    done: bool = False
+    """Every tier bracketed: the search finished (False when it was interrupted)."""
+    cancelled_in_flight: int = 0
+    """Calls cut off when the pool closed."""
+
+    def figures(self) -> tuple[ProbeFigures, ...]:
+        """Every probe's figures, the earlier ones first."""
+        return (*self.earlier, *(p.figures for p in self.probes))
 
     def passed(self) -> dict[int, dict[str, bool]]:
         """Agents -> tier -> passed, the latest probe at each count winning."""
-        return {p.figures.agents: {k: v.passed for k, v in p.verdicts.items()} for p in self.probes}
+        verdicts = {f.agents: {k: v == "pass" for k, v in f.verdicts.items()} for f in self.earlier}
+        for p in self.probes:
+            verdicts[p.figures.agents] = {k: v.passed for k, v in p.verdicts.items()}
+        return verdicts
 
 
 async def run_search(
@@ -126,9 +139,11 @@ async def run_search(
             precision=settings.precision,
         )
         if agents is None:
+            state.done = True
             return state
+        index = len(state.earlier) + len(state.probes)
         outcome = await measure_probe(
-            pool, sender, settings, agents, len(state.probes), power=power, server=server
+            pool, sender, settings, agents, index, power=power, server=server
         )
         state.probes.append(outcome)
         if on_probe is not None:
