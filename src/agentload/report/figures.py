@@ -29,6 +29,7 @@ def probe_figures(
         requests_ok=metrics.requests_ok,
         requests_failed=metrics.requests_failed,
         error_rate=metrics.error_rate,
+        errors_by_kind=dict(metrics.errors_by_kind),
         total_tokens_per_s=rate.total,
         output_tokens_per_s=rate.output,
         cached_input_tokens_per_s=rate.cached_input,

@@ -60,6 +60,8 @@ class ProbeFigures(_Model):
     requests_ok: int
     requests_failed: int
     error_rate: float | None
+    errors_by_kind: dict[str, int] = Field(default_factory=dict)
+    """Failed requests closed in the window, by cause (`agentload.client.errors` kinds)."""
     total_tokens_per_s: float
     output_tokens_per_s: float
     cached_input_tokens_per_s: float
