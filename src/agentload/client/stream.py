@@ -230,6 +230,8 @@ class StreamingClient:
         t_headers: float | None = None
         error: str | None = None
         detail: str | None = None
+        total = self._endpoint.total_timeout_s
+        deadline = None if total is None else asyncio.get_running_loop().time() + total
         try:
             async with session.post(
                 self._url,
@@ -247,15 +249,7 @@ class StreamingClient:
                     watched = _OpenStream(reads, resp.content, t_headers)
                     self._open.add(watched)
                     try:
-                        # The hot path: stamp and keep each read, nothing else.
-                        read = resp.content.readany
-                        append = reads.append
-                        clock = now
-                        while True:
-                            data = await read()
-                            if not data:
-                                break
-                            append((clock(), data))
+                        await _read_body(resp, reads, deadline)
                     finally:
                         self._open.discard(watched)
         except Exception as exc:
@@ -416,6 +410,72 @@ async def _body_excerpt(resp: aiohttp.ClientResponse) -> str:
                 break
             raw += data
     return _clip(" ".join(raw.decode("utf-8", errors="replace").split()))
+
+
+async def _read_body(
+    resp: aiohttp.ClientResponse, reads: list[tuple[float, bytes]], deadline: float | None
+) -> None:
+    """The hot path: append `(time, bytes)` for each network read until the body ends.
+
+    Rather than wake this task once per read (a future, a callback and a task step each time),
+    the connection's `data_received` is wrapped while the body streams: the wrapper stamps the
+    time the bytes arrived, lets aiohttp's parser take off the HTTP framing, and moves what it
+    produced into `reads`. The task sleeps until the end of the body, an error, or `deadline`
+    (loop time: the total limit, which aiohttp's timer does not cover while nothing reads).
+    """
+    content = resp.content
+    read_nowait = content.read_nowait
+    append = reads.append
+    clock = now
+    _raise_if_failed(content)
+    data = read_nowait()  # what arrived with the headers
+    if data:
+        append((clock(), data))
+    connection = resp.connection
+    protocol = connection.protocol if connection is not None else None
+    if content.is_eof() or protocol is None:
+        return
+    parse = protocol.data_received
+
+    def stamped(incoming: bytes) -> None:
+        t = clock()
+        parse(incoming)
+        if not incoming:
+            # aiohttp resuming its own parser from inside `read_nowait` below: nothing new
+            # arrived, and reading here would interleave with the outer read.
+            return
+        try:
+            body = read_nowait()
+        except Exception:  # the parser failed the stream: the waiting task raises it
+            return
+        if body:
+            append((t, body))
+
+    def unhook() -> None:
+        # Runs inside feed_eof, before the connection can serve another request.
+        if protocol.__dict__.get("data_received") is stamped:
+            del protocol.data_received
+
+    protocol.data_received = stamped
+    content.on_eof(unhook)
+    try:
+        if deadline is None:
+            await content.wait_eof()
+        else:
+            async with asyncio.timeout_at(deadline):
+                await content.wait_eof()
+    finally:
+        unhook()
+    _raise_if_failed(content)
+    data = read_nowait()
+    if data:
+        append((clock(), data))
+
+
+def _raise_if_failed(content: aiohttp.StreamReader) -> None:
+    exc = content.exception()
+    if exc is not None:
+        raise exc
 
 
 def _stop_header_timeout(resp: aiohttp.ClientResponse) -> None:
