@@ -1,0 +1,217 @@
+"""Ctrl-C against a very slow server, and a server killed mid-run and restarted.
+
+Ctrl-C (SIGINT to the CLI process; SIGTERM is turned into the same) ends a run or a search
+within `STOP_BUDGET_S`: calls in flight are cancelled and recorded as `cancelled`, records are
+on disk, and a summary marked incomplete is written. An interrupted search resumes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from agentload.client import errors
+from agentload.client.records_io import load_records
+from agentload.engines.llamacpp import LocalEngine, free_port
+from agentload.engines.tokenizer import default_tokenizer_path
+from tests.conftest import require_engine
+from tests.reliability.conftest import (
+    SMALL_WORKLOAD,
+    PlannedServer,
+    StartServer,
+    agentload_command,
+    subprocess_env,
+)
+
+STOP_BUDGET_S = 2.0
+"""From the signal to the process's exit, summary and report written."""
+SLOW = {"first_ms": 300.0, "gap_ms": 150.0}
+"""A very slow server: 0.3 s to the first token, then ~7 tokens/s (calls take seconds)."""
+WAIT_S = 30.0
+"""Longest wait for the run under test to get going."""
+EXIT_INTERRUPTED = 130
+
+
+def _wait_for_lines(path: Path, lines: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_bytes().count(b"\n") >= lines:
+            return
+        if process.poll() is not None:
+            pytest.fail(f"the command ended early ({process.returncode}): {_output(process)}")
+        time.sleep(0.05)
+    process.kill()
+    pytest.fail(f"{path.name} did not reach {lines} lines in {WAIT_S:g} s")
+
+
+def _output(process: subprocess.Popen[bytes]) -> str:
+    out, err = process.communicate(timeout=WAIT_S)
+    return (out + err).decode(errors="replace")
+
+
+def _stop(process: subprocess.Popen[bytes], signum: int) -> tuple[int, float, str]:
+    """Send `signum`; (exit status, seconds to exit, output)."""
+    sent = time.monotonic()
+    os.kill(process.pid, signum)
+    try:
+        process.wait(timeout=STOP_BUDGET_S * 5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        pytest.fail(f"no exit within {STOP_BUDGET_S * 5:g} s of the signal")
+    took = time.monotonic() - sent
+    return process.returncode, took, _output(process)
+
+
+def _slow_command(server: PlannedServer, verb: str, out: Path | None, *extra: str) -> list[str]:
+    return agentload_command(
+        verb, "--url", server.base_url, "--model", "fake-model",
+        "--tokenizer", str(default_tokenizer_path()), "--workload", SMALL_WORKLOAD, *extra,
+        *(["--out", str(out)] if out is not None else []),
+    )  # fmt: skip
+
+
+def _check_partial(out: Path, output: str, *, in_flight: bool) -> dict:
+    """An interrupted directory: incomplete summary, loadable records, a report; with
+    `in_flight`, the calls in flight at the signal recorded as cancelled."""
+    assert "Traceback" not in output
+    summary = orjson.loads((out / "summary.json").read_bytes())
+    assert summary["complete"] is False
+    assert any("interrupted" in note for note in summary["notes"])
+    loaded = load_records(out / "records.jsonl")
+    cancelled = [r for r in loaded.records if r.error == errors.CANCELLED]
+    assert all(r.t_send <= r.t_done for r in cancelled)
+    if in_flight:
+        assert cancelled, "calls in flight at Ctrl-C are recorded as cancelled"
+        assert any(f"{len(cancelled)} calls in flight" in note for note in summary["notes"])
+    assert (out / "report.html").exists()
+    return summary
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_ctrl_c_ends_a_run_on_a_slow_server_within_two_seconds(
+    planned_server: StartServer, tmp_path: Path, signum: int
+) -> None:
+    server = planned_server(defaults=SLOW)
+    out = tmp_path / "run"
+    command = _slow_command(server, "run", out, "--agents", "3", "--duration", "120")
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=subprocess_env()
+    )
+    _wait_for_lines(out / "records.jsonl", 2, process)
+    code, took, output = _stop(process, signum)
+    assert code == EXIT_INTERRUPTED, output
+    assert took < STOP_BUDGET_S, f"took {took:.2f} s to stop"
+    summary = _check_partial(out, output, in_flight=True)
+    assert len(summary["probes"]) == 1  # what was measured up to Ctrl-C
+    ok = [r for r in load_records(out / "records.jsonl").records if r.ok]
+    assert len(ok) >= 2
+
+
+def test_ctrl_c_ends_a_search_within_two_seconds_and_it_resumes(
+    planned_server: StartServer, tmp_path: Path
+) -> None:
+    server = planned_server(defaults={"first_ms": 20.0, "gap_ms": 10.0})
+    out = tmp_path / "search"
+    options = (
+        "--tier", "easy:1:10", "--max-agents", "4", "--settle", "0.3", "--window", "2",
+        "--max-window", "2", "--ramp", "0", "--min-samples", "3",
+    )  # fmt: skip
+    process = subprocess.Popen(
+        _slow_command(server, "search", out, *options),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=subprocess_env(),
+    )
+    _wait_for_lines(out / "probes.jsonl", 1, process)
+    time.sleep(0.5)  # into the next probe, calls in flight
+    code, took, output = _stop(process, signal.SIGINT)
+    assert code == EXIT_INTERRUPTED, output
+    assert took < STOP_BUDGET_S, f"took {took:.2f} s to stop"
+    summary = _check_partial(out, output, in_flight=False)
+    finished = summary["probes"]
+    assert finished and [p["agents"] for p in finished] == [1, 2][: len(finished)]
+
+    resumed = subprocess.run(
+        [*_slow_command(server, "search", None, *options), "--resume", str(out)],
+        capture_output=True,
+        env=subprocess_env(),
+        timeout=120,
+    )
+    assert resumed.returncode == 0, resumed.stderr.decode()
+    final = orjson.loads((out / "summary.json").read_bytes())
+    assert final["complete"] is True
+    agents = [p["agents"] for p in final["probes"]]
+    assert agents[: len(finished)] == [p["agents"] for p in finished]
+    assert agents == [1, 2, 4]
+    assert final["tiers"][0]["max_agents"] == 4
+
+
+DOWNTIME_S = 2.0
+LOADING_STATUS = 503
+"""What llama.cpp answers while it loads its model."""
+RESTART_ATTEMPTS = 10
+
+
+def _restart(port: int, log_dir: Path) -> LocalEngine:
+    """The server again on the same port (retried while the old socket lingers)."""
+    for attempt in range(RESTART_ATTEMPTS):
+        try:
+            return LocalEngine.start(parallel=2, ctx_size=2 * 8192, port=port, log_dir=log_dir)
+        except Exception:
+            if attempt == RESTART_ATTEMPTS - 1:
+                raise
+            time.sleep(0.5)
+    raise AssertionError("unreachable")
+
+
+def test_server_killed_mid_run_and_restarted(tmp_path: Path) -> None:
+    """The real llama.cpp server is SIGKILLed mid-run and started again on its port: the run
+    records each failed call with its cause, carries on once the server is back, and ends with
+    a complete summary that counts the failures."""
+    require_engine()
+    port = free_port()
+    engine = _restart(port, tmp_path / "engine-log")
+    out = tmp_path / "run"
+    command = agentload_command(
+        "run", "--url", engine.url, "--model", engine.model,
+        "--tokenizer", str(engine.tokenizer_path), "--workload", SMALL_WORKLOAD,
+        "--agents", "2", "--duration", "14", "--settle", "1", "--out", str(out),
+    )  # fmt: skip
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=subprocess_env()
+    )
+    try:
+        _wait_for_lines(out / "records.jsonl", 3, process)
+        killed_at = time.time()
+        os.kill(engine.pid, signal.SIGKILL)
+        engine.stop()
+        time.sleep(DOWNTIME_S)
+        engine = _restart(port, tmp_path / "engine-log")
+        back_at = time.time()
+        process.wait(timeout=60)
+        output = _output(process)
+    finally:
+        engine.stop()
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, output
+    assert "Traceback" not in output
+    records = load_records(out / "records.jsonl").records
+    down = [r for r in records if not r.ok]
+    assert down, "calls made while the server was down are recorded as failures"
+    # Refused while down, cut off when killed, 503 "loading model" while it starts again.
+    assert {r.error for r in down} <= {errors.CONNECT, errors.DISCONNECTED, errors.HTTP_STATUS}
+    assert all(r.status == LOADING_STATUS for r in down if r.error == errors.HTTP_STATUS)
+    assert all(killed_at - 1 <= r.t_done <= back_at + 1 for r in down)
+    assert any(r.ok and r.t_send > back_at for r in records), "the run carried on"
+    summary = orjson.loads((out / "summary.json").read_bytes())
+    assert summary["complete"] is True
+    probe = summary["probes"][0]
+    in_window = [r for r in down if probe["window_start"] <= r.t_done < probe["window_end"]]
+    assert probe["requests_failed"] == len(in_window)
