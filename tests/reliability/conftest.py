@@ -30,6 +30,35 @@ SMALL_WORKLOAD = (
 """Short prompts and replies with little tool time: many calls per second against a fake."""
 
 
+USAGE_LOG_SESSIONS = 8
+USAGE_LOG_CALLS = 6
+
+
+def write_usage_log(path: Path) -> str:
+    """A small usage-log workload (loads in milliseconds, where the synthetic generator
+    calibrates for about a second): sessions of growing prompts, short replies, 0.05 s of tool
+    time. Returns its spec (the path)."""
+    lines = []
+    for session in range(USAGE_LOG_SESSIONS):
+        prompt, start = 400 + 37 * session, 0.0
+        for call in range(USAGE_LOG_CALLS):
+            completion = 8 + (7 * session + 5 * call) % 32
+            lines.append(
+                {
+                    "session_id": f"s{session}",
+                    "call_index": call,
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "start_time": 1.7e9 + start,
+                    "end_time": 1.7e9 + start + 0.5,
+                }
+            )
+            prompt += completion + 150
+            start += 0.55
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return str(path)
+
+
 class PlannedServer(FakeServer):
     """A fake server following a fault plan; `plan()` says which settings each call got."""
 
@@ -43,9 +72,10 @@ class PlannedServer(FakeServer):
 StartServer = Callable[..., PlannedServer]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def planned_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartServer]:
-    """Start fake servers with `start(defaults=..., plan=[...])`; all stop at teardown."""
+    """Start fake servers with `start(defaults=..., plan=[...])`; all stop when the test module
+    is done (a module-scoped fixture may keep one for several tests)."""
     started: list[subprocess.Popen[bytes]] = []
 
     def start(

@@ -22,11 +22,11 @@ from agentload.engines.llamacpp import LocalEngine, free_port
 from agentload.engines.tokenizer import default_tokenizer_path
 from tests.conftest import require_engine
 from tests.reliability.conftest import (
-    SMALL_WORKLOAD,
     PlannedServer,
     StartServer,
     agentload_command,
     subprocess_env,
+    write_usage_log,
 )
 
 STOP_BUDGET_S = 2.0
@@ -68,10 +68,12 @@ def _stop(process: subprocess.Popen[bytes], signum: int) -> tuple[int, float, st
     return process.returncode, took, _output(process)
 
 
-def _slow_command(server: PlannedServer, verb: str, out: Path | None, *extra: str) -> list[str]:
+def _slow_command(
+    server: PlannedServer, verb: str, out: Path | None, workload: str, *extra: str
+) -> list[str]:
     return agentload_command(
         verb, "--url", server.base_url, "--model", "fake-model",
-        "--tokenizer", str(default_tokenizer_path()), "--workload", SMALL_WORKLOAD, *extra,
+        "--tokenizer", str(default_tokenizer_path()), "--workload", workload, *extra,
         *(["--out", str(out)] if out is not None else []),
     )  # fmt: skip
 
@@ -99,7 +101,8 @@ def test_ctrl_c_ends_a_run_on_a_slow_server_within_two_seconds(
 ) -> None:
     server = planned_server(defaults=SLOW)
     out = tmp_path / "run"
-    command = _slow_command(server, "run", out, "--agents", "3", "--duration", "120")
+    workload = write_usage_log(tmp_path / "usage.jsonl")
+    command = _slow_command(server, "run", out, workload, "--agents", "3", "--duration", "120")
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=subprocess_env()
     )
@@ -122,8 +125,9 @@ def test_ctrl_c_ends_a_search_within_two_seconds_and_it_resumes(
         "--tier", "easy:1:10", "--max-agents", "4", "--settle", "0.3", "--window", "2",
         "--max-window", "2", "--ramp", "0", "--min-samples", "3",
     )  # fmt: skip
+    workload = write_usage_log(tmp_path / "usage.jsonl")
     process = subprocess.Popen(
-        _slow_command(server, "search", out, *options),
+        _slow_command(server, "search", out, workload, *options),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=subprocess_env(),
@@ -138,7 +142,7 @@ def test_ctrl_c_ends_a_search_within_two_seconds_and_it_resumes(
     assert finished and [p["agents"] for p in finished] == [1, 2][: len(finished)]
 
     resumed = subprocess.run(
-        [*_slow_command(server, "search", None, *options), "--resume", str(out)],
+        [*_slow_command(server, "search", None, workload, *options), "--resume", str(out)],
         capture_output=True,
         env=subprocess_env(),
         timeout=120,
@@ -180,8 +184,9 @@ def test_server_killed_mid_run_and_restarted(tmp_path: Path) -> None:
     out = tmp_path / "run"
     command = agentload_command(
         "run", "--url", engine.url, "--model", engine.model,
-        "--tokenizer", str(engine.tokenizer_path), "--workload", SMALL_WORKLOAD,
-        "--agents", "2", "--duration", "14", "--settle", "1", "--out", str(out),
+        "--tokenizer", str(engine.tokenizer_path),
+        "--workload", write_usage_log(tmp_path / "usage.jsonl"),
+        "--agents", "2", "--duration", "10", "--settle", "1", "--out", str(out),
     )  # fmt: skip
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=subprocess_env()

@@ -25,6 +25,7 @@ from agentload.report.schema import (
     SERVER_METRICS_FILE,
     PowerFigures,
     ProbeFigures,
+    SelfCheckFigures,
     Summary,
 )
 from agentload.run.execute import check_server, check_target_options, progress_printer
@@ -35,7 +36,7 @@ from agentload.run.results_dir import (
     write_manifest,
     write_summary,
 )
-from agentload.run.resume import Resumption, check_matches, open_resumption
+from agentload.run.resume import Resumption, check_matches, open_resumption, repair_files
 from agentload.run.runner import INTERRUPT_DRAIN_S, Sender, make_pool, report_progress
 from agentload.run.search import (
     ProbeOutcome,
@@ -44,6 +45,7 @@ from agentload.run.search import (
     ServerMetricsProbe,
     run_search,
 )
+from agentload.run.selfcheck import SelfCheck
 from agentload.run.settings import RunSettings
 from agentload.run.target import OpenTarget, Target, open_target
 from agentload.workload.load import load_workload
@@ -141,10 +143,11 @@ def _execute(request: SearchRequest, workload: Workload, console: Console) -> Su
             state = SearchState()
         else:
             _check_target(resumption, request, target)
-            resumption.record(target.endpoint.model_dump(mode="json"), target.facts)
+            repairs = repair_files(out)
+            resumption.record(target.endpoint.model_dump(mode="json"), target.facts, repairs)
             manifest = resumption.manifest
             state = SearchState(earlier=resumption.probes)
-            for note in resumption.repairs:
+            for note in repairs:
                 console.print(f"[yellow]note:[/] {note}")
             console.print(f"resuming after {len(resumption.probes)} finished probe(s)")
         times = manifest.get("times")
@@ -153,15 +156,25 @@ def _execute(request: SearchRequest, workload: Workload, console: Console) -> Su
         with _power_recorder(request, out) as power:
             write_manifest(out, manifest)
             id_prefix = resumption.id_prefix if resumption else ""
+            checks: list[SelfCheckFigures] = []
             with contextlib.suppress(KeyboardInterrupt):
                 asyncio.run(
                     _drive(
-                        request, settings, workload, target, out, state, power, console, id_prefix
+                        request,
+                        settings,
+                        workload,
+                        target,
+                        out,
+                        state,
+                        power,
+                        console,
+                        id_prefix,
+                        checks,
                     )
                 )
     manifest["times"] = {"started_at": started_at, "finished_at": clock.now()}
     write_manifest(out, manifest)
-    summary = _summary(request, state, resumption)
+    summary = _summary(request, state, resumption, checks[0] if checks else None)
     write_summary(out, summary)
     _print(summary, out, console)
     write_html_report(out, console)
@@ -200,13 +213,19 @@ async def _drive(
     power: PowerRecorder | None,
     console: Console,
     id_prefix: str = "",
+    checks: list[SelfCheckFigures] | None = None,
 ) -> None:
+    """Drive the search; the client's self-check figures are appended to `checks`."""
     text = TextMaker(target.tokenizer, settings.run_salt)
     async with StreamingClient(target.endpoint) as client:
         await check_server(client, console)
         with RecordWriter(out / RECORDS_FILE) as writer:
             sender = Sender(client, target.endpoint, text, writer, "probe-0", id_prefix=id_prefix)
-            pool = make_pool(workload, settings, sender, stride=request.search.max_agents)
+            selfcheck = SelfCheck()
+            pool = make_pool(
+                workload, settings, sender, stride=request.search.max_agents, selfcheck=selfcheck
+            )
+            selfcheck.start()
             started = clock.now()
             reporter = asyncio.create_task(
                 report_progress(pool, started, progress_printer(console))
@@ -231,6 +250,9 @@ async def _drive(
                 reporter.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await reporter
+                await selfcheck.stop()
+                if checks is not None:
+                    checks.append(selfcheck.figures())
                 state.cancelled_in_flight = await _close(pool, settings.drain_s)
                 if server is not None:
                     await server.aclose()
@@ -281,7 +303,12 @@ class _ServerWindows(ServerMetricsProbe):
         await self._scraper.aclose()
 
 
-def _summary(request: SearchRequest, state: SearchState, resumption: Resumption | None) -> Summary:
+def _summary(
+    request: SearchRequest,
+    state: SearchState,
+    resumption: Resumption | None,
+    selfcheck: SelfCheckFigures | None = None,
+) -> Summary:
     probes = state.figures()
     tiers = tier_results(request.search.tiers, probes, request.gpus)
     power = _overall_power(request, probes)
@@ -293,12 +320,14 @@ def _summary(request: SearchRequest, state: SearchState, resumption: Resumption 
             f"resumed: {len(resumption.probes)} probe(s) kept from the interrupted search, "
             f"{len(state.probes)} measured after resuming"
         )
-        notes.extend(resumption.repairs)
+        notes.extend(resumption.manifest["resumes"][-1]["repairs"])
     if state.cancelled_in_flight:
         notes.append(
             f"{state.cancelled_in_flight} calls in flight at the end were cancelled "
             "(recorded with error 'cancelled', outside every probe window)"
         )
+    if selfcheck is not None:
+        notes.extend(selfcheck.notes)
     return Summary(
         kind="search",
         tool_version=__version__,
@@ -308,6 +337,8 @@ def _summary(request: SearchRequest, state: SearchState, resumption: Resumption 
         power=power,
         probes=probes,
         tiers=tiers,
+        client_ok=selfcheck is None or selfcheck.ok,
+        selfcheck=selfcheck,
         notes=tuple(notes),
     )
 
@@ -346,9 +377,12 @@ def _print_probe(outcome: ProbeOutcome, console: Console) -> None:
 
 
 def _print(summary: Summary, out: Path, console: Console) -> None:
-    from agentload.report.terminal import print_tiers, wide_console
+    from agentload.report.terminal import print_tiers, selfcheck_line, wide_console
 
     print_tiers(summary, console=wide_console())
     for note in summary.notes:
         console.print(f"[yellow]note:[/] {note}")
+    check = selfcheck_line(summary.selfcheck)
+    if check:
+        console.print(check, highlight=False)
     console.print(f"results: {out}")

@@ -56,8 +56,6 @@ class Resumption:
     probes: tuple[ProbeFigures, ...]
     number: int
     """1 for the first resumption of this directory, 2 for the next, ..."""
-    repairs: tuple[str, ...]
-    """What was repaired in the files (torn last lines), one line each."""
 
     @property
     def run_salt(self) -> str:
@@ -72,7 +70,9 @@ class Resumption:
         """Prefix of the resumed part's request ids."""
         return f"r{self.number}."
 
-    def record(self, endpoint: Mapping[str, Any], facts: Mapping[str, Any]) -> None:
+    def record(
+        self, endpoint: Mapping[str, Any], facts: Mapping[str, Any], repairs: tuple[str, ...]
+    ) -> None:
         """Note this resumption in the manifest (kept in memory; written by the caller)."""
         resumes = self.manifest.setdefault("resumes", [])
         resumes.append(
@@ -81,7 +81,7 @@ class Resumption:
                 "probes_kept": len(self.probes),
                 "run_salt": self.run_salt,
                 "endpoint": dict(endpoint),
-                "repairs": list(self.repairs),
+                "repairs": list(repairs),
                 **({"engine": facts["engine"]} if "engine" in facts else {}),
             }
         )
@@ -89,7 +89,7 @@ class Resumption:
 
 def open_resumption(out: Path, expected: Mapping[str, Any]) -> Resumption:
     """Check that `out` holds an unfinished search matching `expected` (nested manifest
-    fields, compared leaf by leaf), repair torn last lines, and load its probes.
+    fields, compared leaf by leaf) and load its finished probes. Writes nothing.
 
     Raises a one-line `AgentloadError` naming the first mismatch or problem.
     """
@@ -105,10 +105,14 @@ def open_resumption(out: Path, expected: Mapping[str, Any]) -> Resumption:
         )
     _refuse_finished(out / SUMMARY_FILE)
     check_matches(manifest, expected, source=out / MANIFEST_FILE)
-    repairs = tuple(note for name in JSONL_FILES if (note := repair_tail(out / name)))
     probes = load_probes(out / PROBES_FILE)
     number = len(manifest.get("resumes") or []) + 1
-    return Resumption(out, manifest, probes, number, repairs)
+    return Resumption(out, manifest, probes, number)
+
+
+def repair_files(out: Path) -> tuple[str, ...]:
+    """Repair a torn last line in each JSON-lines file of `out`; a note for each repair."""
+    return tuple(note for name in JSONL_FILES if (note := repair_tail(out / name)))
 
 
 def check_matches(
@@ -152,16 +156,20 @@ def repair_tail(path: Path) -> str | None:
 
 
 def load_probes(path: Path) -> tuple[ProbeFigures, ...]:
-    """The finished probes of `probes.jsonl` (none when it is missing)."""
+    """The finished probes of `probes.jsonl` (none when it is missing); a torn last line (no
+    newline, not JSON) is left out."""
     if not path.exists():
         return ()
     probes: list[ProbeFigures] = []
-    for number, line in enumerate(path.read_bytes().split(b"\n"), start=1):
+    lines = path.read_bytes().split(b"\n")
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             probes.append(ProbeFigures.model_validate(orjson.loads(line)))
         except orjson.JSONDecodeError:
+            if number == len(lines):
+                break  # torn by a kill mid-write: cut off by `repair_files`
             raise InputError("not valid JSON", path=path, line=number) from None
         except ValidationError as exc:
             first = exc.errors()[0]
