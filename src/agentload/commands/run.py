@@ -100,6 +100,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--gpus", type=int, help="accelerators serving the model, for per-GPU figures"
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="client processes to split the agents across (one core each; default: 1)",
+    )
     add_target_arguments(parser)
     parser.set_defaults(func=handle)
 
@@ -143,6 +150,8 @@ def handle(args: argparse.Namespace) -> int:
     from agentload.run.execute import RunRequest, default_out_dir, execute_run
 
     label = _LABEL.sub("-", args.label).strip("-") or "run"
+    if args.workers < 1:
+        raise AgentloadError(f"--workers: must be at least 1, got {args.workers}")
     request = RunRequest(
         workload=args.workload,
         settings=settings_from(args),
@@ -151,6 +160,7 @@ def handle(args: argparse.Namespace) -> int:
         label=label,
         gpus=args.gpus,
         skip_bad_lines=args.skip_bad_lines,
+        workers=args.workers,
     )
     result = execute_run(request)
     return 0 if result.complete else EXIT_INTERRUPTED

@@ -116,6 +116,32 @@ class TierResult(_Model):
     notes: tuple[str, ...] = ()
 
 
+class SelfCheckFigures(_Model):
+    """The load generator's self-check over a run (`agentload.run.selfcheck`): did it keep up?"""
+
+    ok: bool = True
+    """False when a figure crossed its limit (named in `notes`)."""
+    loop_lag_p50_s: float | None = None
+    """How late the client's event loop woke a timer, seconds: every client timestamp can be
+    late by this much."""
+    loop_lag_p99_s: float | None = None
+    loop_lag_max_s: float | None = None
+    lag_samples: int = 0
+    send_delay_p50_s: float | None = None
+    """How long after an agent meant to send a call it went out, seconds."""
+    send_delay_p99_s: float | None = None
+    send_delay_max_s: float | None = None
+    sends: int = 0
+    cpu_s: float = 0.0
+    """Client CPU time, seconds (all processes)."""
+    wall_s: float = 0.0
+    cpu_share: float | None = None
+    """CPU time over wall time of the busiest client process (1.0 = one core saturated)."""
+    processes: int = 1
+    """Client processes (workers) the figures cover; lags and delays are the worst of them."""
+    notes: tuple[str, ...] = ()
+
+
 class Summary(_Model):
     """`summary.json`: the headline of a results directory."""
 
@@ -131,4 +157,6 @@ class Summary(_Model):
     tiers: tuple[TierResult, ...] = ()
     client_ok: bool = True
     """False when the client fell behind its schedule (event-loop lag); figures are suspect."""
+    selfcheck: SelfCheckFigures | None = None
+    """The client's self-check figures behind `client_ok` (None in older results)."""
     notes: tuple[str, ...] = ()

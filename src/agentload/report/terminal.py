@@ -8,7 +8,7 @@ from rich.table import Table
 
 from agentload.measure.metrics import WindowMetrics
 from agentload.measure.stats import Distribution
-from agentload.report.schema import Summary
+from agentload.report.schema import SelfCheckFigures, Summary
 
 WIDE_COLUMNS = 160
 """Width for tables when output is not a terminal (a log file or CI), so columns stay whole."""
@@ -187,3 +187,20 @@ def print_tiers(summary: Summary, *, console: Console | None = None) -> None:
     console = console or wide_console()
     console.print(probes_table(summary))
     console.print(tiers_table(summary))
+
+
+def selfcheck_line(figures: SelfCheckFigures | None) -> str | None:
+    """One line on whether the client kept up, with the figures that say so (rich markup)."""
+    if figures is None:
+        return None
+
+    def ms(value: float | None) -> str:
+        return "—" if value is None else f"{value * 1000:.1f} ms"
+
+    verdict = "[green]kept up[/]" if figures.ok else "[bold red]FELL BEHIND[/]"
+    cpu = "—" if figures.cpu_share is None else f"{figures.cpu_share * 100:.0f}% of a core"
+    procs = f", {figures.processes} processes" if figures.processes > 1 else ""
+    return (
+        f"client self-check: {verdict} (event-loop lag p99 {ms(figures.loop_lag_p99_s)}, "
+        f"send delay p99 {ms(figures.send_delay_p99_s)}, CPU {cpu}{procs})"
+    )

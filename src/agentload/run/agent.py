@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
+from agentload import clock
 from agentload.client.record import RequestRecord
 from agentload.workload.model import REPLY_KEY, Session
 
@@ -14,6 +15,12 @@ ERROR_BACKOFF_S = 1.0
 """After a failed call an agent waits at least this long, so a dead server is not hammered."""
 
 SendCall = Callable[..., Any]
+
+
+class SendClock(Protocol):
+    """Told when each call was meant to go out and when it did (the run's self-check)."""
+
+    def note_send(self, intended: float, actual: float) -> None: ...
 
 
 class AgentStats:
@@ -57,6 +64,7 @@ class Agent:
         seed: int,
         start_mid_session: bool,
         recorded_history: bool,
+        selfcheck: SendClock | None = None,
     ) -> None:
         self.index = index
         self._sessions = sessions
@@ -67,11 +75,15 @@ class Agent:
         self._start_mid_session = start_mid_session
         self._recorded_history = recorded_history
         self.stats = AgentStats()
+        self._selfcheck = selfcheck
+        self._due = 0.0
+        """When the next call is meant to go out (epoch s): the end of the tool time."""
 
     async def run(self, stop: asyncio.Event) -> None:
         """Play sessions until `stop` is set: agent i takes sessions i, i+S, i+2S, ... in turn
         (S the stride: the most agents a run can have, so concurrent agents play different ones)."""
         sequence = 0
+        self._due = clock.now()
         while not stop.is_set():
             session = self._sessions[(self.index + sequence * self._stride) % len(self._sessions)]
             first_turn = 0
@@ -99,12 +111,15 @@ class Agent:
             finally:
                 self.stats.in_flight -= 1
             self._count(record)
+            if self._selfcheck is not None:
+                self._selfcheck.note_send(self._due, record.t_send)
             if self._recorded_history and turn.recorded_reply is not None:
                 reply = turn.recorded_reply
             if reply is not None:
                 replies[reply_key(session.id, index)] = reply
             reply_tokens.append(record.completion_tokens or turn.output_tokens)
             pause = turn.tool_time_s if record.ok else max(turn.tool_time_s, ERROR_BACKOFF_S)
+            self._due = clock.now() + max(pause, 0.0)
             if pause > 0 and not await _sleep_or_stop(pause, stop):
                 return
 

@@ -25,7 +25,7 @@ from agentload.measure.metrics import WindowMetrics, window_metrics
 from agentload.measure.window import Window, steady_state_window
 from agentload.report.figures import probe_figures
 from agentload.report.schema import RECORDS_FILE, Summary
-from agentload.report.terminal import print_window, wide_console
+from agentload.report.terminal import print_window, selfcheck_line, wide_console
 from agentload.run.results_dir import (
     build_manifest,
     write_html_report,
@@ -50,6 +50,8 @@ class RunRequest:
     label: str
     gpus: int | None = None
     skip_bad_lines: bool = False
+    workers: int = 1
+    """Client processes the agents are split across (`agentload.run.workers`)."""
 
 
 @dataclass(frozen=True)
@@ -114,9 +116,13 @@ def _execute(request: RunRequest, workload: Any, console: Console) -> RunResult:
             facts=target.facts,
             gpus=request.gpus,
         )
+        manifest["workers"] = request.workers
         write_manifest(out, manifest)
-        text = TextMaker(target.tokenizer, settings.run_salt)
-        outcome = asyncio.run(_drive(workload, settings, target.endpoint, text, out, console))
+        if request.workers > 1:
+            outcome = _drive_workers(request, workload, target, out, console)
+        else:
+            text = TextMaker(target.tokenizer, settings.run_salt)
+            outcome = asyncio.run(_drive(workload, settings, target.endpoint, text, out, console))
     return _finish(request, manifest, outcome, out, console)
 
 
@@ -155,6 +161,37 @@ async def _drive(
             return await run_load(
                 workload, settings, client, text, writer, on_progress=progress_printer(console)
             )
+
+
+def _drive_workers(
+    request: RunRequest, workload: Any, target: Any, out: Path, console: Console
+) -> RunOutcome:
+    """The load split across `request.workers` processes (after one check call from here)."""
+    from agentload.run.workers import run_workers
+
+    async def check() -> None:
+        async with StreamingClient(target.endpoint) as client:
+            await check_server(client, console)
+
+    try:
+        asyncio.run(check())
+    except KeyboardInterrupt:
+        t = clock.now()
+        return RunOutcome(t, [], t, t, [], interrupted=True)
+    console.print(f"{request.workers} worker processes")
+    notes: list[str] = []
+    outcome = run_workers(
+        workload,
+        request.settings,
+        target.endpoint,
+        target.tokenizer,
+        out / RECORDS_FILE,
+        request.workers,
+        on_progress=progress_printer(console),
+        notes=notes,
+    )
+    outcome.notes.extend(notes)
+    return outcome
 
 
 def progress_printer(console: Console) -> Any:
@@ -202,6 +239,9 @@ def _finish(
             f"{outcome.cancelled_in_flight} calls in flight at the end were cancelled "
             "(recorded with error 'cancelled', after the window)"
         )
+    notes.extend(outcome.notes)
+    if outcome.selfcheck is not None:
+        notes.extend(outcome.selfcheck.notes)
     metrics = window_metrics(outcome.records, window, agents=settings.agents) if measured else None
     manifest["times"] = {
         "started_at": outcome.started_at,
@@ -220,6 +260,8 @@ def _finish(
         complete=not outcome.interrupted,
         gpus=request.gpus,
         probes=probes,
+        client_ok=outcome.selfcheck is None or outcome.selfcheck.ok,
+        selfcheck=outcome.selfcheck,
         notes=tuple(notes),
     )
     write_summary(out, summary)
@@ -228,6 +270,9 @@ def _finish(
         print_window(metrics, title=f"{request.label}: {title}", console=wide_console())
     for note in notes:
         console.print(f"[yellow]note:[/] {note}")
+    check = selfcheck_line(outcome.selfcheck)
+    if check:
+        console.print(check, highlight=False)
     console.print(f"results: {out}")
     write_html_report(out, console)
     return RunResult(

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentload import clock
-from agentload.run.agent import Agent
+from agentload.run.agent import Agent, SendClock
 from agentload.workload.model import Workload
 
 SendFactory = Callable[[int], Callable[..., Any]]
@@ -31,7 +31,12 @@ class AgentPool:
         seed: int,
         start_mid_session: bool,
         recorded_history: bool,
+        selfcheck: SendClock | None = None,
+        first_index: int = 0,
+        index_step: int = 1,
     ) -> None:
+        """Agents get indices `first_index`, `first_index + index_step`, ...: a worker process
+        of a multi-process run takes every `index_step`-th agent of the whole run."""
         self._workload = workload
         self._send_for = send_for
         self._options: dict[str, Any] = {
@@ -40,6 +45,7 @@ class AgentPool:
             "seed": seed,
             "start_mid_session": start_mid_session,
             "recorded_history": recorded_history,
+            "selfcheck": selfcheck,
         }
         self.active: list[Agent] = []
         self.retired: list[Agent] = []
@@ -47,7 +53,8 @@ class AgentPool:
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self.starts: dict[int, float] = {}
         """Agent index -> when it started, epoch s."""
-        self._next_index = 0
+        self._next_index = first_index
+        self._index_step = index_step
 
     @property
     def size(self) -> int:
@@ -81,7 +88,7 @@ class AgentPool:
 
     def _start_one(self) -> None:
         index = self._next_index
-        self._next_index += 1
+        self._next_index += self._index_step
         agent = Agent(index, self._workload.sessions, self._send_for(index), **self._options)
         stop = asyncio.Event()
         self.starts[index] = clock.now()

@@ -15,8 +15,10 @@ from agentload.client.endpoint import Endpoint
 from agentload.client.record import RequestRecord
 from agentload.client.records_io import RecordWriter
 from agentload.client.stream import CallMeta, StreamingClient
+from agentload.report.schema import SelfCheckFigures
 from agentload.run.agent import Agent
 from agentload.run.pool import AgentPool
+from agentload.run.selfcheck import SelfCheck
 from agentload.run.settings import RunSettings
 from agentload.workload.model import Segment, Session, Workload, prompt_tokens
 from agentload.workload.text import TextMaker
@@ -38,6 +40,10 @@ class RunOutcome:
     records: list[RequestRecord]
     interrupted: bool = False
     cancelled_in_flight: int = 0
+    selfcheck: SelfCheckFigures | None = None
+    """Did the client keep up (event-loop lag, send delay, CPU) from start to measurement end."""
+    notes: list[str] = field(default_factory=list)
+    """Things that went wrong without stopping the run (e.g. a worker process that died)."""
 
 
 @dataclass
@@ -134,7 +140,14 @@ def cancelled_record(meta: CallMeta, t_send: float) -> RequestRecord:
 
 
 def make_pool(
-    workload: Workload, settings: RunSettings, sender: Sender, *, stride: int
+    workload: Workload,
+    settings: RunSettings,
+    sender: Sender,
+    *,
+    stride: int,
+    selfcheck: SelfCheck | None = None,
+    first_index: int = 0,
+    index_step: int = 1,
 ) -> AgentPool:
     """A pool of agents for this run's settings, sending through `sender`."""
     return AgentPool(
@@ -145,6 +158,9 @@ def make_pool(
         seed=settings.seed,
         start_mid_session=settings.start_mid_session,
         recorded_history=settings.reply_history == "recorded",
+        selfcheck=selfcheck,
+        first_index=first_index,
+        index_step=index_step,
     )
 
 
@@ -157,15 +173,35 @@ async def run_load(
     *,
     phase: str = "run",
     on_progress: ProgressCallback | None = None,
+    share: Share | None = None,
 ) -> RunOutcome:
-    """Drive `settings.agents` agents against the client's endpoint for `settings.duration_s`."""
+    """Drive `settings.agents` agents against the client's endpoint for `settings.duration_s`.
+
+    With `share`, this process drives only its share of the agents (a worker of a
+    multi-process run), on the run's common schedule.
+    """
+    share = share or Share()
     sender = Sender(client, client.endpoint, text, writer, phase)
-    pool = make_pool(workload, settings, sender, stride=settings.agents)
-    started_at = clock.now()
+    selfcheck = SelfCheck()
+    pool = make_pool(
+        workload,
+        settings,
+        sender,
+        stride=settings.agents,
+        selfcheck=selfcheck,
+        first_index=share.first_index,
+        index_step=share.index_step,
+    )
+    started_at = share.start_at if share.start_at is not None else clock.now()
     interrupted = False
+    selfcheck.start()
     reporter = asyncio.create_task(report_progress(pool, started_at, on_progress))
     try:
-        await pool.resize(settings.agents, settings.ramp_s)
+        agents, offset_s, ramp_s = share.schedule(settings.agents, settings.ramp_s)
+        delay = started_at + offset_s - clock.now()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        await pool.resize(agents, ramp_s)
         remaining = started_at + settings.duration_s - clock.now()
         if remaining > 0:
             await asyncio.sleep(remaining)
@@ -176,6 +212,7 @@ async def run_load(
         with contextlib.suppress(asyncio.CancelledError):
             await reporter
     measurement_end = clock.now()
+    await selfcheck.stop()
     try:
         cancelled = await pool.close(INTERRUPT_DRAIN_S if interrupted else settings.drain_s)
     except asyncio.CancelledError:  # Ctrl-C during the end-of-run drain: cut it short
@@ -188,7 +225,25 @@ async def run_load(
         records=sender.records,
         interrupted=interrupted,
         cancelled_in_flight=cancelled,
+        selfcheck=selfcheck.figures(),
     )
+
+
+@dataclass(frozen=True)
+class Share:
+    """Which agents of a run one process drives: indices `first_index`, `first_index +
+    index_step`, ... below the run's agent count, all timed from `start_at` (epoch s; None: now)."""
+
+    first_index: int = 0
+    index_step: int = 1
+    start_at: float | None = None
+
+    def schedule(self, agents: int, ramp_s: float) -> tuple[int, float, float]:
+        """(agents here, delay of the first from the start s, ramp over them s): agent i of the
+        run starts at i x ramp/agents, in whichever process drives it."""
+        mine = len(range(self.first_index, agents, self.index_step))
+        step = ramp_s / agents if agents else 0.0
+        return mine, self.first_index * step, mine * self.index_step * step
 
 
 async def report_progress(

@@ -1,0 +1,204 @@
+// A fast mock OpenAI-compatible streaming server for load-generator benchmarks.
+//
+// POST /v1/chat/completions and /v1/completions stream `max_tokens` (or
+// `max_completion_tokens`) chunks as SSE: the first after --first-ms, then one every --gap-ms,
+// then a finish chunk, a usage chunk and `data: [DONE]`. With --gap-ms 0 it writes as fast as
+// the client reads, --burst chunks per write, waiting for `drain` (so its rate is the client's).
+// Every write time is epoch ms (performance.timeOrigin + performance.now()): comparable with
+// agentload's clock. GET /stats gives counters; GET /log returns and clears per-request logs
+// (with --log: arrival, first and last write, and every token write time).
+//
+//   node bench/mock_server.js --port 0 --first-ms 100 --gap-ms 50 [--log] [--burst 16]
+//
+// Prints one line `listening <port>` on stdout when ready.
+"use strict";
+
+const http = require("http");
+const { performance } = require("perf_hooks");
+
+function parseArgs(argv) {
+  const opts = { port: 0, host: "127.0.0.1", firstMs: 0, gapMs: 0, burst: 16, log: false };
+  for (let i = 2; i < argv.length; i++) {
+    const arg = argv[i];
+    const next = () => argv[++i];
+    if (arg === "--port") opts.port = Number(next());
+    else if (arg === "--host") opts.host = next();
+    else if (arg === "--first-ms") opts.firstMs = Number(next());
+    else if (arg === "--gap-ms") opts.gapMs = Number(next());
+    else if (arg === "--burst") opts.burst = Math.max(1, Number(next()));
+    else if (arg === "--log") opts.log = true;
+    else {
+      process.stderr.write(`mock_server: unknown argument ${arg}\n`);
+      process.exit(2);
+    }
+  }
+  return opts;
+}
+
+const opts = parseArgs(process.argv);
+const DEFAULT_TOKENS = 16;
+const TOKEN_TEXT = " tok";
+const origin = performance.timeOrigin;
+const epochMs = () => origin + performance.now();
+
+function chunkLine(kind, id, model) {
+  const base = { id, object: kind === "chat" ? "chat.completion.chunk" : "text_completion",
+    created: 0, model };
+  return base;
+}
+
+// Pre-serialised pieces per (api, model): one token event, the finish event, the usage event.
+const templates = new Map();
+function template(api, model) {
+  const key = api + "\u0000" + model;
+  let t = templates.get(key);
+  if (t) return t;
+  const base = chunkLine(api, "mock", model);
+  const choice = api === "chat"
+    ? { index: 0, delta: { content: TOKEN_TEXT }, finish_reason: null }
+    : { index: 0, text: TOKEN_TEXT, finish_reason: null };
+  const finish = api === "chat"
+    ? { index: 0, delta: {}, finish_reason: "length" }
+    : { index: 0, text: "", finish_reason: "length" };
+  const token = "data: " + JSON.stringify({ ...base, choices: [choice] }) + "\n\n";
+  t = {
+    token,
+    burst: token.repeat(opts.burst),
+    finish: "data: " + JSON.stringify({ ...base, choices: [finish] }) + "\n\n",
+    usagePrefix: "data: " + JSON.stringify({ ...base, choices: [] }).slice(0, -1) + ',"usage":',
+  };
+  templates.set(key, t);
+  return t;
+}
+
+const stats = { requests: 0, done: 0, open: 0, chunks: 0, bytes: 0, errors: 0 };
+let logs = [];
+
+function promptTokens(body) {
+  // A rough count (4 bytes a token): the mock does not tokenize.
+  return Math.max(1, Math.round(body.length / 4));
+}
+
+function finish(res, t, tokens, prompt, entry) {
+  const usage = { prompt_tokens: prompt, completion_tokens: tokens,
+    total_tokens: prompt + tokens, prompt_tokens_details: { cached_tokens: 0 } };
+  res.end(t.finish + t.usagePrefix + JSON.stringify(usage) + "}\n\ndata: [DONE]\n\n");
+  stats.open--;
+  stats.done++;
+  if (entry) {
+    entry.t_end = epochMs();
+    logs.push(entry);
+  }
+}
+
+function paced(res, t, tokens, prompt, entry, arrival) {
+  // Token k is due at arrival + first + k*gap; each write is scheduled against that plan,
+  // so timer lateness does not accumulate.
+  let k = 0;
+  const step = () => {
+    if (res.destroyed) { stats.open--; stats.errors++; return; }
+    res.write(t.token);
+    stats.chunks++;
+    if (entry) {
+      const now = epochMs();
+      if (k === 0) entry.t_first = now;
+      entry.writes.push(now);
+    }
+    k++;
+    if (k >= tokens) { finish(res, t, tokens, prompt, entry); return; }
+    const due = arrival + opts.firstMs + k * opts.gapMs;
+    setTimeout(step, Math.max(0, due - performance.now()));
+  };
+  setTimeout(step, Math.max(0, arrival + opts.firstMs - performance.now()));
+}
+
+function burst(res, t, tokens, prompt, entry) {
+  // As fast as the client reads: `burst` events per write, wait for drain when buffered.
+  let left = tokens;
+  const pump = () => {
+    while (left > 0) {
+      if (res.destroyed) { stats.open--; stats.errors++; return; }
+      const n = Math.min(left, opts.burst);
+      const piece = n === opts.burst ? t.burst : t.token.repeat(n);
+      if (entry && left === tokens) entry.t_first = epochMs();
+      left -= n;
+      stats.chunks += n;
+      if (!res.write(piece)) {
+        if (left > 0) { res.once("drain", pump); return; }
+      }
+    }
+    finish(res, t, tokens, prompt, entry);
+  };
+  if (opts.firstMs > 0) setTimeout(pump, opts.firstMs);
+  else pump();
+}
+
+function handleCompletion(req, res, api, raw) {
+  const arrival = performance.now();
+  let body;
+  try {
+    body = JSON.parse(raw);
+  } catch (e) {
+    res.writeHead(400, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: { message: "body is not JSON" } }));
+    stats.errors++;
+    return;
+  }
+  const tokens = Math.max(1, Number(body.max_tokens ?? body.max_completion_tokens
+    ?? DEFAULT_TOKENS) | 0);
+  const model = typeof body.model === "string" ? body.model : "mock";
+  const t = template(api, model);
+  stats.requests++;
+  stats.open++;
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  const entry = opts.log ? {
+    id: req.headers["x-request-id"] || String(stats.requests),
+    t_arrival: origin + arrival, t_first: null, t_end: null, writes: [],
+  } : null;
+  const prompt = promptTokens(raw);
+  if (opts.gapMs > 0) paced(res, t, tokens, prompt, entry, arrival);
+  else burst(res, t, tokens, prompt, entry);
+}
+
+const server = http.createServer({ noDelay: true, keepAlive: true }, (req, res) => {
+  const url = req.url || "";
+  if (req.method === "GET") {
+    if (url.startsWith("/stats")) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ ...stats, t: epochMs() }));
+    } else if (url.startsWith("/log")) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(logs));
+      logs = [];
+    } else if (url.endsWith("/models")) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ object: "list", data: [{ id: "mock", object: "model" }] }));
+    } else if (url.startsWith("/health")) {
+      res.writeHead(200);
+      res.end("ok");
+    } else {
+      res.writeHead(404);
+      res.end();
+    }
+    return;
+  }
+  const api = url.endsWith("/chat/completions") ? "chat"
+    : url.endsWith("/completions") ? "completions" : null;
+  if (req.method !== "POST" || api === null) {
+    res.writeHead(404);
+    res.end();
+    return;
+  }
+  const parts = [];
+  req.on("data", (d) => parts.push(d));
+  req.on("end", () => handleCompletion(req, res, api, Buffer.concat(parts).toString()));
+});
+
+server.keepAliveTimeout = 120000;
+server.headersTimeout = 130000;
+server.requestTimeout = 0;
+server.maxHeadersCount = 100;
+server.listen(opts.port, opts.host, () => {
+  process.stdout.write(`listening ${server.address().port}\n`);
+});
+process.on("SIGTERM", () => { server.close(); process.exit(0); });

@@ -1,0 +1,1 @@
+"""Load-generator scale: the mock server, self-check, multi-process workers, Ray."""

@@ -1,0 +1,72 @@
+"""The benchmark's mock server streams what a real OpenAI-compatible server streams."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.error
+import urllib.request
+
+import numpy as np
+import pytest
+from bench.mock import MockServer
+
+from agentload.client.body import build_body
+from agentload.client.endpoint import Endpoint
+from agentload.client.stream import CallMeta, StreamingClient
+from tests.scale.conftest import require_node
+
+TOKENS = 40
+STREAMS = 4
+
+
+def meta(request_id: str) -> CallMeta:
+    return CallMeta(
+        request_id=request_id,
+        agent=0,
+        session="s",
+        turn=0,
+        intended_prompt_tokens=1,
+        intended_output_tokens=TOKENS,
+    )
+
+
+async def call_all(server: MockServer, api: str, n: int) -> list:
+    endpoint = Endpoint(base_url=server.url, model="mock", api=api)
+    if api == "chat":
+        body = build_body(endpoint, TOKENS, messages=[{"role": "user", "content": "hi"}])
+    else:
+        body = build_body(endpoint, TOKENS, prompt=[1, 2, 3])
+    async with StreamingClient(endpoint) as client:
+        results = await asyncio.gather(*(client.call(body, meta(f"{api}-{k}")) for k in range(n)))
+    return [r.record for r in results]
+
+
+@pytest.mark.parametrize("api", ["chat", "completions"])
+async def test_paced_streams_are_whole_and_on_schedule(mock_server: MockServer, api: str) -> None:
+    records = await call_all(mock_server, api, STREAMS)
+    log = {entry["id"]: entry for entry in mock_server.log()}
+    for record in records:
+        assert record.ok, record.error_detail
+        assert record.completion_tokens == record.token_events == TOKENS
+        assert record.finish_reason == "length"
+        writes = np.asarray(log[record.id]["writes"]) / 1000
+        assert len(writes) == TOKENS
+        # The server paced its writes (2 ms apart) and the client saw each one.
+        assert np.median(np.diff(writes)) == pytest.approx(0.002, abs=0.001)
+        assert abs(record.t_first - writes[0]) < 0.05
+
+
+async def test_burst_mode_streams_every_token() -> None:
+    require_node()
+    with MockServer(burst=7) as server:
+        records = await call_all(server, "chat", STREAMS)
+        stats = server.stats()
+    assert all(r.ok and r.token_events == TOKENS for r in records)
+    assert stats["done"] == STREAMS and stats["chunks"] == STREAMS * TOKENS
+
+
+def test_a_body_that_is_not_json_is_refused(mock_server: MockServer) -> None:
+    request = urllib.request.Request(f"{mock_server.url}/chat/completions", data=b"{nope")
+    with pytest.raises(urllib.error.HTTPError) as failure:
+        urllib.request.urlopen(request, timeout=5)
+    assert failure.value.code == 400
