@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
@@ -29,7 +29,12 @@ TRACEBACK_ENV = "AGENTLOAD_TRACEBACK"
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with a one-line usage error (`PROG: error: ... (see PROG --help)`), exit 2."""
+    """argparse with a one-line usage error (`PROG: error: ... (see PROG --help)`), exit 2, and
+    no abbreviated options (`--api-key K` must not pass for `--api-key-env K`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")

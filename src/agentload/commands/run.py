@@ -17,6 +17,17 @@ DEFAULT_WORKLOAD = SPEC_PREFIX + PROFILE
 _LABEL = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+class _RefuseKey(argparse.Action):
+    """`--api-key`: refused, without repeating the key, pointing at `--api-key-env`."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        parser.error(
+            "--api-key: keys are never taken on the command line (they would land in shell "
+            "history and process lists); put the key in an environment variable and name it "
+            "with --api-key-env VAR"
+        )
+
+
 def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     """--url/--model/--api-key-env and the local-engine options, shared by run and demo."""
     target = parser.add_argument_group("target (default: the embedded local llama.cpp engine)")
@@ -28,6 +39,9 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         "--api-key-env",
         metavar="VAR",
         help="environment variable holding the API key (keys are never taken on the command line)",
+    )
+    target.add_argument(
+        "--api-key", nargs="?", action=_RefuseKey, help=argparse.SUPPRESS, metavar="KEY"
     )
     target.add_argument("--api", choices=("chat", "completions"), default="chat")
     target.add_argument(
