@@ -39,6 +39,35 @@ def make_results_dir(path: Path, *, exist_ok: bool = False) -> Path:
     return path
 
 
+@contextlib.contextmanager
+def new_results_dir(
+    path: Path, first_file: str, disposable: tuple[str, ...] = ()
+) -> Iterator[Path]:
+    """`make_results_dir`, with an empty `first_file` in it from the start (so a killed run
+    leaves a directory the report can read). If the block fails while `first_file` is still
+    empty and nothing but it and the `disposable` files are there (a bad option, a server that
+    cannot be reached: nothing measured), they are removed again, and the directory if this
+    made it, so the next try can use the same path."""
+    existed = path.exists()
+    out = make_results_dir(path)
+    first = out / first_file
+    try:
+        os.close(os.open(first, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, OWNER_ONLY_FILE))
+    except OSError as exc:
+        raise AgentloadError(f"{first}: cannot create: {exc.strerror or exc}") from None
+    try:
+        yield out
+    except BaseException:
+        with contextlib.suppress(OSError):
+            names = {p.name for p in out.iterdir()}
+            if names <= {first_file, *disposable} and first.stat().st_size == 0:
+                for name in names:
+                    (out / name).unlink()
+                if not existed:
+                    out.rmdir()
+        raise
+
+
 def refuse_symlinks(folder: Path) -> None:
     """Refuse a results directory that is, or holds, a symlink (nothing is written through
     one)."""

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from rich.console import Console
@@ -20,11 +21,11 @@ from agentload.client.probe import probe_output_length
 from agentload.client.records_io import RecordWriter
 from agentload.client.stream import StreamingClient
 from agentload.errors import AgentloadError
-from agentload.files import make_results_dir, owner_only_files
+from agentload.files import new_results_dir, owner_only_files
 from agentload.measure.metrics import WindowMetrics, window_metrics
 from agentload.measure.window import Window, steady_state_window
 from agentload.report.figures import probe_figures
-from agentload.report.schema import RECORDS_FILE, Summary
+from agentload.report.schema import MANIFEST_FILE, RECORDS_FILE, Summary
 from agentload.report.terminal import print_window, selfcheck_line, wide_console
 from agentload.run.results_dir import (
     build_manifest,
@@ -70,20 +71,43 @@ def default_out_dir(label: str) -> Path:
     return Path("results") / f"{stamp}-{label}"
 
 
+_OPTIONS = {
+    "base_url": "--url",
+    "model": "--model",
+    "api_key_env": "--api-key-env",
+    "total_timeout_s": "--request-timeout",
+}
+
+
 def check_target_options(target: Target, api: str) -> None:
-    """Refuse a malformed target before anything is created (one line naming the option)."""
+    """Refuse a malformed target before anything is created (one line naming the option):
+    the URL, the key's variable (named and set), the request timeout, the metrics URL."""
+    if target.metrics_url is not None:
+        parts = urlsplit(target.metrics_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise AgentloadError(f"--metrics-url: not an http(s) URL: {target.metrics_url!r}")
+    if target.request_timeout_s is not None and not target.request_timeout_s > 0:
+        raise AgentloadError(f"--request-timeout: must be > 0 s, got {target.request_timeout_s:g}")
     if target.url is None:
         return
     if not target.model:
         raise AgentloadError("--model is required with --url")
+    timeouts = (
+        {} if target.request_timeout_s is None else {"total_timeout_s": target.request_timeout_s}
+    )
     try:
-        Endpoint(base_url=target.url, model=target.model, api=api, api_key_env=target.api_key_env)
+        endpoint = Endpoint(
+            base_url=target.url,
+            model=target.model,
+            api=api,
+            api_key_env=target.api_key_env,
+            **timeouts,
+        )
     except ValidationError as exc:
         first = exc.errors()[0]
-        option = {"base_url": "--url", "api_key_env": "--api-key-env"}.get(
-            str(first["loc"][0]) if first["loc"] else "", "--url"
-        )
+        option = _OPTIONS.get(str(first["loc"][0]) if first["loc"] else "", "--url")
         raise AgentloadError(f"{option}: {first['msg']}") from None
+    endpoint.api_key()  # a one-line error now if the variable is not set
 
 
 def execute_run(request: RunRequest, console: Console | None = None) -> RunResult:
@@ -100,9 +124,12 @@ def execute_run(request: RunRequest, console: Console | None = None) -> RunResul
 
 
 def _execute(request: RunRequest, workload: Any, console: Console) -> RunResult:
+    with new_results_dir(request.out, RECORDS_FILE, (MANIFEST_FILE,)) as out:
+        return _execute_in(request, workload, out, console)
+
+
+def _execute_in(request: RunRequest, workload: Any, out: Path, console: Console) -> RunResult:
     settings = request.settings
-    out = make_results_dir(request.out)
-    RecordWriter(out / RECORDS_FILE).close()  # from the start, a killed run has a records file
     with open_target(
         request.target, api=settings.api, agents=settings.agents, out=out, console=console
     ) as target:

@@ -14,7 +14,7 @@ from rich.console import Console
 from agentload import __version__, clock
 from agentload.client.records_io import RecordWriter
 from agentload.client.stream import StreamingClient
-from agentload.files import make_results_dir, owner_only_files
+from agentload.files import new_results_dir, owner_only_files
 from agentload.measure.power_samplers import PowerRecorder, PowerSpec
 from agentload.measure.server_metrics import ServerMetricsScraper, ServerScrape
 from agentload.report.headline import tier_results
@@ -113,14 +113,23 @@ def _execute(request: SearchRequest, workload: Workload, console: Console) -> Su
         "run": settings.model_dump(mode="json"),
         "search": request.search.model_dump(mode="json"),
     }
-    resumption: Resumption | None = None
     if request.resume:
         resumption = open_resumption(request.out, _expected(request, workload, settings_json))
         settings = settings.model_copy(update={"run_salt": resumption.run_salt})
-        out = request.out
-    else:
-        out = make_results_dir(request.out)
-    RecordWriter(out / RECORDS_FILE).close()  # from the start, a killed search has a records file
+        return _search_in(request, workload, settings, settings_json, resumption, console)
+    with new_results_dir(request.out, RECORDS_FILE, (MANIFEST_FILE,)):
+        return _search_in(request, workload, settings, settings_json, None, console)
+
+
+def _search_in(
+    request: SearchRequest,
+    workload: Workload,
+    settings: RunSettings,
+    settings_json: dict[str, Any],
+    resumption: Resumption | None,
+    console: Console,
+) -> Summary:
+    out = request.out
     with open_target(
         request.target,
         api=settings.api,

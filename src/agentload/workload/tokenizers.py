@@ -27,6 +27,8 @@ from urllib.parse import urlsplit
 import orjson
 from tokenizers import Tokenizer as HFTokenizerModel
 
+from agentload.errors import AgentloadError
+
 Dialect = Literal["auto", "llama.cpp", "openai"]
 """How a server's tokenize endpoint is called: llama.cpp's shape, or vLLM's and SGLang's."""
 
@@ -70,8 +72,9 @@ def encode_batch(tokenizer: Tokenizer, texts: Sequence[str]) -> list[list[int]]:
     return [tokenizer.encode(t) for t in texts]
 
 
-class TokenizerError(RuntimeError):
-    """A tokenizer could not be loaded or a server's tokenize endpoint failed."""
+class TokenizerError(AgentloadError, RuntimeError):
+    """A tokenizer could not be loaded or a server's tokenize endpoint failed (the CLI prints
+    it as one line, like any `AgentloadError`)."""
 
 
 class FileTokenizer:
