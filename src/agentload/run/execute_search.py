@@ -37,7 +37,13 @@ from agentload.run.results_dir import (
     write_summary,
 )
 from agentload.run.resume import Resumption, check_matches, open_resumption, repair_files
-from agentload.run.runner import INTERRUPT_DRAIN_S, Sender, make_pool, report_progress
+from agentload.run.runner import (
+    INTERRUPT_DRAIN_S,
+    Sender,
+    make_pool,
+    quiet_collector,
+    report_progress,
+)
 from agentload.run.search import (
     ProbeOutcome,
     SearchSettings,
@@ -234,6 +240,7 @@ async def _drive(
             pool = make_pool(
                 workload, settings, sender, stride=request.search.max_agents, selfcheck=selfcheck
             )
+            quiet_collector()
             selfcheck.start()
             started = clock.now()
             reporter = asyncio.create_task(

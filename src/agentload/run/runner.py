@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -194,6 +195,7 @@ async def run_load(
     )
     started_at = share.start_at if share.start_at is not None else clock.now()
     interrupted = False
+    quiet_collector()
     selfcheck.start()
     reporter = asyncio.create_task(report_progress(pool, started_at, on_progress))
     try:
@@ -244,6 +246,15 @@ class Share:
         mine = len(range(self.first_index, agents, self.index_step))
         step = ramp_s / agents if agents else 0.0
         return mine, self.first_index * step, mine * self.index_step * step
+
+
+def quiet_collector() -> None:
+    """Collect garbage once, then freeze everything alive (modules, workload, corpus, client)
+    out of the garbage collector before load starts: its full collections, which stop the event
+    loop, then scan only what the run creates (measured: a 16-30 ms pause with 512 streams open
+    becomes none)."""
+    gc.collect()
+    gc.freeze()
 
 
 async def report_progress(
