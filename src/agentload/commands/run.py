@@ -121,6 +121,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="client processes to split the agents across (one core each; default: 1)",
     )
+    parser.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="where worker processes run: this machine, or Ray tasks across a cluster "
+        "(pip install 'agentload[ray]')",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="a running Ray cluster (e.g. ray://head:10001 or auto); default: start a local one",
+    )
     add_target_arguments(parser)
     parser.set_defaults(func=handle)
 
@@ -175,6 +187,8 @@ def handle(args: argparse.Namespace) -> int:
         gpus=args.gpus,
         skip_bad_lines=args.skip_bad_lines,
         workers=args.workers,
+        backend="ray" if args.ray_address else args.backend,
+        ray_address=args.ray_address,
     )
     result = execute_run(request)
     return 0 if result.complete else EXIT_INTERRUPTED

@@ -53,6 +53,9 @@ class RunRequest:
     skip_bad_lines: bool = False
     workers: int = 1
     """Client processes the agents are split across (`agentload.run.workers`)."""
+    backend: str = "local"
+    """`local` (this machine's processes) or `ray` (Ray tasks, `agentload.run.ray_backend`)."""
+    ray_address: str | None = None
 
 
 @dataclass(frozen=True)
@@ -144,8 +147,11 @@ def _execute_in(request: RunRequest, workload: Any, out: Path, console: Console)
             gpus=request.gpus,
         )
         manifest["workers"] = request.workers
+        manifest["backend"] = request.backend
         write_manifest(out, manifest)
-        if request.workers > 1:
+        if request.backend == "ray":
+            outcome = _drive_ray(request, workload, target, out, console)
+        elif request.workers > 1:
             outcome = _drive_workers(request, workload, target, out, console)
         else:
             text = TextMaker(target.tokenizer, settings.run_salt)
@@ -219,6 +225,30 @@ def _drive_workers(
     )
     outcome.notes.extend(notes)
     return outcome
+
+
+def _drive_ray(
+    request: RunRequest, workload: Any, target: Any, out: Path, console: Console
+) -> RunOutcome:
+    """The load as Ray tasks across a cluster (after one check call from here)."""
+    from agentload.run.ray_backend import run_ray
+
+    async def check() -> None:
+        async with StreamingClient(target.endpoint) as client:
+            await check_server(client, console)
+
+    asyncio.run(check())
+    where = request.ray_address or "a local Ray cluster"
+    console.print(f"{request.workers} Ray tasks on {where}")
+    return run_ray(
+        workload,
+        request.settings,
+        target.endpoint,
+        target.tokenizer,
+        out / RECORDS_FILE,
+        request.workers,
+        address=request.ray_address,
+    )
 
 
 def progress_printer(console: Console) -> Any:
