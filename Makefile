@@ -4,6 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 ENGINE := $(VENV)/.engine-installed
+LINTED := src tests $(wildcard bench)
 
 .PHONY: demo test lint format bench engine clean
 
@@ -24,17 +25,17 @@ demo: $(ENGINE)
 	$(PY) -m agentload demo
 
 test: $(ENGINE)
-	$(PY) -m ruff check src tests bench
-	$(PY) -m ruff format --check src tests bench
+	$(PY) -m ruff check $(LINTED)
+	$(PY) -m ruff format --check $(LINTED)
 	$(PY) -m pytest -q
 
 lint: $(INSTALLED)
-	$(PY) -m ruff check src tests bench
-	$(PY) -m ruff format --check src tests bench
+	$(PY) -m ruff check $(LINTED)
+	$(PY) -m ruff format --check $(LINTED)
 
 format: $(INSTALLED)
-	$(PY) -m ruff format src tests bench
-	$(PY) -m ruff check --fix src tests bench
+	$(PY) -m ruff format $(LINTED)
+	$(PY) -m ruff check --fix $(LINTED)
 
 bench: $(ENGINE)
 	$(PY) bench/run_all.py
