@@ -79,6 +79,7 @@ _TIER_SPEC = re.compile(
 def parse_tier(spec: str) -> Tier:
     """`name:FLOOR[@pQ]:TTFT[@pQ]`, e.g. `fast:100:2` or `strict:60@p10:1.5@p99`."""
     match = _TIER_SPEC.match(spec.strip())
+    spec = spec.strip() if spec.strip().isprintable() else repr(spec)  # as errors show it
     if not match:
         raise InputError(
             "a tier is NAME:FLOOR_TOKENS_PER_S[@pQ]:TTFT_CEILING_S[@pQ], e.g. fast:100:2.0",
@@ -86,14 +87,22 @@ def parse_tier(spec: str) -> Tier:
         )
     values: dict[str, object] = {
         "name": match["name"],
-        "output_speed_floor_tokens_per_s": float(match["floor"]),
-        "ttft_ceiling_s": float(match["ttft"]),
+        "output_speed_floor_tokens_per_s": _number(match["floor"], spec, "floor"),
+        "ttft_ceiling_s": _number(match["ttft"], spec, "TTFT ceiling"),
     }
     if match["sp"]:
-        values["output_speed_percentile"] = float(match["sp"])
+        values["output_speed_percentile"] = _number(match["sp"], spec, "speed percentile")
     if match["tp"]:
-        values["ttft_percentile"] = float(match["tp"])
+        values["ttft_percentile"] = _number(match["tp"], spec, "TTFT percentile")
     return _validated(values, source=spec)
+
+
+def _number(text: str, spec: str, what: str) -> float:
+    """A number of a tier spec (the pattern lets `.` or `1.2.3` through), or a clear error."""
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"the {what} {text!r} is not a number", path=spec) from None
 
 
 def load_tiers(path: Path) -> tuple[Tier, ...]:
