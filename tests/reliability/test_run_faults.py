@@ -14,7 +14,8 @@ from agentload.cli import main
 from agentload.client import errors
 from agentload.client.records_io import load_records
 from agentload.engines.tokenizer import default_tokenizer_path
-from tests.reliability.conftest import SMALL_WORKLOAD, StartServer
+from agentload.run.verdict import DEFAULT_MAX_ERROR_RATE
+from tests.reliability.conftest import SMALL_WORKLOAD, PlannedServer, StartServer, write_usage_log
 
 REQUEST_TIMEOUT_S = 1.0
 """Per-request limit of the fault run: a stalled stream is cut off after this."""
@@ -111,3 +112,40 @@ def test_connection_refused_is_one_line_and_no_traceback(
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "connect_error" in lines[0], err
     assert "Traceback" not in err
+
+
+ONE_IN_FOUR_FAILS = [{}, {}, {}, {"mode": "status", "status": 500}]
+EASY_TIER = "easy:1:30"
+"""A tier the fake server meets by far on latency: only its errors can fail it."""
+
+
+def _search(server: PlannedServer, out: Path, *extra: str) -> dict[str, Any]:
+    args = [
+        "search", "--url", server.base_url, "--model", "fake-model",
+        "--tokenizer", str(default_tokenizer_path()),
+        "--workload", write_usage_log(out.with_suffix(".jsonl")), "--tier", EASY_TIER,
+        "--max-agents", "2", "--settle", "0.2", "--window", "1.5", "--max-window", "1.5",
+        "--ramp", "0", "--min-samples", "3", "--out", str(out), *extra,
+    ]  # fmt: skip
+    assert main(args) == 0
+    return orjson.loads((out / "summary.json").read_bytes())
+
+
+def test_a_probe_over_the_error_rate_threshold_fails_its_tier(
+    planned_server: StartServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A quarter of the calls fail: every probe fails the tier although its latencies pass,
+    and the same search with a 50% threshold passes it."""
+    server = planned_server(plan=ONE_IN_FOUR_FAILS)
+    strict = _search(server, tmp_path / "strict")
+    (probe,) = strict["probes"]
+    assert probe["error_rate"] > DEFAULT_MAX_ERROR_RATE
+    assert probe["errors_by_kind"] == {errors.HTTP_STATUS: probe["requests_failed"]}
+    assert probe["p25_output_tokens_per_s"] >= 1 and probe["p95_ttft_s"] <= 30  # fast enough
+    assert probe["verdicts"] == {"easy": "fail"}
+    assert strict["tiers"][0]["max_agents"] is None
+
+    lenient = _search(server, tmp_path / "lenient", "--max-error-rate", "0.5")
+    assert all(p["verdicts"] == {"easy": "pass"} for p in lenient["probes"])
+    assert lenient["tiers"][0]["max_agents"] == 2
+    capsys.readouterr()
