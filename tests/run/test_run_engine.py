@@ -62,13 +62,19 @@ def test_forced_output_lengths_are_exact(short_run: Path) -> None:
     assert all(r.completion_tokens == r.intended_output_tokens for r in records)
 
 
+LATER_CALLS_CACHED_SHARE = 0.8
+"""llama.cpp keeps a session's prefix in the slot that served it; now and then another agent's
+call takes that slot during the tool time, and the next call starts cold. Most must not."""
+
+
 def test_later_calls_of_a_session_hit_the_prefix_cache(short_run: Path) -> None:
     by_session: dict[str, list] = defaultdict(list)
     for r in load_records(short_run / "records.jsonl").records:
         by_session[r.session].append(r)
     later = [r for calls in by_session.values() for r in calls if r.turn > 0]
     assert later, "no session got past its first call"
-    assert all((r.cached_tokens or 0) > 0 for r in later)
+    cached = [r for r in later if (r.cached_tokens or 0) > 0]
+    assert len(cached) >= LATER_CALLS_CACHED_SHARE * len(later)
     # Most of a later call's prompt is the previous call's prompt and reply.
     hit = sum(r.cached_tokens or 0 for r in later) / sum(r.prompt_tokens or 0 for r in later)
     assert hit > 0.5
