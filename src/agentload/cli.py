@@ -17,7 +17,18 @@ from pydantic import ValidationError
 from agentload import __version__
 from agentload.errors import AgentloadError
 
-COMMAND_MODULES = ("workload", "engine", "run", "search", "demo", "analysis", "report")
+COMMAND_MODULES = (
+    "workload",
+    "engine",
+    "run",
+    "search",
+    "demo",
+    "decode",
+    "cost",
+    "frontier",
+    "compare",
+    "report",
+)
 """Modules of `agentload.commands`; each has `register(subparsers)`."""
 
 EXIT_INTERNAL = 1

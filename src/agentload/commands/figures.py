@@ -1,0 +1,101 @@
+"""What the figure verbs (decode, cost, frontier, compare) share: numbers typed on the command
+line read here, not by argparse, so bad input is one line; tables printed or as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import math
+from collections.abc import Callable
+
+from pydantic import ValidationError
+
+from agentload.analysis.render import print_tables, tables_json
+from agentload.analysis.table import Table
+from agentload.errors import InputError
+
+PERCENT = 100.0
+COMPUTED = "computed"
+"""The source column of a figure worked out from others."""
+Handler = Callable[[argparse.Namespace], int]
+
+
+def one_line_errors(handler: Handler) -> Handler:
+    """Turn the analysis functions' ValueErrors into the CLI's one-line InputError."""
+
+    @functools.wraps(handler)
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or None
+            raise InputError(str(first["msg"]).lower(), field=where) from None
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+
+    return wrapped
+
+
+def parse_number(text: str, flag: str, *, percent: bool = False, positive: bool = False) -> float:
+    """A number typed on the command line: `185382`, `185,382`, `1.5e8`, or `96.8%` (percent)."""
+    raw = text.strip().replace(",", "").replace("_", "")
+    scale = 1.0
+    if percent and raw.endswith("%"):
+        raw, scale = raw[:-1], 1 / PERCENT
+    try:
+        value = float(raw) * scale
+    except ValueError:
+        raise InputError(f"expected a number, got {text!r}", field=flag) from None
+    if not math.isfinite(value):
+        raise InputError(f"expected a finite number, got {text!r}", field=flag)
+    if value < 0 or (positive and value == 0):
+        raise InputError(f"must be {'> 0' if positive else '>= 0'}, got {text}", field=flag)
+    return value
+
+
+def number_arg(args: argparse.Namespace, name: str, **kwargs: bool) -> float | None:
+    """An optional number option (`args.<name>`), read by `parse_number`; None when not given."""
+    text = getattr(args, name)
+    return None if text is None else parse_number(text, flag_for(name), **kwargs)
+
+
+def int_arg(args: argparse.Namespace, name: str, *, positive: bool = False) -> int | None:
+    """An optional whole-number option; None when not given."""
+    value = number_arg(args, name, positive=positive)
+    if value is not None and value != int(value):
+        raise InputError(
+            f"expected a whole number, got {getattr(args, name)}", field=flag_for(name)
+        )
+    return None if value is None else int(value)
+
+
+def fraction_arg(args: argparse.Namespace, name: str) -> float | None:
+    """A share typed as 0..1 or as a percent (`88%`)."""
+    value = number_arg(args, name, percent=True)
+    if value is not None and value > 1:
+        raise InputError(
+            f"a share is 0..1 or a percent, got {getattr(args, name)}", field=flag_for(name)
+        )
+    return value
+
+
+def flag_for(name: str) -> str:
+    """The option an argparse destination comes from: `gpu_hour_price` -> `--gpu-hour-price`."""
+    return "--" + name.replace("_", "-")
+
+
+def add_number_option(
+    parser: argparse.ArgumentParser, flag: str, help: str, **kwargs: object
+) -> None:
+    """Add an option whose value is read later by `number_arg` (as text, so errors are one line)."""
+    parser.add_argument(flag, metavar="N", help=help, **kwargs)  # type: ignore[arg-type]
+
+
+def show_tables(args: argparse.Namespace, tables: list[Table]) -> None:
+    """Print the tables, or JSON with `--json`."""
+    if args.json:
+        print(tables_json(tables))
+    else:
+        print_tables(tables)
