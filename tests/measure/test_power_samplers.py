@@ -19,17 +19,16 @@ import agentload.measure.power_samplers as power_samplers
 from agentload.clock import now
 from agentload.errors import AgentloadError, InputError
 from agentload.measure.power import integrate, load_power_samples
+from agentload.measure.power_recorder import PowerRecorder
 from agentload.measure.power_samplers import (
     AmdSmiSampler,
     AssumedPower,
     CommandSampler,
     NvmlSampler,
-    PowerRecorder,
     PrometheusSampler,
     SamplerError,
-    parse_power_spec,
-    power_spec_from_options,
 )
+from agentload.measure.power_spec import parse_power_spec, power_spec_from_options
 from agentload.measure.prometheus import parse
 from agentload.measure.window import Window
 

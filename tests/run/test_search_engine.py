@@ -11,7 +11,7 @@ from rich.console import Console
 from agentload.client.records_io import load_records
 from agentload.engines.llamacpp import LocalEngine
 from agentload.files import read_json
-from agentload.measure.power_samplers import parse_power_spec
+from agentload.measure.power_spec import parse_power_spec
 from agentload.report.schema import ProbeFigures, Summary
 from agentload.run.execute_search import SearchRequest, execute_search
 from agentload.run.search import SearchSettings

@@ -157,7 +157,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from agentload.cli import EXIT_INTERRUPTED
-    from agentload.measure.power_samplers import power_spec_from_options
+    from agentload.measure.power_spec import power_spec_from_options
     from agentload.run.execute import default_out_dir
     from agentload.run.execute_search import SearchRequest, execute_search
 

@@ -15,7 +15,8 @@ from agentload import __version__, clock
 from agentload.client.records_io import RecordWriter
 from agentload.client.stream import StreamingClient
 from agentload.files import new_results_dir, owner_only_files
-from agentload.measure.power_samplers import PowerRecorder, PowerSpec
+from agentload.measure.power_recorder import PowerRecorder
+from agentload.measure.power_spec import PowerSpec
 from agentload.measure.server_metrics import ServerMetricsScraper, ServerScrape
 from agentload.report.headline import tier_results
 from agentload.report.schema import (
