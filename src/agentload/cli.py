@@ -10,6 +10,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator, Sequence
+from types import FrameType
 from typing import Any, NoReturn
 
 from pydantic import ValidationError
@@ -111,8 +112,19 @@ def _sigterm_as_sigint() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """Hand SIGTERM to the SIGINT handler (asyncio's graceful stop while a run is going,
+    Python's KeyboardInterrupt otherwise). Where SIGINT is ignored (a background job of a
+    non-interactive shell) the run stops at once instead: records kept, no summary."""
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+        return
+    raise KeyboardInterrupt

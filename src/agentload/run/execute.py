@@ -185,11 +185,7 @@ async def _drive(
     console: Console,
 ) -> RunOutcome:
     async with StreamingClient(endpoint) as client:
-        try:
-            await check_server(client, console)
-        except asyncio.CancelledError:  # Ctrl-C before load started: nothing measured
-            t = clock.now()
-            return RunOutcome(t, [], t, t, [], interrupted=True)
+        await check_server(client, console)  # Ctrl-C here: nothing measured, no directory left
         with RecordWriter(out / RECORDS_FILE) as writer:
             return await run_load(
                 workload, settings, client, text, writer, on_progress=progress_printer(console)

@@ -173,7 +173,8 @@ def _search_in(
             write_manifest(out, manifest)
             id_prefix = resumption.id_prefix if resumption else ""
             checks: list[SelfCheckFigures] = []
-            with contextlib.suppress(KeyboardInterrupt):
+            interrupted = False
+            try:
                 asyncio.run(
                     _drive(
                         request,
@@ -188,6 +189,10 @@ def _search_in(
                         checks,
                     )
                 )
+            except KeyboardInterrupt:
+                interrupted = True
+            if interrupted and resumption is None and not (out / RECORDS_FILE).stat().st_size:
+                raise KeyboardInterrupt  # nothing measured yet: no directory is left behind
     manifest["times"] = {"started_at": started_at, "finished_at": clock.now()}
     write_manifest(out, manifest)
     summary = _summary(request, state, resumption, checks[0] if checks else None)
