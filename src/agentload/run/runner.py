@@ -109,7 +109,8 @@ class Sender:
             try:
                 result = await self.client.call(body, meta)
             except asyncio.CancelledError:
-                self.keep(cancelled_record(meta, t_send))
+                with contextlib.suppress(ValueError):  # the records file closed first: an abort
+                    self.keep(cancelled_record(meta, t_send))
                 raise
             self.keep(result.record)
             reply = result.reply.as_message() if result.record.ok else None
