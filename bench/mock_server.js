@@ -91,9 +91,38 @@ function finish(res, t, tokens, prompt, entry) {
   }
 }
 
+// Paced streams share one clock: a timing wheel of 1 ms slots, served by one timer, so
+// thousands of streams cost one wake-up per millisecond instead of one timer per token.
+const wheel = new Map(); // slot (integer ms) -> array of steps due then
+let ticking = false;
+
+function schedule(due, step) {
+  const slot = Math.ceil(due);
+  let list = wheel.get(slot);
+  if (list === undefined) { list = []; wheel.set(slot, list); }
+  list.push(step);
+  if (!ticking) { ticking = true; setTimeout(tick, Math.max(0, slot - performance.now())); }
+}
+
+function tick() {
+  const now = performance.now();
+  let next = Infinity;
+  for (const [slot, list] of wheel) {
+    if (slot <= now) {
+      wheel.delete(slot);
+      for (const step of list) step();
+    } else if (slot < next) {
+      next = slot;
+    }
+  }
+  for (const slot of wheel.keys()) if (slot < next) next = slot;
+  if (next === Infinity) { ticking = false; return; }
+  setTimeout(tick, Math.max(0, next - performance.now()));
+}
+
 function paced(res, t, tokens, prompt, entry, arrival) {
-  // Token k is due at arrival + first + k*gap; each write is scheduled against that plan,
-  // so timer lateness does not accumulate.
+  // Token k is due at arrival + first + k*gap, planned from the arrival, so lateness does
+  // not accumulate.
   let k = 0;
   const step = () => {
     if (res.destroyed) { stats.open--; stats.errors++; return; }
@@ -106,10 +135,9 @@ function paced(res, t, tokens, prompt, entry, arrival) {
     }
     k++;
     if (k >= tokens) { finish(res, t, tokens, prompt, entry); return; }
-    const due = arrival + opts.firstMs + k * opts.gapMs;
-    setTimeout(step, Math.max(0, due - performance.now()));
+    schedule(arrival + opts.firstMs + k * opts.gapMs, step);
   };
-  setTimeout(step, Math.max(0, arrival + opts.firstMs - performance.now()));
+  schedule(arrival + opts.firstMs, step);
 }
 
 function burst(res, t, tokens, prompt, entry) {
@@ -198,7 +226,8 @@ server.keepAliveTimeout = 120000;
 server.headersTimeout = 130000;
 server.requestTimeout = 0;
 server.maxHeadersCount = 100;
-server.listen(opts.port, opts.host, () => {
+const BACKLOG = 65535; // thousands of streams connect at once: a short accept queue drops SYNs
+server.listen(opts.port, opts.host, BACKLOG, () => {
   process.stdout.write(`listening ${server.address().port}\n`);
 });
 process.on("SIGTERM", () => { server.close(); process.exit(0); });

@@ -413,6 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--peers", action=argparse.BooleanOptionalAction, default=None)
     parser.add_argument("--out", type=Path, default=BENCH / "out")
     parser.add_argument("--only", help="comma-separated scenarios (chunks,512,2048,4096,ttft)")
+    parser.add_argument("--clients", help="comma-separated clients (default: all)")
     args = parser.parse_args(argv)
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard), hard))
@@ -428,6 +429,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             clients += list(PEERS)
             tokenizer = hf_tokenizer_dir(args.out)
+    if args.clients:
+        clients = [c for c in clients if c in args.clients.split(",")]
     plan = scenarios(args.quick)
     if args.only:
         plan = {k: v for k, v in plan.items() if k in args.only.split(",")}
