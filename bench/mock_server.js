@@ -41,10 +41,9 @@ const TOKEN_TEXT = " tok";
 const origin = performance.timeOrigin;
 const epochMs = () => origin + performance.now();
 
-function chunkLine(kind, id, model) {
-  const base = { id, object: kind === "chat" ? "chat.completion.chunk" : "text_completion",
-    created: 0, model };
-  return base;
+function chunkBase(api, model) {
+  const object = api === "chat" ? "chat.completion.chunk" : "text_completion";
+  return { id: "mock", object, created: 0, model };
 }
 
 // Pre-serialised pieces per (api, model): one token event, the finish event, the usage event.
@@ -53,7 +52,7 @@ function template(api, model) {
   const key = api + "\u0000" + model;
   let t = templates.get(key);
   if (t) return t;
-  const base = chunkLine(api, "mock", model);
+  const base = chunkBase(api, model);
   const choice = api === "chat"
     ? { index: 0, delta: { content: TOKEN_TEXT }, finish_reason: null }
     : { index: 0, text: TOKEN_TEXT, finish_reason: null };
@@ -71,7 +70,7 @@ function template(api, model) {
   return t;
 }
 
-const stats = { requests: 0, done: 0, open: 0, chunks: 0, bytes: 0, errors: 0 };
+const stats = { requests: 0, done: 0, open: 0, chunks: 0, errors: 0 };
 let logs = [];
 
 function promptTokens(body) {

@@ -29,6 +29,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -415,6 +416,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated scenarios (chunks,512,2048,4096,ttft)")
     parser.add_argument("--clients", help="comma-separated clients (default: all)")
     args = parser.parse_args(argv)
+    # SIGTERM stops the run like Ctrl-C: the mock servers and peers started so far are stopped.
+    signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard), hard))
     args.out.mkdir(parents=True, exist_ok=True)
