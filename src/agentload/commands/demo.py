@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from agentload.cli import EXIT_INTERRUPTED
 from agentload.run import presets
 from agentload.run.search import SearchSettings
 from agentload.run.tiers import preset
@@ -44,5 +45,5 @@ def handle(args: argparse.Namespace) -> int:
         out=args.out or default_out_dir("demo"),
         label="demo",
     )
-    execute_search(request)
-    return 0
+    summary = execute_search(request)
+    return 0 if summary.complete else EXIT_INTERRUPTED
