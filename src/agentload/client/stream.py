@@ -412,28 +412,86 @@ async def _body_excerpt(resp: aiohttp.ClientResponse) -> str:
     return _clip(" ".join(raw.decode("utf-8", errors="replace").split()))
 
 
+class _StampingReader(aiohttp.StreamReader):
+    """aiohttp's body reader, made to stamp and keep each piece of the body as it is fed.
+
+    While a body streams, the response's reader is switched to this class (same slots, so the
+    switch is allowed): aiohttp's C parser hands it each piece of the body (an HTTP chunk, or
+    a network read of an unchunked body) and it appends `(time, bytes)` to the stream's reads,
+    kept in the slot aiohttp uses for chunk boundaries (not needed: nothing reads by chunk).
+    No buffer, no flow control, no waking anyone: one Python call per piece.
+    """
+
+    __slots__ = ()
+
+    def feed_data(self, data: bytes, size: int = 0) -> bool:
+        if data:
+            self._http_chunk_splits.append((now(), data))  # type: ignore[union-attr, arg-type]
+        return False
+
+    def begin_http_chunk_receiving(self) -> None:
+        pass
+
+    def end_http_chunk_receiving(self) -> None:
+        pass
+
+
 async def _read_body(
     resp: aiohttp.ClientResponse, reads: list[tuple[float, bytes]], deadline: float | None
 ) -> None:
-    """The hot path: append `(time, bytes)` for each network read until the body ends.
+    """The hot path: append `(time, bytes)` for each piece of the body until it ends.
 
-    Rather than wake this task once per read (a future, a callback and a task step each time),
-    the connection's `data_received` is wrapped while the body streams: the wrapper stamps the
-    time the bytes arrived, lets aiohttp's parser take off the HTTP framing, and moves what it
-    produced into `reads`. The task sleeps until the end of the body, an error, or `deadline`
-    (loop time: the total limit, which aiohttp's timer does not cover while nothing reads).
+    The sending task does not wake once per read (a future, a callback and a task step each
+    time): the body's reader stamps and keeps each piece as aiohttp's parser produces it
+    (`_StampingReader`, or a wrapped `data_received` where the reader cannot be switched), and
+    the task sleeps until the end of the body, an error, or `deadline` (loop time: the total
+    limit, which aiohttp's timer does not cover while nothing reads).
     """
+    content = resp.content
+    _raise_if_failed(content)
+    data = content.read_nowait()  # what arrived with the headers
+    if data:
+        reads.append((now(), data))
+    if content.is_eof():
+        return
+    if type(content) is aiohttp.StreamReader:
+        splits = content._http_chunk_splits
+        try:
+            content._http_chunk_splits = reads  # type: ignore[assignment]
+            content.__class__ = _StampingReader
+        except TypeError:  # aiohttp changed the reader's layout: wrap data_received instead
+            content._http_chunk_splits = splits
+        else:
+            try:
+                await _wait_body(content, deadline)
+            finally:
+                content.__class__ = aiohttp.StreamReader
+                content._http_chunk_splits = None
+            _raise_if_failed(content)
+            return
+    await _read_body_hooked(resp, reads, deadline)
+
+
+async def _wait_body(content: aiohttp.StreamReader, deadline: float | None) -> None:
+    if deadline is None:
+        await content.wait_eof()
+    else:
+        async with asyncio.timeout_at(deadline):
+            await content.wait_eof()
+
+
+async def _read_body_hooked(
+    resp: aiohttp.ClientResponse, reads: list[tuple[float, bytes]], deadline: float | None
+) -> None:
+    """The hot path through the connection's `data_received`: stamp each network read, let
+    aiohttp's parser take off the HTTP framing, move what it produced into `reads`."""
     content = resp.content
     read_nowait = content.read_nowait
     append = reads.append
     clock = now
-    _raise_if_failed(content)
-    data = read_nowait()  # what arrived with the headers
-    if data:
-        append((clock(), data))
     connection = resp.connection
     protocol = connection.protocol if connection is not None else None
-    if content.is_eof() or protocol is None:
+    if protocol is None:
         return
     parse = protocol.data_received
 
@@ -459,11 +517,7 @@ async def _read_body(
     protocol.data_received = stamped
     content.on_eof(unhook)
     try:
-        if deadline is None:
-            await content.wait_eof()
-        else:
-            async with asyncio.timeout_at(deadline):
-                await content.wait_eof()
+        await _wait_body(content, deadline)
     finally:
         unhook()
     _raise_if_failed(content)
