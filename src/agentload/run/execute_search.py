@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -276,6 +277,7 @@ async def _drive(
                 if checks is not None:
                     checks.append(selfcheck.figures())
                 state.cancelled_in_flight = await _close(pool, settings.drain_s)
+                gc.unfreeze()
                 if server is not None:
                     await server.aclose()
 

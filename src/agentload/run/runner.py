@@ -220,6 +220,7 @@ async def run_load(
         cancelled = await pool.close(INTERRUPT_DRAIN_S if interrupted else settings.drain_s)
     except asyncio.CancelledError:  # Ctrl-C during the end-of-run drain: cut it short
         cancelled = await pool.close(0.0)
+    gc.unfreeze()  # the run is over: what it froze may be collected again
     return RunOutcome(
         started_at=started_at,
         agent_starts=[pool.starts[a.index] for a in pool.all_agents],
