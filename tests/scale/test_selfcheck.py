@@ -10,7 +10,9 @@ from bench.mock import MockServer
 from rich.console import Console
 
 from agentload.engines.tokenizer import default_tokenizer_path
-from agentload.files import read_json
+from agentload.files import read_json, write_json_atomic
+from agentload.report.html import write_report
+from agentload.report.load import load_results
 from agentload.run.execute import RunRequest, execute_run
 from agentload.run.selfcheck import (
     CPU_SHARE_LIMIT,
@@ -88,3 +90,9 @@ def test_every_run_records_its_self_check(mock_server: MockServer, tmp_path: Pat
     assert check["lag_samples"] > 10 and check["sends"] > 4
     assert check["send_delay_p99_s"] is not None and check["cpu_share"] is not None
     assert summary["client_ok"] == check["ok"]
+    # A client that fell behind is flagged in the HTML report, with the reason.
+    flagged = {**summary, "client_ok": False}
+    flagged["selfcheck"] = {**check, "ok": False, "notes": ["client CPU 97% of a core > 90%"]}
+    write_json_atomic(tmp_path / "run" / "summary.json", flagged)
+    page = write_report(load_results(tmp_path / "run")).read_text()
+    assert "fell behind its schedule" in page and "client CPU 97% of a core" in page

@@ -200,9 +200,12 @@ def _header(ctx: ReportContext) -> str:
             f'<div class="banner ok">Complete: {e(SUMMARY_FILE)} written at the end.</div>'
         )
     if view.summary is not None and not view.summary.client_ok:
+        check = view.summary.selfcheck
+        why = "; ".join(check.notes) if check is not None and check.notes else "event-loop lag"
         parts.append(
-            '<div class="banner warn">The load generator fell behind its schedule (event-loop '
-            "lag): the client may have been the bottleneck, so these figures are suspect.</div>"
+            '<div class="banner warn">The load generator fell behind its schedule '
+            f"({e(why)}): the client may have been the bottleneck, so these figures are "
+            "suspect.</div>"
         )
     return "".join(parts)
 
