@@ -43,37 +43,33 @@ class PowerSummary(_Record):
     assumed: bool = False
 
 
-class TierSummary(_Record):
+class _PointFigures(_Record):
+    """Figures a tier result and a probe both carry: throughput split, speed, TTFT, power."""
+
+    total_tokens_per_s: float | None = Field(default=None, ge=0)
+    output_tokens_per_s: float | None = Field(default=None, ge=0)
+    cached_input_tokens_per_s: float | None = Field(default=None, ge=0)
+    uncached_input_tokens_per_s: float | None = Field(default=None, ge=0)
+    p25_output_tokens_per_s: float | None = Field(default=None, ge=0)
+    p50_output_tokens_per_s: float | None = Field(default=None, ge=0)
+    p95_ttft_s: float | None = Field(default=None, ge=0)
+    cache_hit_rate: float | None = Field(default=None, ge=0, le=1)
+    mean_watts: float | None = Field(default=None, ge=0)
+
+
+class TierSummary(_PointFigures):
     """One SLO tier's result: the most agents that met it, and the figures at that point."""
 
     name: str = Field(min_length=1)
     max_agents: int | None = Field(default=None, ge=0)
-    total_tokens_per_s: float | None = Field(default=None, ge=0)
-    output_tokens_per_s: float | None = Field(default=None, ge=0)
-    cached_input_tokens_per_s: float | None = Field(default=None, ge=0)
-    uncached_input_tokens_per_s: float | None = Field(default=None, ge=0)
-    p25_output_tokens_per_s: float | None = Field(default=None, ge=0)
-    p50_output_tokens_per_s: float | None = Field(default=None, ge=0)
-    p95_ttft_s: float | None = Field(default=None, ge=0)
-    cache_hit_rate: float | None = Field(default=None, ge=0, le=1)
     agents_per_mw: float | None = Field(default=None, ge=0)
     total_tokens_per_s_per_mw: float | None = Field(default=None, ge=0)
-    mean_watts: float | None = Field(default=None, ge=0)
 
 
-class ProbeSummary(_Record):
+class ProbeSummary(_PointFigures):
     """One concurrency level measured during a search."""
 
     agents: int = Field(ge=1)
-    total_tokens_per_s: float | None = Field(default=None, ge=0)
-    output_tokens_per_s: float | None = Field(default=None, ge=0)
-    cached_input_tokens_per_s: float | None = Field(default=None, ge=0)
-    uncached_input_tokens_per_s: float | None = Field(default=None, ge=0)
-    p25_output_tokens_per_s: float | None = Field(default=None, ge=0)
-    p50_output_tokens_per_s: float | None = Field(default=None, ge=0)
-    p95_ttft_s: float | None = Field(default=None, ge=0)
-    cache_hit_rate: float | None = Field(default=None, ge=0, le=1)
-    mean_watts: float | None = Field(default=None, ge=0)
 
 
 class OperatingPoint(_Record):
