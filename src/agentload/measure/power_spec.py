@@ -28,7 +28,6 @@ from agentload.measure.power_samplers import (
 SPEC_FIELD = "--power"
 NO_METRIC = "none"
 Kind = Literal["nvml", "amdsmi", "prometheus", "command", "assumed"]
-KINDS = ("nvml", "amdsmi", "prometheus", "command")
 SPEC_HELP = (
     "nvml[:0,1], amdsmi[:0,1], prometheus:URL[#metric=NAME&energy_metric=NAME&LABEL=V], "
     "dcgm:URL, command:CMD"
