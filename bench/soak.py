@@ -177,14 +177,21 @@ def main() -> int:
     ]  # fmt: skip
     print(f"soak: {args.agents} agents for {args.minutes:g} min -> {results}", flush=True)
     started = time.monotonic()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # The run's progress goes to a file: a pipe nobody drains fills after ~25 minutes of
+    # progress lines, and the run would block writing to it.
+    log_path = args.out / f"{results.name}.log"
+    log = log_path.open("wb")
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log)
     calls = CallCounter(results / "records.jsonl")
     samples: list[Sample] = []
     deadline = started + duration_s + OVERRUN_S
     while process.poll() is None:
         if time.monotonic() > deadline:
             process.kill()
-            print("soak: the run overran its duration; killed", file=sys.stderr)
+            log.close()
+            print(
+                f"soak: the run overran its duration; killed (its log: {log_path})", file=sys.stderr
+            )
             return 1
         try:
             samples.append(sample(process.pid, started, calls))
@@ -198,9 +205,10 @@ def main() -> int:
             flush=True,
         )
         time.sleep(SAMPLE_INTERVAL_S)
-    _, err = process.communicate()
+    process.wait()
+    log.close()
     if process.returncode != 0:
-        print(err.decode(errors="replace")[-2000:], file=sys.stderr)
+        print(log_path.read_bytes().decode(errors="replace")[-2000:], file=sys.stderr)
         return 1
     verdict = judge(samples, duration_s, results)
     report = {
