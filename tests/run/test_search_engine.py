@@ -4,6 +4,7 @@ max agents passed, the next count up failed."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -35,8 +36,12 @@ TIERS = (
 )
 
 
-@pytest.fixture(scope="module")
-def searched(llama_server: LocalEngine, tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture(scope="module", params=[1, 2], ids=["one-process", "two-workers"])
+def searched(
+    llama_server: LocalEngine, tmp_path_factory: pytest.TempPathFactory, request: Any
+) -> Path:
+    """The same search in one process and with its agents split over two worker processes:
+    every test below holds for both."""
     out = tmp_path_factory.mktemp("search") / "results"
     settings = SearchSettings(
         tiers=TIERS,
@@ -48,7 +53,7 @@ def searched(llama_server: LocalEngine, tmp_path_factory: pytest.TempPathFactory
         min_samples=10,
         precision=PRECISION,
     )
-    request = SearchRequest(
+    search = SearchRequest(
         workload=WORKLOAD,
         search=settings,
         target=Target(
@@ -61,8 +66,9 @@ def searched(llama_server: LocalEngine, tmp_path_factory: pytest.TempPathFactory
         label="search-test",
         gpus=1,
         power=parse_power_spec(f"command:echo {WATTS}", interval_s=0.2),
+        workers=request.param,
     )
-    execute_search(request, console=Console(quiet=True))
+    execute_search(search, console=Console(quiet=True))
     return out
 
 
@@ -127,3 +133,17 @@ def test_server_side_cache_hit_rate_is_reported(searched: Path) -> None:
     # The server's own counters agree with the client's usage to within a few points.
     for p in summary.probes:
         assert p.server_cache_hit_rate == pytest.approx(p.cache_hit_rate, abs=0.1)
+
+
+def test_every_worker_drove_its_share(searched: Path) -> None:
+    workers = read_json(searched / "manifest.json")["workers"]
+    summary = Summary.model_validate(read_json(searched / "summary.json"))
+    records = load_records(searched / "records.jsonl").records
+    assert len({r.id for r in records}) == len(records)
+    # Agent i runs in worker i mod N: both parities called when there are two workers.
+    assert {r.agent % 2 for r in records} == {0, 1}
+    assert summary.selfcheck is not None
+    assert (summary.selfcheck.processes or 1) == workers
+    # Each probe's records carry its phase, from whichever process sent them.
+    phases = {r.phase for r in records}
+    assert {f"probe-{p.index}" for p in summary.probes} <= phases

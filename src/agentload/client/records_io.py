@@ -141,3 +141,37 @@ def _parse(line: bytes) -> RequestRecord | BadLine:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or None
         return BadLine(0, where, first["msg"])
+
+
+class RecordTail:
+    """Reads a records file as other processes append to it: each `read()` returns the
+    records finished since the last, whole lines only (a line still being written waits)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._offset = 0
+        self._partial = b""
+        self.records: list[RequestRecord] = []
+        """Every record read so far, in file order."""
+        self.bad_lines = 0
+
+    def read(self) -> list[RequestRecord]:
+        """Parse what was appended since the last call; returns every record so far."""
+        try:
+            with self.path.open("rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except FileNotFoundError:
+            return self.records
+        self._offset += len(data)
+        lines = (self._partial + data).split(b"\n")
+        self._partial = lines.pop()
+        for line in lines:
+            if not line.strip():
+                continue
+            parsed = _parse(line)
+            if isinstance(parsed, RequestRecord):
+                self.records.append(parsed)
+            else:
+                self.bad_lines += 1
+        return self.records

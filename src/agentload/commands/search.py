@@ -130,6 +130,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(give the same options it was started with)",
     )
     parser.add_argument("--label", default="search", help="a name for this search in reports")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="client processes to split the agents across (one core each; default: 1)",
+    )
     power = parser.add_argument_group("power (per-MW figures)")
     power.add_argument(
         "--power",
@@ -162,6 +169,8 @@ def handle(args: argparse.Namespace) -> int:
     from agentload.run.execute_search import SearchRequest, execute_search
 
     label = _LABEL.sub("-", args.label).strip("-") or "search"
+    if args.workers < 1:
+        raise AgentloadError(f"--workers: must be at least 1, got {args.workers}")
     if args.resume is not None and args.out is not None and args.out != args.resume:
         raise AgentloadError("--resume DIR writes into DIR; leave out --out (or give the same)")
     power = power_spec_from_options(
@@ -183,6 +192,7 @@ def handle(args: argparse.Namespace) -> int:
         power=power,
         skip_bad_lines=args.skip_bad_lines,
         resume=args.resume is not None,
+        workers=args.workers,
     )
     summary = execute_search(request)
     return 0 if summary.complete else EXIT_INTERRUPTED

@@ -41,18 +41,22 @@ from agentload.run.results_dir import (
 from agentload.run.resume import Resumption, check_matches, open_resumption, repair_files
 from agentload.run.runner import (
     INTERRUPT_DRAIN_S,
+    PROGRESS_INTERVAL_S,
     Sender,
     make_pool,
     quiet_collector,
     report_progress,
 )
 from agentload.run.search import (
+    LocalLoad,
+    ProbeLoad,
     ProbeOutcome,
     SearchSettings,
     SearchState,
     ServerMetricsProbe,
     run_search,
 )
+from agentload.run.search_workers import SearchWorkers, WorkerLost
 from agentload.run.selfcheck import SelfCheck
 from agentload.run.settings import RunSettings
 from agentload.run.target import OpenTarget, Target, open_target
@@ -84,6 +88,8 @@ class SearchRequest:
     skip_bad_lines: bool = False
     resume: bool = False
     """Continue the interrupted search in `out` (`agentload.run.resume`) instead of starting."""
+    workers: int = 1
+    """Client processes the agents are split across (`agentload.run.search_workers`)."""
 
 
 def _run_settings(request: SearchRequest) -> RunSettings:
@@ -157,6 +163,7 @@ def _search_in(
                 gpus=request.gpus,
             )
             manifest["power"] = request.power.describe() if request.power else None
+            manifest["workers"] = request.workers
             state = SearchState()
         else:
             _check_target(resumption, request, target)
@@ -175,6 +182,7 @@ def _search_in(
             id_prefix = resumption.id_prefix if resumption else ""
             checks: list[SelfCheckFigures] = []
             interrupted = False
+            lost: WorkerLost | None = None
             try:
                 asyncio.run(
                     _drive(
@@ -192,8 +200,13 @@ def _search_in(
                 )
             except KeyboardInterrupt:
                 interrupted = True
-            if interrupted and resumption is None and not (out / RECORDS_FILE).stat().st_size:
-                raise KeyboardInterrupt  # nothing measured yet: no directory is left behind
+            except WorkerLost as exc:
+                interrupted = True
+                lost = exc
+                state.notes.append(str(exc))
+            nothing_measured = not (out / RECORDS_FILE).stat().st_size
+            if interrupted and resumption is None and nothing_measured:
+                raise lost or KeyboardInterrupt()  # no directory is left behind
     manifest["times"] = {"started_at": started_at, "finished_at": clock.now()}
     write_manifest(out, manifest)
     summary = _summary(request, state, resumption, checks[0] if checks else None)
@@ -238,6 +251,11 @@ async def _drive(
     checks: list[SelfCheckFigures] | None = None,
 ) -> None:
     """Drive the search; the client's self-check figures are appended to `checks`."""
+    if request.workers > 1:
+        await _drive_workers(
+            request, settings, workload, target, out, state, power, console, id_prefix, checks
+        )
+        return
     text = TextMaker(target.tokenizer, settings.run_salt)
     async with StreamingClient(target.endpoint) as client:
         await check_server(client, console)
@@ -253,26 +271,11 @@ async def _drive(
             reporter = asyncio.create_task(
                 report_progress(pool, started, progress_printer(console))
             )
-
-            def on_probe(outcome: ProbeOutcome) -> None:
-                append_probe(out, outcome.figures)
-                _print_probe(outcome, console)
-
             server = _ServerWindows(target.metrics_url, out) if target.metrics_url else None
             try:
-                await run_search(
-                    pool,
-                    sender,
-                    request.search,
-                    power=power,
-                    server=server,
-                    on_probe=on_probe,
-                    state=state,
-                )
+                await _search(LocalLoad(pool, sender), request, state, power, server, out, console)
             finally:
-                reporter.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await reporter
+                await _stop_task(reporter)
                 await selfcheck.stop()
                 if checks is not None:
                     checks.append(selfcheck.figures())
@@ -280,6 +283,82 @@ async def _drive(
                 gc.unfreeze()
                 if server is not None:
                     await server.aclose()
+
+
+async def _drive_workers(
+    request: SearchRequest,
+    settings: RunSettings,
+    workload: Workload,
+    target: OpenTarget,
+    out: Path,
+    state: SearchState,
+    power: PowerRecorder | None,
+    console: Console,
+    id_prefix: str,
+    checks: list[SelfCheckFigures] | None,
+) -> None:
+    """The search with its agents in `request.workers` processes (`search_workers`)."""
+    async with StreamingClient(target.endpoint) as client:
+        await check_server(client, console)
+    console.print(f"{request.workers} worker processes")
+    async with SearchWorkers(
+        workload,
+        settings,
+        target.endpoint,
+        target.tokenizer,
+        out / RECORDS_FILE,
+        request.workers,
+        id_prefix=id_prefix,
+    ) as load:
+        started = clock.now()
+        reporter = asyncio.create_task(_print_worker_progress(load, started, console))
+        server = _ServerWindows(target.metrics_url, out) if target.metrics_url else None
+        try:
+            await _search(load, request, state, power, server, out, console)
+        finally:
+            await _stop_task(reporter)
+            state.cancelled_in_flight = await _close(load, settings.drain_s)
+            check = load.selfcheck()
+            if checks is not None and check is not None:
+                checks.append(check)
+            lost = load.lost_note()
+            if lost is not None and state.done:  # else WorkerLost ended the search: noted there
+                state.notes.append(f"after the search: {lost}")
+            if server is not None:
+                await server.aclose()
+
+
+async def _search(
+    load: ProbeLoad,
+    request: SearchRequest,
+    state: SearchState,
+    power: PowerRecorder | None,
+    server: ServerMetricsProbe | None,
+    out: Path,
+    console: Console,
+) -> None:
+    def on_probe(outcome: ProbeOutcome) -> None:
+        append_probe(out, outcome.figures)
+        _print_probe(outcome, console)
+
+    await run_search(
+        load, request.search, power=power, server=server, on_probe=on_probe, state=state
+    )
+
+
+async def _print_worker_progress(load: Any, started: float, console: Console) -> None:
+    printer = progress_printer(console)
+    while True:
+        await asyncio.sleep(PROGRESS_INTERVAL_S)
+        progress = load.progress(started)
+        if progress is not None:
+            printer(progress)
+
+
+async def _stop_task(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def _close(pool: Any, drain_s: float) -> int:
@@ -350,6 +429,7 @@ def _summary(
             f"{state.cancelled_in_flight} calls in flight at the end were cancelled "
             "(recorded with error 'cancelled', outside every probe window)"
         )
+    notes.extend(state.notes)
     if selfcheck is not None:
         notes.extend(selfcheck.notes)
     return Summary(

@@ -73,22 +73,33 @@ class AgentPool:
         if n < 0:
             raise ValueError(f"pool size must be >= 0, got {n}")
         if n < self.size:
-            await self._shrink(n)
+            await self.stop_agents([a.index for a in self.active[n:]])
             return
         added = n - self.size
         if added == 0:
             return
         step = ramp_s / added
         began = clock.now()
+        plan = []
         for k in range(added):
-            delay = began + k * step - clock.now()
+            plan.append((self._next_index, began + k * step))
+            self._next_index += self._index_step
+        await self.start_agents(plan)
+
+    async def start_agents(self, plan: list[tuple[int, float]]) -> None:
+        """Start agent `index` at each `(index, at)` (epoch s; at once when already past), in
+        order; returns when the last has started. The caller picks indices (a worker process
+        of a search is told its agents' indices and times by the parent)."""
+        for index, at in plan:
+            delay = at - clock.now()
             if delay > 0:
                 await asyncio.sleep(delay)
-            self._start_one()
+            self._start_one(index)
+            self._next_index = max(self._next_index, index + self._index_step)
 
-    def _start_one(self) -> None:
-        index = self._next_index
-        self._next_index += self._index_step
+    def _start_one(self, index: int) -> None:
+        if index in self._tasks:
+            raise ValueError(f"agent {index} has already run in this pool")
         agent = Agent(index, self._workload.sessions, self._send_for(index), **self._options)
         stop = asyncio.Event()
         self.starts[index] = clock.now()
@@ -97,10 +108,11 @@ class AgentPool:
         self._stops[index] = stop
         self._tasks[index] = asyncio.create_task(agent.run(stop), name=f"agent-{index}")
 
-    async def _shrink(self, n: int) -> None:
-        """Stop the newest agents; wait until their current calls are done."""
-        leaving = self.active[n:]
-        self.active = self.active[:n]
+    async def stop_agents(self, indices: list[int]) -> None:
+        """Stop these agents; wait until their current calls are done."""
+        wanted = set(indices)
+        leaving = [a for a in self.active if a.index in wanted]
+        self.active = [a for a in self.active if a.index not in wanted]
         self.retired.extend(leaving)
         for agent in leaving:
             self._stops[agent.index].set()

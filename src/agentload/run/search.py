@@ -9,13 +9,14 @@ one probe serves every tier.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentload import clock
+from agentload.client.record import RequestRecord
 from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics, window_samples
 from agentload.measure.window import STEADY_STATE_SETTLE_S, Window
 from agentload.report.figures import probe_figures
@@ -68,6 +69,40 @@ class SearchSettings(BaseModel):
         return self
 
 
+class ProbeLoad(Protocol):
+    """What the search needs of the agents it drives: resize them, and their records."""
+
+    async def resize(self, agents: int, ramp_s: float, phase: str) -> None:
+        """Grow (staggered over `ramp_s`) or shrink to `agents`; later calls are tagged `phase`."""
+        ...
+
+    def last_start(self) -> float | None:
+        """When the most recently started active agent started (epoch s)."""
+        ...
+
+    def records(self) -> Sequence[RequestRecord]:
+        """Every call finished so far."""
+        ...
+
+
+@dataclass
+class LocalLoad(ProbeLoad):
+    """Agents in this process: one pool, one sender."""
+
+    pool: AgentPool
+    sender: Sender
+
+    async def resize(self, agents: int, ramp_s: float, phase: str) -> None:
+        self.sender.phase = phase
+        await self.pool.resize(agents, ramp_s)
+
+    def last_start(self) -> float | None:
+        return self.pool.last_start()
+
+    def records(self) -> Sequence[RequestRecord]:
+        return self.sender.records
+
+
 class PowerMeter(Protocol):
     """Mean accelerator power over a window (a sampler that has been running)."""
 
@@ -104,6 +139,8 @@ class SearchState:
     """Every tier bracketed: the search finished (False when it was interrupted)."""
     cancelled_in_flight: int = 0
     """Calls cut off when the pool closed."""
+    notes: list[str] = field(default_factory=list)
+    """What went wrong around the probes (a lost worker), for the summary."""
 
     def figures(self) -> tuple[ProbeFigures, ...]:
         """Every probe's figures, the earlier ones first."""
@@ -118,8 +155,7 @@ class SearchState:
 
 
 async def run_search(
-    pool: AgentPool,
-    sender: Sender,
+    load: ProbeLoad,
     settings: SearchSettings,
     *,
     power: PowerMeter | None = None,
@@ -142,17 +178,14 @@ async def run_search(
             state.done = True
             return state
         index = len(state.earlier) + len(state.probes)
-        outcome = await measure_probe(
-            pool, sender, settings, agents, index, power=power, server=server
-        )
+        outcome = await measure_probe(load, settings, agents, index, power=power, server=server)
         state.probes.append(outcome)
         if on_probe is not None:
             on_probe(outcome)
 
 
 async def measure_probe(
-    pool: AgentPool,
-    sender: Sender,
+    load: ProbeLoad,
     settings: SearchSettings,
     agents: int,
     index: int,
@@ -161,9 +194,8 @@ async def measure_probe(
     server: ServerMetricsProbe | None = None,
 ) -> ProbeOutcome:
     """Resize to `agents`, settle, measure a window long enough to judge every tier."""
-    sender.phase = f"probe-{index}"
-    await pool.resize(agents, settings.ramp_s)
-    start = max(clock.now(), (pool.last_start() or 0.0) + settings.settle_s)
+    await load.resize(agents, settings.ramp_s, f"probe-{index}")
+    start = max(clock.now(), (load.last_start() or 0.0) + settings.settle_s)
     await _sleep_until(start)
     if server is not None:
         await server.begin()
@@ -171,7 +203,7 @@ async def measure_probe(
     notes: list[str] = []
     while True:
         window = Window(start, clock.now())
-        table = RecordTable.from_records(sender.records)
+        table = RecordTable.from_records(load.records())
         metrics = window_metrics(table, window, agents=agents)
         verdicts = _judge_all(table, window, metrics, settings)
         noisy = [v.tier for v in verdicts.values() if v.outcome == "uncertain"]

@@ -69,6 +69,8 @@ class WorkerJob:
     records_path: str
     clock_anchor: tuple[float, float] | None = None
     phase: str = "run"
+    id_prefix: str = ""
+    """Prefix of every request id (a resumed search's part)."""
 
 
 def tokenizer_for_job(tokenizer: Tokenizer) -> Any:

@@ -1,0 +1,400 @@
+"""A search's agents split across worker processes: `agentload search --workers N`.
+
+The search itself (plan, probes, windows, verdicts, power, server metrics) stays in the parent;
+only the agents move. The parent numbers agents as a one-process search does (0, 1, 2, ...,
+never reused) and gives agent i to worker i mod N, so the load does not depend on the split.
+
+- **Resize messages.** Growing sends each worker its new agents' indices and start times on the
+  probe's one ramp; shrinking sends the newest agents' indices, and the parent waits until every
+  worker says their calls in flight have finished, as a one-process pool does.
+- **One clock, one records file.** As for `agentload run --workers`
+  (`agentload.run.workers`): workers adopt the parent's clock anchor and append whole lines to
+  `records.jsonl`, which the parent reads as it grows (`RecordTail`) to judge each window.
+- **Closing.** The parent sends every worker the drain time; each closes its pool and returns
+  how many calls it cancelled and its self-check, which the parent merges.
+- **A worker that dies** ends the search (`WorkerLost`): its agents are gone, so a probe's
+  agent count would be wrong. Probes finished so far are kept, and `--resume` continues.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import signal
+from collections.abc import Sequence
+from dataclasses import asdict
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from agentload import clock
+from agentload.client.endpoint import Endpoint
+from agentload.client.record import RequestRecord
+from agentload.client.records_io import RecordTail, RecordWriter
+from agentload.client.stream import StreamingClient
+from agentload.errors import AgentloadError
+from agentload.report.schema import SelfCheckFigures
+from agentload.run.runner import (
+    INTERRUPT_DRAIN_S,
+    Progress,
+    Sender,
+    make_pool,
+    quiet_collector,
+    report_progress,
+)
+from agentload.run.search import ProbeLoad
+from agentload.run.selfcheck import SelfCheck, combine
+from agentload.run.settings import RunSettings
+from agentload.run.workers import (
+    READY_TIMEOUT_S,
+    STOP_TIMEOUT_S,
+    WorkerJob,
+    tokenizer_for_job,
+    tokenizer_from_job,
+)
+from agentload.workload.model import Workload
+from agentload.workload.text import TextMaker
+from agentload.workload.tokenizers import Tokenizer
+
+GROW_MARGIN_S = 0.05
+"""A probe's ramp starts this long after the grow messages are sent, so every worker has its
+plan before its first agent is due."""
+
+
+class WorkerLost(AgentloadError):
+    """A worker process died or failed: its agents are gone, so the search cannot go on."""
+
+
+# --- the parent ------------------------------------------------------------------------------
+
+
+class SearchWorkers(ProbeLoad):
+    """The search's view of agents that live in worker processes (use `async with`)."""
+
+    def __init__(
+        self,
+        workload: Workload,
+        settings: RunSettings,
+        endpoint: Endpoint,
+        tokenizer: Tokenizer,
+        records_path: Path,
+        workers: int,
+        *,
+        id_prefix: str = "",
+    ) -> None:
+        if workers < 1:
+            raise AgentloadError(f"--workers must be at least 1, got {workers}")
+        self.workers = workers
+        self._jobs = [
+            WorkerJob(
+                index=k,
+                workers=workers,
+                workload=workload,
+                settings=settings,
+                endpoint=endpoint,
+                tokenizer=tokenizer_for_job(tokenizer),
+                records_path=str(records_path),
+                clock_anchor=clock.anchor(),
+                phase="probe-0",
+                id_prefix=id_prefix,
+            )
+            for k in range(workers)
+        ]
+        self._tail = RecordTail(records_path)
+        self._procs: list[Any] = []
+        self._conns: list[Connection] = []
+        self._replies: list[asyncio.Queue[tuple[Any, ...]]] = []
+        self._progress: dict[int, dict[str, Any]] = {}
+        self._lost: dict[int, str] = {}
+        self._closed: set[int] = set()
+        """Workers that reported their close: their exit is expected."""
+        self._active: list[int] = []
+        self._starts: dict[int, float] = {}
+        self._next_index = 0
+        self._checks: list[SelfCheckFigures] = []
+
+    async def __aenter__(self) -> SearchWorkers:
+        """Start the workers; return when every one has loaded its workload and client."""
+        loop = asyncio.get_running_loop()
+        context = multiprocessing.get_context("spawn")
+        for k, job in enumerate(self._jobs):
+            parent_end, child_end = context.Pipe()
+            proc = context.Process(
+                target=serve_share, args=(job, child_end), name=f"agentload-search-worker-{k}"
+            )
+            proc.start()
+            child_end.close()
+            self._procs.append(proc)
+            self._conns.append(parent_end)
+            self._replies.append(asyncio.Queue())
+            loop.add_reader(parent_end.fileno(), self._on_message, k)
+            loop.add_reader(proc.sentinel, self._on_exit, k)
+        try:
+            async with asyncio.timeout(READY_TIMEOUT_S):
+                for k in range(self.workers):
+                    await self._reply(k, "ready")
+        except TimeoutError:
+            self._terminate()
+            raise AgentloadError(f"search workers not ready after {READY_TIMEOUT_S:g} s") from None
+        except BaseException:
+            self._terminate()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._terminate()
+
+    # ProbeLoad
+
+    async def resize(self, agents: int, ramp_s: float, phase: str) -> None:
+        """Grow or shrink across the workers, as `AgentPool.resize` does in one process."""
+        self._raise_if_lost()
+        for k in range(self.workers):
+            self._send(k, ("phase", phase))
+        if agents < len(self._active):
+            leaving = self._active[agents:]
+            self._active = self._active[:agents]
+            shares = self._split(leaving)
+            for k, indices in shares.items():
+                self._send(k, ("shrink", indices))
+            for k in shares:
+                await self._reply(k, "shrunk")
+            return
+        added = agents - len(self._active)
+        if added == 0:
+            return
+        step = ramp_s / added
+        began = clock.now() + GROW_MARGIN_S
+        plan = [(self._next_index + m, began + m * step) for m in range(added)]
+        self._next_index += added
+        shares = self._split(plan)
+        for k, share in shares.items():
+            self._send(k, ("grow", share))
+        for k in shares:
+            reply = await self._reply(k, "grown")
+            self._starts.update(reply[1])
+        self._active.extend(index for index, _ in plan)
+
+    def last_start(self) -> float | None:
+        return max((self._starts[i] for i in self._active), default=None)
+
+    def records(self) -> Sequence[RequestRecord]:
+        return self._tail.read()
+
+    # the rest of the pool's interface
+
+    @property
+    def size(self) -> int:
+        return len(self._active)
+
+    def progress(self, started_at: float) -> Progress | None:
+        """The workers' latest counters, summed (None before the first snapshot)."""
+        snaps = list(self._progress.values())
+        if not snaps:
+            return None
+        return Progress(
+            elapsed_s=clock.now() - started_at,
+            agents_started=len(self._active),
+            **{
+                name: sum(s[name] for s in snaps)
+                for name in ("in_flight", "calls", "errors", "output_tokens", "prompt_tokens")
+            },
+        )
+
+    async def close(self, drain_s: float) -> int:
+        """Stop every agent (calls in flight get `drain_s` to finish); returns how many calls
+        were cancelled. The workers' self-checks are then in `selfcheck()`."""
+        alive = [k for k in range(self.workers) if k not in self._lost]
+        for k in alive:
+            self._send(k, ("close", drain_s))
+        cancelled = 0
+        for k in alive:
+            try:
+                async with asyncio.timeout(drain_s + STOP_TIMEOUT_S):
+                    reply = await self._reply(k, "closed")
+            except (TimeoutError, WorkerLost):
+                continue
+            cancelled += reply[1]["cancelled"]
+            if reply[1]["selfcheck"] is not None:
+                self._checks.append(SelfCheckFigures(**reply[1]["selfcheck"]))
+        self._tail.read()
+        return cancelled
+
+    def selfcheck(self) -> SelfCheckFigures | None:
+        """The workers' self-checks merged (worst lag and delay, busiest CPU)."""
+        return combine(self._checks) if self._checks else None
+
+    def lost_note(self) -> str | None:
+        """What went wrong with workers, in a line, or None."""
+        if not self._lost:
+            return None
+        return "; ".join(f"worker {k} {why}" for k, why in sorted(self._lost.items()))
+
+    # plumbing
+
+    def _split(self, items: list[Any]) -> dict[int, list[Any]]:
+        """Items (agent indices, or (index, time) pairs) by the worker that owns the agent."""
+        shares: dict[int, list[Any]] = {}
+        for item in items:
+            index = item[0] if isinstance(item, tuple) else item
+            shares.setdefault(index % self.workers, []).append(item)
+        return shares
+
+    def _on_message(self, k: int) -> None:
+        try:
+            message = self._conns[k].recv()
+        except (EOFError, OSError):
+            self._gone(k, "closed its pipe")
+            return
+        if message[0] == "progress":
+            self._progress[k] = message[1]
+        elif message[0] == "error":
+            self._lost.setdefault(k, f"failed: {message[1]}")
+            self._replies[k].put_nowait(message)
+        else:
+            if message[0] == "closed":
+                self._closed.add(k)  # its exit, and its pipe's end, are expected now
+            self._replies[k].put_nowait(message)
+
+    def _on_exit(self, k: int) -> None:
+        code = self._procs[k].exitcode
+        self._gone(k, f"exited ({code})")
+
+    def _gone(self, k: int, why: str) -> None:
+        loop = asyncio.get_running_loop()
+        loop.remove_reader(self._procs[k].sentinel)
+        with contextlib.suppress(OSError, ValueError):
+            loop.remove_reader(self._conns[k].fileno())
+        if k in self._closed:
+            return
+        self._lost.setdefault(k, why)
+        self._replies[k].put_nowait(("lost",))
+
+    async def _reply(self, k: int, kind: str) -> tuple[Any, ...]:
+        """Wait for worker k's next reply, which must be `kind`."""
+        reply = await self._replies[k].get()
+        if reply[0] != kind:
+            raise WorkerLost(
+                f"search worker {k} {self._lost.get(k, f'sent {reply[0]!r}')}: its agents "
+                "are gone, so the search stopped"
+            )
+        return reply
+
+    def _raise_if_lost(self) -> None:
+        if self._lost:
+            raise WorkerLost(
+                f"search {self.lost_note()}: its agents are gone, so the search stopped"
+            )
+
+    def _send(self, k: int, message: tuple[Any, ...]) -> None:
+        if k in self._lost:
+            return
+        try:
+            self._conns[k].send(message)
+        except OSError:
+            self._gone(k, "closed its pipe")
+
+    def _terminate(self) -> None:
+        loop = asyncio.get_running_loop()
+        for k, proc in enumerate(self._procs):
+            loop.remove_reader(proc.sentinel)
+            with contextlib.suppress(OSError, ValueError):
+                loop.remove_reader(self._conns[k].fileno())
+        for proc in self._procs:
+            proc.join(timeout=STOP_TIMEOUT_S if proc.is_alive() else 0)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join()
+        for conn in self._conns:
+            conn.close()
+        self._procs, self._conns = [], []
+
+
+# --- the worker process ----------------------------------------------------------------------
+
+
+def serve_share(job: WorkerJob, conn: Connection) -> None:
+    """Entry point of a search worker: run agents as the parent says, report over `conn`."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if job.clock_anchor is not None:
+        clock.adopt(job.clock_anchor)
+    try:
+        asyncio.run(_serve(job, conn))
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+async def _serve(job: WorkerJob, conn: Connection) -> None:
+    loop = asyncio.get_running_loop()
+    inbox: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+    current: asyncio.Task[Any] | None = None
+
+    def on_message() -> None:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):  # the parent is gone: stop quickly
+            loop.remove_reader(conn.fileno())
+            message = ("close", INTERRUPT_DRAIN_S)
+        if message[0] == "close" and current is not None:
+            current.cancel()  # a ramp in progress ends at once
+        inbox.put_nowait(message)
+
+    text = TextMaker(tokenizer_from_job(job.tokenizer), job.settings.run_salt)
+    async with StreamingClient(job.endpoint) as client:
+        with RecordWriter(job.records_path) as writer:
+            sender = Sender(client, job.endpoint, text, writer, job.phase, id_prefix=job.id_prefix)
+            selfcheck = SelfCheck()
+            pool = make_pool(
+                job.workload, job.settings, sender, stride=job.settings.agents, selfcheck=selfcheck
+            )
+            quiet_collector()
+            selfcheck.start()
+            reporter = asyncio.create_task(
+                report_progress(pool, clock.now(), lambda p: _post(conn, ("progress", asdict(p))))
+            )
+            loop.add_reader(conn.fileno(), on_message)
+            conn.send(("ready",))
+            drain_s = job.settings.drain_s
+            try:
+                while True:
+                    kind, *rest = await inbox.get()
+                    if kind == "close":
+                        drain_s = rest[0]
+                        break
+                    if kind == "phase":
+                        sender.phase = rest[0]
+                        continue
+                    current = asyncio.create_task(_apply(pool, kind, rest[0]))
+                    await asyncio.wait({current})
+                    if not current.cancelled():
+                        conn.send(current.result())
+                    current = None
+            finally:
+                with contextlib.suppress(OSError, ValueError):
+                    loop.remove_reader(conn.fileno())
+                reporter.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reporter
+                await selfcheck.stop()
+            cancelled = await pool.close(drain_s)
+            conn.send(
+                ("closed", {"cancelled": cancelled, "selfcheck": selfcheck.figures().model_dump()})
+            )
+
+
+async def _apply(pool: Any, kind: str, payload: list[Any]) -> tuple[Any, ...]:
+    """Carry out one resize message; the reply to send back."""
+    if kind == "grow":
+        await pool.start_agents(payload)
+        return ("grown", {index: pool.starts[index] for index, _ in payload})
+    if kind == "shrink":
+        await pool.stop_agents(payload)
+        return ("shrunk",)
+    raise ValueError(f"unknown message {kind!r}")
+
+
+def _post(conn: Connection, message: tuple[Any, ...]) -> None:
+    with contextlib.suppress(OSError):
+        conn.send(message)

@@ -1,0 +1,79 @@
+"""A search's agents split across worker processes: resize messages, records, close."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from bench.mock import MockServer
+
+from agentload import clock
+from agentload.client.endpoint import Endpoint
+from agentload.client.records_io import load_records
+from agentload.engines.tokenizer import default_tokenizer_path
+from agentload.run.search_workers import SearchWorkers
+from agentload.run.settings import RunSettings
+from agentload.workload.load import load_workload
+from agentload.workload.tokenizers import FileTokenizer
+from tests.scale.conftest import FAST_WORKLOAD
+
+WORKERS = 2
+HOLD_S = 1.5
+"""How long each pool size is held: several calls per agent with the fast workload."""
+
+
+async def _drive(server: MockServer, records: Path) -> dict[str, object]:
+    settings = RunSettings(agents=8, duration_s=1.0, settle_s=0.0, drain_s=2.0, seed=3)
+    endpoint = Endpoint(base_url=f"{server.url}/v1", model="mock")
+    seen: dict[str, object] = {}
+    async with SearchWorkers(
+        load_workload(FAST_WORKLOAD),
+        settings,
+        endpoint,
+        FileTokenizer(default_tokenizer_path()),
+        records,
+        WORKERS,
+        id_prefix="r1.",
+    ) as load:
+        await load.resize(4, 0.4, "probe-0")
+        seen["start_4"] = load.last_start()
+        await asyncio.sleep(HOLD_S)
+        await load.resize(2, 0.0, "probe-1")
+        seen["shrunk_at"] = clock.now()
+        await asyncio.sleep(HOLD_S)
+        await load.resize(5, 0.3, "probe-2")
+        await asyncio.sleep(HOLD_S)
+        seen["live_records"] = len(load.records())
+        seen["progress"] = load.progress(0.0)
+        seen["cancelled"] = await load.close(2.0)
+        seen["selfcheck"] = load.selfcheck()
+        seen["lost"] = load.lost_note()
+        seen["size"] = load.size
+    return seen
+
+
+def test_resizes_reach_every_worker_and_records_land_in_one_file(
+    mock_server: MockServer, tmp_path: Path
+) -> None:
+    records_path = tmp_path / "records.jsonl"
+    seen = asyncio.run(_drive(mock_server, records_path))
+    records = load_records(records_path).records
+    assert seen["lost"] is None
+    assert seen["size"] == 5
+    assert len({r.id for r in records}) == len(records)
+    assert all(r.id.startswith("r1.") for r in records)
+    by_phase: dict[str, set[int]] = {}
+    for r in records:
+        by_phase.setdefault(r.phase, set()).add(r.agent)
+    # Agent i runs in worker i mod 2; indices are never reused, as in one process.
+    assert by_phase["probe-0"] == {0, 1, 2, 3}
+    assert by_phase["probe-2"] == {0, 1, 4, 5, 6}
+    # After the shrink returned, the stopped agents sent nothing more.
+    late = [r for r in records if r.agent in (2, 3) and r.t_send > seen["shrunk_at"]]
+    assert not late
+    # The parent read the records as the workers wrote them, before closing.
+    assert 0 < seen["live_records"] <= len(records)
+    assert seen["progress"] is not None and seen["progress"].calls > 0
+    check = seen["selfcheck"]
+    assert check is not None and check.processes == WORKERS
+    assert all(r.ok for r in records if r.error != "cancelled")
