@@ -116,14 +116,15 @@ def test_ctrl_c_ends_a_run_on_a_slow_server_within_two_seconds(
     assert len(ok) >= 2
 
 
+@pytest.mark.parametrize("workers", [1, 2], ids=["one-process", "two-workers"])
 def test_ctrl_c_ends_a_search_within_two_seconds_and_it_resumes(
-    planned_server: StartServer, tmp_path: Path
+    planned_server: StartServer, tmp_path: Path, workers: int
 ) -> None:
     server = planned_server(defaults={"first_ms": 20.0, "gap_ms": 10.0})
     out = tmp_path / "search"
     options = (
         "--tier", "easy:1:10", "--max-agents", "4", "--settle", "0.3", "--window", "2",
-        "--max-window", "2", "--ramp", "0", "--min-samples", "3",
+        "--max-window", "2", "--ramp", "0", "--min-samples", "3", "--workers", str(workers),
     )  # fmt: skip
     workload = write_usage_log(tmp_path / "usage.jsonl")
     process = subprocess.Popen(

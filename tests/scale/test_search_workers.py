@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from pathlib import Path
 
+import pytest
 from bench.mock import MockServer
 
 from agentload import clock
 from agentload.client.endpoint import Endpoint
 from agentload.client.records_io import load_records
 from agentload.engines.tokenizer import default_tokenizer_path
-from agentload.run.search_workers import SearchWorkers
+from agentload.run.search_workers import SearchWorkers, WorkerLost
 from agentload.run.settings import RunSettings
 from agentload.workload.load import load_workload
 from agentload.workload.tokenizers import FileTokenizer
@@ -22,19 +25,22 @@ HOLD_S = 1.5
 """How long each pool size is held: several calls per agent with the fast workload."""
 
 
-async def _drive(server: MockServer, records: Path) -> dict[str, object]:
+def _workers(server: MockServer, records: Path) -> SearchWorkers:
     settings = RunSettings(agents=8, duration_s=1.0, settle_s=0.0, drain_s=2.0, seed=3)
-    endpoint = Endpoint(base_url=f"{server.url}/v1", model="mock")
-    seen: dict[str, object] = {}
-    async with SearchWorkers(
+    return SearchWorkers(
         load_workload(FAST_WORKLOAD),
         settings,
-        endpoint,
+        Endpoint(base_url=f"{server.url}/v1", model="mock"),
         FileTokenizer(default_tokenizer_path()),
         records,
         WORKERS,
         id_prefix="r1.",
-    ) as load:
+    )
+
+
+async def _drive(server: MockServer, records: Path) -> dict[str, object]:
+    seen: dict[str, object] = {}
+    async with _workers(server, records) as load:
         await load.resize(4, 0.4, "probe-0")
         seen["start_4"] = load.last_start()
         await asyncio.sleep(HOLD_S)
@@ -77,3 +83,25 @@ def test_resizes_reach_every_worker_and_records_land_in_one_file(
     check = seen["selfcheck"]
     assert check is not None and check.processes == WORKERS
     assert all(r.ok for r in records if r.error != "cancelled")
+
+
+async def _kill_one(server: MockServer, records: Path) -> tuple[str | None, int]:
+    async with _workers(server, records) as load:
+        await load.resize(4, 0.0, "probe-0")
+        await asyncio.sleep(0.5)
+        os.kill(load.pids[1], signal.SIGKILL)
+        await asyncio.sleep(0.5)
+        with pytest.raises(WorkerLost, match="worker 1 exited"):
+            await load.resize(2, 0.0, "probe-1")
+        cancelled = await load.close(0.5)  # the survivor still closes and reports
+        return load.lost_note(), cancelled
+
+
+def test_a_killed_worker_stops_the_search_and_the_survivor_reports(
+    mock_server: MockServer, tmp_path: Path
+) -> None:
+    records_path = tmp_path / "records.jsonl"
+    note, _ = asyncio.run(_kill_one(mock_server, records_path))
+    assert note is not None and "worker 1 exited (-9)" in note
+    records = load_records(records_path).records
+    assert {r.agent for r in records} >= {0, 2}  # worker 0's agents, recorded whole

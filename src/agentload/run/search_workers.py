@@ -188,6 +188,11 @@ class SearchWorkers(ProbeLoad):
     def size(self) -> int:
         return len(self._active)
 
+    @property
+    def pids(self) -> list[int]:
+        """The worker processes' ids, worker 0 first."""
+        return [proc.pid for proc in self._procs]
+
     def progress(self, started_at: float) -> Progress | None:
         """The workers' latest counters, summed (None before the first snapshot)."""
         snaps = list(self._progress.values())
@@ -258,6 +263,7 @@ class SearchWorkers(ProbeLoad):
             self._replies[k].put_nowait(message)
 
     def _on_exit(self, k: int) -> None:
+        self._procs[k].join(timeout=1.0)  # it has exited (its sentinel is ready): reap it
         code = self._procs[k].exitcode
         self._gone(k, f"exited ({code})")
 
