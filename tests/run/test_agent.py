@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
+import random
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
 from agentload.client.record import RequestRecord
-from agentload.run.agent import Agent, reply_key
-from agentload.workload.model import Segment, Session, Turn
+from agentload.run.agent import Agent
+from agentload.workload.model import PromptSegment, Segment, Session, Turn
+from agentload.workload.replies import Replies
+from tests.workload.test_prompt_build import SESSIONS, reference_prompts, shape
 
 
 def _session(sid: str, turns: int, tool_time_s: float = 0.0) -> Session:
@@ -31,7 +37,7 @@ class _Recorder:
     """A `send` that returns a record with the forced length and remembers every call."""
 
     def __init__(self, stop: asyncio.Event, limit: int, fail: set[int] | None = None) -> None:
-        self.calls: list[tuple[str, list[Segment], int, dict[str, Any]]] = []
+        self.calls: list[tuple[str, list[PromptSegment], int, dict[int, Any]]] = []
         self.stop = stop
         self.limit = limit
         self.fail = fail or set()
@@ -39,13 +45,14 @@ class _Recorder:
     async def __call__(
         self,
         session: Session,
-        segments: list[Segment],
+        segments: list[PromptSegment],
         index: int,
         instance: str,
-        replies: Mapping[str, Mapping[str, Any]],
+        replies: Replies,
     ) -> tuple[RequestRecord, Mapping[str, Any] | None]:
         n = len(self.calls)
-        self.calls.append((instance, list(segments), index, dict(replies)))
+        held = {j: replies.message(j) for j in range(index) if replies.message(j) is not None}
+        self.calls.append((instance, list(segments), index, held))
         if len(self.calls) >= self.limit:
             self.stop.set()
         failed = n in self.fail
@@ -88,7 +95,7 @@ async def test_prompts_grow_by_reply_and_new_input() -> None:
     # The reply segment has the length the server actually returned (forced + 1 here).
     assert send.calls[1][1][2].tokens == 6
     # The server's reply text is handed back for the next call's history.
-    assert send.calls[2][3][reply_key("s", 1)]["content"] == "reply 1"
+    assert send.calls[2][3][1]["content"] == "reply 1"
 
 
 async def test_a_new_session_instance_after_the_last_turn() -> None:
@@ -132,3 +139,80 @@ async def test_stop_interrupts_tool_time() -> None:
     stop.set()
     await asyncio.wait_for(task, timeout=1.0)
     assert len(send.calls) == 1
+
+
+class _Lengths:
+    """A `send` whose replies have random lengths (some calls fail); remembers every call."""
+
+    def __init__(self, stop: asyncio.Event, limit: int, seed: int) -> None:
+        self.calls: list[tuple[Session, str, list[PromptSegment], int, int | None]] = []
+        self.stop = stop
+        self.limit = limit
+        self.rng = random.Random(seed)
+
+    async def __call__(
+        self,
+        session: Session,
+        segments: list[PromptSegment],
+        index: int,
+        instance: str,
+        replies: Replies,
+    ) -> tuple[RequestRecord, Mapping[str, Any] | None]:
+        failed = self.rng.random() < FAIL_SHARE
+        completion = None if failed else self.rng.randrange(1, 5000)
+        self.calls.append((session, instance, list(segments), index, completion))
+        if len(self.calls) >= self.limit:
+            self.stop.set()
+        record = RequestRecord(
+            id=str(len(self.calls)),
+            agent=0,
+            session=instance,
+            turn=index,
+            t_send=0.0,
+            t_done=0.0,
+            intended_prompt_tokens=sum(s.tokens for s in segments),
+            intended_output_tokens=1,
+            completion_tokens=completion,
+            error="http_500" if failed else None,
+        )
+        return record, None if failed else {"role": "assistant", "content": "x"}
+
+
+FAIL_SHARE = 0.1
+"""Share of calls the random-length `send` fails (their replies count at the forced length)."""
+
+
+@pytest.mark.parametrize("mid", [False, True])
+@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("kind", ["synthetic", "agentperf", "mooncake", "usage-log"])
+async def test_an_agent_sends_the_prompts_of_its_replies_lengths(
+    kind: str, seed: int, mid: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each prompt an agent builds is the reference prompt for the reply lengths it got."""
+    monkeypatch.setattr("agentload.run.agent.ERROR_BACKOFF_S", 0.0)
+    longest = sorted(SESSIONS[kind], key=lambda s: -len(s.turns))[:2]
+    sessions = [s.model_copy(update={"turns": _no_tool_time(s)}) for s in longest]
+    stop = asyncio.Event()
+    limit = sum(len(s.turns) for s in sessions) + 3  # into a second instance of the first
+    send = _Lengths(stop, limit=limit, seed=seed)
+    await _agent(sessions, send, start_mid_session=mid, seed=seed).run(stop)
+    assert len(send.calls) == limit
+    played: dict[str, tuple[Session, list[int]]] = {}
+    for session, instance, _, index, completion in send.calls:
+        _, lengths = played.setdefault(instance, (session, []))
+        if not lengths:  # a mid-session start counts the skipped replies at their forced length
+            lengths.extend(t.output_tokens for t in session.turns[:index])
+        assert len(lengths) == index
+        lengths.append(completion or session.turns[index].output_tokens)
+    reference = {
+        instance: list(itertools.islice(reference_prompts(session, lengths), len(lengths)))
+        for instance, (session, lengths) in played.items()
+    }
+    for _, instance, segments, index, _ in send.calls:
+        assert shape(segments) == shape(reference[instance][index])
+    first = send.calls[0][3]
+    assert (first > 0) == mid
+
+
+def _no_tool_time(session: Session) -> tuple[Turn, ...]:
+    return tuple(t.model_copy(update={"tool_time_s": 0.0}) for t in session.turns)

@@ -23,7 +23,8 @@ from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
 
 from agentload.engines.tokenizer import corpus_files
 from agentload.workload.corpus import Corpus
-from agentload.workload.model import Segment, Session, Turn
+from agentload.workload.model import ReplySegment, Segment, Session, Turn
+from agentload.workload.replies import Replies
 from agentload.workload.text import WORD_FILL, TextMaker
 from agentload.workload.tokenizers import FileTokenizer
 
@@ -247,14 +248,16 @@ def test_messages_shapes(maker: TextMaker) -> None:
         Segment(key="tools", tokens=200, role="system", shared=True),
         Segment(key="rec/0", tokens=12, role="user", messages=recorded),
         Segment(key="s/task", tokens=50, role="user"),
-        Segment(key="s/reply/0", tokens=30, role="assistant"),
+        ReplySegment("s", 0, 30),
         Segment(key="s/tool/1", tokens=80, role="tool"),
         Segment(key="s/note/1", tokens=10, role="user"),
-        Segment(key="s/reply/1", tokens=25, role="assistant"),
+        ReplySegment("s", 1, 25),
         Segment(key="s/tool/2", tokens=60, role="tool"),
     ]
     reply = {"role": "assistant", "content": "Done.", "tool_calls": [{"id": "x"}]}
-    out = maker.messages(prompt, instance=1, replies={"s/reply/0": reply})
+    replies = Replies("s")
+    replies.add(0, reply)
+    out = maker.messages(prompt, instance=1, replies=replies)
     roles = [m["role"] for m in out]
     assert roles == [
         "system", "user", "assistant", "tool", "user", "assistant", "user", "assistant", "user"
@@ -273,7 +276,7 @@ def test_tool_output_is_framed_and_replies_replace_ids(maker: TextMaker) -> None
     text = maker.segment_text(tool, 1)
     second_line = text.split("\n")[1]
     assert second_line.startswith(("$ ", "Tool output"))
-    reply = Segment(key="f/reply/0", tokens=30, role="assistant")
+    reply = ReplySegment("f", 0, 30)
     ids = maker.token_ids([tool, reply], 1, replies_ids={"f/reply/0": [7, 8, 9]})
     assert ids[-3:] == [7, 8, 9] and len(ids) == 403
 

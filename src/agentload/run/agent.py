@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from agentload import clock
 from agentload.client.record import RequestRecord
-from agentload.workload.model import REPLY_KEY, Session
+from agentload.workload.model import Session
+from agentload.workload.replies import Replies
 
 ERROR_BACKOFF_S = 1.0
 """After a failed call an agent waits at least this long, so a dead server is not hammered."""
@@ -42,15 +44,15 @@ def session_instance(run_salt: str, agent: int, sequence: int) -> str:
     return f"{run_salt}.a{agent}.s{sequence}"
 
 
-def reply_key(session_id: str, index: int) -> str:
-    return f"{session_id}/{REPLY_KEY}/{index}"
-
-
 class Agent:
     """One simulated coding agent. Knows the workload and a `send` callable, nothing of HTTP.
 
     `send(session, segments, turn_index, instance, replies)` sends one call and returns
     `(record, reply_message)`; the runner builds it from the client and the text maker.
+
+    Between calls an agent keeps only what its next prompt needs: the lengths of its session's
+    replies so far and their messages (`Replies`: the text alone when a reply is plain text).
+    Each prompt's segments are made when the call is sent and dropped when it returns.
     """
 
     def __init__(
@@ -71,7 +73,7 @@ class Agent:
         self._send = send
         self._run_salt = run_salt
         self._stride = stride
-        self._rng = random.Random(f"{seed}:{index}")
+        self._seed = seed
         self._start_mid_session = start_mid_session
         self._recorded_history = recorded_history
         self.stats = AgentStats()
@@ -88,7 +90,9 @@ class Agent:
             session = self._sessions[(self.index + sequence * self._stride) % len(self._sessions)]
             first_turn = 0
             if sequence == 0 and self._start_mid_session:
-                first_turn = self._rng.randrange(len(session.turns))
+                first_turn = random.Random(f"{self._seed}:{self.index}").randrange(
+                    len(session.turns)
+                )
             instance = session_instance(self._run_salt, self.index, sequence)
             await self._play(session, instance, first_turn, stop)
             sequence += 1
@@ -96,32 +100,45 @@ class Agent:
     async def _play(
         self, session: Session, instance: str, first_turn: int, stop: asyncio.Event
     ) -> None:
-        reply_tokens: list[int] = []
-        replies: dict[str, Mapping[str, Any]] = {}
-        for index, segments in enumerate(session.prompts(reply_tokens)):
-            turn = session.turns[index]
+        reply_tokens = array("i")  # each reply's length so far, tokens: 4 bytes a reply
+        replies = Replies(session.id)
+        for index, turn in enumerate(session.turns):
             if index < first_turn:
                 reply_tokens.append(turn.output_tokens)
                 continue
             if stop.is_set():
                 return
-            self.stats.in_flight += 1
-            try:
-                record, reply = await self._send(session, segments, index, instance, replies)
-            finally:
-                self.stats.in_flight -= 1
-            self._count(record)
-            if self._selfcheck is not None:
-                self._selfcheck.note_send(self._due, record.t_send)
-            if self._recorded_history and turn.recorded_reply is not None:
-                reply = turn.recorded_reply
-            if reply is not None:
-                replies[reply_key(session.id, index)] = reply
-            reply_tokens.append(record.completion_tokens or turn.output_tokens)
-            pause = turn.tool_time_s if record.ok else max(turn.tool_time_s, ERROR_BACKOFF_S)
+            ok = await self._call(session, index, instance, reply_tokens, replies)
+            pause = turn.tool_time_s if ok else max(turn.tool_time_s, ERROR_BACKOFF_S)
             self._due = clock.now() + max(pause, 0.0)
             if pause > 0 and not await _sleep_or_stop(pause, stop):
                 return
+
+    async def _call(
+        self,
+        session: Session,
+        index: int,
+        instance: str,
+        reply_tokens: array[int],
+        replies: Replies,
+    ) -> bool:
+        """Send call `index` and note its reply; True when it succeeded. The prompt, the
+        record and the reply message live only in this frame, not through the tool time."""
+        segments = session.prompt(index, reply_tokens)
+        self.stats.in_flight += 1
+        try:
+            record, reply = await self._send(session, segments, index, instance, replies)
+        finally:
+            self.stats.in_flight -= 1
+        self._count(record)
+        if self._selfcheck is not None:
+            self._selfcheck.note_send(self._due, record.t_send)
+        turn = session.turns[index]
+        if self._recorded_history and turn.recorded_reply is not None:
+            reply = turn.recorded_reply
+        replies.add(index, reply)
+        reply_tokens.append(record.completion_tokens or turn.output_tokens)
+        return record.ok
 
     def _count(self, record: RequestRecord) -> None:
         self.stats.calls += 1

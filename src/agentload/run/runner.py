@@ -21,7 +21,8 @@ from agentload.run.agent import Agent
 from agentload.run.pool import AgentPool
 from agentload.run.selfcheck import SelfCheck
 from agentload.run.settings import RunSettings
-from agentload.workload.model import Segment, Session, Workload, prompt_tokens
+from agentload.workload.model import PromptSegment, Session, Workload, prompt_tokens
+from agentload.workload.replies import Replies
 from agentload.workload.text import TextMaker
 
 PROGRESS_INTERVAL_S = 2.0
@@ -80,10 +81,10 @@ class Sender:
     def for_agent(self, agent: int) -> Callable[..., Any]:
         async def send(
             session: Session,
-            segments: list[Segment],
+            segments: list[PromptSegment],
             index: int,
             instance: str,
-            replies: Mapping[str, Mapping[str, Any]],
+            replies: Replies,
         ) -> tuple[RequestRecord, Mapping[str, Any] | None]:
             turn = session.turns[index]
             sequence = self._sequence.get(agent, 0)

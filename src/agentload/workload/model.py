@@ -9,8 +9,8 @@ hash-block traces give each call's whole prompt instead (`Turn.prompt`).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
-from typing import Any, Literal
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -75,29 +75,109 @@ class Session(_Frozen):
     """OpenAI function definitions sent with every call (recorded sources)."""
     turns: tuple[Turn, ...] = Field(min_length=1)
 
-    def prompts(self, reply_tokens: list[int] | None = None) -> Iterator[list[Segment]]:
+    def prompts(self, reply_tokens: Sequence[int] | None = None) -> Iterator[list[PromptSegment]]:
         """Yield each call's prompt as segments, assuming reply j had `reply_tokens[j]` tokens.
 
         Without `reply_tokens` the forced output lengths are used, which is what a server that
         honours `ignore_eos` produces.
         """
-        history: list[Segment] = list(self.system)
+        history: list[PromptSegment] = list(self.system)
         for j, turn in enumerate(self.turns):
-            if turn.prompt is not None:
-                yield list(turn.prompt)
-                continue
-            history.extend(turn.new_input)
-            yield history + list(turn.transient)
+            yield _call_prompt(history, turn)
             replied = turn.output_tokens if reply_tokens is None else reply_tokens[j]
-            history.append(reply_segment(self.id, j, replied))
+            self._grow(history, j, replied)
+
+    def prompt(self, index: int, reply_tokens: Sequence[int]) -> list[PromptSegment]:
+        """Call `index`'s prompt alone, built afresh: the same segments as `prompts()` yields
+        for it, given the lengths of the replies before it (`reply_tokens[:index]`).
+
+        An agent builds each prompt when it sends it and keeps only reply lengths between
+        calls, so an idle agent holds no segments.
+        """
+        history: list[PromptSegment] = list(self.system)
+        for j in range(index):
+            self._grow(history, j, reply_tokens[j])
+        return _call_prompt(history, self.turns[index])
+
+    def _grow(self, history: list[PromptSegment], index: int, replied: int) -> None:
+        """Extend the conversation past call `index`: its new input, then its reply."""
+        turn = self.turns[index]
+        if turn.prompt is None:
+            history.extend(turn.new_input)
+            history.append(ReplySegment(self.id, index, replied))
 
 
-def reply_segment(session_id: str, index: int, tokens: int) -> Segment:
+def _call_prompt(history: list[PromptSegment], turn: Turn) -> list[PromptSegment]:
+    """A call's prompt: its whole prompt if it has one, else the history, its new input and
+    its transient segments (a new list; `history` is left as it was)."""
+    if turn.prompt is not None:
+        return list(turn.prompt)
+    return [*history, *turn.new_input, *turn.transient]
+
+
+class ReplySegment:
+    """The segment standing for the assistant's reply to call `index` of a session.
+
+    It reads like a `Segment` (`key`, `tokens`, `role`, `shared`, `messages`) but is a small
+    slotted object, not a pydantic model: agents make one per earlier reply for every prompt
+    they send (about 60 bytes and 0.15 us each, against about 1 KB for a `Segment`). Its key,
+    `<session>/reply/<index>`, is made when read, so no per-reply string is kept. Read-only.
+    """
+
+    __slots__ = ("_index", "_session_id", "_tokens")
+
+    role: ClassVar[Role] = "assistant"
+    shared: ClassVar[bool] = False
+    messages: ClassVar[None] = None
+
+    def __init__(self, session_id: str, index: int, tokens: int) -> None:
+        self._session_id = session_id
+        self._index = index
+        self._tokens = tokens
+
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    @property
+    def index(self) -> int:
+        """The turn whose reply this is."""
+        return self._index
+
+    @property
+    def tokens(self) -> int:
+        return self._tokens
+
+    @property
+    def key(self) -> str:
+        return f"{self._session_id}/{REPLY_KEY}/{self._index}"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ReplySegment):
+            return NotImplemented
+        return (self._session_id, self._index, self._tokens) == (
+            other._session_id,
+            other._index,
+            other._tokens,
+        )
+
+    def __hash__(self) -> int:
+        return hash((ReplySegment, self._session_id, self._index, self._tokens))
+
+    def __repr__(self) -> str:
+        return f"ReplySegment(key={self.key!r}, tokens={self._tokens})"
+
+
+PromptSegment = Segment | ReplySegment
+"""What a prompt is made of: the workload's segments and the replies between them."""
+
+
+def reply_segment(session_id: str, index: int, tokens: int) -> ReplySegment:
     """The segment standing for the assistant's reply to call `index` of a session."""
-    return Segment(key=f"{session_id}/{REPLY_KEY}/{index}", tokens=tokens, role="assistant")
+    return ReplySegment(session_id, index, tokens)
 
 
-def prompt_tokens(segments: list[Segment]) -> int:
+def prompt_tokens(segments: Sequence[PromptSegment]) -> int:
     """Total tokens of a prompt."""
     return sum(s.tokens for s in segments)
 

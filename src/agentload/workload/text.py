@@ -16,7 +16,7 @@ tokens, and so does any concatenation of segment texts. Otherwise each segment i
 when first made, its word line corrected and the result cached (`verify`).
 
 Recorded segments (with `messages`) keep their own text; reply segments take the agent's
-actual reply when it is given.
+actual reply when it is given (`Replies`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ import numpy as np
 import orjson
 
 from agentload.workload.corpus import Corpus
-from agentload.workload.model import Segment
+from agentload.workload.model import PromptSegment, Segment
+from agentload.workload.replies import Replies
 from agentload.workload.tokenizers import Tokenizer
 
 SALT_BITS = 48
@@ -160,7 +161,7 @@ class TextMaker:
 
     # --- layout ---------------------------------------------------------------------------------
 
-    def _seed(self, segment: Segment, instance: Hashable) -> int:
+    def _seed(self, segment: PromptSegment, instance: Hashable) -> int:
         who = "" if segment.shared else repr(instance)
         raw = f"{self.run_salt}\x1f{segment.key}\x1f{who}".encode()
         return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "little")
@@ -247,7 +248,7 @@ class TextMaker:
         parts.extend([self.corpus.ids] * layout.repeats)
         return np.concatenate(parts)
 
-    def _verified(self, segment: Segment, instance: Hashable, layout: _Layout) -> _Layout:
+    def _verified(self, segment: PromptSegment, instance: Hashable, layout: _Layout) -> _Layout:
         """Encode the text and correct its word line until it has `segment.tokens` tokens."""
         cache_key = (segment.key, None if segment.shared else instance, segment.tokens)
         cached = self._layouts.get(cache_key)
@@ -275,7 +276,7 @@ class TextMaker:
             self._layouts.popitem(last=False)
         return best
 
-    def _layout_for(self, segment: Segment, instance: Hashable) -> _Layout:
+    def _layout_for(self, segment: PromptSegment, instance: Hashable) -> _Layout:
         layout = self._layout(self._seed(segment, instance), segment.role, segment.tokens)
         if self.verify and segment.tokens > 0:
             layout = self._verified(segment, instance, layout)
@@ -283,7 +284,7 @@ class TextMaker:
 
     # --- public ---------------------------------------------------------------------------------
 
-    def segment_text(self, segment: Segment, instance: Hashable = None) -> str:
+    def segment_text(self, segment: PromptSegment, instance: Hashable = None) -> str:
         """The text of a segment: its recorded text, else `segment.tokens` tokens of new text."""
         if segment.messages is not None:
             return _recorded_text(segment.messages)
@@ -291,7 +292,7 @@ class TextMaker:
             return ""
         return self._render(self._layout_for(segment, instance), segment.role)
 
-    def segment_ids(self, segment: Segment, instance: Hashable = None) -> np.ndarray:
+    def segment_ids(self, segment: PromptSegment, instance: Hashable = None) -> np.ndarray:
         """Token ids of a segment (int32): exactly `segment.tokens` of them when synthetic."""
         if segment.messages is not None:
             return self._recorded_ids(segment)
@@ -302,18 +303,17 @@ class TextMaker:
 
     def messages(
         self,
-        segments: Iterable[Segment],
+        segments: Iterable[PromptSegment],
         instance: Hashable = None,
-        replies: Mapping[str, Mapping[str, Any]] | None = None,
+        replies: Replies | None = None,
     ) -> list[dict[str, Any]]:
         """OpenAI chat messages for a prompt.
 
         System segments make a system message, user and tool segments user messages (merged
         when adjacent), recorded segments their own messages verbatim, and each reply segment
-        `replies[key]` (the agent's actual assistant message) or, when absent, an assistant
-        message of made-up text of the segment's length.
+        its reply in `replies` (the agent's actual assistant message) or, when it has none
+        there, an assistant message of made-up text of the segment's length.
         """
-        replies = replies or {}
         out: list[dict[str, Any]] = []
         role: str | None = None
         parts: list[str] = []
@@ -329,10 +329,10 @@ class TextMaker:
                 flush()
                 out.extend(dict(m) for m in segment.messages)
                 continue
-            reply = replies.get(segment.key)
+            reply = replies.for_segment(segment) if replies is not None else None
             if reply is not None:
                 flush()
-                out.append(dict(reply))
+                out.append(reply)
                 continue
             text = self.segment_text(segment, instance)
             if not text:
@@ -347,7 +347,7 @@ class TextMaker:
 
     def prompt_text(
         self,
-        segments: Iterable[Segment],
+        segments: Iterable[PromptSegment],
         instance: Hashable = None,
         replies: Mapping[str, str] | None = None,
     ) -> str:
@@ -359,7 +359,7 @@ class TextMaker:
 
     def token_ids(
         self,
-        segments: Iterable[Segment],
+        segments: Iterable[PromptSegment],
         instance: Hashable = None,
         replies_ids: Mapping[str, Sequence[int]] | None = None,
     ) -> list[int]:
