@@ -12,8 +12,11 @@ from agentload.client.records_io import load_records
 from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.files import read_json
 from agentload.run.execute import RunRequest, execute_run
+from agentload.run.execute_search import SearchRequest, execute_search
+from agentload.run.search import SearchSettings
 from agentload.run.settings import RunSettings
 from agentload.run.target import Target
+from agentload.run.tiers import Tier
 from tests.scale.conftest import FAST_WORKLOAD
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'agentload[ray]')")
@@ -54,4 +57,41 @@ def test_a_run_spreads_over_ray_tasks(
     assert {r.id for r in records} <= served
     summary = read_json(out / "summary.json")
     assert summary["selfcheck"]["processes"] == TASKS
+    assert read_json(out / "manifest.json")["backend"] == "ray"
+
+
+def test_a_search_spreads_over_ray_actors(
+    mock_server: MockServer, local_ray: object, tmp_path: Path
+) -> None:
+    out = tmp_path / "search"
+    settings = SearchSettings(
+        tiers=(Tier(name="easy", output_speed_floor_tokens_per_s=1.0, ttft_ceiling_s=10.0),),
+        max_agents=AGENTS,
+        settle_s=0.3,
+        window_s=1.5,
+        max_window_s=1.5,
+        ramp_s=0.2,
+        min_samples=3,
+    )
+    request = SearchRequest(
+        workload=FAST_WORKLOAD,
+        search=settings,
+        target=Target(url=mock_server.url, model="mock", tokenizer=str(default_tokenizer_path())),
+        out=out,
+        label="ray-search",
+        workers=TASKS,
+        backend="ray",
+    )
+    execute_search(request, console=Console(quiet=True))
+    summary = read_json(out / "summary.json")
+    assert summary["complete"]
+    assert [p["agents"] for p in summary["probes"]] == [1, 2, 4]
+    assert summary["tiers"][0]["max_agents"] == AGENTS
+    assert summary["selfcheck"]["processes"] == TASKS
+    records = load_records(out / "records.jsonl").records
+    assert len({r.id for r in records}) == len(records)
+    assert {r.agent for r in records} == set(range(AGENTS))  # both actors' agents
+    assert {r.phase for r in records} >= {"probe-0", "probe-1", "probe-2"}
+    served = {entry["id"] for entry in mock_server.log()}
+    assert {r.id for r in records} <= served
     assert read_json(out / "manifest.json")["backend"] == "ray"

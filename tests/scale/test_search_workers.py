@@ -49,7 +49,7 @@ async def _drive(server: MockServer, records: Path) -> dict[str, object]:
         await asyncio.sleep(HOLD_S)
         await load.resize(5, 0.3, "probe-2")
         await asyncio.sleep(HOLD_S)
-        seen["live_records"] = len(load.records())
+        seen["live_records"] = len(await load.records())
         seen["progress"] = load.progress(0.0)
         seen["cancelled"] = await load.close(2.0)
         seen["selfcheck"] = load.selfcheck()

@@ -114,6 +114,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--gpus", type=int, help="accelerators serving the model, for per-GPU figures"
     )
+    add_worker_arguments(parser)
+    add_target_arguments(parser)
+    parser.set_defaults(func=handle)
+
+
+def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
+    """--workers, --backend and --ray-address (run and search)."""
     parser.add_argument(
         "--workers",
         type=int,
@@ -125,7 +132,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--backend",
         choices=("local", "ray"),
         default="local",
-        help="where worker processes run: this machine, or Ray tasks across a cluster "
+        help="where worker processes run: this machine, or Ray across a cluster "
         "(pip install 'agentload[ray]')",
     )
     parser.add_argument(
@@ -133,8 +140,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="ADDR",
         help="a running Ray cluster (e.g. ray://head:10001 or auto); default: start a local one",
     )
-    add_target_arguments(parser)
-    parser.set_defaults(func=handle)
+
+
+def workers_from(args: argparse.Namespace) -> tuple[int, str]:
+    """(workers, backend), checked: --ray-address implies the Ray backend."""
+    if args.workers < 1:
+        raise AgentloadError(f"--workers: must be at least 1, got {args.workers}")
+    return args.workers, "ray" if args.ray_address else args.backend
 
 
 def settings_from(args: argparse.Namespace) -> RunSettings:
@@ -176,8 +188,7 @@ def handle(args: argparse.Namespace) -> int:
     from agentload.run.execute import RunRequest, default_out_dir, execute_run
 
     label = _LABEL.sub("-", args.label).strip("-") or "run"
-    if args.workers < 1:
-        raise AgentloadError(f"--workers: must be at least 1, got {args.workers}")
+    workers, backend = workers_from(args)
     request = RunRequest(
         workload=args.workload,
         settings=settings_from(args),
@@ -186,8 +197,8 @@ def handle(args: argparse.Namespace) -> int:
         label=label,
         gpus=args.gpus,
         skip_bad_lines=args.skip_bad_lines,
-        workers=args.workers,
-        backend="ray" if args.ray_address else args.backend,
+        workers=workers,
+        backend=backend,
         ray_address=args.ray_address,
     )
     result = execute_run(request)

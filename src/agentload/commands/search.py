@@ -9,7 +9,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agentload.commands.run import add_target_arguments, add_workload_arguments, target_from
+from agentload.commands.run import (
+    add_target_arguments,
+    add_worker_arguments,
+    add_workload_arguments,
+    target_from,
+    workers_from,
+)
 from agentload.errors import AgentloadError, first_problem
 from agentload.run import search as defaults
 from agentload.run.tiers import PRESETS, Tier, load_tiers, parse_tier, preset, unique_names
@@ -130,13 +136,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(give the same options it was started with)",
     )
     parser.add_argument("--label", default="search", help="a name for this search in reports")
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=1,
-        metavar="N",
-        help="client processes to split the agents across (one core each; default: 1)",
-    )
+    add_worker_arguments(parser)
     power = parser.add_argument_group("power (per-MW figures)")
     power.add_argument(
         "--power",
@@ -169,8 +169,7 @@ def handle(args: argparse.Namespace) -> int:
     from agentload.run.execute_search import SearchRequest, execute_search
 
     label = _LABEL.sub("-", args.label).strip("-") or "search"
-    if args.workers < 1:
-        raise AgentloadError(f"--workers: must be at least 1, got {args.workers}")
+    workers, backend = workers_from(args)
     if args.resume is not None and args.out is not None and args.out != args.resume:
         raise AgentloadError("--resume DIR writes into DIR; leave out --out (or give the same)")
     power = power_spec_from_options(
@@ -192,7 +191,9 @@ def handle(args: argparse.Namespace) -> int:
         power=power,
         skip_bad_lines=args.skip_bad_lines,
         resume=args.resume is not None,
-        workers=args.workers,
+        workers=workers,
+        backend=backend,
+        ray_address=args.ray_address,
     )
     summary = execute_search(request)
     return 0 if summary.complete else EXIT_INTERRUPTED

@@ -90,6 +90,9 @@ class SearchRequest:
     """Continue the interrupted search in `out` (`agentload.run.resume`) instead of starting."""
     workers: int = 1
     """Client processes the agents are split across (`agentload.run.search_workers`)."""
+    backend: str = "local"
+    """`local` (this machine's processes) or `ray` (Ray actors, `agentload.run.ray_search`)."""
+    ray_address: str | None = None
 
 
 def _run_settings(request: SearchRequest) -> RunSettings:
@@ -164,6 +167,7 @@ def _search_in(
             )
             manifest["power"] = request.power.describe() if request.power else None
             manifest["workers"] = request.workers
+            manifest["backend"] = request.backend
             state = SearchState()
         else:
             _check_target(resumption, request, target)
@@ -251,7 +255,7 @@ async def _drive(
     checks: list[SelfCheckFigures] | None = None,
 ) -> None:
     """Drive the search; the client's self-check figures are appended to `checks`."""
-    if request.workers > 1:
+    if request.workers > 1 or request.backend == "ray":
         await _drive_workers(
             request, settings, workload, target, out, state, power, console, id_prefix, checks
         )
@@ -297,19 +301,37 @@ async def _drive_workers(
     id_prefix: str,
     checks: list[SelfCheckFigures] | None,
 ) -> None:
-    """The search with its agents in `request.workers` processes (`search_workers`)."""
+    """The search with its agents in `request.workers` processes (`search_workers`) or Ray
+    actors (`ray_search`)."""
     async with StreamingClient(target.endpoint) as client:
         await check_server(client, console)
-    console.print(f"{request.workers} worker processes")
-    async with SearchWorkers(
-        workload,
-        settings,
-        target.endpoint,
-        target.tokenizer,
-        out / RECORDS_FILE,
-        request.workers,
-        id_prefix=id_prefix,
-    ) as load:
+    split: Any
+    if request.backend == "ray":
+        from agentload.run.ray_search import RaySearchWorkers
+
+        split = RaySearchWorkers(
+            workload,
+            settings,
+            target.endpoint,
+            target.tokenizer,
+            out / RECORDS_FILE,
+            request.workers,
+            id_prefix=id_prefix,
+            address=request.ray_address,
+        )
+        console.print(f"{request.workers} Ray actors on {request.ray_address or 'a local cluster'}")
+    else:
+        split = SearchWorkers(
+            workload,
+            settings,
+            target.endpoint,
+            target.tokenizer,
+            out / RECORDS_FILE,
+            request.workers,
+            id_prefix=id_prefix,
+        )
+        console.print(f"{request.workers} worker processes")
+    async with split as load:
         started = clock.now()
         reporter = asyncio.create_task(_print_worker_progress(load, started, console))
         server = _ServerWindows(target.metrics_url, out) if target.metrics_url else None

@@ -48,7 +48,7 @@ each loads the workload, tokenizer and connection pool first)."""
 LOCAL_RAY_INIT = {"include_dashboard": False, "log_to_driver": False}
 
 
-def _ray() -> Any:
+def import_ray() -> Any:
     try:
         import ray
     except ImportError:
@@ -86,7 +86,7 @@ def run_ray(
 
     Ctrl-C cancels the tasks: the run is then marked interrupted, with no records from them.
     """
-    ray = _ray()
+    ray = import_ray()
     notes = notes if notes is not None else []
     workers = max(1, min(workers, settings.agents))
     started_here = not ray.is_initialized()

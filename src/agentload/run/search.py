@@ -80,7 +80,7 @@ class ProbeLoad(Protocol):
         """When the most recently started active agent started (epoch s)."""
         ...
 
-    def records(self) -> Sequence[RequestRecord]:
+    async def records(self) -> Sequence[RequestRecord]:
         """Every call finished so far."""
         ...
 
@@ -99,7 +99,7 @@ class LocalLoad(ProbeLoad):
     def last_start(self) -> float | None:
         return self.pool.last_start()
 
-    def records(self) -> Sequence[RequestRecord]:
+    async def records(self) -> Sequence[RequestRecord]:
         return self.sender.records
 
 
@@ -203,7 +203,7 @@ async def measure_probe(
     notes: list[str] = []
     while True:
         window = Window(start, clock.now())
-        table = RecordTable.from_records(load.records())
+        table = RecordTable.from_records(await load.records())
         metrics = window_metrics(table, window, agents=agents)
         verdicts = _judge_all(table, window, metrics, settings)
         noisy = [v.tier for v in verdicts.values() if v.outcome == "uncertain"]

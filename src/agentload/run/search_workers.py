@@ -14,6 +14,10 @@ never reused) and gives agent i to worker i mod N, so the load does not depend o
   how many calls it cancelled and its self-check, which the parent merges.
 - **A worker that dies** ends the search (`WorkerLost`): its agents are gone, so a probe's
   agent count would be wrong. Probes finished so far are kept, and `--resume` continues.
+
+The bookkeeping (`SplitLoad`) and the worker's side (`ShareDriver`) know nothing of the
+transport: `SearchWorkers` carries them over pipes to local processes, and
+`agentload.run.ray_search` over Ray actor calls to other machines.
 """
 
 from __future__ import annotations
@@ -35,13 +39,15 @@ from agentload.client.records_io import RecordTail, RecordWriter
 from agentload.client.stream import StreamingClient
 from agentload.errors import AgentloadError
 from agentload.report.schema import SelfCheckFigures
+from agentload.run.pool import AgentPool
 from agentload.run.runner import (
     INTERRUPT_DRAIN_S,
+    PROGRESS_INTERVAL_S,
     Progress,
     Sender,
     make_pool,
     quiet_collector,
-    report_progress,
+    snapshot,
 )
 from agentload.run.search import ProbeLoad
 from agentload.run.selfcheck import SelfCheck, combine
@@ -60,17 +66,154 @@ from agentload.workload.tokenizers import Tokenizer
 GROW_MARGIN_S = 0.05
 """A probe's ramp starts this long after the grow messages are sent, so every worker has its
 plan before its first agent is due."""
+COUNTERS = ("in_flight", "calls", "errors", "output_tokens", "prompt_tokens")
+
+StartPlan = list[tuple[int, float]]
+"""(agent index, start time epoch s) pairs, in start order."""
 
 
 class WorkerLost(AgentloadError):
-    """A worker process died or failed: its agents are gone, so the search cannot go on."""
+    """A worker died or failed: its agents are gone, so the search cannot go on."""
 
 
-# --- the parent ------------------------------------------------------------------------------
+def search_jobs(
+    workload: Workload,
+    settings: RunSettings,
+    endpoint: Endpoint,
+    tokenizer: Tokenizer,
+    records_path: Path | str,
+    workers: int,
+    id_prefix: str,
+) -> list[WorkerJob]:
+    """One job per worker: everything it needs to drive its agents (picklable)."""
+    if workers < 1:
+        raise AgentloadError(f"--workers must be at least 1, got {workers}")
+    return [
+        WorkerJob(
+            index=k,
+            workers=workers,
+            workload=workload,
+            settings=settings,
+            endpoint=endpoint,
+            tokenizer=tokenizer_for_job(tokenizer),
+            records_path=str(records_path),
+            clock_anchor=clock.anchor(),
+            phase="probe-0",
+            id_prefix=id_prefix,
+        )
+        for k in range(workers)
+    ]
 
 
-class SearchWorkers(ProbeLoad):
-    """The search's view of agents that live in worker processes (use `async with`)."""
+# --- the parent's bookkeeping ------------------------------------------------------------------
+
+
+class SplitLoad(ProbeLoad):
+    """Which agent runs where and when it started; subclasses carry the messages."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._active: list[int] = []
+        self._starts: dict[int, float] = {}
+        self._next_index = 0
+        self._snapshots: dict[int, dict[str, Any]] = {}
+        self._checks: list[SelfCheckFigures] = []
+        self._lost: dict[int, str] = {}
+
+    # what a transport provides
+
+    async def _set_phase(self, phase: str) -> None:
+        raise NotImplementedError
+
+    async def _grow(self, shares: dict[int, StartPlan]) -> dict[int, float]:
+        """Start each worker's share; the agents' actual start times."""
+        raise NotImplementedError
+
+    async def _shrink(self, shares: dict[int, list[int]]) -> None:
+        """Stop these agents; return when their calls in flight are done."""
+        raise NotImplementedError
+
+    # ProbeLoad
+
+    async def resize(self, agents: int, ramp_s: float, phase: str) -> None:
+        """Grow or shrink across the workers, as `AgentPool.resize` does in one process."""
+        self._raise_if_lost()
+        await self._set_phase(phase)
+        if agents < len(self._active):
+            leaving = self._active[agents:]
+            self._active = self._active[:agents]
+            await self._shrink(self._split(leaving))
+            return
+        added = agents - len(self._active)
+        if added == 0:
+            return
+        step = ramp_s / added
+        began = clock.now() + GROW_MARGIN_S
+        plan = [(self._next_index + m, began + m * step) for m in range(added)]
+        self._next_index += added
+        self._starts.update(await self._grow(self._split(plan)))
+        self._active.extend(index for index, _ in plan)
+
+    def last_start(self) -> float | None:
+        return max((self._starts[i] for i in self._active), default=None)
+
+    async def records(self) -> Sequence[RequestRecord]:
+        raise NotImplementedError
+
+    # the rest of a pool's interface
+
+    @property
+    def size(self) -> int:
+        return len(self._active)
+
+    def progress(self, started_at: float) -> Progress | None:
+        """The workers' latest counters, summed (None before the first snapshot)."""
+        snaps = list(self._snapshots.values())
+        if not snaps:
+            return None
+        totals = {name: sum(s[name] for s in snaps) for name in COUNTERS}
+        return Progress(
+            elapsed_s=clock.now() - started_at, agents_started=len(self._active), **totals
+        )
+
+    def selfcheck(self) -> SelfCheckFigures | None:
+        """The workers' self-checks merged (worst lag and delay, busiest CPU)."""
+        return combine(self._checks) if self._checks else None
+
+    def lost_note(self) -> str | None:
+        """What went wrong with workers, in a line, or None."""
+        if not self._lost:
+            return None
+        return "; ".join(f"worker {k} {why}" for k, why in sorted(self._lost.items()))
+
+    def _keep_close_report(self, report: dict[str, Any]) -> int:
+        """A worker's close report: keep its self-check, return its cancelled calls."""
+        if report.get("selfcheck") is not None:
+            self._checks.append(SelfCheckFigures(**report["selfcheck"]))
+        return int(report["cancelled"])
+
+    def _split(self, items: list[Any]) -> dict[int, list[Any]]:
+        """Items (agent indices, or (index, time) pairs) by the worker that owns the agent."""
+        shares: dict[int, list[Any]] = {}
+        for item in items:
+            index = item[0] if isinstance(item, tuple) else item
+            shares.setdefault(index % self.workers, []).append(item)
+        return shares
+
+    def _lost_error(self, k: int | None = None) -> WorkerLost:
+        what = f"worker {k} {self._lost.get(k, 'failed')}" if k is not None else self.lost_note()
+        return WorkerLost(f"search {what}: its agents are gone, so the search stopped")
+
+    def _raise_if_lost(self) -> None:
+        if self._lost:
+            raise self._lost_error()
+
+
+# --- worker processes on this machine, over pipes -------------------------------------------
+
+
+class SearchWorkers(SplitLoad):
+    """The search's agents in local worker processes (use `async with`)."""
 
     def __init__(
         self,
@@ -83,36 +226,17 @@ class SearchWorkers(ProbeLoad):
         *,
         id_prefix: str = "",
     ) -> None:
-        if workers < 1:
-            raise AgentloadError(f"--workers must be at least 1, got {workers}")
-        self.workers = workers
-        self._jobs = [
-            WorkerJob(
-                index=k,
-                workers=workers,
-                workload=workload,
-                settings=settings,
-                endpoint=endpoint,
-                tokenizer=tokenizer_for_job(tokenizer),
-                records_path=str(records_path),
-                clock_anchor=clock.anchor(),
-                phase="probe-0",
-                id_prefix=id_prefix,
-            )
-            for k in range(workers)
-        ]
+        self._jobs = search_jobs(
+            workload, settings, endpoint, tokenizer, records_path, workers, id_prefix
+        )
+        super().__init__(workers)
         self._tail = RecordTail(records_path)
         self._procs: list[Any] = []
         self._conns: list[Connection] = []
         self._replies: list[asyncio.Queue[tuple[Any, ...]]] = []
-        self._progress: dict[int, dict[str, Any]] = {}
-        self._lost: dict[int, str] = {}
         self._closed: set[int] = set()
         """Workers that reported their close: their exit is expected."""
-        self._active: list[int] = []
-        self._starts: dict[int, float] = {}
-        self._next_index = 0
-        self._checks: list[SelfCheckFigures] = []
+        self._closing = False
 
     async def __aenter__(self) -> SearchWorkers:
         """Start the workers; return when every one has loaded its workload and client."""
@@ -143,73 +267,40 @@ class SearchWorkers(ProbeLoad):
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        if not self._closing:  # left early (an error): stop the workers quickly
+            await self.close(INTERRUPT_DRAIN_S)
         self._terminate()
-
-    # ProbeLoad
-
-    async def resize(self, agents: int, ramp_s: float, phase: str) -> None:
-        """Grow or shrink across the workers, as `AgentPool.resize` does in one process."""
-        self._raise_if_lost()
-        for k in range(self.workers):
-            self._send(k, ("phase", phase))
-        if agents < len(self._active):
-            leaving = self._active[agents:]
-            self._active = self._active[:agents]
-            shares = self._split(leaving)
-            for k, indices in shares.items():
-                self._send(k, ("shrink", indices))
-            for k in shares:
-                await self._reply(k, "shrunk")
-            return
-        added = agents - len(self._active)
-        if added == 0:
-            return
-        step = ramp_s / added
-        began = clock.now() + GROW_MARGIN_S
-        plan = [(self._next_index + m, began + m * step) for m in range(added)]
-        self._next_index += added
-        shares = self._split(plan)
-        for k, share in shares.items():
-            self._send(k, ("grow", share))
-        for k in shares:
-            reply = await self._reply(k, "grown")
-            self._starts.update(reply[1])
-        self._active.extend(index for index, _ in plan)
-
-    def last_start(self) -> float | None:
-        return max((self._starts[i] for i in self._active), default=None)
-
-    def records(self) -> Sequence[RequestRecord]:
-        return self._tail.read()
-
-    # the rest of the pool's interface
-
-    @property
-    def size(self) -> int:
-        return len(self._active)
 
     @property
     def pids(self) -> list[int]:
         """The worker processes' ids, worker 0 first."""
         return [proc.pid for proc in self._procs]
 
-    def progress(self, started_at: float) -> Progress | None:
-        """The workers' latest counters, summed (None before the first snapshot)."""
-        snaps = list(self._progress.values())
-        if not snaps:
-            return None
-        return Progress(
-            elapsed_s=clock.now() - started_at,
-            agents_started=len(self._active),
-            **{
-                name: sum(s[name] for s in snaps)
-                for name in ("in_flight", "calls", "errors", "output_tokens", "prompt_tokens")
-            },
-        )
+    async def _set_phase(self, phase: str) -> None:
+        for k in range(self.workers):
+            self._send(k, ("phase", phase))
+
+    async def _grow(self, shares: dict[int, StartPlan]) -> dict[int, float]:
+        for k, share in shares.items():
+            self._send(k, ("grow", share))
+        starts: dict[int, float] = {}
+        for k in shares:
+            starts.update((await self._reply(k, "grown"))[1])
+        return starts
+
+    async def _shrink(self, shares: dict[int, list[int]]) -> None:
+        for k, indices in shares.items():
+            self._send(k, ("shrink", indices))
+        for k in shares:
+            await self._reply(k, "shrunk")
+
+    async def records(self) -> Sequence[RequestRecord]:
+        return self._tail.read()
 
     async def close(self, drain_s: float) -> int:
         """Stop every agent (calls in flight get `drain_s` to finish); returns how many calls
         were cancelled. The workers' self-checks are then in `selfcheck()`."""
+        self._closing = True
         alive = [k for k in range(self.workers) if k not in self._lost]
         for k in alive:
             self._send(k, ("close", drain_s))
@@ -220,31 +311,9 @@ class SearchWorkers(ProbeLoad):
                     reply = await self._reply(k, "closed")
             except (TimeoutError, WorkerLost):
                 continue
-            cancelled += reply[1]["cancelled"]
-            if reply[1]["selfcheck"] is not None:
-                self._checks.append(SelfCheckFigures(**reply[1]["selfcheck"]))
+            cancelled += self._keep_close_report(reply[1])
         self._tail.read()
         return cancelled
-
-    def selfcheck(self) -> SelfCheckFigures | None:
-        """The workers' self-checks merged (worst lag and delay, busiest CPU)."""
-        return combine(self._checks) if self._checks else None
-
-    def lost_note(self) -> str | None:
-        """What went wrong with workers, in a line, or None."""
-        if not self._lost:
-            return None
-        return "; ".join(f"worker {k} {why}" for k, why in sorted(self._lost.items()))
-
-    # plumbing
-
-    def _split(self, items: list[Any]) -> dict[int, list[Any]]:
-        """Items (agent indices, or (index, time) pairs) by the worker that owns the agent."""
-        shares: dict[int, list[Any]] = {}
-        for item in items:
-            index = item[0] if isinstance(item, tuple) else item
-            shares.setdefault(index % self.workers, []).append(item)
-        return shares
 
     def _on_message(self, k: int) -> None:
         try:
@@ -253,19 +322,17 @@ class SearchWorkers(ProbeLoad):
             self._gone(k, "closed its pipe")
             return
         if message[0] == "progress":
-            self._progress[k] = message[1]
-        elif message[0] == "error":
+            self._snapshots[k] = message[1]
+            return
+        if message[0] == "error":
             self._lost.setdefault(k, f"failed: {message[1]}")
-            self._replies[k].put_nowait(message)
-        else:
-            if message[0] == "closed":
-                self._closed.add(k)  # its exit, and its pipe's end, are expected now
-            self._replies[k].put_nowait(message)
+        elif message[0] == "closed":
+            self._closed.add(k)  # its exit, and its pipe's end, are expected now
+        self._replies[k].put_nowait(message)
 
     def _on_exit(self, k: int) -> None:
         self._procs[k].join(timeout=1.0)  # it has exited (its sentinel is ready): reap it
-        code = self._procs[k].exitcode
-        self._gone(k, f"exited ({code})")
+        self._gone(k, f"exited ({self._procs[k].exitcode})")
 
     def _gone(self, k: int, why: str) -> None:
         loop = asyncio.get_running_loop()
@@ -281,17 +348,9 @@ class SearchWorkers(ProbeLoad):
         """Wait for worker k's next reply, which must be `kind`."""
         reply = await self._replies[k].get()
         if reply[0] != kind:
-            raise WorkerLost(
-                f"search worker {k} {self._lost.get(k, f'sent {reply[0]!r}')}: its agents "
-                "are gone, so the search stopped"
-            )
+            self._lost.setdefault(k, f"sent {reply[0]!r}")
+            raise self._lost_error(k)
         return reply
-
-    def _raise_if_lost(self) -> None:
-        if self._lost:
-            raise WorkerLost(
-                f"search {self.lost_note()}: its agents are gone, so the search stopped"
-            )
 
     def _send(self, k: int, message: tuple[Any, ...]) -> None:
         if k in self._lost:
@@ -317,11 +376,79 @@ class SearchWorkers(ProbeLoad):
         self._procs, self._conns = [], []
 
 
-# --- the worker process ----------------------------------------------------------------------
+# --- the worker's side ----------------------------------------------------------------------
+
+
+class ShareDriver:
+    """One worker's agents of a search: the pool the parent grows and shrinks (any transport).
+
+    `open()` inside the worker's event loop, then `grow` / `shrink` / `set_phase` as told,
+    `snapshot()` for progress, and `close(drain_s)` once.
+    """
+
+    def __init__(self, job: WorkerJob) -> None:
+        self.job = job
+        self._stack = contextlib.AsyncExitStack()
+        self._sender: Sender | None = None
+        self._pool: AgentPool | None = None
+        self._selfcheck = SelfCheck()
+        self._opened_at = 0.0
+
+    async def open(self) -> None:
+        """Load the tokenizer, open the client and the records file, start the self-check."""
+        job = self.job
+        text = TextMaker(tokenizer_from_job(job.tokenizer), job.settings.run_salt)
+        client = await self._stack.enter_async_context(StreamingClient(job.endpoint))
+        writer = self._stack.enter_context(RecordWriter(job.records_path))
+        self._sender = Sender(
+            client, job.endpoint, text, writer, job.phase, id_prefix=job.id_prefix
+        )
+        self._pool = make_pool(
+            job.workload,
+            job.settings,
+            self._sender,
+            stride=job.settings.agents,
+            selfcheck=self._selfcheck,
+        )
+        quiet_collector()
+        self._selfcheck.start()
+        self._opened_at = clock.now()
+
+    @property
+    def pool(self) -> AgentPool:
+        if self._pool is None:
+            raise RuntimeError("open() first")
+        return self._pool
+
+    def set_phase(self, phase: str) -> None:
+        if self._sender is not None:
+            self._sender.phase = phase
+
+    async def grow(self, plan: StartPlan) -> dict[int, float]:
+        """Start these agents on schedule; their actual start times."""
+        await self.pool.start_agents(plan)
+        return {index: self.pool.starts[index] for index, _ in plan}
+
+    async def shrink(self, indices: list[int]) -> None:
+        await self.pool.stop_agents(indices)
+
+    def snapshot(self) -> dict[str, Any]:
+        """This worker's counters (a `Progress` as a dict)."""
+        pool = self.pool
+        return asdict(snapshot(pool.all_agents, pool.size, self._opened_at))
+
+    async def close(self, drain_s: float) -> dict[str, Any]:
+        """Stop every agent; what was cancelled and the self-check, as a message."""
+        await self._selfcheck.stop()
+        try:
+            cancelled = await self.pool.close(drain_s) if self._pool is not None else 0
+        finally:
+            await self._stack.aclose()
+        return {"cancelled": cancelled, "selfcheck": self._selfcheck.figures().model_dump()}
 
 
 def serve_share(job: WorkerJob, conn: Connection) -> None:
-    """Entry point of a search worker: run agents as the parent says, report over `conn`."""
+    """Entry point of a search worker process: run agents as the parent says, over `conn`."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if job.clock_anchor is not None:
         clock.adopt(job.clock_anchor)
@@ -347,60 +474,47 @@ async def _serve(job: WorkerJob, conn: Connection) -> None:
             current.cancel()  # a ramp in progress ends at once
         inbox.put_nowait(message)
 
-    text = TextMaker(tokenizer_from_job(job.tokenizer), job.settings.run_salt)
-    async with StreamingClient(job.endpoint) as client:
-        with RecordWriter(job.records_path) as writer:
-            sender = Sender(client, job.endpoint, text, writer, job.phase, id_prefix=job.id_prefix)
-            selfcheck = SelfCheck()
-            pool = make_pool(
-                job.workload, job.settings, sender, stride=job.settings.agents, selfcheck=selfcheck
-            )
-            quiet_collector()
-            selfcheck.start()
-            reporter = asyncio.create_task(
-                report_progress(pool, clock.now(), lambda p: _post(conn, ("progress", asdict(p))))
-            )
-            loop.add_reader(conn.fileno(), on_message)
-            conn.send(("ready",))
-            drain_s = job.settings.drain_s
-            try:
-                while True:
-                    kind, *rest = await inbox.get()
-                    if kind == "close":
-                        drain_s = rest[0]
-                        break
-                    if kind == "phase":
-                        sender.phase = rest[0]
-                        continue
-                    current = asyncio.create_task(_apply(pool, kind, rest[0]))
-                    await asyncio.wait({current})
-                    if not current.cancelled():
-                        conn.send(current.result())
-                    current = None
-            finally:
-                with contextlib.suppress(OSError, ValueError):
-                    loop.remove_reader(conn.fileno())
-                reporter.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await reporter
-                await selfcheck.stop()
-            cancelled = await pool.close(drain_s)
-            conn.send(
-                ("closed", {"cancelled": cancelled, "selfcheck": selfcheck.figures().model_dump()})
-            )
+    driver = ShareDriver(job)
+    await driver.open()
+    reporter = asyncio.create_task(_push_progress(driver, conn))
+    loop.add_reader(conn.fileno(), on_message)
+    conn.send(("ready",))
+    drain_s = job.settings.drain_s
+    try:
+        while True:
+            kind, *rest = await inbox.get()
+            if kind == "close":
+                drain_s = rest[0]
+                break
+            if kind == "phase":
+                driver.set_phase(rest[0])
+                continue
+            current = asyncio.create_task(_apply(driver, kind, rest[0]))
+            await asyncio.wait({current})
+            if not current.cancelled():
+                conn.send(current.result())
+            current = None
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            loop.remove_reader(conn.fileno())
+        reporter.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reporter
+    conn.send(("closed", await driver.close(drain_s)))
 
 
-async def _apply(pool: Any, kind: str, payload: list[Any]) -> tuple[Any, ...]:
+async def _apply(driver: ShareDriver, kind: str, payload: list[Any]) -> tuple[Any, ...]:
     """Carry out one resize message; the reply to send back."""
     if kind == "grow":
-        await pool.start_agents(payload)
-        return ("grown", {index: pool.starts[index] for index, _ in payload})
+        return ("grown", await driver.grow(payload))
     if kind == "shrink":
-        await pool.stop_agents(payload)
+        await driver.shrink(payload)
         return ("shrunk",)
     raise ValueError(f"unknown message {kind!r}")
 
 
-def _post(conn: Connection, message: tuple[Any, ...]) -> None:
-    with contextlib.suppress(OSError):
-        conn.send(message)
+async def _push_progress(driver: ShareDriver, conn: Connection) -> None:
+    while True:
+        await asyncio.sleep(PROGRESS_INTERVAL_S)
+        with contextlib.suppress(OSError):
+            conn.send(("progress", driver.snapshot()))
