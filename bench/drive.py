@@ -135,9 +135,8 @@ async def run_aiohttp_lines(args: argparse.Namespace) -> tuple[list[Result], flo
             t_send = clock.now()
             times: list[float] = []
             usage = None
-            async with session.post(
-                url, data=body, headers={"Content-Type": "application/json"}
-            ) as resp:
+            headers = {"Content-Type": "application/json", "X-Request-Id": request_id}
+            async with session.post(url, data=body, headers=headers) as resp:
                 async for line in resp.content:
                     if not line.startswith(b"data: ") or line.startswith(b"data: [DONE]"):
                         continue
@@ -209,21 +208,21 @@ async def run_bare(args: argparse.Namespace) -> tuple[list[Result], float, float
     )
     head = (
         f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n"
+        f"Content-Length: {len(body)}\r\nX-Request-Id: "
     ).encode()
-    request = head + body
     loop = asyncio.get_running_loop()
     free: list[_Bare] = []
 
     async def call(request_id: str) -> Result:
+        # Sent from here, as the other clients' calls are: a new connection's set-up counts.
+        t_send = clock.now()
         proto = free.pop() if free else None
         if proto is None:
             _, proto = await loop.create_connection(_Bare, host, port)
         proto.reads = []
         proto.done = loop.create_future()
-        t_send = clock.now()
         assert proto.transport is not None
-        proto.transport.write(request)
+        proto.transport.write(head + request_id.encode() + b"\r\n\r\n" + body)
         await proto.done
         t_done = clock.now()
         free.append(proto)

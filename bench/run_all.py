@@ -82,7 +82,22 @@ class Result:
     latency_bias_p99_ms: float | None = None
     gap_bias_p99_ms: float | None = None
     gap_error_p99_ms: float | None = None
+    steady_requests: int = 0
+    """Calls sent after the ramp (every stream started), matched to the server's log by id."""
+    steady_ttft_error_p99_ms: float | None = None
+    """p99 over those calls of (client TTFT - the server's arrival-to-first-write), ms."""
+    steady_latency_error_p99_ms: float | None = None
     note: str = ""
+
+    @property
+    def keeps_up_after_ramp(self) -> bool | None:
+        if self.steady_ttft_error_p99_ms is None or self.steady_latency_error_p99_ms is None:
+            return None
+        return (
+            self.ok == self.requests
+            and self.steady_ttft_error_p99_ms <= KEEP_UP_MS
+            and self.steady_latency_error_p99_ms <= KEEP_UP_MS
+        )
 
     @property
     def keeps_up(self) -> bool:
@@ -107,8 +122,8 @@ def scenarios(quick: bool) -> dict[str, Scenario]:
     return {
         "chunks": Scenario("chunks", streams=64, tokens=512, requests=2000),
         "512": Scenario("512", 512, 100, 1024, first_ms=100, gap_ms=50, ramp_s=5),
-        "2048": Scenario("2048", 2048, 100, 4096, first_ms=100, gap_ms=50, ramp_s=5),
-        "4096": Scenario("4096", 4096, 100, 8192, first_ms=100, gap_ms=50, ramp_s=5),
+        "2048": Scenario("2048", 2048, 100, 3 * 2048, first_ms=100, gap_ms=50, ramp_s=5),
+        "4096": Scenario("4096", 4096, 100, 3 * 4096, first_ms=100, gap_ms=50, ramp_s=5),
         "ttft": Scenario("ttft", 32, 20, 320, first_ms=100, gap_ms=10, ramp_s=0.5),
     }
 
@@ -126,6 +141,24 @@ def server_truth(log: list[dict[str, Any]]) -> dict[str, Any]:
         "latency_p99": float(np.percentile(latency, 99)) if latency else None,
         "gaps": gaps,
     }
+
+
+def steady_figures(result: Result, rows: list[dict], log: list[dict], ramp_s: float) -> None:
+    """Per-call errors against the server's own log, over calls sent after the ramp: how late
+    the client saw what the server did once every stream was running."""
+    server = {e["id"]: e for e in log if e["t_first"] is not None and e["t_end"] is not None}
+    start = min(r["t_send"] for r in rows)
+    ttft, latency = [], []
+    for r in rows:
+        entry = server.get(r["id"])
+        if entry is None or r["t_send"] < start + ramp_s or r["t_first"] is None:
+            continue
+        ttft.append((r["t_first"] - r["t_send"]) - (entry["t_first"] - entry["t_arrival"]) / 1e3)
+        latency.append((r["t_done"] - r["t_send"]) - (entry["t_end"] - entry["t_arrival"]) / 1e3)
+    result.steady_requests = len(ttft)
+    if ttft:
+        result.steady_ttft_error_p99_ms = float(np.percentile(ttft, 99)) * 1e3
+        result.steady_latency_error_p99_ms = float(np.percentile(latency, 99)) * 1e3
 
 
 # --- the Python clients (bench/drive.py) ---------------------------------------------------
@@ -177,6 +210,7 @@ def run_python_client(client: str, sc: Scenario, out: Path) -> Result:
         latency = [r["t_done"] - r["t_send"] for r in rows]
         result.ttft_bias_p99_ms = (np.percentile(ttft, 99) - truth["ttft_p99"]) * 1000
         result.latency_bias_p99_ms = (np.percentile(latency, 99) - truth["latency_p99"]) * 1000
+        steady_figures(result, rows, log, sc.ramp_s)
         gaps = [g for r in rows if r.get("gaps") for g in r["gaps"]]
         if gaps:
             server_gaps = np.concatenate(list(truth["gaps"].values()))
@@ -368,7 +402,15 @@ def cell_keepup(result: Result | None) -> str:
         parts.append(f"{result.cpu_share * 100:.0f}% CPU")
     if result.requests and result.ok != result.requests:
         parts.append(f"{result.requests - result.ok} failed")
-    return f"{verdict} ({', '.join(parts)})"
+    text = f"{verdict} ({', '.join(parts)})"
+    steady = result.keeps_up_after_ramp
+    if steady is not None:
+        text += (
+            f"; after the ramp {'keeps up' if steady else 'falls behind'} "
+            f"(TTFT +{result.steady_ttft_error_p99_ms:.0f} ms, "
+            f"end +{result.steady_latency_error_p99_ms:.0f} ms)"
+        )
+    return text
 
 
 def cell_ttft(result: Result | None) -> str:
@@ -486,6 +528,12 @@ def summary(result: Result) -> str:
         parts.append(f"TTFT p99 bias {result.ttft_bias_p99_ms:+.1f} ms")
     if result.latency_bias_p99_ms is not None:
         parts.append(f"end p99 bias {result.latency_bias_p99_ms:+.1f} ms")
+    if result.steady_ttft_error_p99_ms is not None:
+        parts.append(
+            f"after the ramp ({result.steady_requests} calls): TTFT error p99 "
+            f"{result.steady_ttft_error_p99_ms:+.1f} ms, end "
+            f"{result.steady_latency_error_p99_ms:+.1f} ms"
+        )
     return ", ".join(parts)
 
 
