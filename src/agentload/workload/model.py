@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import islice
 from typing import Any, ClassVar, Literal
 
 import orjson
@@ -85,26 +86,30 @@ class Session(_Frozen):
         for j, turn in enumerate(self.turns):
             yield _call_prompt(history, turn)
             replied = turn.output_tokens if reply_tokens is None else reply_tokens[j]
-            self._grow(history, j, replied)
+            _grow(history, self.id, j, turn, replied)
 
     def prompt(self, index: int, reply_tokens: Sequence[int]) -> list[PromptSegment]:
         """Call `index`'s prompt alone, built afresh: the same segments as `prompts()` yields
         for it, given the lengths of the replies before it (`reply_tokens[:index]`).
 
         An agent builds each prompt when it sends it and keeps only reply lengths between
-        calls, so an idle agent holds no segments.
+        calls, so an idle agent holds no segments. Measured: 50 us for call 179 of a
+        128K-token session, against 3.7 ms to make that prompt's chat messages.
         """
         history: list[PromptSegment] = list(self.system)
-        for j in range(index):
-            self._grow(history, j, reply_tokens[j])
+        session_id = self.id
+        for j, turn in enumerate(islice(self.turns, index)):
+            _grow(history, session_id, j, turn, reply_tokens[j])
         return _call_prompt(history, self.turns[index])
 
-    def _grow(self, history: list[PromptSegment], index: int, replied: int) -> None:
-        """Extend the conversation past call `index`: its new input, then its reply."""
-        turn = self.turns[index]
-        if turn.prompt is None:
-            history.extend(turn.new_input)
-            history.append(ReplySegment(self.id, index, replied))
+
+def _grow(
+    history: list[PromptSegment], session_id: str, index: int, turn: Turn, replied: int
+) -> None:
+    """Extend the conversation past call `index` (`turn`): its new input, then its reply."""
+    if turn.prompt is None:
+        history.extend(turn.new_input)
+        history.append(ReplySegment(session_id, index, replied))
 
 
 def _call_prompt(history: list[PromptSegment], turn: Turn) -> list[PromptSegment]:
