@@ -123,6 +123,5 @@ async def _idle_bytes_per_agent() -> tuple[float, list[Any]]:
 
 async def test_an_idle_agent_holds_no_segments_and_few_bytes() -> None:
     per_agent, reply_segments = await _idle_bytes_per_agent()
-    print(f"{per_agent:.0f} bytes per idle agent besides its reply text")
     assert reply_segments == []
     assert per_agent < IDLE_AGENT_BYTES, f"{per_agent:.0f} bytes per idle agent"
