@@ -263,7 +263,10 @@ def test_messages_shapes(maker: TextMaker) -> None:
         "system", "user", "assistant", "tool", "user", "assistant", "user", "assistant", "user"
     ]  # fmt: skip
     assert out[0]["content"] == maker.segment_text(prompt[0]) + maker.segment_text(prompt[1])
-    assert out[1:4] == [dict(m) for m in recorded]
+    # The first unshared recorded message carries the instance's salt line; the rest verbatim.
+    salt = maker.salt_text(maker._seed(prompt[2], 1))
+    assert salt and out[1] == {"role": "user", "content": salt + "Run the tests."}
+    assert out[2:4] == [dict(m) for m in recorded[1:]]
     assert out[5] == reply  # the agent's actual reply, substituted
     assert out[6]["content"].count("\n") > 1  # tool output and user note merged
     materialised = out[7]["content"]  # no actual reply given: made-up text of its length
@@ -286,7 +289,52 @@ def test_recorded_segment_ids_encode_their_text(maker: TextMaker, tok: FileToken
         key="rec/1", tokens=5, messages=({"role": "user", "content": "print('hello')"},)
     )
     assert maker.segment_text(segment) == "print('hello')"
-    assert maker.token_ids([segment]) == tok.encode("print('hello')")
+    ids = maker.token_ids([segment], instance=3)
+    salt = maker.salt_ids(maker._seed(segment, 3)).tolist()
+    assert ids == salt + tok.encode("print('hello')")
+    assert tok.decode(salt) == maker.salt_text(maker._seed(segment, 3))
+
+
+def _recorded_session_prompts() -> list[list[Segment]]:
+    system = Segment(
+        key="agentperf/system/x",
+        tokens=20,
+        role="system",
+        shared=True,
+        messages=({"role": "system", "content": "You are a coding agent."},),
+    )
+    task = Segment(
+        key="conv/0/0", tokens=8, messages=({"role": "user", "content": "Fix the bug."},)
+    )
+    tool = Segment(
+        key="conv/1/0",
+        tokens=6,
+        role="tool",
+        messages=({"role": "tool", "tool_call_id": "c", "content": "1 failed"},),
+    )
+    return [[system, task], [system, task, ReplySegment("conv", 0, 4), tool]]
+
+
+def test_replays_of_one_recorded_conversation_share_only_the_system_prompt(
+    maker: TextMaker,
+) -> None:
+    """Two agents replaying the same recorded conversation must not hit each other's cache
+    beyond the shared system prompt; a second run shares nothing with the first."""
+    first, second = _recorded_session_prompts()
+    a = maker.messages(second, instance="run.a0.s0")
+    b = maker.messages(second, instance="run.a1.s0")
+    assert a[0] == b[0]  # the system prompt: shared within the run
+    assert a[1]["content"] != b[1]["content"]  # the conversation parts at its first message
+    assert a[1]["content"].endswith("Fix the bug.") and b[1]["content"].endswith("Fix the bug.")
+    # Within one replay every call extends the one before: the session's own prefix is cached.
+    assert maker.messages(first, instance="run.a0.s0") == a[:2]
+    assert a[3] == {"role": "tool", "tool_call_id": "c", "content": "1 failed"}  # verbatim
+    # Another run salt changes the system prompt too.
+    other = TextMaker(maker.tokenizer, run_salt="another-run", corpus=maker.corpus)
+    assert other.messages(second, instance="run.a0.s0")[0] != a[0]
+    assert other.messages(second, instance="run.a0.s0")[0]["content"].endswith(
+        "You are a coding agent."
+    )
 
 
 def test_no_state_kept_per_agent(maker: TextMaker) -> None:

@@ -15,8 +15,12 @@ self-check passed (`Corpus.exact`), the text of a segment encodes to exactly `se
 tokens, and so does any concatenation of segment texts. Otherwise each segment is encoded once
 when first made, its word line corrected and the result cached (`verify`).
 
-Recorded segments (with `messages`) keep their own text; reply segments take the agent's
-actual reply when it is given (`Replies`).
+Recorded segments (with `messages`) keep their own text, with one line of salt words in front
+where a salt is needed: a shared one (the recorded system prompt and tools) gets the run's
+salt, and the first unshared one of a prompt (the conversation's first user message) the
+session instance's, so two replays of one recorded conversation, or two runs, share only what
+a synthetic workload would (`recorded_salts`). Reply segments take the agent's actual reply
+when it is given (`Replies`).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -32,7 +36,7 @@ import numpy as np
 import orjson
 
 from agentload.workload.corpus import Corpus
-from agentload.workload.model import PromptSegment, Segment
+from agentload.workload.model import PromptSegment, ReplySegment, Segment
 from agentload.workload.replies import Replies
 from agentload.workload.tokenizers import Tokenizer
 
@@ -324,10 +328,10 @@ class TextMaker:
                 out.append({"role": role, "content": "".join(parts)})
             role, parts = None, []
 
-        for segment in segments:
+        for segment, salt in self.recorded_salts(segments, instance):
             if segment.messages is not None:
                 flush()
-                out.extend(dict(m) for m in segment.messages)
+                out.extend(_salted(segment.messages, self.salt_text(salt)))
                 continue
             reply = replies.for_segment(segment) if replies is not None else None
             if reply is not None:
@@ -354,7 +358,10 @@ class TextMaker:
         """The whole prompt as one string (for `/v1/completions` with a text prompt)."""
         replies = replies or {}
         return "".join(
-            replies[s.key] if s.key in replies else self.segment_text(s, instance) for s in segments
+            replies[s.key]
+            if s.key in replies
+            else self.salt_text(salt) + self.segment_text(s, instance)
+            for s, salt in self.recorded_salts(segments, instance)
         )
 
     def token_ids(
@@ -369,17 +376,64 @@ class TextMaker:
         """
         replies_ids = replies_ids or {}
         parts = []
-        for segment in segments:
+        for segment, salt in self.recorded_salts(segments, instance):
             given = replies_ids.get(segment.key)
             if given is not None:
                 parts.append(np.asarray(given, dtype=np.int32))
-            else:
-                parts.append(self.segment_ids(segment, instance))
+                continue
+            if salt is not None:
+                parts.append(self.salt_ids(salt))
+            parts.append(self.segment_ids(segment, instance))
         if not parts:
             return []
         return np.concatenate(parts).tolist()
 
     # --- recorded -------------------------------------------------------------------------------
+
+    def recorded_salts(
+        self, segments: Iterable[PromptSegment], instance: Hashable
+    ) -> Iterator[tuple[PromptSegment, int | None]]:
+        """Each segment with the seed of the salt line to put in front of it, or None.
+
+        Synthetic segments salt themselves (their word line). A recorded shared segment gets
+        the run's salt; the first recorded unshared one, unless a synthetic unshared segment
+        came before it, the instance's. Every call of a session starts with the same segments,
+        so the salt lands in the same place in each, and the server's cache still serves the
+        session's own prefix.
+        """
+        unique = False
+        for segment in segments:
+            seed = None
+            if segment.messages is not None:
+                if segment.shared:
+                    seed = self._seed(segment, None)
+                elif not unique:
+                    seed = self._seed(segment, instance)
+                    unique = True
+            elif not segment.shared and not isinstance(segment, ReplySegment):
+                unique = True
+            yield segment, seed
+
+    def salt_text(self, seed: int | None) -> str:
+        """The salt line of `seed` ("" for None): single-token words and a newline."""
+        if seed is None:
+            return ""
+        words = self._salt_word_indices(seed)
+        return self._words[words[0]] + "".join(self._space_words[i] for i in words[1:]) + "\n"
+
+    def salt_ids(self, seed: int) -> np.ndarray:
+        """Token ids of the salt line of `seed`."""
+        words = self._salt_word_indices(seed)
+        ids = [self._word_ids[words[0]], *(self._space_word_ids[i] for i in words[1:])]
+        return np.concatenate([np.asarray(ids, dtype=np.int32), self._nl_ids])
+
+    def _salt_word_indices(self, seed: int) -> list[int]:
+        n = len(self._words)
+        out = []
+        for _ in range(self.salt_words):
+            seed = _splitmix(seed)
+            out.append(seed % n)
+        return out
 
     def _recorded_ids(self, segment: Segment) -> np.ndarray:
         ids = self._recorded.get(segment.key)
@@ -392,6 +446,22 @@ class TextMaker:
         else:
             self._recorded.move_to_end(segment.key)
         return ids
+
+
+def _salted(messages: Sequence[Mapping[str, Any]], line: str) -> list[dict[str, Any]]:
+    """Copies of recorded messages, `line` put in front of the first one with text content."""
+    out = [dict(m) for m in messages]
+    if not line:
+        return out
+    for message in out:
+        content = message.get("content")
+        if isinstance(content, str):
+            message["content"] = line + content
+            return out
+        if isinstance(content, list):
+            message["content"] = [{"type": "text", "text": line}, *content]
+            return out
+    return out
 
 
 def _recorded_text(messages: Sequence[Mapping[str, Any]]) -> str:
