@@ -23,7 +23,9 @@ def node_path() -> str | None:
 class MockServer:
     """The mock server in its own process: `with MockServer(gap_ms=50) as server: server.url`.
 
-    `cpu` pins it to one core (Linux `taskset`). `log` keeps every write time for `log()`.
+    `cpu` pins it to cores (Linux `taskset` list: `1`, `1-3`). `log` keeps every write time
+    for `log()`. `workers` > 1 runs that many Node processes sharing the port (for loads one
+    core cannot serve); `stats()` and `log()` then cover them all.
     """
 
     def __init__(
@@ -33,7 +35,8 @@ class MockServer:
         gap_ms: float = 0.0,
         burst: int = 16,
         log: bool = False,
-        cpu: int | None = None,
+        cpu: int | str | None = None,
+        workers: int = 1,
     ) -> None:
         node = node_path()
         if node is None:
@@ -52,6 +55,8 @@ class MockServer:
         ]
         if log:
             command.append("--log")
+        if workers > 1:
+            command += ["--workers", str(workers)]
         if cpu is not None and shutil.which("taskset"):
             command = ["taskset", "-c", str(cpu), *command]
         self._command = command

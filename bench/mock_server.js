@@ -9,15 +9,22 @@
 // (with --log: arrival, first and last write, and every token write time).
 //
 //   node bench/mock_server.js --port 0 --first-ms 100 --gap-ms 50 [--log] [--burst 16]
+//       [--workers N]
 //
+// With --workers N (> 1) it is N processes sharing the port (Node's cluster module: the
+// primary accepts connections and hands them out in turn), for machines where one core cannot
+// serve the load under test; /stats and /log then answer for all of them.
 // Prints one line `listening <port>` on stdout when ready.
 "use strict";
 
+const cluster = require("cluster");
 const http = require("http");
 const { performance } = require("perf_hooks");
 
 function parseArgs(argv) {
-  const opts = { port: 0, host: "127.0.0.1", firstMs: 0, gapMs: 0, burst: 16, log: false };
+  const opts = {
+    port: 0, host: "127.0.0.1", firstMs: 0, gapMs: 0, burst: 16, log: false, workers: 1,
+  };
   for (let i = 2; i < argv.length; i++) {
     const arg = argv[i];
     const next = () => argv[++i];
@@ -27,6 +34,7 @@ function parseArgs(argv) {
     else if (arg === "--gap-ms") opts.gapMs = Number(next());
     else if (arg === "--burst") opts.burst = Math.max(1, Number(next()));
     else if (arg === "--log") opts.log = true;
+    else if (arg === "--workers") opts.workers = Math.max(1, Number(next()) | 0);
     else {
       process.stderr.write(`mock_server: unknown argument ${arg}\n`);
       process.exit(2);
@@ -187,16 +195,93 @@ function handleCompletion(req, res, api, raw) {
   else burst(res, t, tokens, prompt, entry);
 }
 
+// --- cluster mode: the primary gathers /stats and /log from every worker ---------------------
+
+const clustered = opts.workers > 1;
+const pending = new Map(); // request number -> response waiting for the gathered answer
+let asked = 0;
+
+function answerLocal(what) {
+  if (what === "stats") return { ...stats, t: epochMs() };
+  const mine = logs;
+  logs = [];
+  return mine;
+}
+
+function merge(what, parts) {
+  if (what === "log") return [].concat(...parts);
+  const total = { requests: 0, done: 0, open: 0, chunks: 0, errors: 0, t: epochMs() };
+  for (const p of parts) for (const k of Object.keys(stats)) total[k] += p[k];
+  total.per_process = parts.map((p) => p.requests);
+  return total;
+}
+
+function answer(res, what) {
+  res.writeHead(200, { "content-type": "application/json" });
+  if (!clustered) { res.end(JSON.stringify(answerLocal(what))); return; }
+  const n = ++asked;
+  pending.set(n, res);
+  process.send({ type: "gather", what, n });
+}
+
+if (clustered && cluster.isWorker) {
+  process.on("message", (m) => {
+    if (m.type === "dump") process.send({ type: "dumped", id: m.id, data: answerLocal(m.what) });
+    else if (m.type === "gathered") {
+      const res = pending.get(m.n);
+      pending.delete(m.n);
+      if (res) res.end(JSON.stringify(m.data));
+    }
+  });
+}
+
+function runPrimary() {
+  let ready = 0;
+  let port = null;
+  let gathers = 0;
+  const open = new Map(); // gather id -> {what, n, from, parts, left}
+  const workers = [];
+  for (let k = 0; k < opts.workers; k++) workers.push(cluster.fork());
+  cluster.on("listening", (worker, address) => {
+    port = address.port;
+    if (++ready === opts.workers) process.stdout.write(`listening ${port}\n`);
+  });
+  for (const w of workers) {
+    w.on("message", (m) => {
+      if (m.type === "gather") {
+        const id = ++gathers;
+        open.set(id, { what: m.what, n: m.n, from: w, parts: [], left: workers.length });
+        for (const other of workers) other.send({ type: "dump", what: m.what, id });
+      } else if (m.type === "dumped") {
+        const g = open.get(m.id);
+        if (!g) return;
+        g.parts.push(m.data);
+        if (--g.left === 0) {
+          open.delete(m.id);
+          g.from.send({ type: "gathered", n: g.n, data: merge(g.what, g.parts) });
+        }
+      }
+    });
+  }
+  const stop = () => { for (const w of workers) w.kill("SIGTERM"); process.exit(0); };
+  process.on("SIGTERM", stop);
+}
+
+if (clustered && cluster.isPrimary) {
+  cluster.schedulingPolicy = cluster.SCHED_RR;
+  runPrimary();
+} else {
+  startServer();
+}
+
+function startServer() {
 const server = http.createServer({ noDelay: true, keepAlive: true }, (req, res) => {
   const url = req.url || "";
   if (req.method === "GET") {
     if (url.startsWith("/stats")) {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ ...stats, t: epochMs() }));
+      answer(res, "stats");
     } else if (url.startsWith("/log")) {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify(logs));
-      logs = [];
+      answer(res, "log");
     } else if (url.endsWith("/models")) {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ object: "list", data: [{ id: "mock", object: "model" }] }));
@@ -227,6 +312,7 @@ server.requestTimeout = 0;
 server.maxHeadersCount = 100;
 const BACKLOG = 65535; // thousands of streams connect at once: a short accept queue drops SYNs
 server.listen(opts.port, opts.host, BACKLOG, () => {
-  process.stdout.write(`listening ${server.address().port}\n`);
+  if (!clustered) process.stdout.write(`listening ${server.address().port}\n`);
 });
 process.on("SIGTERM", () => { server.close(); process.exit(0); });
+}

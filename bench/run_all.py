@@ -1,8 +1,10 @@
 """`make bench`: agentload's load generator against a mock server, beside its peers.
 
     .venv/bin/python bench/run_all.py [--quick] [--peers | --no-peers] [--out bench/out]
+        [--only 512,4096] [--clients bare,agentload] [--server-cpus 1-3]
 
-Every client runs pinned to core 0 and the Node mock server (`bench/mock_server.js`) to core 1,
+Every client runs pinned to core 0 and the Node mock server (`bench/mock_server.js`) to core 1
+(or to `--server-cpus`, one process a core: at 4,096 streams one core cannot serve the load),
 one after the other, in the same run:
 - `bare`: raw asyncio sockets that stamp each read and parse after the stream (the baseline:
   ratios are against it);
@@ -50,12 +52,43 @@ PEERS = {"guidellm": "guidellm==0.8.1", "aiperf": "aiperf==0.13.0"}
 PEER_TORCH = "torch==2.13.0"
 """Installed first: the CPU build on this machine's disk (a bare `torch` pulls CUDA, GBs)."""
 CLIENT_CPU = 0
-SERVER_CPU = 1
+SERVER_CPUS = "1"
+"""Where the mock server runs by default (a `taskset` list); `--server-cpus 1-3` on a bigger
+machine, so the server is not what falls behind at thousands of streams."""
 KEEP_UP_MS = 10.0
 """A client keeps up when its p99 TTFT and p99 latency are within this of the server's."""
 PEER_TIMEOUT_S = 300
 LOAD_WARN = 0.5
 """Warn when the machine's 1-minute load average is above this before the run."""
+
+
+@dataclass(frozen=True)
+class ServerPlace:
+    """The mock server's cores, and its processes (one per core)."""
+
+    cpus: str = SERVER_CPUS
+    workers: int = 1
+
+    @classmethod
+    def parse(cls, cpus: str) -> ServerPlace:
+        count = 0
+        for part in cpus.split(","):
+            low, _, high = part.partition("-")
+            count += int(high or low) - int(low) + 1
+        return cls(cpus, count)
+
+    def server(self, sc: Scenario, log: bool) -> MockServer:
+        return MockServer(
+            first_ms=sc.first_ms,
+            gap_ms=sc.gap_ms,
+            burst=sc.burst,
+            log=log,
+            cpu=self.cpus,
+            workers=self.workers,
+        )
+
+
+DEFAULT_PLACE = ServerPlace()
 
 
 @dataclass(frozen=True)
@@ -168,11 +201,11 @@ def pinned(cpu: int, command: list[str]) -> list[str]:
     return ["taskset", "-c", str(cpu), *command] if shutil.which("taskset") else command
 
 
-def run_python_client(client: str, sc: Scenario, out: Path) -> Result:
+def run_python_client(
+    client: str, sc: Scenario, out: Path, place: ServerPlace = DEFAULT_PLACE
+) -> Result:
     log_writes = sc.gap_ms > 0
-    with MockServer(
-        first_ms=sc.first_ms, gap_ms=sc.gap_ms, burst=sc.burst, log=log_writes, cpu=SERVER_CPU
-    ) as server:
+    with place.server(sc, log_writes) as server:
         path = out / f"{client}-{sc.name}.json"
         command = [
             sys.executable,
@@ -258,14 +291,14 @@ def hf_tokenizer_dir(out: Path) -> Path:
     return folder
 
 
-def run_peer(peer: str, sc: Scenario, out: Path, tokenizer: Path) -> Result:
+def run_peer(
+    peer: str, sc: Scenario, out: Path, tokenizer: Path, place: ServerPlace = DEFAULT_PLACE
+) -> Result:
     work = out / f"{peer}-{sc.name}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     log_writes = sc.gap_ms > 0
-    with MockServer(
-        first_ms=sc.first_ms, gap_ms=sc.gap_ms, burst=sc.burst, log=log_writes, cpu=SERVER_CPU
-    ) as server:
+    with place.server(sc, log_writes) as server:
         command = peer_command(peer, sc, server.root, work, tokenizer)
         try:
             done = subprocess.run(
@@ -457,7 +490,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=BENCH / "out")
     parser.add_argument("--only", help="comma-separated scenarios (chunks,512,2048,4096,ttft)")
     parser.add_argument("--clients", help="comma-separated clients (default: all)")
+    parser.add_argument(
+        "--server-cpus",
+        default=SERVER_CPUS,
+        help="cores for the mock server, one process each (default: %(default)s; the client "
+        f"runs on core {CLIENT_CPU})",
+    )
     args = parser.parse_args(argv)
+    place = ServerPlace.parse(args.server_cpus)
     # SIGTERM stops the run like Ctrl-C: the mock servers and peers started so far are stopped.
     signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -491,9 +531,9 @@ def main(argv: list[str] | None = None) -> int:
                 peer_sc = (
                     sc if name != "chunks" else replace(sc, requests=max(200, sc.requests // 4))
                 )
-                result = run_peer(client, peer_sc, args.out, tokenizer)
+                result = run_peer(client, peer_sc, args.out, tokenizer, place)
             else:
-                result = run_python_client(client, sc, args.out)
+                result = run_python_client(client, sc, args.out, place)
             results[(client, name)] = result
             print(
                 f"  {name:>6} {client:<14} {time.monotonic() - t0:5.1f} s  {summary(result)}",

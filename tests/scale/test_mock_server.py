@@ -70,3 +70,18 @@ def test_a_body_that_is_not_json_is_refused(mock_server: MockServer) -> None:
     with pytest.raises(urllib.error.HTTPError) as failure:
         urllib.request.urlopen(request, timeout=5)
     assert failure.value.code == 400
+
+
+async def test_several_server_processes_share_the_port_and_answer_for_all() -> None:
+    """--workers 2: connections spread over two Node processes; stats and log cover both."""
+    require_node()
+    n = 3 * STREAMS
+    with MockServer(first_ms=5, gap_ms=2, log=True, workers=2) as server:
+        records = await call_all(server, "chat", n)
+        stats = server.stats()
+        log = server.log()
+        assert server.log() == []  # the log was handed over (and cleared) in every process
+    assert all(r.ok and r.token_events == TOKENS for r in records)
+    assert stats["requests"] == stats["done"] == n and stats["chunks"] == n * TOKENS
+    assert len(stats["per_process"]) == 2 and min(stats["per_process"]) > 0  # both served
+    assert sorted(entry["id"] for entry in log) == sorted(r.id for r in records)
