@@ -3,6 +3,10 @@
 The server sends the first token X ms after receiving the request, then one token every Y ms,
 and stamps `time.time()` right after each write. The client's measured gaps must agree with
 the server's written gaps, and its TTFT with (server's first write - client's send time).
+
+The p99 limits allow, on top of their fixed part, the machine's own wake-up lateness measured
+during the test (a task sleeping in the same event loop): on a machine busy with other work a
+timestamp is as late as the process is descheduled, which is no error of the client's.
 """
 
 from __future__ import annotations
@@ -24,6 +28,16 @@ FIRST_MS = 100.0
 GAP_P50_LIMIT_S = 0.001
 GAP_P99_LIMIT_S = 0.005
 TTFT_P99_LIMIT_S = 0.005
+PROBE_SLEEP_S = 0.005
+
+
+async def _lateness(stop: asyncio.Event, late: list[float]) -> None:
+    """How late a task sleeping `PROBE_SLEEP_S` at a time wakes, until `stop`."""
+    loop = asyncio.get_running_loop()
+    while not stop.is_set():
+        t = loop.time()
+        await asyncio.sleep(PROBE_SLEEP_S)
+        late.append(loop.time() - t - PROBE_SLEEP_S)
 
 
 async def test_measured_gaps_and_ttft_match_server_writes(fake_server: FakeServer) -> None:
@@ -35,6 +49,9 @@ async def test_measured_gaps_and_ttft_match_server_writes(fake_server: FakeServe
         extra={"fake": {"tokens": TOKENS, "gap_ms": GAP_MS, "first_ms": FIRST_MS}},
     )
     records = []
+    late: list[float] = []
+    stop = asyncio.Event()
+    probe = asyncio.create_task(_lateness(stop, late))
     async with StreamingClient(endpoint) as client:
         for round_ in range(ROUNDS):
             metas = [
@@ -50,6 +67,8 @@ async def test_measured_gaps_and_ttft_match_server_writes(fake_server: FakeServe
             ]
             results = await asyncio.gather(*(client.call(body, meta) for meta in metas))
             records.extend(result.record for result in results)
+    stop.set()
+    await probe
 
     log = fake_server.log()
     gap_errors: list[float] = []
@@ -69,6 +88,8 @@ async def test_measured_gaps_and_ttft_match_server_writes(fake_server: FakeServe
     assert abs(np.median(server_gaps_all) - GAP_MS / 1000) < GAP_MS / 1000 / 4
     gap_p50, gap_p99 = np.percentile(gap_errors, [50, 99])
     ttft_p99 = np.percentile(ttft_errors, 99)
+    machine = float(np.percentile(late, 99))
+    why = f"(the machine's own wake-up lateness p99 {machine * 1000:.2f} ms allowed on top)"
     assert gap_p50 <= GAP_P50_LIMIT_S, f"gap error p50 {gap_p50 * 1000:.2f} ms"
-    assert gap_p99 <= GAP_P99_LIMIT_S, f"gap error p99 {gap_p99 * 1000:.2f} ms"
-    assert ttft_p99 <= TTFT_P99_LIMIT_S, f"TTFT error p99 {ttft_p99 * 1000:.2f} ms"
+    assert gap_p99 <= GAP_P99_LIMIT_S + machine, f"gap error p99 {gap_p99 * 1000:.2f} ms {why}"
+    assert ttft_p99 <= TTFT_P99_LIMIT_S + machine, f"TTFT error p99 {ttft_p99 * 1000:.2f} ms {why}"
