@@ -6,6 +6,9 @@ I/O lives here; the runner, the agents and the metrics stay pure of it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import queue
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -247,19 +250,38 @@ def _drive_ray(
     )
 
 
+PROGRESS_BACKLOG = 4
+"""Progress lines waiting for the terminal; more are dropped, never waited for."""
+
+
 def progress_printer(console: Console) -> Any:
-    """A callback printing one line of live progress per snapshot."""
+    """A callback printing one line of live progress per snapshot.
+
+    The line is made in the caller (the event loop) and printed by a daemon thread: a terminal
+    or pipe that stops reading (a stalled `ssh`, an undrained `2>|`) then holds up only that
+    thread, and lines that cannot wait are dropped, never the load.
+    """
     last: dict[str, float] = {"t": 0.0, "out": 0.0}
+    lines: queue.Queue[str] = queue.Queue(maxsize=PROGRESS_BACKLOG)
+    printer: list[threading.Thread] = []
+
+    def write() -> None:
+        while True:
+            console.print(lines.get(), highlight=False)
 
     def show(p: Progress) -> None:
         dt = p.elapsed_s - last["t"]
         rate = (p.output_tokens - last["out"]) / dt if dt > 0 else 0.0
         last.update(t=p.elapsed_s, out=p.output_tokens)
-        console.print(
+        line = (
             f"{p.elapsed_s:6.1f} s  agents {p.agents_started}  in flight {p.in_flight}  "
-            f"calls {p.calls}  errors {p.errors}  output {rate:,.0f} tokens/s",
-            highlight=False,
+            f"calls {p.calls}  errors {p.errors}  output {rate:,.0f} tokens/s"
         )
+        with contextlib.suppress(queue.Full):
+            lines.put_nowait(line)
+        if not printer:
+            printer.append(threading.Thread(target=write, name="progress", daemon=True))
+            printer[0].start()
 
     return show
 
