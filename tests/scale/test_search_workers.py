@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,8 @@ from agentload.workload.tokenizers import FileTokenizer
 from tests.scale.conftest import FAST_WORKLOAD
 
 WORKERS = 2
+STARTUP_BUDGET_S = 20.0
+"""Spawning two workers and loading them takes a few seconds; the stop timeout is 30 s."""
 HOLD_S = 1.5
 """How long each pool size is held: several calls per agent with the fast workload."""
 
@@ -105,3 +108,17 @@ def test_a_killed_worker_stops_the_search_and_the_survivor_reports(
     assert note is not None and "worker 1 exited (-9)" in note
     records = load_records(records_path).records
     assert {r.agent for r in records} >= {0, 2}  # worker 0's agents, recorded whole
+
+
+async def _start_with(server: MockServer, records: Path) -> None:
+    async with _workers(server, records):
+        pass
+
+
+def test_a_worker_that_cannot_start_fails_the_search_at_once(
+    mock_server: MockServer, tmp_path: Path
+) -> None:
+    started = time.monotonic()
+    with pytest.raises(WorkerLost, match="cannot open records file"):
+        asyncio.run(_start_with(mock_server, tmp_path / "missing" / "records.jsonl"))
+    assert time.monotonic() - started < STARTUP_BUDGET_S  # no waiting out the stop timeout

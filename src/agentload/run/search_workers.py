@@ -259,10 +259,10 @@ class SearchWorkers(SplitLoad):
                 for k in range(self.workers):
                     await self._reply(k, "ready")
         except TimeoutError:
-            self._terminate()
+            self._terminate(grace_s=0.0)
             raise AgentloadError(f"search workers not ready after {READY_TIMEOUT_S:g} s") from None
-        except BaseException:
-            self._terminate()
+        except BaseException:  # a worker failed to start, or Ctrl-C: nothing ran yet
+            self._terminate(grace_s=0.0)
             raise
         return self
 
@@ -360,14 +360,15 @@ class SearchWorkers(SplitLoad):
         except OSError:
             self._gone(k, "closed its pipe")
 
-    def _terminate(self) -> None:
+    def _terminate(self, grace_s: float = STOP_TIMEOUT_S) -> None:
+        """Wait up to `grace_s` for each worker to exit, then terminate it."""
         loop = asyncio.get_running_loop()
         for k, proc in enumerate(self._procs):
             loop.remove_reader(proc.sentinel)
             with contextlib.suppress(OSError, ValueError):
                 loop.remove_reader(self._conns[k].fileno())
         for proc in self._procs:
-            proc.join(timeout=STOP_TIMEOUT_S if proc.is_alive() else 0)
+            proc.join(timeout=grace_s if proc.is_alive() else 0)
             if proc.is_alive():
                 proc.terminate()
                 proc.join()
