@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import random
 from collections import Counter
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from agentload.engines.tokenizer import corpus_files
 from agentload.workload.corpus import Corpus
 from agentload.workload.model import ReplySegment, Segment, Session, Turn
 from agentload.workload.replies import Replies
-from agentload.workload.text import WORD_FILL, TextMaker
+from agentload.workload.text import ROLE_HEADERS, WORD_FILL, TextMaker
 from agentload.workload.tokenizers import FileTokenizer
 
 LENGTHS = (1, 2, 7, 100, 4096, 131_072)
@@ -360,3 +361,17 @@ def test_corpus_cache_round_trips(tmp_path: Path, maker: TextMaker) -> None:
     assert loaded.text == corpus.text and loaded.words == corpus.words
     assert np.array_equal(loaded.ids, corpus.ids) and np.array_equal(loaded.clean, corpus.clean)
     assert loaded.exact == corpus.exact
+
+
+def test_batched_layouts_and_word_lines_equal_one_at_a_time(maker: TextMaker) -> None:
+    """A prompt's segments are laid out in one numpy batch; the text must not change."""
+    rng = random.Random(5)
+    sizes = [0, 1, 2, 5, 7, 8, 12, 40, 300, 5000, maker.corpus.tokens - 1, maker.corpus.tokens]
+    sizes += [maker.corpus.tokens * 2 + 17, 131_072]
+    items = [
+        (rng.getrandbits(64), rng.choice(list(ROLE_HEADERS)), rng.choice(sizes))
+        for _ in range(2000)
+    ] + [(rng.getrandbits(64), "tool", rng.randrange(1, 200_000)) for _ in range(2000)]
+    batch = maker._layout_batch(items)
+    assert batch == [maker._layout(*item) for item in items]
+    assert maker._word_batch(batch) == [maker._word_indices(layout) for layout in batch]

@@ -55,6 +55,9 @@ WORD_FILL = 8
 VERIFY_ROUNDS = 4
 """Encode-and-correct rounds per segment when the tokenizer's counts do not compose."""
 
+BATCH_WORDS = 64
+"""Word lines up to this long are hashed in one numpy batch per prompt; longer ones alone."""
+
 CACHE_SIZE = 4096
 """Segments whose corrected layout is kept in verify mode, and recorded texts encoded."""
 
@@ -117,6 +120,14 @@ class _Layout:
     """Corpus slices (start, end boundary) in order."""
     repeats: int
     """Whole copies of the corpus after the slices (only for segments longer than it)."""
+
+
+def _splitmix_np(x: np.ndarray) -> np.ndarray:
+    """`_splitmix` on a uint64 array (its products wrap modulo 2**64, as the masks do)."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    z = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
 
 
 def _splitmix(x: int) -> int:
@@ -183,6 +194,83 @@ class TextMaker:
         slices, repeats, rest = self._body(seed, n - fixed)
         return _Layout(seed, self.salt_words + rest, True, header, slices, repeats)
 
+    def _layout_batch(self, items: Sequence[tuple[int, str, int]]) -> list[_Layout]:
+        """`_layout(seed, role, n)` for many segments at once, with identical results.
+
+        Each round of corpus slices is found for every segment in one numpy pass, so a long
+        prompt's few hundred segments cost a few numpy calls instead of a few per segment.
+        """
+        out: list[_Layout | None] = [None] * len(items)
+        todo: list[int] = []
+        fixed_of: dict[int, int] = {}
+        for i, (seed, role, n) in enumerate(items):
+            heads = self._headers[role]
+            header = _splitmix(seed ^ 0x5A17) % len(heads)
+            fixed = self.salt_words + self._nl + len(heads[header][1])
+            if n < fixed:
+                out[i] = (
+                    _Layout(seed, n - self._nl, True, -1, (), 0)
+                    if n > self._nl
+                    else _Layout(seed, n, False, -1, (), 0)
+                )
+                continue
+            fixed_of[i] = fixed
+            todo.append(i)
+        repeats: dict[int, int] = {}
+        rest: dict[int, int] = {}
+        slices: dict[int, list[tuple[int, int]]] = {i: [] for i in todo}
+        for i in todo:
+            repeats[i], rest[i] = divmod(items[i][2] - fixed_of[i], self.corpus.tokens)
+        active = todo
+        for round_ in range(MAX_SLICES):
+            active = [i for i in active if rest[i] != 0 and not (round_ and rest[i] <= WORD_FILL)]
+            if not active:
+                break
+            seeds = [_splitmix(items[i][0] + round_) for i in active]
+            found = self._slices([rest[i] for i in active], seeds)
+            still = []
+            for i, (start, end, short) in zip(active, found, strict=True):
+                if end == start:
+                    continue
+                slices[i].append((start, end))
+                rest[i] = short
+                still.append(i)
+            active = still
+        for i in todo:
+            seed, role, _ = items[i]
+            header = _splitmix(seed ^ 0x5A17) % len(self._headers[role])
+            out[i] = _Layout(
+                seed, self.salt_words + rest[i], True, header, tuple(slices[i]), repeats[i]
+            )
+        return out  # type: ignore[return-value]
+
+    def _slices(self, targets: list[int], seeds: list[int]) -> list[tuple[int, int, int]]:
+        """`_slice` for many (target, seed) pairs in one numpy pass: (start, end, short) each."""
+        c = self.corpus
+        clean_tok = self._clean_tok
+        target = np.asarray(targets, dtype=np.int64)
+        lo = np.searchsorted(clean_tok, target, side="left")
+        span = len(clean_tok) - lo
+        first = np.asarray(
+            [_splitmix(seed) % sp for seed, sp in zip(seeds, span.tolist(), strict=True)],
+            dtype=np.int64,
+        )
+        # Where fewer than PLAN_CANDIDATES points remain, the extra columns repeat earlier ones,
+        # and argmin keeps the first of equal values: the choice is `_slice`'s.
+        pick = lo[:, None] + (first[:, None] + np.arange(PLAN_CANDIDATES)) % span[:, None]
+        end_tok = clean_tok[pick]
+        starts = np.searchsorted(c.tok_at, end_tok - target[:, None], side="left")
+        rest = target[:, None] - (end_tok - c.tok_at[starts])
+        best = np.argmin(rest, axis=1)
+        rows = np.arange(len(targets))
+        chosen = zip(
+            starts[rows, best].tolist(),
+            c.clean[pick[rows, best]].tolist(),
+            rest[rows, best].tolist(),
+            strict=True,
+        )
+        return [(int(a), int(b), int(r)) for a, b, r in chosen]
+
     def _body(self, seed: int, target: int) -> tuple[tuple[tuple[int, int], ...], int, int]:
         """Corpus slices of `target` tokens, less a few: (slices, whole copies, tokens short).
 
@@ -224,9 +312,31 @@ class TextMaker:
             out.append(x % n)
         return out
 
-    def _render(self, layout: _Layout, role: str) -> str:
+    def _word_batch(self, layouts: Sequence[_Layout]) -> list[list[int]]:
+        """`_word_indices` of many layouts at once: the hash chains step together in numpy
+        (uint64 arithmetic wraps as `_splitmix`'s masks do). Long word lines go one by one."""
+        batch = [k for k, layout in enumerate(layouts) if layout.words <= BATCH_WORDS]
+        out: list[list[int]] = [[] for _ in layouts]
+        if batch:
+            x = np.asarray([layouts[k].seed for k in batch], dtype=np.uint64)
+            n = np.uint64(len(self._words))
+            columns = []
+            for _ in range(max(layouts[k].words for k in batch)):
+                x = _splitmix_np(x)
+                columns.append(x % n)
+            if columns:
+                table = np.stack(columns, axis=1).tolist()
+                for k, row in zip(batch, table, strict=True):
+                    out[k] = row[: layouts[k].words]
+        for k, layout in enumerate(layouts):
+            if layout.words > BATCH_WORDS:
+                out[k] = self._word_indices(layout)
+        return out
+
+    def _render(self, layout: _Layout, role: str, idx: list[int] | None = None) -> str:
         parts = []
-        idx = self._word_indices(layout)
+        if idx is None:
+            idx = self._word_indices(layout)
         if idx:
             parts.append(self._words[idx[0]])
             parts.extend(self._space_words[i] for i in idx[1:])
@@ -280,6 +390,17 @@ class TextMaker:
             self._layouts.popitem(last=False)
         return best
 
+    def _plan(
+        self, segments: Sequence[PromptSegment], instance: Hashable, *, verify: bool = True
+    ) -> dict[int, _Layout]:
+        """The layout of each synthetic segment with tokens (by `id`), found in one batch:
+        what `_layout_for` gives one at a time (with `verify=False`, what `_layout` gives)."""
+        synthetic = [s for s in segments if s.messages is None and s.tokens > 0]
+        found = self._layout_batch([(self._seed(s, instance), s.role, s.tokens) for s in synthetic])
+        if verify and self.verify:
+            found = [self._verified(s, instance, f) for s, f in zip(synthetic, found, strict=True)]
+        return {id(s): layout for s, layout in zip(synthetic, found, strict=True)}
+
     def _layout_for(self, segment: PromptSegment, instance: Hashable) -> _Layout:
         layout = self._layout(self._seed(segment, instance), segment.role, segment.tokens)
         if self.verify and segment.tokens > 0:
@@ -328,17 +449,29 @@ class TextMaker:
                 out.append({"role": role, "content": "".join(parts)})
             role, parts = None, []
 
-        for segment, salt in self.recorded_salts(segments, instance):
+        planned = list(self.recorded_salts(segments, instance))
+        given = [
+            replies.for_segment(segment) if replies is not None else None for segment, _ in planned
+        ]
+        layouts = self._plan(
+            [seg for (seg, _), reply in zip(planned, given, strict=True) if reply is None],
+            instance,
+        )
+        in_order = list(layouts.values())
+        words = dict(zip(layouts, self._word_batch(in_order), strict=True))
+        for (segment, salt), reply in zip(planned, given, strict=True):
             if segment.messages is not None:
                 flush()
                 out.extend(_salted(segment.messages, self.salt_text(salt)))
                 continue
-            reply = replies.for_segment(segment) if replies is not None else None
             if reply is not None:
                 flush()
                 out.append(reply)
                 continue
-            text = self.segment_text(segment, instance)
+            layout = layouts.get(id(segment))
+            if layout is None:
+                continue
+            text = self._render(layout, segment.role, words[id(segment)])
             if not text:
                 continue
             chat_role = CHAT_ROLE[segment.role]
@@ -376,14 +509,20 @@ class TextMaker:
         """
         replies_ids = replies_ids or {}
         parts = []
-        for segment, salt in self.recorded_salts(segments, instance):
+        planned = list(self.recorded_salts(segments, instance))
+        layouts = self._plan([seg for seg, _ in planned], instance, verify=False)
+        for segment, salt in planned:
             given = replies_ids.get(segment.key)
             if given is not None:
                 parts.append(np.asarray(given, dtype=np.int32))
                 continue
             if salt is not None:
                 parts.append(self.salt_ids(salt))
-            parts.append(self.segment_ids(segment, instance))
+            layout = layouts.get(id(segment))
+            if layout is not None:
+                parts.append(self._render_ids(layout, segment.role))
+            elif segment.messages is not None:
+                parts.append(self._recorded_ids(segment))  # type: ignore[arg-type]
         if not parts:
             return []
         return np.concatenate(parts).tolist()
