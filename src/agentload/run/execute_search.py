@@ -305,31 +305,17 @@ async def _drive_workers(
     actors (`ray_search`)."""
     async with StreamingClient(target.endpoint) as client:
         await check_server(client, console)
+    share = (workload, settings, target.endpoint, target.tokenizer, out / RECORDS_FILE)
     split: Any
     if request.backend == "ray":
         from agentload.run.ray_search import RaySearchWorkers
 
         split = RaySearchWorkers(
-            workload,
-            settings,
-            target.endpoint,
-            target.tokenizer,
-            out / RECORDS_FILE,
-            request.workers,
-            id_prefix=id_prefix,
-            address=request.ray_address,
+            *share, request.workers, id_prefix=id_prefix, address=request.ray_address
         )
         console.print(f"{request.workers} Ray actors on {request.ray_address or 'a local cluster'}")
     else:
-        split = SearchWorkers(
-            workload,
-            settings,
-            target.endpoint,
-            target.tokenizer,
-            out / RECORDS_FILE,
-            request.workers,
-            id_prefix=id_prefix,
-        )
+        split = SearchWorkers(*share, request.workers, id_prefix=id_prefix)
         console.print(f"{request.workers} worker processes")
     async with split as load:
         started = clock.now()
