@@ -4,8 +4,8 @@
 
 Takes the workload's longest session and times `TextMaker.messages` (every synthetic segment of
 the prompt laid out, and its word line hashed, in one numpy batch) at a few call depths, against
-the same segments' text made one segment at a time (`segment_text`, the path `messages` took
-before the batch) in the same run. Prints ms per call, the ratio, and how many such prompts one
+the same segments' text made one segment at a time (`segment_text`: a batch of one per segment)
+in the same run. Prints ms per call, the ratio, and how many such prompts one
 core makes per second: with thousands of agents at long contexts this, not the stream, is most
 of the client's work per call.
 """

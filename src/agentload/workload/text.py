@@ -182,20 +182,13 @@ class TextMaker:
         return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "little")
 
     def _layout(self, seed: int, role: str, n: int) -> _Layout:
-        """Word line + header + corpus slice adding up to `n` tokens (when counts compose)."""
-        nl = self._nl
-        heads = self._headers[role]
-        header = _splitmix(seed ^ 0x5A17) % len(heads)
-        fixed = self.salt_words + nl + len(heads[header][1])
-        if n < fixed:
-            if n > nl:
-                return _Layout(seed, n - nl, True, -1, (), 0)
-            return _Layout(seed, n, False, -1, (), 0)
-        slices, repeats, rest = self._body(seed, n - fixed)
-        return _Layout(seed, self.salt_words + rest, True, header, slices, repeats)
+        """Word line + header + corpus slices adding up to `n` tokens (when counts compose)."""
+        return self._layout_batch([(seed, role, n)])[0]
 
     def _layout_batch(self, items: Sequence[tuple[int, str, int]]) -> list[_Layout]:
-        """`_layout(seed, role, n)` for many segments at once, with identical results.
+        """Layouts of many segments at once: word line + header + corpus slices adding up to
+        each `n` tokens (when counts compose). A second (third, ...) slice fills what the
+        first could not reach, so the word line that makes up the rest stays short.
 
         Each round of corpus slices is found for every segment in one numpy pass, so a long
         prompt's few hundred segments cost a few numpy calls instead of a few per segment.
@@ -245,7 +238,9 @@ class TextMaker:
         return out  # type: ignore[return-value]
 
     def _slices(self, targets: list[int], seeds: list[int]) -> list[tuple[int, int, int]]:
-        """`_slice` for many (target, seed) pairs in one numpy pass: (start, end, short) each."""
+        """One corpus slice of at most `target` (< corpus) tokens for each (target, seed) pair,
+        in one numpy pass: (start, end, tokens short) each, the best of `PLAN_CANDIDATES`
+        consecutive clean end points from a hashed position."""
         c = self.corpus
         clean_tok = self._clean_tok
         target = np.asarray(targets, dtype=np.int64)
@@ -256,7 +251,7 @@ class TextMaker:
             dtype=np.int64,
         )
         # Where fewer than PLAN_CANDIDATES points remain, the extra columns repeat earlier ones,
-        # and argmin keeps the first of equal values: the choice is `_slice`'s.
+        # and argmin keeps the first of equal values: as if only the distinct ones were tried.
         pick = lo[:, None] + (first[:, None] + np.arange(PLAN_CANDIDATES)) % span[:, None]
         end_tok = clean_tok[pick]
         starts = np.searchsorted(c.tok_at, end_tok - target[:, None], side="left")
@@ -270,38 +265,6 @@ class TextMaker:
             strict=True,
         )
         return [(int(a), int(b), int(r)) for a, b, r in chosen]
-
-    def _body(self, seed: int, target: int) -> tuple[tuple[tuple[int, int], ...], int, int]:
-        """Corpus slices of `target` tokens, less a few: (slices, whole copies, tokens short).
-
-        A second (third, ...) slice fills what the first could not reach, so the word line
-        that makes up the rest stays short even when the tokenizer left few cut points.
-        """
-        repeats, rest = divmod(target, self.corpus.tokens)
-        slices = []
-        for i in range(MAX_SLICES):
-            if rest == 0 or (i and rest <= WORD_FILL):
-                break
-            start, end, short = self._slice(_splitmix(seed + i), rest)
-            if end == start:
-                break
-            slices.append((start, end))
-            rest = short
-        return tuple(slices), repeats, rest
-
-    def _slice(self, seed: int, target: int) -> tuple[int, int, int, int]:
-        """One corpus slice of at most `target` (< corpus) tokens: (start, end, tokens short)."""
-        c = self.corpus
-        clean_tok = self._clean_tok
-        lo = int(np.searchsorted(clean_tok, target, side="left"))
-        span = len(clean_tok) - lo
-        first = _splitmix(seed) % span
-        pick = lo + (first + np.arange(min(PLAN_CANDIDATES, span))) % span
-        end_tok = clean_tok[pick]
-        starts = np.searchsorted(c.tok_at, end_tok - target, side="left")
-        rest = target - (end_tok - c.tok_at[starts])
-        best = int(np.argmin(rest))
-        return int(starts[best]), int(c.clean[pick[best]]), int(rest[best])
 
     def _word_indices(self, layout: _Layout) -> list[int]:
         n = len(self._words)
