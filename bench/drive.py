@@ -73,14 +73,14 @@ async def closed_loop(
 async def run_agentload(args: argparse.Namespace) -> tuple[list[Result], float, float]:
     from agentload.client.body import build_body
     from agentload.client.endpoint import Endpoint
-    from agentload.client.records_io import RecordWriter
     from agentload.client.stream import CallMeta, StreamingClient
+    from agentload.results.jsonl import JsonlAppender
     from agentload.run.runner import quiet_collector
 
     endpoint = Endpoint(base_url=args.url, model="mock")
     body = build_body(endpoint, args.tokens, messages=PROMPT)
     records_path = args.records or Path(tempfile.mkdtemp()) / "records.jsonl"
-    with RecordWriter(records_path) as writer:
+    with JsonlAppender(records_path) as writer:
         async with StreamingClient(endpoint) as client:
 
             async def call(request_id: str) -> Result:

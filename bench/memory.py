@@ -29,7 +29,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from agentload.client.record import RequestRecord
+from agentload.results.record import RequestRecord
 from agentload.run.agent import Agent
 from agentload.workload.load import DEFAULT_WORKLOAD, load_workload
 from agentload.workload.model import Workload, prompt_tokens

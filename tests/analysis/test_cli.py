@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agentload.cli import main
-from tests.analysis.summaries import gb300_like, probe, write_summary
+from tests.analysis.summaries import gb300_like, probe, tier, write_summary
 from tests.analysis.test_mix import COUNCIL_TRACE
 
 EXIT_USAGE = 2
@@ -135,8 +135,8 @@ def test_cost_results_dir_self_host_vs_api(
     assert column(gpu_hour, "electricity $/M tokens")[0] == pytest.approx(
         1.4 * 0.1 / (185_382 * 3600) * 1e6
     )
-    # Probes without a measured mix have no $/M output tokens.
-    assert column(gpu_hour, "all-in $/M output tokens")[1] is None
+    # Every probe carries its measured mix, so every row has a $/M output tokens.
+    assert all(value is not None for value in column(gpu_hour, "all-in $/M output tokens"))
     assert any(name.startswith("measured") for name in column(hosted, "mix"))
     even = column(own, "break-even utilisation %")[0]
     assert 0 < even < 50  # cheaper than the API at the typed 50% utilisation
@@ -228,7 +228,10 @@ def test_bad_input_is_one_line_and_exit_2(
 def test_bad_summary_names_file_and_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write_summary(tmp_path, tiers=[{"name": "t", "max_agents": -3}])
+    write_summary(tmp_path, tiers=[tier("t", max_agents=3)])
+    raw = json.loads((tmp_path / "summary.json").read_text())
+    raw["tiers"][0]["max_agents"] = -3
+    (tmp_path / "summary.json").write_text(json.dumps(raw))
     line = error_line(capsys, "decode", str(tmp_path))
     assert f"{tmp_path / 'summary.json'}: field 'tiers[0].max_agents'" in line
 

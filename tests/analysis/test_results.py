@@ -2,27 +2,32 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from agentload.analysis.results import load_recorded_calls, load_results
 from agentload.errors import InputError
-from tests.analysis.summaries import gb300_like, write_summary
+from tests.analysis.summaries import gb300_like, tier, write_summary
 
 
 def test_a_minimal_summary_reads(tmp_path: Path) -> None:
-    results = load_results(write_summary(tmp_path / "r", tiers=[{"name": "t"}]))
+    results = load_results(write_summary(tmp_path / "r", tiers=[tier("t")]))
     assert results.label == "" and results.gpus is None
-    assert results.power.source == "unknown" and results.power.mean_watts is None
+    assert results.power.source == "none" and results.power.mean_watts is None
     (point,) = results.points()
     assert point.gpus == 1 and not point.gpus_known
     assert point.origin.endswith("summary.json")
 
 
-def test_name_stands_for_label_and_unknown_fields_are_ignored(tmp_path: Path) -> None:
-    directory = write_summary(tmp_path / "r", name="B300 run", manifest={"x": 1}, future=[1, 2])
+def test_analysis_reads_the_contract_and_refuses_unknown_fields(tmp_path: Path) -> None:
+    directory = write_summary(tmp_path / "r", label="B300 run")
     assert load_results(directory).label == "B300 run"
+    raw = json.loads((directory / "summary.json").read_text())
+    (directory / "summary.json").write_text(json.dumps({**raw, "future": [1, 2]}))
+    with pytest.raises(InputError, match="field 'future'"):
+        load_results(directory)
 
 
 def test_tier_power_falls_back_to_its_probe_then_the_run(tmp_path: Path) -> None:
@@ -41,13 +46,18 @@ def test_a_summary_file_path_works_too(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        ('{"schema_version": 1,\n "gpus": 0}', "field 'gpus'"),
         (
-            '{"schema_version": 1, "tiers": [{"name": "a", "total_tokens_per_s": -5}]}',
-            "field 'tiers[0].total_tokens_per_s'",
+            '{"schema_version": 1, "kind": "run", "tool_version": "t", "label": "",'
+            ' "complete": true,\n "gpus": 0}',
+            "field 'gpus'",
+        ),
+        (
+            '{"schema_version": 1, "kind": "search", "tool_version": "t", "label": "",'
+            ' "complete": true, "tiers": [{"name": "a", "total_tokens_per_s": -5}]}',
+            "field 'tiers[0].output_speed_floor_tokens_per_s'",
         ),
         ('{"schema_version": 2}', "newer than this reader"),
-        ('{"gpus": 1}', "field 'schema_version'"),
+        ('{"gpus": 1}', "field 'kind'"),
         ('{"schema_version": 1,\n\n "gpus": }', "summary.json:3"),
         ("[1, 2]", "expected a JSON object"),
     ],

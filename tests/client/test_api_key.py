@@ -7,8 +7,8 @@ import pytest
 
 from agentload.client.body import chat_body
 from agentload.client.endpoint import Endpoint
-from agentload.client.records_io import RecordWriter
 from agentload.client.stream import CallMeta, StreamingClient
+from agentload.results.jsonl import JsonlAppender
 from tests.client.conftest import FakeServer
 
 KEY_ENV = "AGENTLOAD_TEST_API_KEY"
@@ -43,7 +43,7 @@ async def test_key_sent_as_bearer_and_absent_from_records(
     assert echoed.record.error_detail is not None and "[redacted]" in echoed.record.error_detail
 
     path = tmp_path / "records.jsonl"
-    with RecordWriter(path) as writer:
+    with JsonlAppender(path) as writer:
         writer.write(ok.record)
         writer.write(echoed.record)
     written = path.read_bytes()

@@ -13,9 +13,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from agentload.client.record import RequestRecord
-from agentload.client.records_io import RecordWriter, load_records
 from agentload.errors import InputError
+from agentload.results.jsonl import JsonlAppender
+from agentload.results.record import RequestRecord, load_records
 
 
 def record(n: int) -> RequestRecord:
@@ -38,7 +38,7 @@ def record(n: int) -> RequestRecord:
 
 def test_round_trip_and_owner_only_file(tmp_path: Path) -> None:
     path = tmp_path / "records.jsonl"
-    with RecordWriter(path) as writer:
+    with JsonlAppender(path) as writer:
         for n in range(3):
             writer.write(record(n))
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -49,9 +49,9 @@ def test_round_trip_and_owner_only_file(tmp_path: Path) -> None:
 
 def test_writer_appends_to_an_existing_file(tmp_path: Path) -> None:
     path = tmp_path / "records.jsonl"
-    with RecordWriter(path) as writer:
+    with JsonlAppender(path) as writer:
         writer.write(record(0))
-    with RecordWriter(path) as writer:
+    with JsonlAppender(path) as writer:
         writer.write(record(1))
     assert [r.id for r in load_records(path).records] == ["0-0", "0-1"]
 
@@ -62,12 +62,12 @@ def test_writer_refuses_a_symlink(tmp_path: Path) -> None:
     link = tmp_path / "records.jsonl"
     link.symlink_to(target)
     with pytest.raises(InputError, match=r"records\.jsonl"):
-        RecordWriter(link)
+        JsonlAppender(link)
 
 
 def test_torn_last_line_is_dropped_with_a_note(tmp_path: Path) -> None:
     path = tmp_path / "records.jsonl"
-    with RecordWriter(path) as writer:
+    with JsonlAppender(path) as writer:
         writer.write(record(0))
         writer.write(record(1))
     whole = orjson.dumps(record(2).model_dump())
@@ -108,9 +108,9 @@ def test_records_written_before_sigkill_all_load(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         import sys
-        from agentload.client.record import RequestRecord
-        from agentload.client.records_io import RecordWriter
-        writer = RecordWriter({str(path)!r})
+        from agentload.results.record import RequestRecord
+        from agentload.results.jsonl import JsonlAppender
+        writer = JsonlAppender({str(path)!r})
         n = 0
         while True:
             writer.write(RequestRecord(id=f"0-{{n}}", agent=0, session="s", turn=0,

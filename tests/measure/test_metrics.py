@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentload.client.record import RequestRecord
 from agentload.measure.metrics import (
     RecordTable,
     attributed_tokens,
@@ -19,6 +18,7 @@ from agentload.measure.metrics import (
     window_samples,
 )
 from agentload.measure.window import Window
+from agentload.results.record import RequestRecord
 
 T0 = 1_700_000_000.0
 _ids = count()

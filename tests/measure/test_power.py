@@ -11,17 +11,11 @@ from hypothesis import strategies as st
 
 from agentload.errors import InputError
 from agentload.measure.metrics import TokenCounts
-from agentload.measure.power import (
-    JsonLinesAppender,
-    PowerSample,
-    assumed_figures,
-    default_max_gap_s,
-    energy_figures,
-    integrate,
-    load_power_samples,
-)
+from agentload.measure.power import assumed_figures, default_max_gap_s, energy_figures, integrate
 from agentload.measure.window import Window
-from agentload.report.schema import PowerFigures
+from agentload.results.jsonl import JsonlAppender, read_jsonl
+from agentload.results.samples import PowerSample
+from agentload.results.summary import PowerFigures
 
 STEP = 0.1
 GAP = 0.5
@@ -218,18 +212,18 @@ def test_energy_figures_per_mw_and_per_token() -> None:
 def test_power_jsonl_round_trip_and_torn_last_line(tmp_path: Path) -> None:
     path = tmp_path / "power.jsonl"
     samples = power_samples(grid(0, 1), lambda t: 123.0, lambda t: 123.0 * t)
-    writer = JsonLinesAppender(path)
+    writer = JsonlAppender(path)
     for sample in samples:
         writer.write(sample)
     writer.close()
     assert path.stat().st_mode & 0o777 == 0o600
-    assert load_power_samples(path) == samples
+    assert read_jsonl(path, PowerSample).items == samples
     with path.open("ab") as f:
         f.write(b'{"t": 5.0, "watts": 1')
-    assert load_power_samples(path) == samples
+    assert read_jsonl(path, PowerSample).items == samples
     path.write_bytes(b'{"t": 1.0, "watts": -5, "device_watts": [], "devices": []}\n\n')
     with pytest.raises(InputError) as caught:
-        load_power_samples(path)
+        read_jsonl(path, PowerSample)
     assert ":1: field 'watts'" in str(caught.value)
 
 

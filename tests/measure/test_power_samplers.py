@@ -18,7 +18,7 @@ from aiohttp import web
 import agentload.measure.power_samplers as power_samplers
 from agentload.clock import now
 from agentload.errors import AgentloadError, InputError
-from agentload.measure.power import integrate, load_power_samples
+from agentload.measure.power import integrate
 from agentload.measure.power_recorder import PowerRecorder
 from agentload.measure.power_samplers import (
     AmdSmiSampler,
@@ -31,6 +31,8 @@ from agentload.measure.power_samplers import (
 from agentload.measure.power_spec import parse_power_spec, power_spec_from_options
 from agentload.measure.prometheus import parse
 from agentload.measure.window import Window
+from agentload.results.jsonl import read_jsonl
+from agentload.results.samples import PowerSample
 
 # --- NVML, replaced at the library boundary ---------------------------------------------------
 
@@ -163,7 +165,7 @@ def test_recorder_thread_writes_samples_and_integrates(
     samples = recorder.samples
     assert not recorder.running and recorder.failures == 0
     assert len(samples) >= 10
-    assert load_power_samples(path) == samples
+    assert read_jsonl(path, PowerSample).items == samples
     assert figures.valid and figures.source == "nvml"
     assert figures.mean_watts == pytest.approx(500.0, rel=0.02)
     assert figures.coverage == pytest.approx(1.0)

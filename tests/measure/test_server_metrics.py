@@ -19,14 +19,14 @@ from agentload.measure.server_metrics import (
     SGLANG,
     VLLM,
     ServerMetricsScraper,
-    ServerScrape,
     detect_engine,
     engine_names_from_mapping,
-    load_scrapes,
     metrics_url,
     read_exposition,
     server_window,
 )
+from agentload.results.jsonl import read_jsonl
+from agentload.results.samples import ServerScrape
 
 
 def vllm_text(hits: float, queries: float, prompt: float, generation: float, kv: float) -> str:
@@ -280,7 +280,7 @@ async def test_scraper_over_http(vllm_server: tuple[str, list[int]], tmp_path: P
     assert window.hit_rate == pytest.approx(0.6)
     assert window.running is not None and window.running.scrapes == len(scraper.scrapes)
     assert window.running.mean == pytest.approx(4.0)
-    assert load_scrapes(path) == scraper.scrapes
+    assert read_jsonl(path, ServerScrape).items == scraper.scrapes
 
 
 async def test_scraper_records_failures(vllm_server: tuple[str, list[int]]) -> None:

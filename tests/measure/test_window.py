@@ -7,8 +7,8 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from agentload.client.record import RequestRecord
 from agentload.measure.window import STEADY_STATE_SETTLE_S, Window, steady_state_window
+from agentload.results.record import RequestRecord
 
 T0 = 1_700_000_000.0
 

@@ -25,8 +25,8 @@ from agentload.client.sse import parse_sse
 from agentload.commands.run import settings_from, target_from
 from agentload.commands.search import search_settings_from
 from agentload.errors import AgentloadError, InputError
+from agentload.results.tiers import load_tiers, parse_tier
 from agentload.run.execute import check_target_options
-from agentload.run.tiers import load_tiers, parse_tier
 from agentload.workload import agentperf, mooncake, synthetic, usage_log
 from agentload.workload.load import load_workload
 

@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 
 from agentload.cli import main
-from agentload.client.records_io import RecordWriter
 from agentload.errors import AgentloadError
 from agentload.files import write_json_atomic
-from agentload.measure.power import JsonLinesAppender
 from agentload.report.html import write_report
-from agentload.report.load import load_results
+from agentload.report.load import load_view
+from agentload.results.jsonl import JsonlAppender
 from agentload.run.results_dir import append_probe
 from tests.conftest import require_engine
 from tests.reliability.conftest import files_under, write_usage_log
@@ -114,9 +113,9 @@ def test_a_results_file_precreated_as_a_symlink_is_refused(
 
 
 WRITERS: dict[str, Callable[[Path], object]] = {
-    "records": lambda path: RecordWriter(path),
+    "records": lambda path: JsonlAppender(path),
     "json": lambda path: write_json_atomic(path, {"a": 1}),
-    "jsonl": lambda path: JsonLinesAppender(path),
+    "jsonl": lambda path: JsonlAppender(path),
 }
 
 
@@ -141,9 +140,9 @@ def test_probes_and_the_report_are_not_written_through_a_symlink(
     victim.write_text("untouched")
     (out / "report.html").symlink_to(victim)
     with pytest.raises(AgentloadError):
-        write_report(load_results(out))
+        write_report(load_view(out))
     (out / "probes.jsonl").symlink_to(victim)
-    with pytest.raises(OSError):
+    with pytest.raises(AgentloadError, match=r"probes\.jsonl"):
         append_probe(out, None)  # type: ignore[arg-type]  # refused before it is serialised
     assert victim.read_text() == "untouched"
     code = main(["report", str(out)])

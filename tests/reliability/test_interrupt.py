@@ -17,9 +17,9 @@ import orjson
 import pytest
 
 from agentload.client import errors
-from agentload.client.records_io import load_records
 from agentload.engines.llamacpp import LocalEngine, free_port
 from agentload.engines.tokenizer import default_tokenizer_path
+from agentload.results.record import load_records
 from tests.conftest import require_engine
 from tests.reliability.conftest import (
     PlannedServer,

@@ -18,8 +18,8 @@ import orjson
 import pytest
 
 from agentload.cli import main
-from agentload.client.records_io import load_records
 from agentload.engines.tokenizer import default_tokenizer_path
+from agentload.results.record import load_records
 from tests.reliability.conftest import (
     SMALL_WORKLOAD,
     PlannedServer,

@@ -13,9 +13,9 @@ import orjson
 import pytest
 
 from agentload.cli import main
-from agentload.client.records_io import load_records
 from agentload.engines.llamacpp import LocalEngine
 from agentload.engines.tokenizer import default_tokenizer_path
+from agentload.results.record import load_records
 from tests.reliability.conftest import (
     PlannedServer,
     StartServer,

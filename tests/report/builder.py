@@ -1,7 +1,7 @@
 """Results directories built from synthetic records, for the report tests (no server).
 
 `build_results` lays out what a search writes: a manifest, records appended by the real
-`RecordWriter`, probes, power samples and a `summary.json` whose figures are computed from the
+`JsonlAppender`, probes, power samples and a `summary.json` whose figures are computed from the
 records by the real metric functions, so the report and the summary agree by construction.
 Agents run in a closed loop: prompt, a first token after a load-dependent TTFT, output at a
 load-dependent speed, then tool time.
@@ -16,22 +16,22 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from agentload.client.record import RequestRecord
-from agentload.client.records_io import RecordWriter
 from agentload.files import write_json_atomic
+from agentload.measure.figures import probe_figures
 from agentload.measure.metrics import RecordTable, window_metrics
-from agentload.measure.power import PowerSample
 from agentload.measure.window import Window
-from agentload.report.figures import probe_figures
-from agentload.report.load import (
+from agentload.results.files import (
     MANIFEST_FILE,
     POWER_FILE,
     PROBES_FILE,
     RECORDS_FILE,
     SUMMARY_FILE,
 )
-from agentload.report.schema import PowerFigures, ProbeFigures, Summary, TierResult
-from agentload.run.tiers import Tier
+from agentload.results.jsonl import JsonlAppender
+from agentload.results.record import RequestRecord
+from agentload.results.samples import PowerSample
+from agentload.results.summary import PowerFigures, ProbeFigures, Summary, TierResult
+from agentload.results.tiers import Tier
 
 T0 = 1_750_000_000.0
 """Epoch seconds the synthetic run starts at."""
@@ -209,7 +209,7 @@ def build_results(
                 "t_last": None,
             }
         )
-    with RecordWriter(path / RECORDS_FILE) as writer:
+    with JsonlAppender(path / RECORDS_FILE) as writer:
         for record in records:
             writer.write(record)
     if torn_line:
@@ -311,7 +311,7 @@ def build_run(
     rng = np.random.default_rng(seed)
     path.mkdir(parents=True, exist_ok=True)
     records, windows = _records([agents], window_s, rng, 0)
-    with RecordWriter(path / RECORDS_FILE) as writer:
+    with JsonlAppender(path / RECORDS_FILE) as writer:
         for record in records:
             writer.write(record)
     if torn_line:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from agentload.report.html import write_report
-from agentload.report.load import load_results
+from agentload.report.load import load_view
 from agentload.report.svg import BLUE
 from tests.report.builder import build_results
 from tests.report.png import decode
@@ -66,7 +66,7 @@ def _hex(color: str) -> tuple[int, int, int]:
 def test_the_report_renders_with_the_curve_visible(tmp_path: Path) -> None:
     binary = chromium()
     built = build_results(tmp_path / "results")
-    report = write_report(load_results(built.path))
+    report = write_report(load_view(built.path))
     url = report.resolve().as_uri()
 
     dom = run_chromium(binary, tmp_path / "profile-dom", "--dump-dom", url)

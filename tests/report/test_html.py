@@ -10,7 +10,7 @@ import pytest
 
 from agentload.report.charts import agents_words
 from agentload.report.html import REPORT_FILE, render_report, write_report
-from agentload.report.load import load_results
+from agentload.report.load import load_view
 from tests.report.builder import THEORETICAL_HIT_RATE, TIERS, build_results, build_run
 
 ATTACK = "<script>alert(1)</script>"
@@ -65,14 +65,14 @@ def curve_points(document: str, cls: str) -> list[dict[str, str | None]]:
 @pytest.fixture(scope="module")
 def full(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     built = build_results(tmp_path_factory.mktemp("full") / "r", errors=3)
-    return built.path, render_report(load_results(built.path))
+    return built.path, render_report(load_view(built.path))
 
 
 def test_the_curve_has_one_point_per_probe_and_a_ring_per_tier_result(
     full: tuple[Path, str],
 ) -> None:
     path, document = full
-    view = load_results(path)
+    view = load_view(path)
     points = curve_points(document, "probe-point")
     assert sorted(int(p["data-agents"] or 0) for p in points) == sorted(
         p.figures.agents for p in view.points
@@ -86,7 +86,7 @@ def test_the_curve_has_one_point_per_probe_and_a_ring_per_tier_result(
 
 def test_higher_throughput_is_drawn_higher(full: tuple[Path, str]) -> None:
     path, document = full
-    view = load_results(path)
+    view = load_view(path)
     by_agents = {
         int(p["data-agents"] or 0): float(p["cy"] or 0)
         for p in curve_points(document, "probe-point")
@@ -140,7 +140,7 @@ def test_every_chart_names_its_source(full: tuple[Path, str]) -> None:
 
 def test_a_killed_run_is_marked_incomplete_and_still_drawn(tmp_path: Path) -> None:
     built = build_results(tmp_path / "r", summary=False, torn_line=True)
-    document = render_report(load_results(built.path))
+    document = render_report(load_view(built.path))
     assert "INCOMPLETE" in document and "probes.jsonl" in document
     assert len(curve_points(document, "probe-point")) == len(built.probes)
     assert "torn last line" in document
@@ -150,7 +150,7 @@ def test_a_killed_run_is_marked_incomplete_and_still_drawn(tmp_path: Path) -> No
 
 def test_a_plain_killed_run_gets_one_point_from_its_records(tmp_path: Path) -> None:
     built = build_run(tmp_path / "r", agents=3)
-    document = render_report(load_results(built.path))
+    document = render_report(load_view(built.path))
     assert "INCOMPLETE" in document
     (point,) = curve_points(document, "probe-point")
     assert point["data-agents"] == "3"
@@ -165,7 +165,7 @@ def test_strings_from_files_and_servers_appear_only_escaped(tmp_path: Path, wher
         label=ATTACK if where == "label" else "l",
         error_detail=ATTACK if where == "error_detail" else None,
     )
-    document = render_report(load_results(built.path))
+    document = render_report(load_view(built.path))
     assert ATTACK not in document
     assert "<script" not in document.lower()
     assert ESCAPED in document
@@ -176,13 +176,13 @@ def test_a_note_and_a_tier_name_are_escaped(tmp_path: Path) -> None:
     with open(built.path / "probes.jsonl", "ab") as f:
         f.write(b'{"agents": "' + ATTACK.encode() + b'"}\n')
     (built.path / "summary.json").write_text('{"kind": "' + ATTACK + '"}')
-    document = render_report(load_results(built.path))
+    document = render_report(load_view(built.path))
     assert ATTACK not in document and "<script" not in document.lower()
 
 
 def test_the_report_file_is_owner_only_and_refuses_a_symlink(tmp_path: Path) -> None:
     built = build_run(tmp_path / "r")
-    view = load_results(built.path)
+    view = load_view(built.path)
     written = write_report(view)
     assert written == built.path / REPORT_FILE
     assert written.stat().st_mode & 0o777 == 0o600
@@ -197,7 +197,7 @@ def test_the_report_file_is_owner_only_and_refuses_a_symlink(tmp_path: Path) -> 
 
 def test_cache_hit_rates_show_client_server_and_theoretical(tmp_path: Path) -> None:
     built = build_results(tmp_path / "r", server_hit_rate=0.875)
-    document = render_report(load_results(built.path))
+    document = render_report(load_view(built.path))
     section = document[document.index("Cache hit rates") :]
     assert section.count(", server: 87.5%") == len(built.probes)
     for probe in built.probes:

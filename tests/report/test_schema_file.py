@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agentload.report.schema import SUMMARY_SCHEMA_VERSION, Summary
+from agentload.results.summary import SUMMARY_SCHEMA_VERSION, Summary
 from tests.paths import REPO
 
 SCHEMA_FILE = REPO / "docs" / "summary.schema.json"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentload.client.record import RequestRecord
+from agentload.results.record import RequestRecord
 from agentload.run.agent import Agent
 from agentload.workload.model import PromptSegment, Segment, Session, Turn
 from agentload.workload.replies import Replies

@@ -15,7 +15,7 @@ import tracemalloc
 from collections.abc import Mapping
 from typing import Any
 
-from agentload.client.record import RequestRecord
+from agentload.results.record import RequestRecord
 from agentload.run.agent import Agent
 from agentload.workload.model import Segment, Session, Turn
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentload.run.plan import bracket, next_probe
+from agentload.results.brackets import bracket
+from agentload.run.plan import next_probe
 
 
 def _search(capacity: dict[str, int], *, start: int, max_agents: int, precision: float):

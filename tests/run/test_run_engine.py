@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from agentload.client.records_io import load_records
 from agentload.engines.llamacpp import LocalEngine
 from agentload.files import read_json
 from agentload.measure.metrics import window_metrics
 from agentload.measure.window import Window
+from agentload.results.record import load_records
 from agentload.run.execute import RunRequest, execute_run
 from agentload.run.settings import RunSettings
 from agentload.run.target import Target

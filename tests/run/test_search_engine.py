@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from agentload.client.records_io import load_records
 from agentload.engines.llamacpp import LocalEngine
 from agentload.files import read_json
 from agentload.measure.power_spec import parse_power_spec
-from agentload.report.schema import ProbeFigures, Summary
+from agentload.results.record import load_records
+from agentload.results.summary import ProbeFigures, Summary
+from agentload.results.tiers import Tier
 from agentload.run.execute_search import SearchRequest, execute_search
 from agentload.run.search import SearchSettings
 from agentload.run.target import Target
-from agentload.run.tiers import Tier
 
 WORKLOAD = (
     "synthetic:agentic-coding?sessions=16&system_tokens=256&min_input=400&mean_input=1200"

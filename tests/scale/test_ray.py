@@ -8,15 +8,15 @@ import pytest
 from bench.mock import MockServer
 from rich.console import Console
 
-from agentload.client.records_io import load_records
 from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.files import read_json
+from agentload.results.record import load_records
+from agentload.results.tiers import Tier
 from agentload.run.execute import RunRequest, execute_run
 from agentload.run.execute_search import SearchRequest, execute_search
 from agentload.run.search import SearchSettings
 from agentload.run.settings import RunSettings
 from agentload.run.target import Target
-from agentload.run.tiers import Tier
 from tests.scale.conftest import FAST_WORKLOAD
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'agentload[ray]')")

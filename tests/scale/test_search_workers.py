@@ -13,8 +13,8 @@ from bench.mock import MockServer
 
 from agentload import clock
 from agentload.client.endpoint import Endpoint
-from agentload.client.records_io import load_records
 from agentload.engines.tokenizer import default_tokenizer_path
+from agentload.results.record import load_records
 from agentload.run.search_workers import SearchWorkers, WorkerLost
 from agentload.run.settings import RunSettings
 from agentload.workload.load import load_workload

@@ -12,7 +12,7 @@ from rich.console import Console
 from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.files import read_json, write_json_atomic
 from agentload.report.html import write_report
-from agentload.report.load import load_results
+from agentload.report.load import load_view
 from agentload.run.execute import RunRequest, execute_run
 from agentload.run.selfcheck import (
     CPU_SHARE_LIMIT,
@@ -94,5 +94,5 @@ def test_every_run_records_its_self_check(mock_server: MockServer, tmp_path: Pat
     flagged = {**summary, "client_ok": False}
     flagged["selfcheck"] = {**check, "ok": False, "notes": ["client CPU 97% of a core > 90%"]}
     write_json_atomic(tmp_path / "run" / "summary.json", flagged)
-    page = write_report(load_results(tmp_path / "run")).read_text()
+    page = write_report(load_view(tmp_path / "run")).read_text()
     assert "fell behind its schedule" in page and "client CPU 97% of a core" in page

@@ -10,9 +10,9 @@ from bench.mock import MockServer
 from rich.console import Console
 
 from agentload import clock
-from agentload.client.records_io import load_records
 from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.files import read_json
+from agentload.results.record import load_records
 from agentload.run.execute import RunRequest, execute_run
 from agentload.run.settings import RunSettings
 from agentload.run.target import Target

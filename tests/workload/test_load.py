@@ -16,8 +16,13 @@ DATA_SUFFIXES = (".jsonl", ".csv", ".json")
 EXAMPLES = Path(__file__).parent / "data"
 
 
+WORKLOAD_FOLDERS = (TRACES, AGENTPERF)
+"""Where the shared workloads are (`data/published/` holds published figures, not sessions)."""
+
+
 def _shared_files() -> list[Path]:
-    return sorted(p for p in (SHARED / "data").rglob("*") if p.suffix in DATA_SUFFIXES)
+    found = (p for folder in WORKLOAD_FOLDERS for p in folder.rglob("*"))
+    return sorted(p for p in found if p.suffix in DATA_SUFFIXES)
 
 
 def test_shared_data_is_there() -> None:

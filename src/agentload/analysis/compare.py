@@ -72,13 +72,13 @@ def compare(
     tier_names: list[str] = []
     for result in results:
         for tier in result.tiers:
-            if tier.name not in tier_names:
-                tier_names.append(tier.name)
+            if tier.tier is not None and tier.tier not in tier_names:
+                tier_names.append(tier.tier)
     tables = [systems]
     for name in tier_names:
         columns = []
         for label, result in zip(labels, results, strict=True):
-            point = next((p for p in result.tier_points() if p.label == f"tier {name}"), None)
+            point = next((p for p in result.tier_points() if p.tier == name), None)
             decoded = decode_point(point) if point is not None else None
             columns.append(_metric_values(decoded, prices.get(label)))
         rows = []

@@ -1,75 +1,33 @@
-"""Reading what analysis needs from a results directory, in one place.
+"""Operating points of a deployment, from a results directory's summary or typed in.
 
-A results directory holds `summary.json`, written last and atomically by a run. Only the fields
-analysis uses are modelled here, all optional but the identifying ones, and unknown fields are
-ignored, so the run engine can add to the format without breaking this reader. Throughputs in
-the summary are for the whole deployment (all `gpus`); `power.mean_watts` is the mean
-accelerator power of the whole deployment.
-
-`OperatingPoint` is one measured (or typed-in) point: a tier's result or a probe. Every analysis
-verb works on operating points, whatever they came from.
+A results directory is read through the contract (`agentload.results.load.read_summary`: the
+same frozen models the run writes); this module turns its summary into `OperatingPoint`s, one
+per tier result and one per probe. Throughputs are for the whole deployment (all `gpus`);
+`watts` is the mean accelerator power of the whole deployment. Every analysis verb works on
+operating points, whatever they came from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import orjson
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
-from pydantic_core import ErrorDetails
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.errors import InputError
-from agentload.report.schema import SUMMARY_FILE
+from agentload.results.load import read_summary, summary_path
+from agentload.results.summary import PowerFigures, ProbeFigures, Summary, TierResult
+from agentload.units import WATTS_PER_MW
 
-SCHEMA_VERSION = 1
-"""The newest summary schema this reader understands."""
-WATTS_PER_MW = 1e6
 TYPED_IN = "typed in"
 
 Kind = Literal["tier", "probe", "typed"]
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
-
-
-class PowerSummary(_Record):
-    """How the run measured power, and the deployment's mean accelerator power."""
-
-    source: str = "unknown"
-    mean_watts: float | None = Field(default=None, ge=0)
-    assumed: bool = False
-
-
-class _PointFigures(_Record):
-    """Figures a tier result and a probe both carry: throughput split, speed, TTFT, power."""
-
-    total_tokens_per_s: float | None = Field(default=None, ge=0)
-    output_tokens_per_s: float | None = Field(default=None, ge=0)
-    cached_input_tokens_per_s: float | None = Field(default=None, ge=0)
-    uncached_input_tokens_per_s: float | None = Field(default=None, ge=0)
-    p25_output_tokens_per_s: float | None = Field(default=None, ge=0)
-    p50_output_tokens_per_s: float | None = Field(default=None, ge=0)
-    p95_ttft_s: float | None = Field(default=None, ge=0)
-    cache_hit_rate: float | None = Field(default=None, ge=0, le=1)
-    mean_watts: float | None = Field(default=None, ge=0)
-
-
-class TierSummary(_PointFigures):
-    """One SLO tier's result: the most agents that met it, and the figures at that point."""
-
-    name: str = Field(min_length=1)
-    max_agents: int | None = Field(default=None, ge=0)
-    agents_per_mw: float | None = Field(default=None, ge=0)
-    total_tokens_per_s_per_mw: float | None = Field(default=None, ge=0)
-
-
-class ProbeSummary(_PointFigures):
-    """One concurrency level measured during a search."""
-
-    agents: int = Field(ge=1)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class OperatingPoint(_Record):
@@ -77,6 +35,8 @@ class OperatingPoint(_Record):
 
     label: str
     kind: Kind
+    tier: str | None = None
+    """The tier's name, for a tier result (or a typed system's tier)."""
     origin: str = TYPED_IN
     """Where the figures came from: `typed in` or the summary file's path."""
     agents: int | None = Field(default=None, ge=0)
@@ -121,129 +81,104 @@ class OperatingPoint(_Record):
 
 
 class Results(_Record):
-    """The part of `summary.json` analysis reads."""
+    """One deployment's operating points: its tier results and probes, and where from."""
 
-    schema_version: int = Field(ge=1, le=SCHEMA_VERSION)
-    label: str = Field(default="", validation_alias=AliasChoices("label", "name"))
+    label: str = ""
     gpus: int | None = Field(default=None, ge=1)
-    power: PowerSummary = PowerSummary()
-    tiers: tuple[TierSummary, ...] = ()
-    probes: tuple[ProbeSummary, ...] = ()
+    power: PowerFigures = PowerFigures()
     origin: str = TYPED_IN
-    """Set by the loader: the summary file's path (any value in the file is replaced)."""
-
-    def _common(self) -> dict[str, object]:
-        return {
-            "origin": self.origin,
-            "gpus": self.gpus or 1,
-            "gpus_known": self.gpus is not None,
-            "power_source": self.power.source,
-            "power_assumed": self.power.assumed,
-        }
-
-    def _probe_at(self, agents: int | None) -> ProbeSummary | None:
-        return next((p for p in self.probes if p.agents == agents), None)
+    tiers: tuple[OperatingPoint, ...] = ()
+    probes: tuple[OperatingPoint, ...] = ()
 
     def tier_points(self) -> tuple[OperatingPoint, ...]:
         """Each tier's result as an operating point."""
-        return tuple(self._tier_point(tier) for tier in self.tiers)
-
-    def _tier_point(self, tier: TierSummary) -> OperatingPoint:
-        probe = self._probe_at(tier.max_agents)
-        watts = tier.mean_watts
-        if watts is None and probe is not None:
-            watts = probe.mean_watts
-        if watts is None and tier.agents_per_mw and tier.max_agents:
-            watts = tier.max_agents / tier.agents_per_mw * WATTS_PER_MW
-        if watts is None:
-            watts = self.power.mean_watts
-        p50 = tier.p50_output_tokens_per_s
-        if p50 is None and probe is not None:
-            p50 = probe.p50_output_tokens_per_s
-        return OperatingPoint(
-            label=f"tier {tier.name}",
-            kind="tier",
-            agents=tier.max_agents,
-            total_tokens_per_s=tier.total_tokens_per_s,
-            output_tokens_per_s=tier.output_tokens_per_s,
-            cached_input_tokens_per_s=tier.cached_input_tokens_per_s,
-            uncached_input_tokens_per_s=tier.uncached_input_tokens_per_s,
-            cache_hit_rate=tier.cache_hit_rate,
-            p25_output_tokens_per_s=tier.p25_output_tokens_per_s,
-            p50_output_tokens_per_s=p50,
-            p95_ttft_s=tier.p95_ttft_s,
-            watts=watts,
-            recorded_tokens_per_s_per_mw=tier.total_tokens_per_s_per_mw,
-            recorded_agents_per_mw=tier.agents_per_mw,
-            **self._common(),
-        )
+        return self.tiers
 
     def probe_points(self) -> tuple[OperatingPoint, ...]:
         """Each probe as an operating point, by agent count."""
-        return tuple(
-            OperatingPoint(
-                label=f"probe {probe.agents} agents",
-                kind="probe",
-                agents=probe.agents,
-                total_tokens_per_s=probe.total_tokens_per_s,
-                output_tokens_per_s=probe.output_tokens_per_s,
-                cached_input_tokens_per_s=probe.cached_input_tokens_per_s,
-                uncached_input_tokens_per_s=probe.uncached_input_tokens_per_s,
-                cache_hit_rate=probe.cache_hit_rate,
-                p25_output_tokens_per_s=probe.p25_output_tokens_per_s,
-                p50_output_tokens_per_s=probe.p50_output_tokens_per_s,
-                p95_ttft_s=probe.p95_ttft_s,
-                watts=probe.mean_watts if probe.mean_watts is not None else self.power.mean_watts,
-                **self._common(),
-            )
-            for probe in sorted(self.probes, key=lambda p: p.agents)
-        )
+        return self.probes
 
     def points(self) -> tuple[OperatingPoint, ...]:
         """Tier points, then probe points."""
-        return self.tier_points() + self.probe_points()
+        return self.tiers + self.probes
 
 
-def summary_path(path: str | Path) -> Path:
-    """The summary file of a results directory (or the file itself, if given one)."""
-    path = Path(path)
-    if path.is_dir():
-        return path / SUMMARY_FILE
-    return path
+def results_of(summary: Summary, origin: str) -> Results:
+    """A summary's operating points: one per tier result, one per probe (by agent count)."""
+    common: dict[str, Any] = {
+        "origin": origin,
+        "gpus": summary.gpus or 1,
+        "gpus_known": summary.gpus is not None,
+        "power_source": summary.power.source,
+        "power_assumed": summary.power.assumed,
+    }
+    probes = sorted(summary.probes, key=lambda p: p.agents)
+    return Results(
+        label=summary.label,
+        gpus=summary.gpus,
+        power=summary.power,
+        origin=origin,
+        tiers=tuple(_tier_point(t, summary, common) for t in summary.tiers),
+        probes=tuple(_probe_point(p, summary.power, common) for p in probes),
+    )
+
+
+def _tier_point(tier: TierResult, summary: Summary, common: dict[str, Any]) -> OperatingPoint:
+    probe = next((p for p in summary.probes if p.agents == tier.max_agents), None)
+    watts = tier.mean_watts
+    if watts is None and probe is not None:
+        watts = probe.mean_watts
+    if watts is None and tier.agents_per_mw and tier.max_agents:
+        watts = tier.max_agents / tier.agents_per_mw * WATTS_PER_MW
+    if watts is None:
+        watts = summary.power.mean_watts
+    p50 = tier.p50_output_tokens_per_s
+    if p50 is None and probe is not None:
+        p50 = probe.p50_output_tokens_per_s
+    return OperatingPoint(
+        label=f"tier {tier.name}",
+        kind="tier",
+        tier=tier.name,
+        agents=tier.max_agents,
+        total_tokens_per_s=tier.total_tokens_per_s,
+        output_tokens_per_s=tier.output_tokens_per_s,
+        cached_input_tokens_per_s=tier.cached_input_tokens_per_s,
+        uncached_input_tokens_per_s=tier.uncached_input_tokens_per_s,
+        cache_hit_rate=tier.cache_hit_rate,
+        p25_output_tokens_per_s=tier.p25_output_tokens_per_s,
+        p50_output_tokens_per_s=p50,
+        p95_ttft_s=tier.p95_ttft_s,
+        watts=watts,
+        recorded_tokens_per_s_per_mw=tier.total_tokens_per_s_per_mw,
+        recorded_agents_per_mw=tier.agents_per_mw,
+        **common,
+    )
+
+
+def _probe_point(
+    probe: ProbeFigures, power: PowerFigures, common: dict[str, Any]
+) -> OperatingPoint:
+    return OperatingPoint(
+        label=f"probe {probe.agents} agents",
+        kind="probe",
+        agents=probe.agents,
+        total_tokens_per_s=probe.total_tokens_per_s,
+        output_tokens_per_s=probe.output_tokens_per_s,
+        cached_input_tokens_per_s=probe.cached_input_tokens_per_s,
+        uncached_input_tokens_per_s=probe.uncached_input_tokens_per_s,
+        cache_hit_rate=probe.cache_hit_rate,
+        p25_output_tokens_per_s=probe.p25_output_tokens_per_s,
+        p50_output_tokens_per_s=probe.p50_output_tokens_per_s,
+        p95_ttft_s=probe.p95_ttft_s,
+        watts=probe.mean_watts if probe.mean_watts is not None else power.mean_watts,
+        **common,
+    )
 
 
 def load_results(path: str | Path) -> Results:
-    """Read a results directory's summary; bad input raises `InputError` naming file and field."""
-    file = summary_path(path)
-    if not Path(path).exists():
-        raise InputError("no such results directory", path=path)
-    if not file.is_file():
-        raise InputError(f"no {SUMMARY_FILE} here (a finished run writes it last)", path=file)
-    try:
-        raw = orjson.loads(file.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", path=file, line=exc.lineno) from None
-    if not isinstance(raw, dict):
-        raise InputError("expected a JSON object", path=file)
-    try:
-        results = Results.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InputError(_reason(first), path=file, field=_field(first["loc"])) from None
-    return results.model_copy(update={"origin": str(file)})
-
-
-def _field(loc: Iterable[int | str]) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "(top level)"
-
-
-def _reason(error: ErrorDetails) -> str:
-    if error.get("loc") == ("schema_version",) and error.get("type") == "less_than_equal":
-        return f"schema version {error['input']} is newer than this reader ({SCHEMA_VERSION})"
-    return str(error["msg"]).lower()
+    """A results directory's operating points; bad input raises `InputError` naming the file
+    and the field (`agentload.results.load.read_summary`)."""
+    return results_of(read_summary(path), str(summary_path(path)))
 
 
 def load_recorded_calls(path: str | Path) -> list[tuple[int, int]]:

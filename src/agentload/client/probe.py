@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from agentload.client.body import build_body
-from agentload.client.record import RequestRecord
 from agentload.client.stream import CallMeta, StreamingClient
 from agentload.errors import ServerError
+from agentload.results.record import RequestRecord
 
 PROBE_OUTPUT_TOKENS = 16
 PROBE_TEXT = "Say hello."

@@ -31,10 +31,10 @@ from agentload import __version__
 from agentload.client import errors
 from agentload.client.endpoint import Endpoint
 from agentload.client.events import Reply, StreamSummary, summarise
-from agentload.client.record import RequestRecord
 from agentload.client.sse import parse_sse
 from agentload.clock import now
 from agentload.errors import ServerError
+from agentload.results.record import RequestRecord
 
 __all__ = ["CallMeta", "CallResult", "Endpoint", "Reply", "StreamingClient"]
 

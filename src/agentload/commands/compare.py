@@ -10,9 +10,10 @@ from pathlib import Path
 
 from agentload.analysis.compare import compare, unique_labels
 from agentload.analysis.render import tables_html
-from agentload.analysis.results import TYPED_IN, PowerSummary, Results, TierSummary, load_results
+from agentload.analysis.results import TYPED_IN, OperatingPoint, Results, load_results
 from agentload.commands.figures import one_line_errors, parse_number, show_tables
 from agentload.errors import InputError
+from agentload.results.summary import PowerFigures
 
 _SYSTEM_KEYS = {
     "gpus": "GPUs in the deployment",
@@ -124,9 +125,14 @@ def _typed_system(spec: list[str]) -> tuple[Results, float | None]:
     per_gpu_watts = number("watts_per_gpu")
     if per_gpu_watts is not None:
         watts = per_gpu_watts * (gpus or 1)
-    tier = TierSummary(
-        name=values.get("tier", "typed"),
-        max_agents=int(agents) if agents is not None else None,
+    name = values.get("tier", "typed")
+    tier = OperatingPoint(
+        label=f"tier {name}",
+        kind="typed",
+        tier=name,
+        agents=int(agents) if agents is not None else None,
+        gpus=int(gpus) if gpus else 1,
+        gpus_known=bool(gpus),
         total_tokens_per_s=number("total"),
         output_tokens_per_s=number("output"),
         cached_input_tokens_per_s=number("cached"),
@@ -134,13 +140,16 @@ def _typed_system(spec: list[str]) -> tuple[Results, float | None]:
         cache_hit_rate=number("hit", percent=True),
         p25_output_tokens_per_s=number("speed"),
         p95_ttft_s=number("ttft"),
-        mean_watts=watts,
+        watts=watts,
+        power_source=TYPED_IN,
+        power_assumed=watts is not None,
     )
     results = Results(
-        schema_version=1,
         label=label,
         gpus=int(gpus) if gpus else None,
-        power=PowerSummary(source=TYPED_IN, mean_watts=watts, assumed=watts is not None),
+        power=PowerFigures(
+            source=TYPED_IN, mean_watts=watts, assumed=watts is not None, valid=watts is not None
+        ),
         tiers=(tier,),
     )
     return results, number("price")

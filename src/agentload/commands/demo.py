@@ -6,9 +6,9 @@ import argparse
 from pathlib import Path
 
 from agentload.cli import EXIT_INTERRUPTED
+from agentload.results.tiers import preset
 from agentload.run import presets
 from agentload.run.search import SearchSettings
-from agentload.run.tiers import preset
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -17,9 +17,10 @@ from rich.text import Text
 
 from agentload.report.charts import compact, fmt, pct
 from agentload.report.html import REPORT_FILE, write_report
-from agentload.report.load import PROBES_FILE, SUMMARY_FILE, Point, ResultsView, load_results
-from agentload.report.schema import TierResult
+from agentload.report.load import Point, ResultsView, load_view
 from agentload.report.terminal import print_window
+from agentload.results.files import PROBES_FILE, SUMMARY_FILE
+from agentload.results.summary import TierResult
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    view = load_results(args.results)
+    view = load_view(args.results)
     console = Console()
     print_summary(view, console)
     if not args.no_html:

@@ -17,8 +17,8 @@ from agentload.commands.run import (
     workers_from,
 )
 from agentload.errors import AgentloadError, first_problem
+from agentload.results.tiers import PRESETS, Tier, load_tiers, parse_tier, preset, unique_names
 from agentload.run import search as defaults
-from agentload.run.tiers import PRESETS, Tier, load_tiers, parse_tier, preset, unique_names
 from agentload.run.verdict import DEFAULT_CONFIDENCE, DEFAULT_MAX_ERROR_RATE, DEFAULT_MIN_SAMPLES
 
 _LABEL = re.compile(r"[^A-Za-z0-9._-]+")

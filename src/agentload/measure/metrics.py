@@ -31,9 +31,9 @@ from itertools import chain
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from agentload.client.record import RequestRecord
 from agentload.measure.stats import Distribution
 from agentload.measure.window import Window
+from agentload.results.record import RequestRecord
 
 SECONDS = "s"
 TOKENS_PER_S = "tokens/s"

@@ -21,19 +21,16 @@ The rules (also in docs/power.md):
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Protocol
 
 import numpy as np
-import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict
 
-from agentload.errors import InputError
-from agentload.report.schema import PowerFigures
+from agentload.results.samples import PowerSample
+from agentload.results.summary import PowerFigures
+from agentload.units import WATTS_PER_MW
 
-WATTS_PER_MW = 1e6
 JOULES_PER_MILLIJOULE = 1e-3
 WATTS_PER_MILLIWATT = 1e-3
 
@@ -46,9 +43,6 @@ MIN_MAX_GAP_S = 1.0
 """The allowed gap is never below this, s: a reading is an average over about a second anyway
 (NVML's power on recent GPUs, DCGM's fields), and the client's own load can delay a sample."""
 
-FILE_MODE = 0o600
-_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-
 
 class WindowLike(Protocol):
     """Anything with `start` and `end` epoch seconds (e.g. `agentload.measure.window.Window`)."""
@@ -58,54 +52,6 @@ class WindowLike(Protocol):
 
     @property
     def end(self) -> float: ...
-
-
-class PowerSample(BaseModel):
-    """One reading of the selected accelerators at one instant."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    t: float
-    """Epoch seconds (the middle of the reading)."""
-    watts: float = Field(ge=0)
-    """Total power of the devices, W."""
-    device_watts: tuple[float, ...]
-    """Power of each device, W, in the order of `devices`."""
-    devices: tuple[str, ...]
-    """Device ids (GPU index, or the label set a Prometheus series had)."""
-    energy_j: float | None = None
-    """Cumulative energy counter summed over the devices, J; None without a counter."""
-
-    @model_validator(mode="after")
-    def _check(self) -> PowerSample:
-        if not math.isfinite(self.t):
-            raise ValueError(f"sample time must be finite, got {self.t}")
-        if len(self.device_watts) != len(self.devices):
-            raise ValueError(
-                f"{len(self.device_watts)} device readings for {len(self.devices)} devices"
-            )
-        if not math.isfinite(self.watts):
-            raise ValueError(f"watts must be finite, got {self.watts}")
-        if self.energy_j is not None and not math.isfinite(self.energy_j):
-            raise ValueError(f"energy_j must be finite, got {self.energy_j}")
-        return self
-
-    @classmethod
-    def of(
-        cls,
-        t: float,
-        device_watts: Sequence[float],
-        devices: Sequence[str],
-        energy_j: float | None = None,
-    ) -> PowerSample:
-        """A sample whose total is the sum of the device readings."""
-        return cls(
-            t=t,
-            watts=math.fsum(device_watts),
-            device_watts=tuple(device_watts),
-            devices=tuple(devices),
-            energy_j=energy_j,
-        )
 
 
 def default_max_gap_s(interval_s: float) -> float:
@@ -304,53 +250,3 @@ def energy_figures(
         joules_per_output_token=joules_per_token(watts, tokens_per_s.output),
         joules_per_token=joules_per_token(watts, tokens_per_s.total),
     )
-
-
-# --- power.jsonl ------------------------------------------------------------------------------
-
-
-class JsonLinesAppender:
-    """Appends one JSON line per `write()` to an owner-only file (one system call a line)."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        try:
-            self._fd: int | None = os.open(self.path, _APPEND_FLAGS, FILE_MODE)
-        except OSError as exc:
-            raise InputError(f"cannot open for appending: {exc.strerror}", path=self.path) from None
-
-    def write(self, obj: BaseModel) -> None:
-        """Append one model as one line."""
-        if self._fd is None:
-            raise ValueError(f"{self.path} is closed")
-        view = memoryview(orjson.dumps(obj.model_dump(mode="json")) + b"\n")
-        while view:
-            view = view[os.write(self._fd, view) :]
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-
-def load_power_samples(path: str | Path) -> list[PowerSample]:
-    """Read `power.jsonl`; a bad line is an `InputError` naming it (a torn last line is skipped)."""
-    path = Path(path)
-    try:
-        lines = path.read_bytes().split(b"\n")
-    except OSError as exc:
-        raise InputError(f"cannot read power samples: {exc.strerror}", path=path) from None
-    samples = []
-    last = len(lines)
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            samples.append(PowerSample.model_validate_json(line))
-        except ValidationError as exc:
-            if number >= last - 1 and not line.endswith(b"}"):
-                break  # the process stopped while writing the last line
-            error = exc.errors()[0]
-            field = ".".join(str(p) for p in error["loc"]) or None
-            raise InputError(error["msg"], path=path, line=number, field=field) from None
-    return samples

@@ -23,16 +23,11 @@ from pathlib import Path
 from types import TracebackType
 
 from agentload.errors import AgentloadError
-from agentload.measure.power import (
-    JsonLinesAppender,
-    PowerSample,
-    WindowLike,
-    assumed_figures,
-    default_max_gap_s,
-    integrate,
-)
+from agentload.measure.power import WindowLike, assumed_figures, default_max_gap_s, integrate
 from agentload.measure.power_samplers import AssumedPower, PowerSampler, SamplerError
-from agentload.report.schema import PowerFigures
+from agentload.results.jsonl import JsonlAppender
+from agentload.results.samples import PowerSample
+from agentload.results.summary import PowerFigures
 
 STOP_JOIN_S = 15.0
 """Longest wait for the sampling thread to finish its last reading when stopping, s."""
@@ -64,7 +59,7 @@ class PowerRecorder:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._writer: JsonLinesAppender | None = None
+        self._writer: JsonlAppender | None = None
         self._started = False
 
     @property
@@ -88,7 +83,7 @@ class PowerRecorder:
         if self.sampler.assumed:
             return
         if self.path is not None:
-            self._writer = JsonLinesAppender(self.path)
+            self._writer = JsonlAppender(self.path)
         try:
             self.sampler.open()
             try:

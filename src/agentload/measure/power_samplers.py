@@ -18,13 +18,9 @@ from typing import Any
 
 from agentload.clock import now
 from agentload.errors import AgentloadError, InputError
-from agentload.measure.power import (
-    JOULES_PER_MILLIJOULE,
-    SOURCE_ASSUMED,
-    WATTS_PER_MILLIWATT,
-    PowerSample,
-)
+from agentload.measure.power import JOULES_PER_MILLIJOULE, SOURCE_ASSUMED, WATTS_PER_MILLIWATT
 from agentload.measure.prometheus import Exposition, parse
+from agentload.results.samples import PowerSample
 
 NVML_INTERVAL_S = 0.1
 AMDSMI_INTERVAL_S = 0.1

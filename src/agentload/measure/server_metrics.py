@@ -30,8 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentload.clock import now
 from agentload.errors import InputError
-from agentload.measure.power import JsonLinesAppender
 from agentload.measure.prometheus import Exposition, parse
+from agentload.results.jsonl import JsonlAppender
+from agentload.results.samples import ServerScrape
 
 SCRAPE_TIMEOUT_S = 5.0
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -168,27 +169,6 @@ def engine_names_from_mapping(
 # --- one scrape -------------------------------------------------------------------------------
 
 
-class ServerScrape(BaseModel):
-    """What one scrape found: each quantity combined over its series, and the name it came from."""
-
-    model_config = ConfigDict(frozen=True)
-
-    t: float
-    """Epoch s (the middle of the request)."""
-    url: str
-    engine: str | None = None
-    values: dict[str, float] = Field(default_factory=dict)
-    """Quantity (see `EngineNames` fields) -> value: counters and running/waiting summed over
-    series, ratios averaged."""
-    names: dict[str, str] = Field(default_factory=dict)
-    """Quantity -> the metric name it was read from."""
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-
 def read_exposition(
     exposition: Exposition,
     engine: EngineNames,
@@ -249,7 +229,7 @@ class ServerMetricsScraper:
         self.timeout_s = timeout_s
         self.headers = dict(headers or {})
         self.scrapes: list[ServerScrape] = []
-        self._writer = JsonLinesAppender(path) if path is not None else None
+        self._writer = JsonlAppender(path) if path is not None else None
         self._session: aiohttp.ClientSession | None = None
         self._periodic: asyncio.Task[None] | None = None
 
@@ -475,23 +455,3 @@ def _gauge(scrapes: Sequence[ServerScrape], quantity: str) -> GaugeFigures | Non
         max=max(values),
         scrapes=len(values),
     )
-
-
-def load_scrapes(path: str | Path) -> list[ServerScrape]:
-    """Read `server_metrics.jsonl` (a torn last line is skipped)."""
-    path = Path(path)
-    try:
-        lines = path.read_bytes().split(b"\n")
-    except OSError as exc:
-        raise InputError(f"cannot read server metrics: {exc.strerror}", path=path) from None
-    scrapes = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            scrapes.append(ServerScrape.model_validate_json(line))
-        except ValidationError as exc:
-            if number >= len(lines) - 1 and not line.endswith(b"}"):
-                break
-            raise InputError(exc.errors()[0]["msg"], path=path, line=number) from None
-    return scrapes

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pydantic import model_validator
 from pydantic.dataclasses import dataclass
 
-from agentload.client.record import RequestRecord
+from agentload.results.record import RequestRecord
 
 STEADY_STATE_SETTLE_S = 30.0
 """How long the last agent to start must have been active before the steady state begins, s."""

@@ -19,14 +19,7 @@ from typing import Any
 import numpy as np
 
 from agentload.measure.metrics import WindowSamples, time_series, window_samples
-from agentload.report.load import (
-    MANIFEST_FILE,
-    POWER_FILE,
-    RECORDS_FILE,
-    Point,
-    ResultsView,
-)
-from agentload.report.schema import TierResult
+from agentload.report.load import Point, ResultsView
 from agentload.report.svg import (
     BLUE,
     GREEN,
@@ -41,6 +34,8 @@ from agentload.report.svg import (
     empty_chart,
     ramp,
 )
+from agentload.results.files import MANIFEST_FILE, POWER_FILE, RECORDS_FILE
+from agentload.results.summary import TierResult
 
 CDF_POINTS = 200
 """Quantiles drawn per distribution line (the sample itself may be far larger)."""

@@ -32,17 +32,16 @@ from agentload.report.charts import (
     report_context,
     utc,
 )
-from agentload.report.load import (
+from agentload.report.load import STATUS_UNREADABLE, Point, ResultsView
+from agentload.report.svg import TIER_COLORS
+from agentload.results.files import (
     MANIFEST_FILE,
     PROBES_FILE,
     RECORDS_FILE,
-    STATUS_UNREADABLE,
+    REPORT_FILE,
     SUMMARY_FILE,
-    Point,
-    ResultsView,
 )
-from agentload.report.schema import REPORT_FILE, TierResult
-from agentload.report.svg import TIER_COLORS
+from agentload.results.summary import TierResult
 
 FILE_MODE = 0o600
 """The report is a results file: readable by its owner only."""

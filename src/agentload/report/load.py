@@ -1,11 +1,6 @@
-"""Reading a results directory for the report: summary, manifest, records, probes, power.
+"""A results directory as the report sees it (read by `agentload.results.load`, tolerantly).
 
-The report reads only the results directory, and reads it tolerantly: a killed run has no
-`summary.json` (its records still make a report), a summary written by an older tool may not
-match the schema (said in one line, then the records speak), a torn last records line is
-dropped with a note. Only a directory with neither a summary nor records is an error.
-
-`ResultsView` also decides which windows the figures cover: each probe's steady-state window
+`ResultsView` decides which windows the figures cover: each probe's steady-state window
 when probes were recorded, else the run's steady-state window from the manifest's times, else
 the whole run as the records cover it.
 """
@@ -19,30 +14,18 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 
-from agentload.client.record import RequestRecord
-from agentload.client.records_io import load_records
-from agentload.errors import InputError
+from agentload.measure.figures import probe_figures
+from agentload.measure.headline import tier_results
 from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics
-from agentload.measure.power import PowerSample
 from agentload.measure.window import STEADY_STATE_SETTLE_S, Window, steady_state_window
-from agentload.report.figures import probe_figures
-from agentload.report.headline import tier_results
-from agentload.report.schema import (
-    MANIFEST_FILE,
-    POWER_FILE,
-    PROBES_FILE,
-    RECORDS_FILE,
-    SUMMARY_FILE,
-    ProbeFigures,
-    Summary,
-    TierResult,
-)
-from agentload.run.tiers import Tier
-
-WATTS_PER_MW = 1e6
+from agentload.results.files import MANIFEST_FILE, RECORDS_FILE
+from agentload.results.load import load_results
+from agentload.results.record import RequestRecord
+from agentload.results.samples import PowerSample
+from agentload.results.summary import ProbeFigures, Summary, TierResult
+from agentload.results.tiers import Tier
 
 STATUS_INCOMPLETE = "INCOMPLETE"
 STATUS_UNREADABLE = "summary unreadable"
@@ -265,129 +248,21 @@ class ResultsView:
         return agents if isinstance(agents, int) and agents >= 1 else None
 
 
-def load_results(path: str | Path) -> ResultsView:
-    """Read a results directory; one-line `InputError` when there is nothing to report from."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError("no such results directory", path=path)
-    if not path.is_dir():
-        raise InputError("not a directory (give a results directory)", path=path)
-    notes: list[str] = []
-    summary, problem = _load_summary(path / SUMMARY_FILE)
-    manifest = _load_manifest(path / MANIFEST_FILE, notes)
-    records: list[RequestRecord] = []
-    records_path = path / RECORDS_FILE
-    if records_path.exists():
-        loaded = load_records(records_path, skip_bad_lines=True)
-        records = loaded.records
-        notes.extend(loaded.notes)
-    elif summary is None:
-        raise InputError(
-            f"neither {SUMMARY_FILE} nor {RECORDS_FILE} here: not a results directory", path=path
-        )
-    else:
-        notes.append(f"{RECORDS_FILE} is missing: distributions and time series are left out")
-    probes = _load_probes(path / PROBES_FILE, notes)
-    power = _load_power(path / POWER_FILE, notes)
+def load_view(path: str | Path) -> ResultsView:
+    """Read a results directory for the report (`agentload.results.load.load_results`);
+    one-line `InputError` when there is nothing to report from."""
+    files = load_results(path)
     return ResultsView(
-        path=path,
-        summary=summary,
-        summary_problem=problem,
-        manifest=manifest,
-        records=records,
-        recorded_probes=probes,
-        power=power,
-        notes=tuple(notes),
-        summary_missing=not (path / SUMMARY_FILE).exists(),
+        path=files.path,
+        summary=files.summary,
+        summary_problem=files.summary_problem,
+        manifest=files.manifest,
+        records=files.records,
+        recorded_probes=files.probes,
+        power=files.power,
+        notes=files.notes,
+        summary_missing=files.summary_missing,
     )
-
-
-def _load_summary(path: Path) -> tuple[Summary | None, str | None]:
-    if not path.exists():
-        return None, f"no {SUMMARY_FILE}: the run did not finish"
-    try:
-        data = orjson.loads(path.read_bytes())
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
-    except orjson.JSONDecodeError:
-        return None, f"{SUMMARY_FILE} is not valid JSON (a torn write?); figures from records"
-    try:
-        return Summary.model_validate(data), None
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "summary"
-        return None, (
-            f"{SUMMARY_FILE} does not match the summary schema (field '{where}': {first['msg']});"
-            " figures from records"
-        )
-
-
-def _load_manifest(path: Path, notes: list[str]) -> dict[str, Any]:
-    if not path.exists():
-        notes.append(f"no {MANIFEST_FILE}: run facts (model, workload, times) unknown")
-        return {}
-    try:
-        data = orjson.loads(path.read_bytes())
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
-    except orjson.JSONDecodeError:
-        notes.append(f"{MANIFEST_FILE} is not valid JSON: run facts unknown")
-        return {}
-    if not isinstance(data, dict):
-        notes.append(f"{MANIFEST_FILE} is not a JSON object: run facts unknown")
-        return {}
-    return data
-
-
-def _json_lines(path: Path, notes: list[str]) -> list[tuple[int, Any]]:
-    """(line number, parsed value) of each line; unparsable lines are counted in a note."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
-    values: list[tuple[int, Any]] = []
-    bad = 0
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            values.append((number, orjson.loads(line)))
-        except orjson.JSONDecodeError:
-            bad += 1
-    if bad:
-        notes.append(f"{path.name}: skipped {bad} line(s) that are not valid JSON")
-    return values
-
-
-def _load_probes(path: Path, notes: list[str]) -> tuple[ProbeFigures, ...]:
-    if not path.exists():
-        return ()
-    probes: list[ProbeFigures] = []
-    bad: list[int] = []
-    for number, value in _json_lines(path, notes):
-        try:
-            probes.append(ProbeFigures.model_validate(value))
-        except ValidationError:
-            bad.append(number)
-    if bad:
-        notes.append(f"{path.name}: skipped {len(bad)} probe(s) not matching the schema")
-    return tuple(probes)
-
-
-def _load_power(path: Path, notes: list[str]) -> tuple[PowerSample, ...]:
-    if not path.exists():
-        return ()
-    samples: list[PowerSample] = []
-    bad = 0
-    for _, value in _json_lines(path, notes):
-        try:
-            samples.append(PowerSample.model_validate(value))
-        except ValidationError:
-            bad += 1
-    if bad:
-        notes.append(f"{path.name}: skipped {bad} sample(s) not matching the power-sample schema")
-    samples.sort(key=lambda s: s.t)
-    return tuple(samples)
 
 
 def _is_number(value: Any) -> bool:

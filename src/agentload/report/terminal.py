@@ -8,7 +8,7 @@ from rich.table import Table
 
 from agentload.measure.metrics import WindowMetrics
 from agentload.measure.stats import Distribution
-from agentload.report.schema import SelfCheckFigures, Summary
+from agentload.results.summary import SelfCheckFigures, Summary
 
 WIDE_COLUMNS = 160
 """Width for tables when output is not a terminal (a log file or CI), so columns stay whole."""

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from agentload import clock
-from agentload.client.record import RequestRecord
+from agentload.results.record import RequestRecord
 from agentload.workload.model import Session
 from agentload.workload.replies import Replies
 

@@ -21,15 +21,16 @@ from rich.console import Console
 from agentload import __version__, clock
 from agentload.client.endpoint import Endpoint
 from agentload.client.probe import probe_output_length
-from agentload.client.records_io import RecordWriter
 from agentload.client.stream import StreamingClient
 from agentload.errors import AgentloadError
 from agentload.files import new_results_dir, owner_only_files
+from agentload.measure.figures import probe_figures
 from agentload.measure.metrics import WindowMetrics, window_metrics
 from agentload.measure.window import Window, steady_state_window
-from agentload.report.figures import probe_figures
-from agentload.report.schema import MANIFEST_FILE, RECORDS_FILE, Summary
 from agentload.report.terminal import print_window, selfcheck_line, wide_console
+from agentload.results.files import MANIFEST_FILE, RECORDS_FILE
+from agentload.results.jsonl import JsonlAppender
+from agentload.results.summary import Summary
 from agentload.run.results_dir import (
     build_manifest,
     write_html_report,
@@ -189,7 +190,7 @@ async def _drive(
 ) -> RunOutcome:
     async with StreamingClient(endpoint) as client:
         await check_server(client, console)  # Ctrl-C here: nothing measured, no directory left
-        with RecordWriter(out / RECORDS_FILE) as writer:
+        with JsonlAppender(out / RECORDS_FILE) as writer:
             return await run_load(
                 workload, settings, client, text, writer, on_progress=progress_printer(console)
             )

@@ -13,23 +13,16 @@ from typing import Any
 from rich.console import Console
 
 from agentload import __version__, clock
-from agentload.client.records_io import RecordWriter
 from agentload.client.stream import StreamingClient
 from agentload.files import new_results_dir, owner_only_files
+from agentload.measure.headline import tier_results
 from agentload.measure.power_recorder import PowerRecorder
 from agentload.measure.power_spec import PowerSpec
-from agentload.measure.server_metrics import ServerMetricsScraper, ServerScrape
-from agentload.report.headline import tier_results
-from agentload.report.schema import (
-    MANIFEST_FILE,
-    POWER_FILE,
-    RECORDS_FILE,
-    SERVER_METRICS_FILE,
-    PowerFigures,
-    ProbeFigures,
-    SelfCheckFigures,
-    Summary,
-)
+from agentload.measure.server_metrics import ServerMetricsScraper
+from agentload.results.files import MANIFEST_FILE, POWER_FILE, RECORDS_FILE, SERVER_METRICS_FILE
+from agentload.results.jsonl import JsonlAppender
+from agentload.results.samples import ServerScrape
+from agentload.results.summary import PowerFigures, ProbeFigures, SelfCheckFigures, Summary
 from agentload.run.execute import check_server, check_target_options, progress_printer
 from agentload.run.results_dir import (
     append_probe,
@@ -263,7 +256,7 @@ async def _drive(
     text = TextMaker(target.tokenizer, settings.run_salt)
     async with StreamingClient(target.endpoint) as client:
         await check_server(client, console)
-        with RecordWriter(out / RECORDS_FILE) as writer:
+        with JsonlAppender(out / RECORDS_FILE) as writer:
             sender = Sender(client, target.endpoint, text, writer, "probe-0", id_prefix=id_prefix)
             selfcheck = SelfCheck()
             pool = make_pool(

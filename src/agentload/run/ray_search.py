@@ -29,8 +29,8 @@ from typing import Any
 
 from agentload import clock
 from agentload.client.endpoint import Endpoint
-from agentload.client.record import RequestRecord
-from agentload.client.records_io import RecordTail
+from agentload.results.jsonl import JsonlTail
+from agentload.results.record import RequestRecord
 from agentload.run.ray_backend import LOCAL_RAY_INIT, import_ray
 from agentload.run.runner import INTERRUPT_DRAIN_S, PROGRESS_INTERVAL_S
 from agentload.run.search_workers import (
@@ -105,7 +105,7 @@ class RaySearchWorkers(SplitLoad):
         self._jobs = search_jobs(workload, settings, endpoint, tokenizer, "", workers, id_prefix)
         super().__init__(workers)
         self._records_path = records_path
-        self._tail = RecordTail(records_path)
+        self._tail = JsonlTail(records_path, RequestRecord)
         self._address = address
         self._ray: Any = None
         self._started_ray = False

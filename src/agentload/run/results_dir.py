@@ -7,19 +7,14 @@ import platform
 from pathlib import Path
 from typing import Any
 
-import orjson
 from rich.console import Console
 
 from agentload import __version__, clock
 from agentload.client.endpoint import Endpoint
-from agentload.files import OWNER_ONLY_FILE, write_json_atomic
-from agentload.report.schema import (
-    MANIFEST_FILE,
-    PROBES_FILE,
-    SUMMARY_FILE,
-    ProbeFigures,
-    Summary,
-)
+from agentload.files import write_json_atomic
+from agentload.results.files import MANIFEST_FILE, PROBES_FILE, SUMMARY_FILE
+from agentload.results.jsonl import append_line
+from agentload.results.summary import ProbeFigures, Summary
 from agentload.workload.model import Workload
 from agentload.workload.stats import workload_stats
 
@@ -68,12 +63,7 @@ def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
 
 def append_probe(out: Path, probe: ProbeFigures) -> None:
     """Append one finished probe to `probes.jsonl` (a killed search keeps its probes)."""
-    path = out / PROBES_FILE
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, OWNER_ONLY_FILE)
-    try:
-        os.write(fd, orjson.dumps(probe.model_dump(mode="json")) + b"\n")
-    finally:
-        os.close(fd)
+    append_line(out / PROBES_FILE, probe)
 
 
 def write_summary(out: Path, summary: Summary) -> None:
@@ -84,8 +74,8 @@ def write_summary(out: Path, summary: Summary) -> None:
 def write_html_report(out: Path, console: Console) -> Path:
     """Rebuild the self-contained HTML report from the results directory alone."""
     from agentload.report.html import write_report
-    from agentload.report.load import load_results
+    from agentload.report.load import load_view
 
-    path = write_report(load_results(out))
+    path = write_report(load_view(out))
     console.print(f"report: {path}")
     return path

@@ -14,33 +14,30 @@ never hit prefixes the killed part left in the server's cache, and its request i
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import ValidationError
 
 from agentload import clock
-from agentload.errors import AgentloadError, InputError
+from agentload.errors import AgentloadError
 from agentload.files import refuse_symlinks, write_json_atomic
-from agentload.report.schema import (
+from agentload.results.files import (
     MANIFEST_FILE,
     POWER_FILE,
     PROBES_FILE,
     RECORDS_FILE,
     SERVER_METRICS_FILE,
     SUMMARY_FILE,
-    ProbeFigures,
 )
+from agentload.results.jsonl import read_jsonl, repair_tail
+from agentload.results.summary import ProbeFigures
 
 RESUMABLE_COMMAND = "search"
 JSONL_FILES = (RECORDS_FILE, PROBES_FILE, POWER_FILE, SERVER_METRICS_FILE)
 """Files appended line by line, whose last line a kill can tear."""
-TAIL_BLOCK_BYTES = 65_536
-"""The tail of a JSON-lines file is read back in blocks of this size to find its last line."""
 SALT_MARK = ".r"
 IGNORED = frozenset({"settings.run.run_salt", "settings.run.agents", "settings.run.settle_s"})
 """Manifest fields not compared on resume: the resumed part gets its own salt, and the run's
@@ -130,70 +127,16 @@ def check_matches(
         )
 
 
-def repair_tail(path: Path) -> str | None:
-    """Make a JSON-lines file end on a whole line: a last line without its newline is kept
-    (newline added) when it parses, else cut off. Returns a note when something was done."""
-    if not path.exists():
-        return None
-    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
-    try:
-        size = os.fstat(fd).st_size
-        end = _last_line_end(fd, size)
-        if end == size:
-            return None
-        os.lseek(fd, end, os.SEEK_SET)
-        tail = os.read(fd, size - end)
-        try:
-            orjson.loads(tail)
-        except orjson.JSONDecodeError:
-            os.ftruncate(fd, end)
-            return f"{path.name}: dropped a torn last line ({size - end} bytes) before resuming"
-        os.lseek(fd, 0, os.SEEK_END)
-        os.write(fd, b"\n")
-        return None
-    finally:
-        os.close(fd)
-
-
 def load_probes(path: Path) -> tuple[ProbeFigures, ...]:
-    """The finished probes of `probes.jsonl` (none when it is missing); a torn last line (no
-    newline, not JSON) is left out."""
+    """The finished probes of `probes.jsonl` (none when it is missing); a torn last line is
+    left out (`repair_files` cuts it off)."""
     if not path.exists():
         return ()
-    probes: list[ProbeFigures] = []
-    lines = path.read_bytes().split(b"\n")
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            probes.append(ProbeFigures.model_validate(orjson.loads(line)))
-        except orjson.JSONDecodeError:
-            if number == len(lines):
-                break  # torn by a kill mid-write: cut off by `repair_files`
-            raise InputError("not valid JSON", path=path, line=number) from None
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or None
-            raise InputError(first["msg"], path=path, line=number, field=where) from None
-    return tuple(probes)
+    return tuple(read_jsonl(path, ProbeFigures).items)
 
 
 def write_resumed_manifest(resumption: Resumption) -> None:
     write_json_atomic(resumption.out / MANIFEST_FILE, resumption.manifest)
-
-
-def _last_line_end(fd: int, size: int) -> int:
-    """Offset just past the file's last newline (0 when it has none)."""
-    position = size
-    while position > 0:
-        start = max(0, position - TAIL_BLOCK_BYTES)
-        os.lseek(fd, start, os.SEEK_SET)
-        block = os.read(fd, position - start)
-        newline = block.rfind(b"\n")
-        if newline >= 0:
-            return start + newline + 1
-        position = start
-    return 0
 
 
 def _read_object(path: Path) -> dict[str, Any]:

@@ -13,10 +13,10 @@ from agentload import clock
 from agentload.client import errors
 from agentload.client.body import build_body
 from agentload.client.endpoint import Endpoint
-from agentload.client.record import RequestRecord
-from agentload.client.records_io import RecordWriter
 from agentload.client.stream import CallMeta, StreamingClient
-from agentload.report.schema import SelfCheckFigures
+from agentload.results.jsonl import JsonlAppender
+from agentload.results.record import RequestRecord
+from agentload.results.summary import SelfCheckFigures
 from agentload.run.agent import Agent
 from agentload.run.pool import AgentPool
 from agentload.run.selfcheck import SelfCheck
@@ -71,7 +71,7 @@ class Sender:
     client: StreamingClient
     endpoint: Endpoint
     text: TextMaker
-    writer: RecordWriter
+    writer: JsonlAppender
     phase: str
     id_prefix: str = ""
     """Prefix of every request id (a resumed search's part, so ids stay unique)."""
@@ -172,7 +172,7 @@ async def run_load(
     settings: RunSettings,
     client: StreamingClient,
     text: TextMaker,
-    writer: RecordWriter,
+    writer: JsonlAppender,
     *,
     phase: str = "run",
     on_progress: ProgressCallback | None = None,

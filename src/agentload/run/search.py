@@ -16,15 +16,15 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentload import clock
-from agentload.client.record import RequestRecord
+from agentload.measure.figures import probe_figures
 from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics, window_samples
 from agentload.measure.window import STEADY_STATE_SETTLE_S, Window
-from agentload.report.figures import probe_figures
-from agentload.report.schema import PowerFigures, ProbeFigures
+from agentload.results.record import RequestRecord
+from agentload.results.summary import PowerFigures, ProbeFigures
+from agentload.results.tiers import Tier
 from agentload.run.plan import next_probe
 from agentload.run.pool import AgentPool
 from agentload.run.runner import Sender
-from agentload.run.tiers import Tier
 from agentload.run.verdict import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MAX_ERROR_RATE,

@@ -9,7 +9,7 @@ never reused) and gives agent i to worker i mod N, so the load does not depend o
   worker says their calls in flight have finished, as a one-process pool does.
 - **One clock, one records file.** As for `agentload run --workers`
   (`agentload.run.workers`): workers adopt the parent's clock anchor and append whole lines to
-  `records.jsonl`, which the parent reads as it grows (`RecordTail`) to judge each window.
+  `records.jsonl`, which the parent reads as it grows (`JsonlTail`) to judge each window.
 - **Closing.** The parent sends every worker the drain time; each closes its pool and returns
   how many calls it cancelled and its self-check, which the parent merges.
 - **A worker that dies** ends the search (`WorkerLost`): its agents are gone, so a probe's
@@ -34,11 +34,11 @@ from typing import Any
 
 from agentload import clock
 from agentload.client.endpoint import Endpoint
-from agentload.client.record import RequestRecord
-from agentload.client.records_io import RecordTail, RecordWriter
 from agentload.client.stream import StreamingClient
 from agentload.errors import AgentloadError
-from agentload.report.schema import SelfCheckFigures
+from agentload.results.jsonl import JsonlAppender, JsonlTail
+from agentload.results.record import RequestRecord
+from agentload.results.summary import SelfCheckFigures
 from agentload.run.pool import AgentPool
 from agentload.run.runner import (
     INTERRUPT_DRAIN_S,
@@ -230,7 +230,7 @@ class SearchWorkers(SplitLoad):
             workload, settings, endpoint, tokenizer, records_path, workers, id_prefix
         )
         super().__init__(workers)
-        self._tail = RecordTail(records_path)
+        self._tail = JsonlTail(records_path, RequestRecord)
         self._procs: list[Any] = []
         self._conns: list[Connection] = []
         self._replies: list[asyncio.Queue[tuple[Any, ...]]] = []
@@ -400,7 +400,7 @@ class ShareDriver:
         job = self.job
         text = TextMaker(tokenizer_from_job(job.tokenizer), job.settings.run_salt)
         client = await self._stack.enter_async_context(StreamingClient(job.endpoint))
-        writer = self._stack.enter_context(RecordWriter(job.records_path))
+        writer = self._stack.enter_context(JsonlAppender(job.records_path))
         self._sender = Sender(
             client, job.endpoint, text, writer, job.phase, id_prefix=job.id_prefix
         )

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from agentload.report.schema import SelfCheckFigures
+from agentload.results.summary import SelfCheckFigures
 
 LAG_INTERVAL_S = 0.05
 """How often the lag probe wakes."""

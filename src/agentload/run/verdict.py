@@ -14,7 +14,7 @@ import numpy as np
 
 from agentload.measure.metrics import WindowSamples
 from agentload.measure.stats import percentile, percentile_ci
-from agentload.run.tiers import Tier
+from agentload.results.tiers import Tier
 
 Outcome = Literal["pass", "fail", "uncertain"]
 

@@ -34,10 +34,11 @@ from typing import Any
 
 from agentload import clock
 from agentload.client.endpoint import Endpoint
-from agentload.client.records_io import RecordWriter, load_records
 from agentload.client.stream import StreamingClient
 from agentload.errors import AgentloadError
-from agentload.report.schema import SelfCheckFigures
+from agentload.results.jsonl import JsonlAppender
+from agentload.results.record import load_records
+from agentload.results.summary import SelfCheckFigures
 from agentload.run.runner import Progress, RunOutcome, Share, run_load
 from agentload.run.selfcheck import combine
 from agentload.run.settings import RunSettings
@@ -101,7 +102,7 @@ async def drive_share(
     (the common start, epoch s), run until the end or until `stop` is set."""
     text = TextMaker(tokenizer_from_job(job.tokenizer), job.settings.run_salt)
     async with StreamingClient(job.endpoint) as client:
-        with RecordWriter(job.records_path) as writer:
+        with JsonlAppender(job.records_path) as writer:
             if ready is not None:
                 ready()
             start = await start_at()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from agentload.measure.metrics import WindowMetrics
-from agentload.report.schema import PowerFigures, ProbeFigures
+from agentload.results.summary import PowerFigures, ProbeFigures
 
 
 def probe_figures(

@@ -6,7 +6,11 @@ records from several processes on one machine line up.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field
+
+from agentload.results.jsonl import Loaded, read_jsonl
 
 RECORD_SCHEMA_VERSION = 1
 
@@ -82,3 +86,8 @@ class RequestRecord(BaseModel):
         if span <= 0 or self.completion_tokens < 2:
             return None
         return (self.completion_tokens - 1) / span
+
+
+def load_records(path: str | Path, *, skip_bad_lines: bool = False) -> Loaded[RequestRecord]:
+    """Read `records.jsonl` (`agentload.results.jsonl`'s policy for bad and torn lines)."""
+    return read_jsonl(path, RequestRecord, skip_bad_lines=skip_bad_lines)

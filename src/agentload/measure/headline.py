@@ -1,7 +1,7 @@
 """Each tier's headline from a search's probes: max agents, and per GPU and per MW figures.
 
 Pure. The verdicts recorded in each probe decide; the answer for a tier is the most agents that
-passed below the fewest that failed (`agentload.run.plan.bracket`).
+passed below the fewest that failed (`agentload.results.brackets.bracket`).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 from agentload.measure.metrics import TokenCounts
 from agentload.measure.power import energy_figures
-from agentload.report.schema import PowerFigures, ProbeFigures, TierResult
-from agentload.run.plan import bracket
-from agentload.run.tiers import Tier
+from agentload.results.brackets import bracket
+from agentload.results.summary import PowerFigures, ProbeFigures, TierResult
+from agentload.results.tiers import Tier
 
 
 def _per(value: float | None, denominator: float | None) -> float | None:

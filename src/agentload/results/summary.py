@@ -1,6 +1,6 @@
-"""The results directory's summary schema (`summary.json`), version 1.
+"""The frozen models of `summary.json` (schema version 1) and its parts.
 
-A results directory holds:
+A results directory (file names in `agentload.results.files`) holds:
 - `manifest.json`: tool version, settings, workload fingerprint, endpoint, server and hardware
   facts, times (rewritten at the end with the measured times);
 - `records.jsonl`: one request record a line, appended as calls finish;
@@ -20,13 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 SUMMARY_SCHEMA_VERSION = 1
 
-MANIFEST_FILE = "manifest.json"
-RECORDS_FILE = "records.jsonl"
-PROBES_FILE = "probes.jsonl"
-POWER_FILE = "power.jsonl"
-SERVER_METRICS_FILE = "server_metrics.jsonl"
-SUMMARY_FILE = "summary.json"
-REPORT_FILE = "report.html"
 
 
 class _Model(BaseModel):
@@ -40,7 +33,7 @@ class PowerFigures(_Model):
     """`nvml`, `amdsmi`, `prometheus`, `command`, `assumed` (a declared constant) or `none`."""
     assumed: bool = False
     """True when the watts are a declared constant, not a measurement."""
-    mean_watts: float | None = None
+    mean_watts: float | None = Field(default=None, ge=0)
     energy_j: float | None = None
     coverage: float | None = None
     """Share of the window covered by samples (1.0 = no gaps)."""
@@ -62,9 +55,9 @@ class ProbeFigures(_Model):
     error_rate: float | None
     errors_by_kind: dict[str, int] = Field(default_factory=dict)
     """Failed requests closed in the window, by cause (`agentload.client.errors` kinds)."""
-    total_tokens_per_s: float
-    output_tokens_per_s: float
-    cached_input_tokens_per_s: float
+    total_tokens_per_s: float = Field(ge=0)
+    output_tokens_per_s: float = Field(ge=0)
+    cached_input_tokens_per_s: float = Field(ge=0)
     uncached_input_tokens_per_s: float
     input_tokens_per_s: float
     p25_output_tokens_per_s: float | None
@@ -76,7 +69,7 @@ class ProbeFigures(_Model):
     server_cache_hit_rate: float | None = None
     """Server side: from its Prometheus counters over the window, when scraped."""
     achieved_concurrency: float
-    mean_watts: float | None = None
+    mean_watts: float | None = Field(default=None, ge=0)
     power_source: str = "none"
     power_reason: str | None = None
     """Why the probe has no power figure, when a sampler ran but its figure is invalid."""
@@ -93,21 +86,21 @@ class TierResult(_Model):
     output_speed_percentile: float
     ttft_ceiling_s: float
     ttft_percentile: float
-    max_agents: int | None
+    max_agents: int | None = Field(ge=1)
     """None when even the smallest probe failed the tier."""
-    first_failing_agents: int | None = None
-    total_tokens_per_s: float | None = None
-    output_tokens_per_s: float | None = None
-    cached_input_tokens_per_s: float | None = None
+    first_failing_agents: int | None = Field(default=None, ge=1)
+    total_tokens_per_s: float | None = Field(default=None, ge=0)
+    output_tokens_per_s: float | None = Field(default=None, ge=0)
+    cached_input_tokens_per_s: float | None = Field(default=None, ge=0)
     uncached_input_tokens_per_s: float | None = None
-    total_tokens_per_s_per_gpu: float | None = None
+    total_tokens_per_s_per_gpu: float | None = Field(default=None, ge=0)
     p25_output_tokens_per_s: float | None = None
     p50_output_tokens_per_s: float | None = None
     p95_ttft_s: float | None = None
     cache_hit_rate: float | None = None
-    mean_watts: float | None = None
-    agents_per_mw: float | None = None
-    total_tokens_per_s_per_mw: float | None = None
+    mean_watts: float | None = Field(default=None, ge=0)
+    agents_per_mw: float | None = Field(default=None, ge=0)
+    total_tokens_per_s_per_mw: float | None = Field(default=None, ge=0)
     output_tokens_per_s_per_mw: float | None = None
     cached_input_tokens_per_s_per_mw: float | None = None
     uncached_input_tokens_per_s_per_mw: float | None = None
@@ -151,7 +144,7 @@ class Summary(_Model):
     label: str
     complete: bool
     """False when the run was interrupted; the figures cover what was measured."""
-    gpus: int | None = None
+    gpus: int | None = Field(default=None, ge=1)
     power: PowerFigures = PowerFigures()
     probes: tuple[ProbeFigures, ...] = ()
     tiers: tuple[TierResult, ...] = ()

@@ -1,0 +1,7 @@
+"""Unit conversions used across the tool: one definition each."""
+
+from __future__ import annotations
+
+WATTS_PER_MW = 1e6
+"""Watts in a megawatt: tokens/s per MW = tokens/s / watts x WATTS_PER_MW."""
+SECONDS_PER_HOUR = 3600.0
