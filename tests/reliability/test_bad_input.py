@@ -22,11 +22,12 @@ from hypothesis import strategies as st
 from agentload.cli import build_parser, main
 from agentload.client.events import summarise
 from agentload.client.sse import parse_sse
-from agentload.commands.run import settings_from, target_from
+from agentload.commands.options import target_from
+from agentload.commands.run import settings_from
 from agentload.commands.search import search_settings_from
 from agentload.errors import AgentloadError, InputError
 from agentload.results.tiers import load_tiers, parse_tier
-from agentload.run.execute import check_target_options
+from agentload.run.deployment import check_target_options
 from agentload.workload import agentperf, mooncake, synthetic, usage_log
 from agentload.workload.load import load_workload
 

@@ -95,25 +95,91 @@ def _check_partial(out: Path, output: str, *, in_flight: bool) -> dict:
     return summary
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_ctrl_c_ends_a_run_on_a_slow_server_within_two_seconds(
-    planned_server: StartServer, tmp_path: Path, signum: int
+HOSTS = {
+    "one-process": (),
+    "two-workers": ("--workers", "2"),
+    "ray": ("--backend", "ray", "--workers", "2"),
+}
+"""Where a run's agents run: the Ctrl-C guarantees hold for each."""
+RAY_STOP_BUDGET_S = 6.0
+"""Ray's own shutdown (its processes, its local cluster) takes seconds on two cores; the
+records are fetched from the actors before it."""
+
+
+@pytest.mark.parametrize(
+    ("signum", "host"),
+    [
+        (signal.SIGINT, "one-process"),
+        (signal.SIGTERM, "one-process"),
+        (signal.SIGINT, "two-workers"),
+        (signal.SIGINT, "ray"),
+    ],
+    ids=["SIGINT", "SIGTERM", "SIGINT-two-workers", "SIGINT-ray"],
+)
+def test_ctrl_c_ends_a_run_on_a_slow_server_quickly_and_it_resumes(
+    planned_server: StartServer, tmp_path: Path, signum: int, host: str
 ) -> None:
+    if host == "ray":
+        pytest.importorskip("ray", reason="Ray is not installed (pip install 'agentload[ray]')")
     server = planned_server(defaults=SLOW)
     out = tmp_path / "run"
     workload = write_usage_log(tmp_path / "usage.jsonl")
-    command = _slow_command(server, "run", out, workload, "--agents", "3", "--duration", "120")
+    options = ("--agents", "3", "--duration", "120", *HOSTS[host])
+    command = _slow_command(server, "run", out, workload, *options)
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=subprocess_env()
     )
     _wait_for_lines(out / "records.jsonl", 2, process)
     code, took, output = _stop(process, signum)
     assert code == EXIT_INTERRUPTED, output
-    assert took < STOP_BUDGET_S, f"took {took:.2f} s to stop"
+    budget = RAY_STOP_BUDGET_S if host == "ray" else STOP_BUDGET_S
+    assert took < budget, f"took {took:.2f} s to stop"
     summary = _check_partial(out, output, in_flight=True)
     assert len(summary["probes"]) == 1  # what was measured up to Ctrl-C
     ok = [r for r in load_records(out / "records.jsonl").records if r.ok]
-    assert len(ok) >= 2
+    assert len(ok) >= 2  # the records were kept, Ray's included
+
+
+def test_an_interrupted_run_resumes_and_measures_its_probe_whole(
+    planned_server: StartServer, tmp_path: Path
+) -> None:
+    server = planned_server(defaults={"first_ms": 20.0, "gap_ms": 10.0})
+    out = tmp_path / "run"
+    workload = write_usage_log(tmp_path / "usage.jsonl")
+    options = ("--agents", "2", "--duration", "4", "--settle", "0.5")
+    process = subprocess.Popen(
+        _slow_command(server, "run", out, workload, *options),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=subprocess_env(),
+    )
+    _wait_for_lines(out / "records.jsonl", 2, process)
+    code, _, output = _stop(process, signal.SIGINT)
+    assert code == EXIT_INTERRUPTED, output
+    assert not (out / "probes.jsonl").exists()  # a cut-short probe is not a finished one
+    other = subprocess.run(
+        [
+            *_slow_command(server, "run", None, workload, "--agents", "3", "--duration", "4"),
+            *("--settle", "0.5", "--resume", str(out)),
+        ],
+        capture_output=True,
+        env=subprocess_env(),
+        timeout=60,
+    )
+    assert other.returncode == 2 and b"cannot resume" in other.stderr
+    resumed = subprocess.run(
+        [*_slow_command(server, "run", None, workload, *options), "--resume", str(out)],
+        capture_output=True,
+        env=subprocess_env(),
+        timeout=60,
+    )
+    assert resumed.returncode == 0, resumed.stderr.decode()
+    final = orjson.loads((out / "summary.json").read_bytes())
+    assert final["complete"] is True and final["kind"] == "run"
+    assert [p["agents"] for p in final["probes"]] == [2]
+    assert any(note.startswith("resumed:") for note in final["notes"])
+    ids = [r.id for r in load_records(out / "records.jsonl").records]
+    assert len(set(ids)) == len(ids) and any(i.startswith("r1.") for i in ids)
 
 
 @pytest.mark.parametrize("workers", [1, 2], ids=["one-process", "two-workers"])

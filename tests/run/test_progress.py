@@ -7,8 +7,8 @@ import time
 
 from rich.console import Console
 
-from agentload.run.execute import PROGRESS_BACKLOG, progress_printer
-from agentload.run.runner import Progress
+from agentload.run.messages import Counters
+from agentload.run.progress import PROGRESS_BACKLOG, progress_printer
 
 CALLS = 50
 CALL_BUDGET_S = 0.5
@@ -31,9 +31,8 @@ class StuckTerminal:
         pass
 
 
-def _progress(k: int) -> Progress:
-    return Progress(
-        elapsed_s=float(k + 1),
+def _progress(k: int) -> tuple[float, Counters]:
+    counters = Counters(
         agents_started=4,
         in_flight=2,
         calls=k,
@@ -41,6 +40,7 @@ def _progress(k: int) -> Progress:
         output_tokens=100 * k,
         prompt_tokens=1000 * k,
     )
+    return float(k + 1), counters
 
 
 def test_a_terminal_that_stops_reading_does_not_block_the_caller() -> None:
@@ -49,7 +49,7 @@ def test_a_terminal_that_stops_reading_does_not_block_the_caller() -> None:
 
     def caller() -> None:
         for k in range(CALLS):
-            show(_progress(k))
+            show(*_progress(k))
 
     thread = threading.Thread(target=caller, daemon=True)
     thread.start()

@@ -9,6 +9,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -18,9 +19,10 @@ from agentload.files import read_json
 from agentload.measure.metrics import window_metrics
 from agentload.measure.window import Window
 from agentload.results.record import load_records
-from agentload.run.execute import RunRequest, execute_run
-from agentload.run.settings import RunSettings
-from agentload.run.target import Target
+from agentload.run.deployment import TargetOptions
+from agentload.run.execute import HostOptions, Request, execute
+from agentload.run.search_settings import SearchSettings
+from agentload.run.settings import AgentSettings
 
 SMALL_WORKLOAD = (
     "synthetic:agentic-coding?sessions=8&system_tokens=512&min_input=800&mean_input=2000"
@@ -29,18 +31,35 @@ SMALL_WORKLOAD = (
 )
 
 
-def _target(server: LocalEngine) -> Target:
-    return Target(url=server.url, model=server.model, tokenizer=str(server.tokenizer_path))
+def _target(server: LocalEngine) -> TargetOptions:
+    return TargetOptions(url=server.url, model=server.model, tokenizer=str(server.tokenizer_path))
 
 
-@pytest.fixture(scope="module")
-def short_run(llama_server: LocalEngine, tmp_path_factory: pytest.TempPathFactory) -> Path:
+HOSTS = {
+    "one-process": HostOptions(),
+    "two-workers": HostOptions(workers=2),
+    "ray": HostOptions(workers=2, backend="ray"),
+}
+"""Where the run's agents run: every test below holds for each."""
+
+
+@pytest.fixture(scope="module", params=list(HOSTS))
+def short_run(
+    llama_server: LocalEngine, tmp_path_factory: pytest.TempPathFactory, request: Any
+) -> Path:
+    if request.param == "ray":
+        pytest.importorskip("ray", reason="Ray is not installed (pip install 'agentload[ray]')")
     out = tmp_path_factory.mktemp("run") / "results"
-    settings = RunSettings(agents=3, duration_s=20.0, ramp_s=2.0, settle_s=4.0, seed=1)
-    request = RunRequest(
-        workload=SMALL_WORKLOAD, settings=settings, target=_target(llama_server), out=out, label="t"
+    run = Request(
+        workload=SMALL_WORKLOAD,
+        search=SearchSettings.for_run(3, 20.0, ramp_s=2.0, settle_s=4.0),
+        target=_target(llama_server),
+        out=out,
+        label="t",
+        agents=AgentSettings(seed=1),
+        hosts=HOSTS[request.param],
     )
-    execute_run(request, console=Console(quiet=True))
+    execute(run, console=Console(quiet=True))
     return out
 
 

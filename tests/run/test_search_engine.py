@@ -15,9 +15,10 @@ from agentload.measure.power_spec import parse_power_spec
 from agentload.results.record import load_records
 from agentload.results.summary import ProbeFigures, Summary
 from agentload.results.tiers import Tier
-from agentload.run.execute_search import SearchRequest, execute_search
-from agentload.run.search import SearchSettings
-from agentload.run.target import Target
+from agentload.run.deployment import TargetOptions
+from agentload.run.execute import HostOptions, Request, execute
+from agentload.run.search_settings import SearchSettings
+from agentload.run.settings import AgentSettings
 
 WORKLOAD = (
     "synthetic:agentic-coding?sessions=16&system_tokens=256&min_input=400&mean_input=1200"
@@ -53,10 +54,11 @@ def searched(
         min_samples=10,
         precision=PRECISION,
     )
-    search = SearchRequest(
+    search = Request(
         workload=WORKLOAD,
         search=settings,
-        target=Target(
+        agents=AgentSettings(start_mid_session=True),
+        target=TargetOptions(
             url=llama_server.url,
             model=llama_server.model,
             tokenizer=str(llama_server.tokenizer_path),
@@ -66,9 +68,9 @@ def searched(
         label="search-test",
         gpus=1,
         power=parse_power_spec(f"command:echo {WATTS}", interval_s=0.2),
-        workers=request.param,
+        hosts=HostOptions(workers=request.param),
     )
-    execute_search(search, console=Console(quiet=True))
+    execute(search, console=Console(quiet=True))
     return out
 
 

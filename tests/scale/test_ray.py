@@ -12,11 +12,9 @@ from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.files import read_json
 from agentload.results.record import load_records
 from agentload.results.tiers import Tier
-from agentload.run.execute import RunRequest, execute_run
-from agentload.run.execute_search import SearchRequest, execute_search
-from agentload.run.search import SearchSettings
-from agentload.run.settings import RunSettings
-from agentload.run.target import Target
+from agentload.run.deployment import TargetOptions
+from agentload.run.execute import HostOptions, Request, execute
+from agentload.run.search_settings import SearchSettings
 from tests.scale.conftest import FAST_WORKLOAD
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'agentload[ray]')")
@@ -37,17 +35,18 @@ def test_a_run_spreads_over_ray_tasks(
     mock_server: MockServer, local_ray: object, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    settings = RunSettings(agents=AGENTS, duration_s=2.0, ramp_s=0.4, settle_s=0.5, drain_s=2.0)
-    request = RunRequest(
+    settings = SearchSettings.for_run(AGENTS, 2.0, ramp_s=0.4, settle_s=0.5, drain_s=2.0)
+    request = Request(
         workload=FAST_WORKLOAD,
-        settings=settings,
-        target=Target(url=mock_server.url, model="mock", tokenizer=str(default_tokenizer_path())),
+        search=settings,
+        target=TargetOptions(
+            url=mock_server.url, model="mock", tokenizer=str(default_tokenizer_path())
+        ),
         out=out,
         label="ray",
-        workers=TASKS,
-        backend="ray",
+        hosts=HostOptions(workers=TASKS, backend="ray"),
     )
-    execute_run(request, console=Console(quiet=True))
+    execute(request, console=Console(quiet=True))
     records = [r for r in load_records(out / "records.jsonl").records if r.phase == "run"]
     assert len(records) > AGENTS
     assert len({r.id for r in records}) == len(records)
@@ -73,16 +72,17 @@ def test_a_search_spreads_over_ray_actors(
         ramp_s=0.2,
         min_samples=3,
     )
-    request = SearchRequest(
+    request = Request(
         workload=FAST_WORKLOAD,
         search=settings,
-        target=Target(url=mock_server.url, model="mock", tokenizer=str(default_tokenizer_path())),
+        target=TargetOptions(
+            url=mock_server.url, model="mock", tokenizer=str(default_tokenizer_path())
+        ),
         out=out,
         label="ray-search",
-        workers=TASKS,
-        backend="ray",
+        hosts=HostOptions(workers=TASKS, backend="ray"),
     )
-    execute_search(request, console=Console(quiet=True))
+    execute(request, console=Console(quiet=True))
     summary = read_json(out / "summary.json")
     assert summary["complete"]
     assert [p["agents"] for p in summary["probes"]] == [1, 2, 4]

@@ -1,4 +1,4 @@
-"""A search's agents split across worker processes: resize messages, records, close."""
+"""A run's agents split across worker processes: resize messages, records, close."""
 
 from __future__ import annotations
 
@@ -15,8 +15,11 @@ from agentload import clock
 from agentload.client.endpoint import Endpoint
 from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.results.record import load_records
-from agentload.run.search_workers import SearchWorkers, WorkerLost
-from agentload.run.settings import RunSettings
+from agentload.run.host import ShareLost
+from agentload.run.host_processes import ProcessHost
+from agentload.run.http_target import HttpTargetSpec
+from agentload.run.settings import AgentSettings
+from agentload.run.share import ShareJob
 from agentload.workload.load import load_workload
 from agentload.workload.tokenizers import FileTokenizer
 from tests.scale.conftest import FAST_WORKLOAD
@@ -28,17 +31,26 @@ HOLD_S = 1.5
 """How long each pool size is held: several calls per agent with the fast workload."""
 
 
-def _workers(server: MockServer, records: Path) -> SearchWorkers:
-    settings = RunSettings(agents=8, duration_s=1.0, settle_s=0.0, drain_s=2.0, seed=3)
-    return SearchWorkers(
-        load_workload(FAST_WORKLOAD),
-        settings,
+def _workers(server: MockServer, records: Path) -> ProcessHost:
+    target = HttpTargetSpec.of(
         Endpoint(base_url=f"{server.url}/v1", model="mock"),
         FileTokenizer(default_tokenizer_path()),
-        records,
-        WORKERS,
-        id_prefix="r1.",
     )
+    jobs = [
+        ShareJob(
+            index=k,
+            shares=WORKERS,
+            workload=load_workload(FAST_WORKLOAD),
+            agents=AgentSettings(seed=3),
+            stride=8,
+            target=target,
+            records_path=str(records),
+            clock_anchor=clock.anchor(),
+            id_prefix="r1.",
+        )
+        for k in range(WORKERS)
+    ]
+    return ProcessHost(jobs, records)
 
 
 async def _drive(server: MockServer, records: Path) -> dict[str, object]:
@@ -53,7 +65,7 @@ async def _drive(server: MockServer, records: Path) -> dict[str, object]:
         await load.resize(5, 0.3, "probe-2")
         await asyncio.sleep(HOLD_S)
         seen["live_records"] = len(await load.records())
-        seen["progress"] = load.progress(0.0)
+        seen["progress"] = load.counters()
         seen["cancelled"] = await load.close(2.0)
         seen["selfcheck"] = load.selfcheck()
         seen["lost"] = load.lost_note()
@@ -94,7 +106,7 @@ async def _kill_one(server: MockServer, records: Path) -> tuple[str | None, int]
         await asyncio.sleep(0.5)
         os.kill(load.pids[1], signal.SIGKILL)
         await asyncio.sleep(0.5)
-        with pytest.raises(WorkerLost, match="worker 1 exited"):
+        with pytest.raises(ShareLost, match="worker 1 exited"):
             await load.resize(2, 0.0, "probe-1")
         cancelled = await load.close(0.5)  # the survivor still closes and reports
         return load.lost_note(), cancelled
@@ -119,6 +131,6 @@ def test_a_worker_that_cannot_start_fails_the_search_at_once(
     mock_server: MockServer, tmp_path: Path
 ) -> None:
     started = time.monotonic()
-    with pytest.raises(WorkerLost, match="cannot open records file"):
+    with pytest.raises(ShareLost, match="cannot open for appending"):
         asyncio.run(_start_with(mock_server, tmp_path / "missing" / "records.jsonl"))
     assert time.monotonic() - started < STARTUP_BUDGET_S  # no waiting out the stop timeout

@@ -13,7 +13,9 @@ from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.files import read_json, write_json_atomic
 from agentload.report.html import write_report
 from agentload.report.load import load_view
-from agentload.run.execute import RunRequest, execute_run
+from agentload.run.deployment import TargetOptions
+from agentload.run.execute import Request, execute
+from agentload.run.search_settings import SearchSettings
 from agentload.run.selfcheck import (
     CPU_SHARE_LIMIT,
     LAG_P99_LIMIT_S,
@@ -22,8 +24,6 @@ from agentload.run.selfcheck import (
     combine,
     judge,
 )
-from agentload.run.settings import RunSettings
-from agentload.run.target import Target
 from tests.scale.conftest import FAST_WORKLOAD
 
 PROBE_S = 0.6
@@ -76,15 +76,17 @@ def test_each_limit_is_judged_and_named() -> None:
 
 
 def test_every_run_records_its_self_check(mock_server: MockServer, tmp_path: Path) -> None:
-    settings = RunSettings(agents=4, duration_s=2.0, ramp_s=0.2, settle_s=0.5, drain_s=2.0)
-    request = RunRequest(
+    settings = SearchSettings.for_run(4, 2.0, ramp_s=0.2, settle_s=0.5, drain_s=2.0)
+    request = Request(
         workload=FAST_WORKLOAD,
-        settings=settings,
-        target=Target(url=mock_server.url, model="mock", tokenizer=str(default_tokenizer_path())),
+        search=settings,
+        target=TargetOptions(
+            url=mock_server.url, model="mock", tokenizer=str(default_tokenizer_path())
+        ),
         out=tmp_path / "run",
         label="selfcheck",
     )
-    execute_run(request, console=Console(quiet=True))
+    execute(request, console=Console(quiet=True))
     summary = read_json(tmp_path / "run" / "summary.json")
     check = summary["selfcheck"]
     assert check["lag_samples"] > 10 and check["sends"] > 4

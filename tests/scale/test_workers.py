@@ -13,9 +13,10 @@ from agentload import clock
 from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.files import read_json
 from agentload.results.record import load_records
-from agentload.run.execute import RunRequest, execute_run
-from agentload.run.settings import RunSettings
-from agentload.run.target import Target
+from agentload.run.deployment import TargetOptions
+from agentload.run.execute import HostOptions, Request, execute
+from agentload.run.search_settings import SearchSettings
+from agentload.run.settings import AgentSettings
 from tests.scale.conftest import FAST_WORKLOAD
 
 AGENTS = 6
@@ -49,18 +50,20 @@ def two_worker_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list
     require_node()
     out = tmp_path_factory.mktemp("workers") / "run"
     with MockServer(first_ms=20, gap_ms=2, log=True) as server:
-        settings = RunSettings(
-            agents=AGENTS, duration_s=3.0, ramp_s=0.6, settle_s=1.0, drain_s=3.0, seed=2
-        )
-        request = RunRequest(
+        settings = SearchSettings.for_run(AGENTS, 3.0, ramp_s=0.6, settle_s=1.0, drain_s=3.0)
+        agents = AgentSettings(seed=2)
+        request = Request(
             workload=FAST_WORKLOAD,
-            settings=settings,
-            target=Target(url=server.url, model="mock", tokenizer=str(default_tokenizer_path())),
+            search=settings,
+            agents=agents,
+            target=TargetOptions(
+                url=server.url, model="mock", tokenizer=str(default_tokenizer_path())
+            ),
             out=out,
             label="workers",
-            workers=WORKERS,
+            hosts=HostOptions(workers=WORKERS),
         )
-        execute_run(request, console=Console(quiet=True))
+        execute(request, console=Console(quiet=True))
         log = server.log()
     return out, log
 

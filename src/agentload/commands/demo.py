@@ -8,7 +8,8 @@ from pathlib import Path
 from agentload.cli import EXIT_INTERRUPTED
 from agentload.results.tiers import preset
 from agentload.run import presets
-from agentload.run.search import SearchSettings
+from agentload.run.search_settings import SearchSettings
+from agentload.run.settings import AgentSettings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,9 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from agentload.run.execute import default_out_dir
-    from agentload.run.execute_search import SearchRequest, execute_search
-    from agentload.run.target import Target
+    from agentload.commands.finish import finish
+    from agentload.run.deployment import TargetOptions
+    from agentload.run.execute import Request, default_out_dir, execute
 
     search = SearchSettings(
         tiers=preset(presets.DEMO_TIERS),
@@ -38,12 +39,14 @@ def handle(args: argparse.Namespace) -> int:
         min_samples=presets.DEMO_MIN_SAMPLES,
         precision=presets.DEMO_PRECISION,
     )
-    request = SearchRequest(
+    request = Request(
         workload=presets.LOCAL_WORKLOAD,
         search=search,
-        target=Target(engine_ctx_per_slot=presets.DEMO_CTX_PER_SLOT),
+        target=TargetOptions(engine_ctx_per_slot=presets.DEMO_CTX_PER_SLOT),
         out=args.out or default_out_dir("demo"),
         label="demo",
+        agents=AgentSettings(start_mid_session=True),
     )
-    summary = execute_search(request)
+    summary = execute(request)
+    finish(summary, request.out)
     return 0 if summary.complete else EXIT_INTERRUPTED

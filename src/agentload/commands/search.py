@@ -3,25 +3,28 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import re
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from agentload.commands.run import (
+from agentload.commands.options import (
+    add_output_arguments,
+    add_power_arguments,
     add_target_arguments,
     add_worker_arguments,
     add_workload_arguments,
+    agents_from,
+    hosts_from,
+    label_from,
+    out_from,
+    power_from,
     target_from,
-    workers_from,
 )
 from agentload.errors import AgentloadError, first_problem
+from agentload.measure.window import STEADY_STATE_SETTLE_S
 from agentload.results.tiers import PRESETS, Tier, load_tiers, parse_tier, preset, unique_names
-from agentload.run import search as defaults
+from agentload.run import search_settings as defaults
 from agentload.run.verdict import DEFAULT_CONFIDENCE, DEFAULT_MAX_ERROR_RATE, DEFAULT_MIN_SAMPLES
-
-_LABEL = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,7 +49,7 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     bounds.add_argument(
         "--settle",
         type=float,
-        default=defaults.STEADY_STATE_SETTLE_S,
+        default=STEADY_STATE_SETTLE_S,
         metavar="S",
         help="each probe waits until every agent has been active this long (default: %(default)s)",
     )
@@ -127,36 +130,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="agents start at their session's first call (default: a random call, full prefix)",
     )
-    parser.add_argument("--out", type=Path, help="results directory")
-    parser.add_argument(
-        "--resume",
-        type=Path,
-        metavar="DIR",
-        help="continue the interrupted search in DIR from its finished probes "
-        "(give the same options it was started with)",
-    )
-    parser.add_argument("--label", default="search", help="a name for this search in reports")
+    add_output_arguments(parser, "search")
     add_worker_arguments(parser)
-    power = parser.add_argument_group("power (per-MW figures)")
-    power.add_argument(
-        "--power",
-        metavar="SPEC",
-        help="measure accelerator power: nvml[:0,1], amdsmi[:0,1], dcgm:URL, "
-        "prometheus:URL#metric=NAME, or command:CMD (prints watts)",
-    )
-    power.add_argument(
-        "--gpu-watts",
-        type=float,
-        metavar="W",
-        help="declare watts per GPU instead of measuring (every figure is marked assumed)",
-    )
-    power.add_argument("--power-interval", type=float, metavar="S", help="sampling interval, s")
-    power.add_argument("--gpus", type=int, help="accelerators serving the model (per-GPU figures)")
-    parser.add_argument(
-        "--metrics-url",
-        help="the server's Prometheus endpoint for server-side cache figures "
-        "(default: <server>/metrics for the local engine)",
-    )
+    add_power_arguments(parser)
     add_search_arguments(parser)
     add_target_arguments(parser)
     parser.set_defaults(func=handle)
@@ -164,36 +140,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from agentload.cli import EXIT_INTERRUPTED
-    from agentload.measure.power_spec import power_spec_from_options
-    from agentload.run.execute import default_out_dir
-    from agentload.run.execute_search import SearchRequest, execute_search
+    from agentload.commands.finish import finish
+    from agentload.run.execute import Request, execute
 
-    label = _LABEL.sub("-", args.label).strip("-") or "search"
-    workers, backend = workers_from(args)
-    if args.resume is not None and args.out is not None and args.out != args.resume:
-        raise AgentloadError("--resume DIR writes into DIR; leave out --out (or give the same)")
-    power = power_spec_from_options(
-        args.power, args.gpu_watts, args.gpus, interval_s=args.power_interval
-    )
-    target = dataclasses.replace(target_from(args), metrics_url=args.metrics_url)
-    request = SearchRequest(
+    label = label_from(args, "search")
+    request = Request(
         workload=args.workload,
         search=search_settings_from(args),
-        target=target,
-        out=args.resume or args.out or default_out_dir(label),
+        target=target_from(args),
+        out=out_from(args, label),
         label=label,
-        api=args.api,
-        seed=args.seed,
-        run_salt=args.salt,
-        start_mid_session=not args.start_at_turn_zero,
-        reply_history=args.history,
+        agents=agents_from(args, start_mid_session=not args.start_at_turn_zero),
         gpus=args.gpus,
-        power=power,
+        power=power_from(args),
         skip_bad_lines=args.skip_bad_lines,
         resume=args.resume is not None,
-        workers=workers,
-        backend=backend,
-        ray_address=args.ray_address,
+        hosts=hosts_from(args),
     )
-    summary = execute_search(request)
+    summary = execute(request)
+    finish(summary, request.out)
     return 0 if summary.complete else EXIT_INTERRUPTED

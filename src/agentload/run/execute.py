@@ -1,75 +1,94 @@
-"""One plain benchmark run end to end: target, workload, results directory, load, summary.
+"""A run or a search end to end: workload, results directory, target, the agents' host,
+probes, power and server metrics, summary. One path for both: a run is a search with one
+fixed probe (`SearchSettings.for_run`), so both get power, server metrics, resume, progress,
+and every host (this process, worker processes, Ray actors).
 
-I/O lives here; the runner, the agents and the metrics stay pure of it.
+I/O lives here; the agents, probes and metrics stay pure of it. This module prints only live
+lines (progress, each probe); the command prints the results (`agentload.commands`).
+
+Ctrl-C (or SIGTERM, which the CLI turns into it) stops within a second: calls in flight are
+cancelled and recorded as such, and the summary (what was measured) says it is incomplete.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import queue
-import threading
+import dataclasses
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, Literal
 
-from pydantic import ValidationError
 from rich.console import Console
 
-from agentload import __version__, clock
-from agentload.client.endpoint import Endpoint
-from agentload.client.probe import probe_output_length
-from agentload.client.stream import StreamingClient
+from agentload import clock
 from agentload.errors import AgentloadError
 from agentload.files import new_results_dir, owner_only_files
-from agentload.measure.figures import probe_figures
-from agentload.measure.metrics import WindowMetrics, window_metrics
-from agentload.measure.window import Window, steady_state_window
-from agentload.report.terminal import print_window, selfcheck_line, wide_console
+from agentload.measure.power_recorder import PowerRecorder
+from agentload.measure.power_spec import PowerSpec
 from agentload.results.files import MANIFEST_FILE, RECORDS_FILE
-from agentload.results.jsonl import JsonlAppender
 from agentload.results.summary import Summary
+from agentload.run.deployment import (
+    OpenTarget,
+    TargetOptions,
+    check_server,
+    check_target_options,
+    open_target,
+)
+from agentload.run.host import INTERRUPT_DRAIN_S, Host, InProcessHost, ShareLost
+from agentload.run.meters import ServerWindows, power_recorder
+from agentload.run.probe import Meters, ProbeOutcome
+from agentload.run.progress import progress_printer, report_progress
 from agentload.run.results_dir import (
+    append_probe,
     build_manifest,
-    write_html_report,
     write_manifest,
     write_summary,
 )
-from agentload.run.runner import Progress, RunOutcome, run_load
-from agentload.run.settings import RunSettings
-from agentload.run.target import Target, open_target
+from agentload.run.resume import Resumption, check_matches, open_resumption, repair_files
+from agentload.run.search import SearchState, run_search
+from agentload.run.search_settings import SearchSettings
+from agentload.run.settings import AgentSettings
+from agentload.run.share import ShareJob
+from agentload.run.summarize import Asked, build_summary
 from agentload.workload.load import load_workload
-from agentload.workload.text import TextMaker
+from agentload.workload.model import Workload
+
+Backend = Literal["local", "ray"]
 
 
 @dataclass(frozen=True)
-class RunRequest:
-    """Everything `agentload run` was asked for."""
+class HostOptions:
+    """Where the agents run: this process (1 worker), N processes here, or N Ray actors."""
 
-    workload: str
-    settings: RunSettings
-    target: Target
-    out: Path
-    label: str
-    gpus: int | None = None
-    skip_bad_lines: bool = False
     workers: int = 1
-    """Client processes the agents are split across (`agentload.run.workers`)."""
-    backend: str = "local"
-    """`local` (this machine's processes) or `ray` (Ray tasks, `agentload.run.ray_backend`)."""
+    backend: Backend = "local"
     ray_address: str | None = None
 
 
 @dataclass(frozen=True)
-class RunResult:
+class Request:
+    """Everything `agentload run` or `agentload search` was asked for."""
+
+    workload: str
+    search: SearchSettings
+    """Which probes and how long (`SearchSettings.for_run` for a plain run)."""
+    target: TargetOptions
     out: Path
-    metrics: WindowMetrics | None
-    """None when the run was interrupted before any window could be measured."""
-    steady_state: bool
-    complete: bool = True
-    """False when the run was interrupted (Ctrl-C): the summary covers what was measured."""
+    label: str
+    agents: AgentSettings = field(default_factory=AgentSettings)
+    gpus: int | None = None
+    power: PowerSpec | None = None
+    """How to measure accelerator power; None for no power figures."""
+    skip_bad_lines: bool = False
+    resume: bool = False
+    """Continue the interrupted run in `out` (`agentload.run.resume`) instead of starting."""
+    hosts: HostOptions = field(default_factory=HostOptions)
+
+    @property
+    def command(self) -> str:
+        return "run" if self.search.is_run else "search"
 
 
 def default_out_dir(label: str) -> Path:
@@ -78,279 +97,246 @@ def default_out_dir(label: str) -> Path:
     return Path("results") / f"{stamp}-{label}"
 
 
-_OPTIONS = {
-    "base_url": "--url",
-    "model": "--model",
-    "api_key_env": "--api-key-env",
-    "total_timeout_s": "--request-timeout",
-}
-
-
-def check_target_options(target: Target, api: str) -> None:
-    """Refuse a malformed target before anything is created (one line naming the option):
-    the URL, the key's variable (named and set), the request timeout, the metrics URL."""
-    if target.metrics_url is not None:
-        parts = urlsplit(target.metrics_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise AgentloadError(f"--metrics-url: not an http(s) URL: {target.metrics_url!r}")
-    if target.request_timeout_s is not None and not target.request_timeout_s > 0:
-        raise AgentloadError(f"--request-timeout: must be > 0 s, got {target.request_timeout_s:g}")
-    if target.url is None:
-        return
-    if not target.model:
-        raise AgentloadError("--model is required with --url")
-    timeouts = (
-        {} if target.request_timeout_s is None else {"total_timeout_s": target.request_timeout_s}
-    )
-    try:
-        endpoint = Endpoint(
-            base_url=target.url,
-            model=target.model,
-            api=api,
-            api_key_env=target.api_key_env,
-            **timeouts,
-        )
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        option = _OPTIONS.get(str(first["loc"][0]) if first["loc"] else "", "--url")
-        raise AgentloadError(f"{option}: {first['msg']}") from None
-    endpoint.api_key()  # a one-line error now if the variable is not set
-
-
-def execute_run(request: RunRequest, console: Console | None = None) -> RunResult:
-    """Run the benchmark as asked; results land in `request.out` (owner-only), summary last.
-
-    Ctrl-C (or SIGTERM, which the CLI turns into it) stops the load within a second: calls in
-    flight are cancelled and recorded as such, and the summary says the run is incomplete.
-    """
+def execute(request: Request, console: Console | None = None) -> Summary:
+    """Run or search as asked; results land in `request.out` (owner-only), summary last.
+    With `request.resume`, continue the interrupted run there."""
     console = console or Console(stderr=True)
-    check_target_options(request.target, request.settings.api)
+    check_target_options(request.target, request.agents.api)
+    if request.hosts.workers < 1:
+        raise AgentloadError(f"--workers: must be at least 1, got {request.hosts.workers}")
     workload = load_workload(request.workload, skip_bad_lines=request.skip_bad_lines)
     with owner_only_files():
-        return _execute(request, workload, console)
+        if request.resume:
+            resumption = open_resumption(
+                request.out, _expected(request, workload), command=request.command
+            )
+            agents = request.agents.model_copy(update={"run_salt": resumption.run_salt})
+            request = dataclasses.replace(request, agents=agents)
+            return _execute_in(request, workload, resumption, console)
+        with new_results_dir(request.out, RECORDS_FILE, (MANIFEST_FILE,)):
+            return _execute_in(request, workload, None, console)
 
 
-def _execute(request: RunRequest, workload: Any, console: Console) -> RunResult:
-    with new_results_dir(request.out, RECORDS_FILE, (MANIFEST_FILE,)) as out:
-        return _execute_in(request, workload, out, console)
-
-
-def _execute_in(request: RunRequest, workload: Any, out: Path, console: Console) -> RunResult:
-    settings = request.settings
+def _execute_in(
+    request: Request, workload: Workload, resumption: Resumption | None, console: Console
+) -> Summary:
+    out = request.out
     with open_target(
-        request.target, api=settings.api, agents=settings.agents, out=out, console=console
+        request.target,
+        api=request.agents.api,
+        agents=request.search.max_agents,
+        out=out,
+        console=console,
     ) as target:
+        manifest, state = _begin(request, workload, target, resumption, console)
+        times = manifest.get("times")
+        started_at = (times.get("started_at") if isinstance(times, dict) else None) or clock.now()
+        with power_recorder(request.power, out) as power:
+            write_manifest(out, manifest)
+            lost: ShareLost | None = None
+            try:
+                asyncio.run(_drive(request, workload, target, state, power, resumption, console))
+            except KeyboardInterrupt:
+                pass
+            except ShareLost as exc:
+                lost = exc
+                state.notes.append(str(exc))
+            if not state.done and resumption is None and not (out / RECORDS_FILE).stat().st_size:
+                raise lost or KeyboardInterrupt()  # nothing measured: no directory is left
+    manifest["times"] = _times(request, state, started_at)
+    write_manifest(out, manifest)
+    asked = Asked(request.label, request.search, request.gpus, request.power)
+    resumed = _resumed_notes(resumption, state)
+    summary = build_summary(asked, state, resumed=resumed, selfcheck=state.selfcheck)
+    write_summary(out, summary)
+    return summary
+
+
+def _begin(
+    request: Request,
+    workload: Workload,
+    target: OpenTarget,
+    resumption: Resumption | None,
+    console: Console,
+) -> tuple[dict[str, Any], SearchState]:
+    """The manifest to write and the state to start from (a fresh one, or the finished
+    probes of the run being resumed)."""
+    if resumption is None:
         manifest = build_manifest(
             label=request.label,
-            command="run",
+            command=request.command,
             workload_spec=request.workload,
             workload=workload,
             endpoint=target.endpoint,
-            settings=settings.model_dump(mode="json"),
+            settings=_settings_json(request),
             facts=target.facts,
             gpus=request.gpus,
         )
-        manifest["workers"] = request.workers
-        manifest["backend"] = request.backend
-        write_manifest(out, manifest)
-        if request.backend == "ray":
-            outcome = _drive_ray(request, workload, target, out, console)
-        elif request.workers > 1:
-            outcome = _drive_workers(request, workload, target, out, console)
-        else:
-            text = TextMaker(target.tokenizer, settings.run_salt)
-            outcome = asyncio.run(_drive(workload, settings, target.endpoint, text, out, console))
-    return _finish(request, manifest, outcome, out, console)
+        manifest["power"] = request.power.describe() if request.power else None
+        manifest["workers"] = request.hosts.workers
+        manifest["backend"] = request.hosts.backend
+        return manifest, SearchState()
+    endpoint: dict[str, Any] = {"model": target.endpoint.model, "api": target.endpoint.api}
+    if request.target.url is not None:
+        endpoint["base_url"] = target.endpoint.base_url
+    check_matches(resumption.manifest, {"endpoint": endpoint}, source=out_manifest(request))
+    repairs = repair_files(request.out)
+    resumption.record(target.endpoint.model_dump(mode="json"), target.facts, repairs)
+    for note in repairs:
+        console.print(f"[yellow]note:[/] {note}")
+    console.print(f"resuming after {len(resumption.probes)} finished probe(s)")
+    return resumption.manifest, SearchState(earlier=resumption.probes)
 
 
-async def check_server(client: StreamingClient, console: Console) -> None:
-    """One forced-length call first: fail fast if the server is unusable, warn if it ignores
-    `ignore_eos` (output lengths then follow the model, not the workload)."""
-    probe = await probe_output_length(client)
-    if not probe.ok:
-        raise AgentloadError(
-            f"the server at {client.endpoint.base_url} failed a first call: {probe.error}"
-            f" ({probe.error_detail})"
+def out_manifest(request: Request) -> Path:
+    return request.out / MANIFEST_FILE
+
+
+def _settings_json(request: Request) -> dict[str, Any]:
+    return {
+        "agents": request.agents.model_dump(mode="json"),
+        "search": request.search.model_dump(mode="json"),
+    }
+
+
+def _expected(request: Request, workload: Workload) -> dict[str, Any]:
+    """What a resumed directory's manifest must say: same workload, settings, power, GPUs."""
+    return {
+        "workload": {"spec": request.workload, "fingerprint": workload.fingerprint()},
+        "settings": _settings_json(request),
+        "power": request.power.describe() if request.power else None,
+        "gpus": request.gpus,
+    }
+
+
+def _resumed_notes(resumption: Resumption | None, state: SearchState) -> list[str]:
+    if resumption is None:
+        return []
+    return [
+        f"resumed: {len(resumption.probes)} probe(s) kept from the interrupted run, "
+        f"{len(state.probes)} measured after resuming",
+        *resumption.manifest["resumes"][-1]["repairs"],
+    ]
+
+
+def _times(request: Request, state: SearchState, started_at: float) -> dict[str, Any]:
+    """The manifest's times; a run's also say which window its figures cover."""
+    times: dict[str, Any] = {"started_at": started_at, "finished_at": clock.now()}
+    if request.search.is_run:
+        probe = state.probes[-1].figures if state.probes else None
+        times["agent_starts"] = state.agent_starts
+        times["window"] = [probe.window_start, probe.window_end] if probe else None
+        times["steady_state"] = probe is not None and not any(
+            n.startswith("no steady state") for n in probe.notes
         )
-    if probe.completion_tokens != probe.intended_output_tokens:
-        console.print(
-            f"[yellow]warning:[/] the server returned {probe.completion_tokens} tokens when "
-            f"{probe.intended_output_tokens} were forced (ignore_eos not honoured); output "
-            "lengths will follow the model, not the workload"
-        )
+    return times
 
 
 async def _drive(
-    workload: Any,
-    settings: RunSettings,
-    endpoint: Endpoint,
-    text: TextMaker,
-    out: Path,
+    request: Request,
+    workload: Workload,
+    target: OpenTarget,
+    state: SearchState,
+    power: PowerRecorder | None,
+    resumption: Resumption | None,
     console: Console,
-) -> RunOutcome:
-    async with StreamingClient(endpoint) as client:
-        await check_server(client, console)  # Ctrl-C here: nothing measured, no directory left
-        with JsonlAppender(out / RECORDS_FILE) as writer:
-            return await run_load(
-                workload, settings, client, text, writer, on_progress=progress_printer(console)
+) -> None:
+    """Check the server, start the host, search, close; fills `state`."""
+    await check_server(target.endpoint, console)  # Ctrl-C here: nothing measured
+    host = _host(request, workload, target, resumption.id_prefix if resumption else "")
+    _say_where(request.hosts, host, console)
+    async with host:
+        reporter = asyncio.create_task(
+            report_progress(host, clock.now(), progress_printer(console))
+        )
+        server = ServerWindows(target.metrics_url, request.out) if target.metrics_url else None
+
+        def on_probe(outcome: ProbeOutcome) -> None:
+            if not outcome.interrupted:
+                append_probe(request.out, outcome.figures)
+            if not request.search.is_run:
+                print_probe(outcome, console)
+
+        try:
+            await run_search(
+                host,
+                request.search,
+                meters=Meters(power, server),
+                on_probe=on_probe,
+                state=state,
             )
+        finally:
+            reporter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reporter
+            state.cancelled_in_flight = await _close(host, request.search.drain_s)
+            state.selfcheck = host.selfcheck()
+            state.agent_starts = host.agent_starts()
+            lost = host.lost_note()
+            if lost is not None and state.done:  # else ShareLost ended the run: noted there
+                state.notes.append(f"after the run: {lost}")
+            if server is not None:
+                await server.aclose()
 
 
-def _drive_workers(
-    request: RunRequest, workload: Any, target: Any, out: Path, console: Console
-) -> RunOutcome:
-    """The load split across `request.workers` processes (after one check call from here)."""
-    from agentload.run.workers import run_workers
+def _host(request: Request, workload: Workload, target: OpenTarget, id_prefix: str) -> Host:
+    """The host the options ask for, with one share per worker."""
+    options = request.hosts
+    shares = max(1, min(options.workers, request.search.max_agents))
+    records = request.out / RECORDS_FILE
+    jobs = [
+        ShareJob(
+            index=k,
+            shares=shares,
+            workload=workload,
+            agents=request.agents,
+            stride=request.search.max_agents,
+            target=target.spec,
+            records_path=str(records),
+            clock_anchor=clock.anchor(),
+            id_prefix=id_prefix,
+        )
+        for k in range(shares)
+    ]
+    if options.backend == "ray":
+        from agentload.run.host_ray import RayHost
 
-    async def check() -> None:
-        async with StreamingClient(target.endpoint) as client:
-            await check_server(client, console)
+        return RayHost(jobs, records, address=options.ray_address)
+    if shares > 1:
+        from agentload.run.host_processes import ProcessHost
 
+        return ProcessHost(jobs, records)
+    return InProcessHost(jobs[0])
+
+
+def _say_where(options: HostOptions, host: Host, console: Console) -> None:
+    if options.backend == "ray":
+        where = options.ray_address or "a local cluster"
+        console.print(f"{host.shares} Ray actors on {where}")
+    elif host.shares > 1:
+        console.print(f"{host.shares} worker processes")
+
+
+async def _close(host: Host, drain_s: float) -> int:
+    """Stop the agents: the full drain after a finished run, a short one after Ctrl-C (and a
+    drain cut short by Ctrl-C). Returns how many calls in flight were cancelled."""
+    task = asyncio.current_task()
+    interrupted = task is not None and task.cancelling() > 0
     try:
-        asyncio.run(check())
-    except KeyboardInterrupt:
-        t = clock.now()
-        return RunOutcome(t, [], t, t, [], interrupted=True)
-    console.print(f"{request.workers} worker processes")
-    notes: list[str] = []
-    outcome = run_workers(
-        workload,
-        request.settings,
-        target.endpoint,
-        target.tokenizer,
-        out / RECORDS_FILE,
-        request.workers,
-        on_progress=progress_printer(console),
-        notes=notes,
-    )
-    outcome.notes.extend(notes)
-    return outcome
+        return await host.close(INTERRUPT_DRAIN_S if interrupted else drain_s)
+    except asyncio.CancelledError:
+        return await host.close(0.0)
 
 
-def _drive_ray(
-    request: RunRequest, workload: Any, target: Any, out: Path, console: Console
-) -> RunOutcome:
-    """The load as Ray tasks across a cluster (after one check call from here)."""
-    from agentload.run.ray_backend import run_ray
-
-    async def check() -> None:
-        async with StreamingClient(target.endpoint) as client:
-            await check_server(client, console)
-
-    asyncio.run(check())
-    where = request.ray_address or "a local Ray cluster"
-    console.print(f"{request.workers} Ray tasks on {where}")
-    return run_ray(
-        workload,
-        request.settings,
-        target.endpoint,
-        target.tokenizer,
-        out / RECORDS_FILE,
-        request.workers,
-        address=request.ray_address,
-    )
-
-
-PROGRESS_BACKLOG = 4
-"""Progress lines waiting for the terminal; more are dropped, never waited for."""
-
-
-def progress_printer(console: Console) -> Any:
-    """A callback printing one line of live progress per snapshot.
-
-    The line is made in the caller (the event loop) and printed by a daemon thread: a terminal
-    or pipe that stops reading (a stalled `ssh`, an undrained `2>|`) then holds up only that
-    thread, and lines that cannot wait are dropped, never the load.
-    """
-    last: dict[str, float] = {"t": 0.0, "out": 0.0}
-    lines: queue.Queue[str] = queue.Queue(maxsize=PROGRESS_BACKLOG)
-    printer: list[threading.Thread] = []
-
-    def write() -> None:
-        while True:
-            console.print(lines.get(), highlight=False)
-
-    def show(p: Progress) -> None:
-        dt = p.elapsed_s - last["t"]
-        rate = (p.output_tokens - last["out"]) / dt if dt > 0 else 0.0
-        last.update(t=p.elapsed_s, out=p.output_tokens)
-        line = (
-            f"{p.elapsed_s:6.1f} s  agents {p.agents_started}  in flight {p.in_flight}  "
-            f"calls {p.calls}  errors {p.errors}  output {rate:,.0f} tokens/s"
-        )
-        with contextlib.suppress(queue.Full):
-            lines.put_nowait(line)
-        if not printer:
-            printer.append(threading.Thread(target=write, name="progress", daemon=True))
-            printer[0].start()
-
-    return show
-
-
-def _finish(
-    request: RunRequest,
-    manifest: dict[str, Any],
-    outcome: RunOutcome,
-    out: Path,
-    console: Console,
-) -> RunResult:
-    settings = request.settings
-    notes: list[str] = []
-    window = steady_state_window(outcome.agent_starts, outcome.measurement_end, settings.settle_s)
-    steady = window is not None
-    if window is None:
-        window = Window(outcome.started_at, outcome.measurement_end)
-        if window.duration_s > 0:
-            notes.append(
-                f"no steady state: the last agent started less than {settings.settle_s:g} s "
-                "before the end; figures cover the whole run"
-            )
-    measured = window.duration_s > 0
-    if outcome.interrupted:
-        notes.append("interrupted: the run ended early; the figures cover what was measured")
-    if not measured:
-        notes.append("nothing measured: the run was stopped before load started")
-    if outcome.cancelled_in_flight:
-        notes.append(
-            f"{outcome.cancelled_in_flight} calls in flight at the end were cancelled "
-            "(recorded with error 'cancelled', after the window)"
-        )
-    notes.extend(outcome.notes)
-    if outcome.selfcheck is not None:
-        notes.extend(outcome.selfcheck.notes)
-    metrics = window_metrics(outcome.records, window, agents=settings.agents) if measured else None
-    manifest["times"] = {
-        "started_at": outcome.started_at,
-        "agent_starts": outcome.agent_starts,
-        "measurement_end": outcome.measurement_end,
-        "finished_at": outcome.finished_at,
-        "window": [window.start, window.end] if measured else None,
-        "steady_state": steady,
-    }
-    write_manifest(out, manifest)
-    probes = (probe_figures(metrics, agents=settings.agents),) if metrics is not None else ()
-    summary = Summary(
-        kind="run",
-        tool_version=__version__,
-        label=request.label,
-        complete=not outcome.interrupted,
-        gpus=request.gpus,
-        probes=probes,
-        client_ok=outcome.selfcheck is None or outcome.selfcheck.ok,
-        selfcheck=outcome.selfcheck,
-        notes=tuple(notes),
-    )
-    write_summary(out, summary)
-    if metrics is not None:
-        title = "steady-state window" if steady else "whole run (no steady state)"
-        print_window(metrics, title=f"{request.label}: {title}", console=wide_console())
-    for note in notes:
-        console.print(f"[yellow]note:[/] {note}")
-    check = selfcheck_line(outcome.selfcheck)
-    if check:
-        console.print(check, highlight=False)
-    console.print(f"results: {out}")
-    write_html_report(out, console)
-    return RunResult(
-        out=out, metrics=metrics, steady_state=steady, complete=not outcome.interrupted
+def print_probe(outcome: ProbeOutcome, console: Console) -> None:
+    """One line per finished probe of a search."""
+    f = outcome.figures
+    verdicts = "  ".join(f"{name} {v}" for name, v in f.verdicts.items())
+    p25 = "—" if f.p25_output_tokens_per_s is None else f"{f.p25_output_tokens_per_s:,.1f}"
+    ttft = "—" if f.p95_ttft_s is None else f"{f.p95_ttft_s:.3f}"
+    console.print(
+        f"probe {f.index}: {f.agents} agents over {f.window_s:.0f} s: "
+        f"{f.total_tokens_per_s:,.0f} tokens/s total, p25 output {p25} tokens/s, "
+        f"p95 TTFT {ttft} s  |  {verdicts}",
+        highlight=False,
     )

@@ -1,7 +1,7 @@
 """A pool of running agents that can grow and shrink without restarting the server's load.
 
-Growing starts new agents staggered over a ramp; shrinking asks the newest agents to stop after
-their current call. The server stays warm between probes of a search.
+Growing starts agents at the times its host planned (staggered over a ramp); shrinking asks
+agents to stop after their current call. The server stays warm between probes of a search.
 """
 
 from __future__ import annotations
@@ -32,11 +32,7 @@ class AgentPool:
         start_mid_session: bool,
         recorded_history: bool,
         selfcheck: SendClock | None = None,
-        first_index: int = 0,
-        index_step: int = 1,
     ) -> None:
-        """Agents get indices `first_index`, `first_index + index_step`, ...: a worker process
-        of a multi-process run takes every `index_step`-th agent of the whole run."""
         self._workload = workload
         self._send_for = send_for
         self._options: dict[str, Any] = {
@@ -53,8 +49,6 @@ class AgentPool:
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self.starts: dict[int, float] = {}
         """Agent index -> when it started, epoch s."""
-        self._next_index = first_index
-        self._index_step = index_step
 
     @property
     def size(self) -> int:
@@ -64,38 +58,14 @@ class AgentPool:
     def all_agents(self) -> list[Agent]:
         return self.retired + self.active
 
-    def last_start(self) -> float | None:
-        """When the most recently started active agent started."""
-        return max((self.starts[a.index] for a in self.active), default=None)
-
-    async def resize(self, n: int, ramp_s: float = 0.0) -> None:
-        """Grow to `n` agents (staggered evenly over `ramp_s`) or shrink to `n`."""
-        if n < 0:
-            raise ValueError(f"pool size must be >= 0, got {n}")
-        if n < self.size:
-            await self.stop_agents([a.index for a in self.active[n:]])
-            return
-        added = n - self.size
-        if added == 0:
-            return
-        step = ramp_s / added
-        began = clock.now()
-        plan = []
-        for k in range(added):
-            plan.append((self._next_index, began + k * step))
-            self._next_index += self._index_step
-        await self.start_agents(plan)
-
     async def start_agents(self, plan: list[tuple[int, float]]) -> None:
         """Start agent `index` at each `(index, at)` (epoch s; at once when already past), in
-        order; returns when the last has started. The caller picks indices (a worker process
-        of a search is told its agents' indices and times by the parent)."""
+        order; returns when the last has started. The host picks indices and times."""
         for index, at in plan:
             delay = at - clock.now()
             if delay > 0:
                 await asyncio.sleep(delay)
             self._start_one(index)
-            self._next_index = max(self._next_index, index + self._index_step)
 
     def _start_one(self, index: int) -> None:
         if index in self._tasks:

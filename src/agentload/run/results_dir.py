@@ -7,8 +7,6 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from agentload import __version__, clock
 from agentload.client.endpoint import Endpoint
 from agentload.files import write_json_atomic
@@ -69,13 +67,3 @@ def append_probe(out: Path, probe: ProbeFigures) -> None:
 def write_summary(out: Path, summary: Summary) -> None:
     """The commit marker: written last, atomically."""
     write_json_atomic(out / SUMMARY_FILE, summary.model_dump(mode="json"))
-
-
-def write_html_report(out: Path, console: Console) -> Path:
-    """Rebuild the self-contained HTML report from the results directory alone."""
-    from agentload.report.html import write_report
-    from agentload.report.load import load_view
-
-    path = write_report(load_view(out))
-    console.print(f"report: {path}")
-    return path

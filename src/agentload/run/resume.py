@@ -1,9 +1,10 @@
-"""Resuming an interrupted search from its results directory (`agentload search --resume DIR`).
+"""Resuming an interrupted run or search from its results directory (`--resume DIR`).
 
-A search killed or interrupted before it finished leaves `manifest.json` (what it was asked
-for) and `probes.jsonl` (every probe it finished). Resuming checks that the search asked for now
-is the same search (workload, run and search settings, power source, GPUs, model and API, the
-server URL unless the target is the local engine), repairs a torn last line in each JSON-lines
+A run or search killed or interrupted before it finished leaves `manifest.json` (what it was
+asked for) and `probes.jsonl` (every probe it finished; a plain run's one probe only once it is
+whole). Resuming checks that what is asked now is the same (workload, agent and search
+settings, power source, GPUs, model and API, the server URL unless the target is the local
+engine), repairs a torn last line in each JSON-lines
 file, and hands back the finished probes: the plan continues from them, new probes and records
 append, and the final summary covers old and new probes.
 
@@ -35,13 +36,11 @@ from agentload.results.files import (
 from agentload.results.jsonl import read_jsonl, repair_tail
 from agentload.results.summary import ProbeFigures
 
-RESUMABLE_COMMAND = "search"
 JSONL_FILES = (RECORDS_FILE, PROBES_FILE, POWER_FILE, SERVER_METRICS_FILE)
 """Files appended line by line, whose last line a kill can tear."""
 SALT_MARK = ".r"
-IGNORED = frozenset({"settings.run.run_salt", "settings.run.agents", "settings.run.settle_s"})
-"""Manifest fields not compared on resume: the resumed part gets its own salt, and the run's
-agents and settle time follow the search settings, which are compared."""
+IGNORED = frozenset({"settings.agents.run_salt"})
+"""Manifest fields not compared on resume: the resumed part gets its own salt."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +57,8 @@ class Resumption:
     def run_salt(self) -> str:
         """The resumed part's salt: the original one marked with the resumption number."""
         settings = self.manifest.get("settings")
-        run = settings.get("run") if isinstance(settings, dict) else None
-        salt = run.get("run_salt") if isinstance(run, dict) else None
+        agents = settings.get("agents") if isinstance(settings, dict) else None
+        salt = agents.get("run_salt") if isinstance(agents, dict) else None
         return f"{salt or 'resumed'}{SALT_MARK}{self.number}"
 
     @property
@@ -84,9 +83,10 @@ class Resumption:
         )
 
 
-def open_resumption(out: Path, expected: Mapping[str, Any]) -> Resumption:
-    """Check that `out` holds an unfinished search matching `expected` (nested manifest
-    fields, compared leaf by leaf) and load its finished probes. Writes nothing.
+def open_resumption(out: Path, expected: Mapping[str, Any], *, command: str) -> Resumption:
+    """Check that `out` holds an unfinished `command` (run or search) matching `expected`
+    (nested manifest fields, compared leaf by leaf) and load its finished probes. Writes
+    nothing.
 
     Raises a one-line `AgentloadError` naming the first mismatch or problem.
     """
@@ -95,10 +95,10 @@ def open_resumption(out: Path, expected: Mapping[str, Any]) -> Resumption:
         raise AgentloadError(f"{out}: cannot resume: {problem}")
     refuse_symlinks(out)
     manifest = _read_object(out / MANIFEST_FILE)
-    if manifest.get("command") != RESUMABLE_COMMAND:
+    if manifest.get("command") != command:
         raise AgentloadError(
             f"{out / MANIFEST_FILE}: cannot resume: it is a {manifest.get('command')!r} "
-            f"directory; only a search can be resumed"
+            f"directory, not a {command!r} one"
         )
     _refuse_finished(out / SUMMARY_FILE)
     check_matches(manifest, expected, source=out / MANIFEST_FILE)

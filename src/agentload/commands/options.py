@@ -1,0 +1,200 @@
+"""Options `run`, `search` and `demo` share, and the settings built from them (one-line errors).
+
+Groups: the workload and how agents play it; the target (a URL, or the embedded engine); where
+agents run (workers, Ray); power and server metrics; the results directory and resume.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from agentload.errors import AgentloadError, first_problem
+from agentload.measure.power_spec import PowerSpec, power_spec_from_options
+from agentload.run.deployment import TargetOptions
+from agentload.run.execute import Backend, HostOptions, default_out_dir
+from agentload.run.settings import AgentSettings
+from agentload.workload.synthetic import PROFILE, SPEC_PREFIX
+
+DEFAULT_WORKLOAD = SPEC_PREFIX + PROFILE
+_LABEL = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class _RefuseKey(argparse.Action):
+    """`--api-key`: refused, without repeating the key, pointing at `--api-key-env`."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        parser.error(
+            "--api-key: keys are never taken on the command line (they would land in shell "
+            "history and process lists); put the key in an environment variable and name it "
+            "with --api-key-env VAR"
+        )
+
+
+def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
+    """What agents send and how: the workload, its seed and salt, the history policy."""
+    parser.add_argument(
+        "--workload", default=DEFAULT_WORKLOAD, help="workload source (default: %(default)s)"
+    )
+    parser.add_argument("--skip-bad-lines", action="store_true", help="skip malformed lines")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--salt", help="run salt (default: random, so runs never share a cache)")
+    parser.add_argument(
+        "--history",
+        choices=("server", "recorded"),
+        default="server",
+        help="assistant turns in the history: the server's reply or the recorded one",
+    )
+
+
+def add_target_arguments(parser: argparse.ArgumentParser) -> None:
+    """--url/--model/--api-key-env and the local-engine options."""
+    target = parser.add_argument_group("target (default: the embedded local llama.cpp engine)")
+    target.add_argument(
+        "--url", help="base URL of an OpenAI-compatible server, e.g. http://host:8000/v1"
+    )
+    target.add_argument("--model", help="model name to request (required with --url)")
+    target.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="environment variable holding the API key (keys are never taken on the command line)",
+    )
+    target.add_argument(
+        "--api-key", nargs="?", action=_RefuseKey, help=argparse.SUPPRESS, metavar="KEY"
+    )
+    target.add_argument("--api", choices=("chat", "completions"), default="chat")
+    target.add_argument(
+        "--tokenizer",
+        help="tokenizer.json for making prompts of exact length "
+        "(default: the local engine's, or the server's tokenize endpoint)",
+    )
+    target.add_argument(
+        "--engine-model",
+        default="generated",
+        help="local engine model: generated, gemma3-270m or a GGUF path (default: generated)",
+    )
+    target.add_argument(
+        "--engine-parallel", type=int, help="local engine slots (default: the most agents)"
+    )
+    target.add_argument("--request-timeout", type=float, metavar="S", help="per-request limit, s")
+    target.add_argument(
+        "--metrics-url",
+        help="the server's Prometheus endpoint for server-side cache figures "
+        "(default: <server>/metrics for the local engine)",
+    )
+
+
+def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
+    """--workers, --backend and --ray-address."""
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="client processes to split the agents across (one core each; default: 1)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="where worker processes run: this machine, or Ray across a cluster "
+        "(pip install 'agentload[ray]')",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="a running Ray cluster (e.g. ray://head:10001 or auto); default: start a local one",
+    )
+
+
+def add_power_arguments(parser: argparse.ArgumentParser) -> None:
+    """--power/--gpu-watts/--power-interval/--gpus."""
+    power = parser.add_argument_group("power (per-MW figures)")
+    power.add_argument(
+        "--power",
+        metavar="SPEC",
+        help="measure accelerator power: nvml[:0,1], amdsmi[:0,1], dcgm:URL, "
+        "prometheus:URL#metric=NAME, or command:CMD (prints watts)",
+    )
+    power.add_argument(
+        "--gpu-watts",
+        type=float,
+        metavar="W",
+        help="declare watts per GPU instead of measuring (every figure is marked assumed)",
+    )
+    power.add_argument("--power-interval", type=float, metavar="S", help="sampling interval, s")
+    power.add_argument("--gpus", type=int, help="accelerators serving the model (per-GPU figures)")
+
+
+def add_output_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
+    """--out, --resume and --label."""
+    parser.add_argument(
+        "--out", type=Path, help=f"results directory (default: results/<time>-{verb})"
+    )
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        metavar="DIR",
+        help=f"continue the interrupted {verb} in DIR from what it finished "
+        "(give the same options it was started with)",
+    )
+    parser.add_argument("--label", default=verb, help=f"a name for this {verb} in reports")
+
+
+def agents_from(args: argparse.Namespace, *, start_mid_session: bool) -> AgentSettings:
+    """AgentSettings from parsed arguments."""
+    values: dict[str, object] = {
+        "start_mid_session": start_mid_session,
+        "reply_history": args.history,
+        "api": args.api,
+        "seed": args.seed,
+    }
+    if args.salt:
+        values["run_salt"] = args.salt
+    try:
+        return AgentSettings.model_validate(values)
+    except ValidationError as exc:
+        field, message = first_problem(exc)
+        raise AgentloadError(f"{field or 'settings'}: {message}") from None
+
+
+def target_from(args: argparse.Namespace) -> TargetOptions:
+    return TargetOptions(
+        url=args.url,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        tokenizer=args.tokenizer,
+        engine_model=args.engine_model,
+        engine_parallel=args.engine_parallel,
+        request_timeout_s=args.request_timeout,
+        metrics_url=args.metrics_url,
+    )
+
+
+def hosts_from(args: argparse.Namespace) -> HostOptions:
+    """Where agents run, checked: --ray-address implies the Ray backend."""
+    if args.workers < 1:
+        raise AgentloadError(f"--workers: must be at least 1, got {args.workers}")
+    backend: Backend = "ray" if args.ray_address else args.backend
+    return HostOptions(workers=args.workers, backend=backend, ray_address=args.ray_address)
+
+
+def power_from(args: argparse.Namespace) -> PowerSpec | None:
+    return power_spec_from_options(
+        args.power, args.gpu_watts, args.gpus, interval_s=args.power_interval
+    )
+
+
+def label_from(args: argparse.Namespace, verb: str) -> str:
+    return _LABEL.sub("-", args.label).strip("-") or verb
+
+
+def out_from(args: argparse.Namespace, label: str) -> Path:
+    """The results directory: --resume DIR, else --out, else results/<time>-<label>."""
+    if args.resume is not None and args.out is not None and args.out != args.resume:
+        raise AgentloadError("--resume DIR writes into DIR; leave out --out (or give the same)")
+    out: Path = args.resume or args.out or default_out_dir(label)
+    return out

@@ -1,0 +1,155 @@
+"""The system under test as the user named it (a URL and model, or the embedded local
+llama.cpp engine), checked, then opened: its endpoint, a tokenizer for its prompts, facts about
+it, and the target spec the agents' hosts open (`agentload.run.http_target`)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import ValidationError
+from rich.console import Console
+
+from agentload.client.endpoint import Api, Endpoint
+from agentload.client.facts import server_facts
+from agentload.client.probe import probe_output_length
+from agentload.client.stream import StreamingClient
+from agentload.errors import AgentloadError
+from agentload.run.http_target import HttpTargetSpec
+from agentload.workload.tokenizers import Tokenizer, load_tokenizer
+
+DEFAULT_ENGINE_CTX_PER_SLOT = 32768
+
+
+@dataclass(frozen=True)
+class TargetOptions:
+    """Where load goes: a URL and model, or (url None) the embedded local llama.cpp engine."""
+
+    url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    tokenizer: str | None = None
+    """A tokenizer.json path; default: the local engine's, or the server's tokenize endpoint."""
+    engine_model: str = "generated"
+    engine_parallel: int | None = None
+    """Slots for the local engine; default: the most agents the run will have."""
+    engine_ctx_per_slot: int = DEFAULT_ENGINE_CTX_PER_SLOT
+    request_timeout_s: float | None = None
+    metrics_url: str | None = None
+    """The server's Prometheus endpoint; default: `<server root>/metrics` for the local engine."""
+
+
+@dataclass(frozen=True)
+class OpenTarget:
+    """A target ready for load: its endpoint, a tokenizer for its prompts, and facts about it."""
+
+    endpoint: Endpoint
+    tokenizer: Tokenizer
+    facts: dict[str, Any]
+    metrics_url: str | None
+
+    @property
+    def spec(self) -> HttpTargetSpec:
+        """What the agents' hosts open to send calls here."""
+        return HttpTargetSpec.of(self.endpoint, self.tokenizer)
+
+
+@contextlib.contextmanager
+def open_target(
+    target: TargetOptions, *, api: Api, agents: int, out: Path, console: Console
+) -> Iterator[OpenTarget]:
+    """Yield the target ready for `agents` concurrent agents; a local engine stops on exit."""
+    timeouts: dict[str, Any] = {}
+    if target.request_timeout_s is not None:
+        timeouts["total_timeout_s"] = target.request_timeout_s
+    if target.url is not None:
+        if not target.model:
+            raise AgentloadError("--model is required with --url")
+        endpoint = Endpoint(
+            base_url=target.url,
+            model=target.model,
+            api=api,
+            api_key_env=target.api_key_env,
+            **timeouts,
+        )
+        tokenizer = load_tokenizer(target.tokenizer or target.url, model=target.model)
+        facts = {"server": server_facts(endpoint)}
+        yield OpenTarget(endpoint, tokenizer, facts, target.metrics_url)
+        return
+    from agentload.engines.llamacpp import LocalEngine
+
+    parallel = target.engine_parallel or agents
+    console.print(f"starting the local llama.cpp engine ({target.engine_model}, {parallel} slots)")
+    with LocalEngine.start(
+        model=target.engine_model,
+        parallel=parallel,
+        ctx_size=parallel * target.engine_ctx_per_slot,
+        log_dir=out / "engine",
+    ) as engine:
+        console.print(f"engine ready at {engine.url} in {engine.ready_s:.1f} s")
+        endpoint = Endpoint(base_url=engine.url, model=engine.model, api=api, **timeouts)
+        path = target.tokenizer or (str(engine.tokenizer_path) if engine.tokenizer_path else None)
+        tokenizer = load_tokenizer(path or engine.url, model=engine.model)
+        facts = {"server": server_facts(endpoint), "engine": engine.facts()}
+        yield OpenTarget(endpoint, tokenizer, facts, target.metrics_url or f"{engine.url}/metrics")
+
+
+_OPTIONS = {
+    "base_url": "--url",
+    "model": "--model",
+    "api_key_env": "--api-key-env",
+    "total_timeout_s": "--request-timeout",
+}
+
+
+def check_target_options(target: TargetOptions, api: str) -> None:
+    """Refuse a malformed target before anything is created (one line naming the option):
+    the URL, the key's variable (named and set), the request timeout, the metrics URL."""
+    if target.metrics_url is not None:
+        parts = urlsplit(target.metrics_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise AgentloadError(f"--metrics-url: not an http(s) URL: {target.metrics_url!r}")
+    if target.request_timeout_s is not None and not target.request_timeout_s > 0:
+        raise AgentloadError(f"--request-timeout: must be > 0 s, got {target.request_timeout_s:g}")
+    if target.url is None:
+        return
+    if not target.model:
+        raise AgentloadError("--model is required with --url")
+    timeouts = (
+        {} if target.request_timeout_s is None else {"total_timeout_s": target.request_timeout_s}
+    )
+    try:
+        endpoint = Endpoint(
+            base_url=target.url,
+            model=target.model,
+            api=api,
+            api_key_env=target.api_key_env,
+            **timeouts,
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        option = _OPTIONS.get(str(first["loc"][0]) if first["loc"] else "", "--url")
+        raise AgentloadError(f"{option}: {first['msg']}") from None
+    endpoint.api_key()  # a one-line error now if the variable is not set
+
+
+async def check_server(endpoint: Endpoint, console: Console) -> None:
+    """One forced-length call first: fail fast if the server is unusable, warn if it ignores
+    `ignore_eos` (output lengths then follow the model, not the workload)."""
+    async with StreamingClient(endpoint) as client:
+        probe = await probe_output_length(client)
+    if not probe.ok:
+        raise AgentloadError(
+            f"the server at {endpoint.base_url} failed a first call: {probe.error}"
+            f" ({probe.error_detail})"
+        )
+    if probe.completion_tokens != probe.intended_output_tokens:
+        console.print(
+            f"[yellow]warning:[/] the server returned {probe.completion_tokens} tokens when "
+            f"{probe.intended_output_tokens} were forced (ignore_eos not honoured); output "
+            "lengths will follow the model, not the workload"
+        )

@@ -1,0 +1,50 @@
+"""What a run reads besides its records, for the whole run: accelerator power (sampled to
+`power.jsonl`) and the server's Prometheus counters at each probe window's edges (scraped to
+`server_metrics.jsonl`)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from agentload.measure.power_recorder import PowerRecorder
+from agentload.measure.power_spec import PowerSpec
+from agentload.measure.server_metrics import ServerMetricsScraper
+from agentload.results.files import POWER_FILE, SERVER_METRICS_FILE
+from agentload.results.samples import ServerScrape
+
+
+@contextlib.contextmanager
+def power_recorder(spec: PowerSpec | None, out: Path) -> Iterator[PowerRecorder | None]:
+    """A power sampler running for the whole run (samples to `power.jsonl`), or None."""
+    if spec is None:
+        yield None
+        return
+    recorder = PowerRecorder(spec.create(), path=out / POWER_FILE)
+    recorder.start()
+    try:
+        yield recorder
+    finally:
+        recorder.stop()
+
+
+class ServerWindows:
+    """Scrapes the server's Prometheus metrics at each probe window's start and end."""
+
+    def __init__(self, url: str, out: Path) -> None:
+        self._scraper = ServerMetricsScraper(url, path=out / SERVER_METRICS_FILE)
+        self._start: ServerScrape | None = None
+
+    async def begin(self) -> None:
+        self._start = await self._scraper.scrape()
+
+    async def end(self) -> float | None:
+        """The server-side prefix-cache hit rate over the window, None when not exposed."""
+        end = await self._scraper.scrape()
+        if self._start is None:
+            return None
+        return self._scraper.window(self._start, end).hit_rate
+
+    async def aclose(self) -> None:
+        await self._scraper.aclose()

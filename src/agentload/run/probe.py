@@ -1,0 +1,215 @@
+"""One probe: a number of agents measured over a steady-state window, judged against the tiers.
+
+A search probe resizes the agents, waits until every agent has been active `settle_s`, measures
+a window of at least `window_s`, and extends it (up to `max_window_s`) while a verdict is
+inside the noise. A plain run is one probe of fixed length (`length_s`, from its first agent's
+start): its window runs from the steady state to that end, or covers the whole run (said in a
+note) when the steady state never came; interrupted, it covers what was measured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from agentload import clock
+from agentload.measure.figures import probe_figures
+from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics, window_samples
+from agentload.measure.window import Window
+from agentload.results.record import RequestRecord
+from agentload.results.summary import PowerFigures, ProbeFigures
+from agentload.run.search_settings import SearchSettings
+from agentload.run.verdict import Verdict, judge
+
+EXTENSION_SHARE = 0.5
+"""A probe inside the noise is extended by this share of `window_s` at a time."""
+
+
+class ProbeLoad(Protocol):
+    """What a probe needs of the agents it drives (a `agentload.run.host.Host`)."""
+
+    async def resize(self, agents: int, ramp_s: float, phase: str) -> None:
+        """Grow (staggered over `ramp_s`) or shrink to `agents`; later calls are tagged `phase`."""
+        ...
+
+    def last_start(self) -> float | None:
+        """When the most recently started running agent started (epoch s)."""
+        ...
+
+    async def records(self) -> Sequence[RequestRecord]:
+        """Every call finished so far."""
+        ...
+
+
+class PowerMeter(Protocol):
+    """Mean accelerator power over a window (a sampler that has been running)."""
+
+    async def window_figures(self, window: Window) -> PowerFigures: ...
+
+
+class ServerMetricsProbe(Protocol):
+    """Server-side counters over a window: called at its start and its end."""
+
+    async def begin(self) -> None: ...
+
+    async def end(self) -> float | None:
+        """The server-side prefix-cache hit rate over the window, None when not exposed."""
+        ...
+
+
+@dataclass
+class ProbeOutcome:
+    """One probe: its figures (for the results), verdicts and full window metrics."""
+
+    figures: ProbeFigures
+    verdicts: dict[str, Verdict]
+    metrics: WindowMetrics
+    interrupted: bool = False
+    """A run's probe cut short by Ctrl-C: its figures cover what was measured."""
+
+
+@dataclass(frozen=True)
+class Meters:
+    """What a probe reads besides the records: accelerator power and server counters."""
+
+    power: PowerMeter | None = None
+    server: ServerMetricsProbe | None = None
+
+
+async def measure_probe(
+    load: ProbeLoad,
+    settings: SearchSettings,
+    agents: int,
+    index: int,
+    phase: str,
+    meters: Meters | None = None,
+) -> ProbeOutcome | None:
+    """Resize to `agents`, settle, measure, judge. None only for a run interrupted before
+    anything could be measured."""
+    meters = meters or Meters()
+    began = clock.now()
+    await load.resize(agents, settings.ramp_s, phase)
+    steady = (load.last_start() or began) + settings.settle_s
+    if settings.length_s is not None:
+        return await _fixed_window(load, settings, agents, index, began, steady, meters)
+    start = max(clock.now(), steady)
+    await _sleep_until(start)
+    if meters.server is not None:
+        await meters.server.begin()
+    await _sleep_until(start + settings.window_s)
+    notes: list[str] = []
+    while True:
+        window = Window(start, clock.now())
+        table = RecordTable.from_records(await load.records())
+        metrics = window_metrics(table, window, agents=agents)
+        verdicts = _judge_all(table, window, metrics, settings)
+        noisy = [v.tier for v in verdicts.values() if v.outcome == "uncertain"]
+        if not noisy:
+            break
+        if window.duration_s >= settings.max_window_s:
+            notes.append(
+                f"decided inside the noise after {window.duration_s:.0f} s: {', '.join(noisy)}"
+            )
+            break
+        extension = min(
+            settings.window_s * EXTENSION_SHARE, settings.max_window_s - window.duration_s
+        )
+        await asyncio.sleep(extension)
+    return await _outcome(load, metrics, verdicts, agents, index, window, meters, notes)
+
+
+async def _fixed_window(
+    load: ProbeLoad,
+    settings: SearchSettings,
+    agents: int,
+    index: int,
+    began: float,
+    steady: float,
+    meters: Meters,
+) -> ProbeOutcome | None:
+    """A run's probe: from the steady state (or the start) to `length_s` after `began`."""
+    assert settings.length_s is not None
+    end = began + settings.length_s
+    interrupted = False
+    try:
+        await _sleep_until(min(steady, end))
+        if meters.server is not None:
+            await meters.server.begin()
+        await _sleep_until(end)
+    except asyncio.CancelledError:
+        interrupted = True
+        end = clock.now()
+    notes: list[str] = []
+    start = steady
+    if steady >= end:
+        start = began
+        notes.append(
+            f"no steady state: the last agent started less than {settings.settle_s:g} s "
+            "before the end; figures cover the whole run"
+        )
+    window = Window(start, max(start, end))
+    if window.duration_s <= 0:
+        return None
+    table = RecordTable.from_records(await load.records())
+    metrics = window_metrics(table, window, agents=agents)
+    verdicts = _judge_all(table, window, metrics, settings)
+    outcome = await _outcome(load, metrics, verdicts, agents, index, window, meters, notes)
+    outcome.interrupted = interrupted
+    return outcome
+
+
+async def _outcome(
+    load: ProbeLoad,
+    metrics: WindowMetrics,
+    verdicts: dict[str, Verdict],
+    agents: int,
+    index: int,
+    window: Window,
+    meters: Meters,
+    notes: list[str],
+) -> ProbeOutcome:
+    server_hit_rate = await meters.server.end() if meters.server is not None else None
+    watts = await meters.power.window_figures(window) if meters.power is not None else None
+    figures = probe_figures(
+        metrics,
+        agents=agents,
+        index=index,
+        verdicts={name: _decided(v) for name, v in verdicts.items()},
+        server_cache_hit_rate=server_hit_rate,
+        power=watts,
+        notes=notes,
+    )
+    return ProbeOutcome(figures=figures, verdicts=verdicts, metrics=metrics)
+
+
+def _judge_all(
+    table: RecordTable, window: Window, metrics: WindowMetrics, settings: SearchSettings
+) -> dict[str, Verdict]:
+    samples = window_samples(table, window)
+    return {
+        tier.name: judge(
+            samples,
+            tier,
+            error_rate=metrics.error_rate,
+            min_samples=settings.min_samples,
+            confidence=settings.confidence,
+            max_error_rate=settings.max_error_rate,
+        )
+        for tier in settings.tiers
+    }
+
+
+def _decided(verdict: Verdict) -> str:
+    """`pass`, `fail`, or, for a verdict the search had to decide inside the noise, its point
+    estimate's."""
+    if verdict.outcome != "uncertain":
+        return verdict.outcome
+    return "pass" if verdict.passed else "fail"
+
+
+async def _sleep_until(t: float) -> None:
+    delay = t - clock.now()
+    if delay > 0:
+        await asyncio.sleep(delay)

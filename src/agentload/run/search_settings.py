@@ -1,0 +1,86 @@
+"""How many agents a run probes, and how long each probe lasts: the tiers, the bounds of the
+search, window lengths, the precision it stops at, and the drain at the end.
+
+A plain run is a search with one fixed probe: `for_run` sets `start_agents = max_agents = N`
+and `length_s`, so one orchestrator serves both.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agentload.measure.window import STEADY_STATE_SETTLE_S
+from agentload.results.tiers import Tier
+from agentload.run.verdict import DEFAULT_CONFIDENCE, DEFAULT_MAX_ERROR_RATE, DEFAULT_MIN_SAMPLES
+
+DEFAULT_WINDOW_S = 60.0
+DEFAULT_MAX_WINDOW_S = 180.0
+DEFAULT_RAMP_S = 10.0
+DEFAULT_PRECISION = 0.1
+DEFAULT_MAX_AGENTS = 64
+DEFAULT_DRAIN_S = 30.0
+"""After the last probe, calls in flight get this long to finish before being cancelled."""
+
+
+class SearchSettings(BaseModel):
+    """How the search probes: tiers, bounds, window lengths and the precision it stops at."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tiers: tuple[Tier, ...] = ()
+    start_agents: int = Field(default=1, ge=1)
+    max_agents: int = Field(default=DEFAULT_MAX_AGENTS, ge=1)
+    settle_s: float = Field(default=STEADY_STATE_SETTLE_S, ge=0)
+    window_s: float = Field(default=DEFAULT_WINDOW_S, gt=0)
+    max_window_s: float = Field(default=DEFAULT_MAX_WINDOW_S, gt=0)
+    ramp_s: float = Field(default=DEFAULT_RAMP_S, ge=0)
+    min_samples: int = Field(default=DEFAULT_MIN_SAMPLES, ge=1)
+    precision: float = Field(default=DEFAULT_PRECISION, ge=0, lt=1)
+    """Bisection stops when fewest-failing minus most-passing <= max(1, precision x passing)."""
+    confidence: float = Field(default=DEFAULT_CONFIDENCE, gt=0, lt=1)
+    max_error_rate: float = Field(default=DEFAULT_MAX_ERROR_RATE, ge=0, le=1)
+    drain_s: float = Field(default=DEFAULT_DRAIN_S, ge=0)
+    length_s: float | None = Field(default=None, gt=0)
+    """A plain run: its one probe lasts this long from its first agent's start (None: a
+    search, whose probes last as long as their verdicts need)."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SearchSettings:
+        if self.start_agents > self.max_agents:
+            raise ValueError("start_agents must be at most max_agents")
+        if self.max_window_s < self.window_s:
+            raise ValueError("max_window_s must be at least window_s")
+        if self.length_s is None and not self.tiers:
+            raise ValueError("a search needs at least one tier")
+        if self.length_s is not None and self.ramp_s >= self.length_s:
+            raise ValueError("ramp_s must be shorter than duration_s")
+        return self
+
+    @classmethod
+    def for_run(
+        cls,
+        agents: int,
+        duration_s: float,
+        *,
+        ramp_s: float = 0.0,
+        settle_s: float = STEADY_STATE_SETTLE_S,
+        drain_s: float = DEFAULT_DRAIN_S,
+        tiers: tuple[Tier, ...] = (),
+    ) -> SearchSettings:
+        """A plain run: `agents` agents for `duration_s`, one window measured."""
+        return cls(
+            tiers=tiers,
+            start_agents=agents,
+            max_agents=agents,
+            settle_s=settle_s,
+            ramp_s=ramp_s,
+            drain_s=drain_s,
+            length_s=duration_s,
+            window_s=duration_s,
+            max_window_s=duration_s,
+        )
+
+    @property
+    def is_run(self) -> bool:
+        """One fixed probe (`agentload run`), not a search."""
+        return self.length_s is not None

@@ -1,0 +1,88 @@
+"""The summary of a run or a search, from what it measured (pure): probes, tier headlines, the
+power line, the client's self-check, and a note for everything that went wrong."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agentload import __version__
+from agentload.measure.headline import tier_results
+from agentload.measure.power_spec import PowerSpec
+from agentload.results.summary import PowerFigures, ProbeFigures, SelfCheckFigures, Summary
+from agentload.run.search import SearchState
+from agentload.run.search_settings import SearchSettings
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the summary needs of the request."""
+
+    label: str
+    search: SearchSettings
+    gpus: int | None
+    power: PowerSpec | None
+
+
+def build_summary(
+    asked: Asked,
+    state: SearchState,
+    *,
+    resumed: Sequence[str] = (),
+    selfcheck: SelfCheckFigures | None = None,
+) -> Summary:
+    """The summary; `resumed` holds the resumption's notes (empty for a fresh start)."""
+    run = asked.search.is_run
+    probes = state.figures()
+    tiers = tier_results(asked.search.tiers, state.finished, asked.gpus) if not run else ()
+    notes: list[str] = []
+    if not state.done:
+        notes.append(
+            "interrupted: the run ended early; the figures cover what was measured"
+            if run
+            else "interrupted: the search ended before every tier was bracketed"
+        )
+    if run and not probes:
+        notes.append("nothing measured: the run was stopped before load started")
+    notes.extend(resumed)
+    if state.cancelled_in_flight:
+        notes.append(
+            f"{state.cancelled_in_flight} calls in flight at the end were cancelled "
+            "(recorded with error 'cancelled', outside every probe window)"
+        )
+    notes.extend(state.notes)
+    if selfcheck is not None:
+        notes.extend(selfcheck.notes)
+    return Summary(
+        kind="run" if run else "search",
+        tool_version=__version__,
+        label=asked.label,
+        complete=state.done,
+        gpus=asked.gpus,
+        power=overall_power(asked.power, probes),
+        probes=probes,
+        tiers=tiers,
+        client_ok=selfcheck is None or selfcheck.ok,
+        selfcheck=selfcheck,
+        notes=tuple(notes),
+    )
+
+
+def overall_power(spec: PowerSpec | None, probes: Sequence[ProbeFigures]) -> PowerFigures:
+    """The run's power line: source, and the window-weighted mean over probes that have one."""
+    if spec is None:
+        return PowerFigures(reason="no power source given (--power or --gpu-watts)")
+    measured = [(p.mean_watts, p.window_s) for p in probes if p.mean_watts is not None]
+    invalid = len(probes) - len(measured)
+    seconds = sum(s for _, s in measured)
+    mean = sum(w * s for w, s in measured) / seconds if seconds else None
+    reason = None
+    if invalid:
+        reason = f"{invalid} of {len(probes)} probes without a valid power figure"
+    return PowerFigures(
+        source=spec.source,
+        assumed=spec.kind == "assumed",
+        mean_watts=mean,
+        valid=mean is not None and not invalid,
+        reason=reason,
+    )
