@@ -75,7 +75,7 @@ async def run_agentload(args: argparse.Namespace) -> tuple[list[Result], float, 
     from agentload.client.endpoint import Endpoint
     from agentload.client.stream import CallMeta, StreamingClient
     from agentload.results.jsonl import JsonlAppender
-    from agentload.run.runner import quiet_collector
+    from agentload.run.share import quiet_collector
 
     endpoint = Endpoint(base_url=args.url, model="mock")
     body = build_body(endpoint, args.tokens, messages=PROMPT)

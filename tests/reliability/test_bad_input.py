@@ -27,7 +27,7 @@ from agentload.commands.run import settings_from
 from agentload.commands.search import search_settings_from
 from agentload.errors import AgentloadError, InputError
 from agentload.results.tiers import load_tiers, parse_tier
-from agentload.run.deployment import check_target_options
+from agentload.target.deployment import check_target_options
 from agentload.workload import agentperf, mooncake, synthetic, usage_log
 from agentload.workload.load import load_workload
 

@@ -13,8 +13,8 @@ import pytest
 from agentload.cli import main
 from agentload.client import errors
 from agentload.engines.tokenizer import default_tokenizer_path
+from agentload.measure.verdict import DEFAULT_MAX_ERROR_RATE
 from agentload.results.record import load_records
-from agentload.run.verdict import DEFAULT_MAX_ERROR_RATE
 from tests.reliability.conftest import SMALL_WORKLOAD, PlannedServer, StartServer, write_usage_log
 
 REQUEST_TIMEOUT_S = 1.0

@@ -19,10 +19,10 @@ from agentload.files import read_json
 from agentload.measure.metrics import window_metrics
 from agentload.measure.window import Window
 from agentload.results.record import load_records
-from agentload.run.deployment import TargetOptions
 from agentload.run.execute import HostOptions, Request, execute
 from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
+from agentload.target.deployment import TargetOptions
 
 SMALL_WORKLOAD = (
     "synthetic:agentic-coding?sessions=8&system_tokens=512&min_input=800&mean_input=2000"

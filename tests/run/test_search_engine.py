@@ -15,10 +15,10 @@ from agentload.measure.power_spec import parse_power_spec
 from agentload.results.record import load_records
 from agentload.results.summary import ProbeFigures, Summary
 from agentload.results.tiers import Tier
-from agentload.run.deployment import TargetOptions
 from agentload.run.execute import HostOptions, Request, execute
 from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
+from agentload.target.deployment import TargetOptions
 
 WORKLOAD = (
     "synthetic:agentic-coding?sessions=16&system_tokens=256&min_input=400&mean_input=1200"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from agentload.measure.metrics import WindowSamples
+from agentload.measure.verdict import judge
 from agentload.results.tiers import Tier, parse_tier, preset
-from agentload.run.verdict import judge
 
 TIER = Tier(name="t", output_speed_floor_tokens_per_s=50.0, ttft_ceiling_s=1.0)
 

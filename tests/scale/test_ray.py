@@ -12,9 +12,9 @@ from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.files import read_json
 from agentload.results.record import load_records
 from agentload.results.tiers import Tier
-from agentload.run.deployment import TargetOptions
 from agentload.run.execute import HostOptions, Request, execute
 from agentload.run.search_settings import SearchSettings
+from agentload.target.deployment import TargetOptions
 from tests.scale.conftest import FAST_WORKLOAD
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'agentload[ray]')")

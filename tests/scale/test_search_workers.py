@@ -17,9 +17,9 @@ from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.results.record import load_records
 from agentload.run.host import ShareLost
 from agentload.run.host_processes import ProcessHost
-from agentload.run.http_target import HttpTargetSpec
 from agentload.run.settings import AgentSettings
 from agentload.run.share import ShareJob
+from agentload.target.http import HttpTargetSpec
 from agentload.workload.load import load_workload
 from agentload.workload.tokenizers import FileTokenizer
 from tests.scale.conftest import FAST_WORKLOAD

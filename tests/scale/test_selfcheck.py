@@ -11,12 +11,7 @@ from rich.console import Console
 
 from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.files import read_json, write_json_atomic
-from agentload.report.html import write_report
-from agentload.report.load import load_view
-from agentload.run.deployment import TargetOptions
-from agentload.run.execute import Request, execute
-from agentload.run.search_settings import SearchSettings
-from agentload.run.selfcheck import (
+from agentload.measure.selfcheck import (
     CPU_SHARE_LIMIT,
     LAG_P99_LIMIT_S,
     SEND_DELAY_P99_LIMIT_S,
@@ -24,6 +19,11 @@ from agentload.run.selfcheck import (
     combine,
     judge,
 )
+from agentload.report.html import write_report
+from agentload.report.load import load_view
+from agentload.run.execute import Request, execute
+from agentload.run.search_settings import SearchSettings
+from agentload.target.deployment import TargetOptions
 from tests.scale.conftest import FAST_WORKLOAD
 
 PROBE_S = 0.6

@@ -13,10 +13,10 @@ from agentload import clock
 from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.files import read_json
 from agentload.results.record import load_records
-from agentload.run.deployment import TargetOptions
 from agentload.run.execute import HostOptions, Request, execute
 from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
+from agentload.target.deployment import TargetOptions
 from tests.scale.conftest import FAST_WORKLOAD
 
 AGENTS = 6

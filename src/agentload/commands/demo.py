@@ -26,8 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from agentload.commands.finish import finish
-    from agentload.run.deployment import TargetOptions
     from agentload.run.execute import Request, default_out_dir, execute
+    from agentload.target.deployment import TargetOptions
 
     search = SearchSettings(
         tiers=preset(presets.DEMO_TIERS),

@@ -14,9 +14,9 @@ from pydantic import ValidationError
 
 from agentload.errors import AgentloadError, first_problem
 from agentload.measure.power_spec import PowerSpec, power_spec_from_options
-from agentload.run.deployment import TargetOptions
 from agentload.run.execute import Backend, HostOptions, default_out_dir
 from agentload.run.settings import AgentSettings
+from agentload.target.deployment import TargetOptions
 from agentload.workload.synthetic import PROFILE, SPEC_PREFIX
 
 DEFAULT_WORKLOAD = SPEC_PREFIX + PROFILE

@@ -21,10 +21,14 @@ from agentload.commands.options import (
     target_from,
 )
 from agentload.errors import AgentloadError, first_problem
+from agentload.measure.verdict import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MAX_ERROR_RATE,
+    DEFAULT_MIN_SAMPLES,
+)
 from agentload.measure.window import STEADY_STATE_SETTLE_S
 from agentload.results.tiers import PRESETS, Tier, load_tiers, parse_tier, preset, unique_names
 from agentload.run import search_settings as defaults
-from agentload.run.verdict import DEFAULT_CONFIDENCE, DEFAULT_MAX_ERROR_RATE, DEFAULT_MIN_SAMPLES
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:

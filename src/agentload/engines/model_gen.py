@@ -19,7 +19,6 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tokenizers import Tokenizer
 
-from agentload.engines.home import agentload_home
 from agentload.engines.tokenizer import (
     BOS_TOKEN,
     DEFAULT_VOCAB_SIZE,
@@ -29,6 +28,7 @@ from agentload.engines.tokenizer import (
     SPECIAL_TOKENS,
     default_tokenizer_path,
 )
+from agentload.home import agentload_home
 
 GENERATOR_VERSION = 1
 """Bumped whenever the written file changes for the same spec (invalidates the cache)."""

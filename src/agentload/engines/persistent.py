@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from agentload.engines.errors import EngineError
-from agentload.engines.home import agentload_home
 from agentload.engines.llamacpp import (
     STOP_GRACE_S,
     EngineState,
@@ -18,6 +17,7 @@ from agentload.engines.llamacpp import (
     pid_alive,
     terminate_pid,
 )
+from agentload.home import agentload_home
 
 STATE_FILE = "engine.json"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from agentload.engines.home import agentload_home
+from agentload.home import agentload_home
 
 DEFAULT_VOCAB_SIZE = 4096
 """Tokens in the default vocabulary (special tokens included)."""

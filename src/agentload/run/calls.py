@@ -13,7 +13,7 @@ from agentload import clock
 from agentload.client import errors
 from agentload.results.jsonl import JsonlAppender
 from agentload.results.record import RequestRecord
-from agentload.run.target import Call, Target
+from agentload.target.call import Call, Target
 from agentload.workload.model import PromptSegment, Session
 from agentload.workload.replies import Replies
 

@@ -25,19 +25,12 @@ from rich.console import Console
 from agentload import clock
 from agentload.errors import AgentloadError
 from agentload.files import new_results_dir, owner_only_files
+from agentload.measure.meters import ServerWindows, power_recorder
 from agentload.measure.power_recorder import PowerRecorder
 from agentload.measure.power_spec import PowerSpec
 from agentload.results.files import MANIFEST_FILE, RECORDS_FILE
 from agentload.results.summary import Summary
-from agentload.run.deployment import (
-    OpenTarget,
-    TargetOptions,
-    check_server,
-    check_target_options,
-    open_target,
-)
 from agentload.run.host import INTERRUPT_DRAIN_S, Host, InProcessHost, ShareLost
-from agentload.run.meters import ServerWindows, power_recorder
 from agentload.run.probe import Meters, ProbeOutcome
 from agentload.run.progress import progress_printer, report_progress
 from agentload.run.results_dir import (
@@ -52,6 +45,13 @@ from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
 from agentload.run.share import ShareJob
 from agentload.run.summarize import Asked, build_summary
+from agentload.target.deployment import (
+    OpenTarget,
+    TargetOptions,
+    check_server,
+    check_target_options,
+    open_target,
+)
 from agentload.workload.load import load_workload
 from agentload.workload.model import Workload
 

@@ -21,10 +21,10 @@ from typing import TypeVar
 
 from agentload import clock
 from agentload.errors import AgentloadError
+from agentload.measure.selfcheck import combine
 from agentload.results.record import RequestRecord
 from agentload.results.summary import SelfCheckFigures
 from agentload.run.messages import Closed, Counters, StartPlan
-from agentload.run.selfcheck import combine
 from agentload.run.share import ShareDriver, ShareJob
 
 GROW_MARGIN_S = 0.05

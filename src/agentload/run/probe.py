@@ -17,11 +17,11 @@ from typing import Protocol
 from agentload import clock
 from agentload.measure.figures import probe_figures
 from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics, window_samples
+from agentload.measure.verdict import Verdict, judge
 from agentload.measure.window import Window
 from agentload.results.record import RequestRecord
 from agentload.results.summary import PowerFigures, ProbeFigures
 from agentload.run.search_settings import SearchSettings
-from agentload.run.verdict import Verdict, judge
 
 EXTENSION_SHARE = 0.5
 """A probe inside the noise is extended by this share of `window_s` at a time."""

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agentload.measure.verdict import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MAX_ERROR_RATE,
+    DEFAULT_MIN_SAMPLES,
+)
 from agentload.measure.window import STEADY_STATE_SETTLE_S
 from agentload.results.tiers import Tier
-from agentload.run.verdict import DEFAULT_CONFIDENCE, DEFAULT_MAX_ERROR_RATE, DEFAULT_MIN_SAMPLES
 
 DEFAULT_WINDOW_S = 60.0
 DEFAULT_MAX_WINDOW_S = 180.0

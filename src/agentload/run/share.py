@@ -14,14 +14,14 @@ import gc
 from dataclasses import dataclass
 
 from agentload import clock
+from agentload.measure.selfcheck import SelfCheck
 from agentload.results.jsonl import JsonlAppender
 from agentload.results.record import RequestRecord
 from agentload.run.calls import CallSender
 from agentload.run.messages import Closed, Counters, StartPlan
 from agentload.run.pool import AgentPool
-from agentload.run.selfcheck import SelfCheck
 from agentload.run.settings import AgentSettings
-from agentload.run.target import TargetSpec
+from agentload.target.call import TargetSpec
 from agentload.workload.model import Workload
 
 

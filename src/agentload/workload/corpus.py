@@ -126,7 +126,7 @@ class Corpus:
         if fingerprint is None:
             return Corpus.build(tokenizer)
         if cache_dir is None:
-            from agentload.engines.home import agentload_home
+            from agentload.home import agentload_home
 
             cache_dir = agentload_home() / "corpus"
         stdlib = sysconfig.get_paths()["stdlib"]

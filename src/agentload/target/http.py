@@ -15,7 +15,7 @@ from pathlib import Path
 from agentload.client.body import build_body
 from agentload.client.endpoint import Endpoint
 from agentload.client.stream import CallMeta, StreamingClient
-from agentload.run.target import Answer, Call
+from agentload.target.call import Answer, Call
 from agentload.workload.text import TextMaker
 from agentload.workload.tokenizers import FileTokenizer, ServerTokenizer, Tokenizer
 

@@ -1,6 +1,6 @@
 """The system under test as the user named it (a URL and model, or the embedded local
 llama.cpp engine), checked, then opened: its endpoint, a tokenizer for its prompts, facts about
-it, and the target spec the agents' hosts open (`agentload.run.http_target`)."""
+it, and the target spec the agents' hosts open (`agentload.target.http`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from agentload.client.facts import server_facts
 from agentload.client.probe import probe_output_length
 from agentload.client.stream import StreamingClient
 from agentload.errors import AgentloadError
-from agentload.run.http_target import HttpTargetSpec
+from agentload.target.http import HttpTargetSpec
 from agentload.workload.tokenizers import Tokenizer, load_tokenizer
 
 DEFAULT_ENGINE_CTX_PER_SLOT = 32768
