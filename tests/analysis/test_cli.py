@@ -4,45 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from agentload.cli import main
+from tests.analysis.cli import column, error_line, figures, run_json
 from tests.analysis.summaries import gb300_like, probe, tier, write_summary
 from tests.analysis.test_mix import COUNCIL_TRACE
-
-EXIT_USAGE = 2
-
-
-@pytest.fixture(autouse=True)
-def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tables print at a width where no cell wraps."""
-    monkeypatch.setenv("COLUMNS", "250")
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> list[dict[str, Any]]:
-    assert main([*argv, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def figures(table: dict[str, Any]) -> dict[str, tuple[Any, str, str]]:
-    """A figure table as {figure: (value, unit, from)}."""
-    return {row[0]: (row[1], row[2], row[3]) for row in table["rows"]}
-
-
-def column(table: dict[str, Any], header: str) -> list[Any]:
-    index = table["headers"].index(header)
-    return [row[index] for row in table["rows"]]
-
-
-def error_line(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    assert main(list(argv)) == EXIT_USAGE
-    captured = capsys.readouterr()
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1, captured.err
-    assert lines[0].startswith("agentload: error: ")
-    return lines[0]
 
 
 def test_decode_typed_headline(capsys: pytest.CaptureFixture[str]) -> None:
