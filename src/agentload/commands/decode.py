@@ -8,10 +8,10 @@ import argparse
 import math
 
 from agentload.analysis.decode import Decoded, decode_point, per_gpu_from_per_mw
+from agentload.analysis.provenance import COMPUTED
 from agentload.analysis.results import TYPED_IN, OperatingPoint, Results, load_results
 from agentload.analysis.table import Cell, Table, figure_table, format_number
 from agentload.commands.figures import (
-    COMPUTED,
     PERCENT,
     add_number_option,
     fraction_arg,

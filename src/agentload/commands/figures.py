@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import functools
 import math
+import sys
 from collections.abc import Callable
 
 from pydantic import ValidationError
@@ -16,8 +17,8 @@ from agentload.analysis.table import Table
 from agentload.errors import InputError
 
 PERCENT = 100.0
-COMPUTED = "computed"
-"""The source column of a figure worked out from others."""
+SLIP_BELOW_PERCENT = 1.0
+"""A share written as under 1% (`0.88%`) is warned about: 88% was most likely meant."""
 Handler = Callable[[argparse.Namespace], int]
 
 
@@ -42,17 +43,28 @@ def parse_number(text: str, flag: str, *, percent: bool = False, positive: bool 
     """A number typed on the command line: `185382`, `185,382`, `1.5e8`, or `96.8%` (percent)."""
     raw = text.strip().replace(",", "").replace("_", "")
     scale = 1.0
-    if percent and raw.endswith("%"):
+    written_as_percent = percent and raw.endswith("%")
+    if written_as_percent:
         raw, scale = raw[:-1], 1 / PERCENT
     try:
         value = float(raw) * scale
     except ValueError:
         raise InputError(f"expected a number, got {text!r}", field=flag) from None
+    if written_as_percent and 0 < value * PERCENT < SLIP_BELOW_PERCENT:
+        warn(
+            f"{flag} {text.strip()} is {value:g} (under 1%); if you meant {raw}, write "
+            f"{float(raw) * PERCENT:g}% or {raw}"
+        )
     if not math.isfinite(value):
         raise InputError(f"expected a finite number, got {text!r}", field=flag)
     if value < 0 or (positive and value == 0):
         raise InputError(f"must be {'> 0' if positive else '>= 0'}, got {text}", field=flag)
     return value
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr: the answer is still given, but the input looks like a slip."""
+    print(f"agentload: warning: {message}", file=sys.stderr)
 
 
 def number_arg(args: argparse.Namespace, name: str, **kwargs: bool) -> float | None:

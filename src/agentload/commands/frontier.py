@@ -14,10 +14,10 @@ from agentload.analysis.frontier import (
     select_points,
     staircase_area,
 )
+from agentload.analysis.provenance import COMPUTED
 from agentload.analysis.results import TYPED_IN, load_results
 from agentload.analysis.table import Table, figure_table
 from agentload.commands.figures import (
-    COMPUTED,
     PERCENT,
     int_arg,
     one_line_errors,
