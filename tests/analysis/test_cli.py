@@ -17,13 +17,13 @@ def test_decode_typed_headline(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["decode", "--total-tokens-per-s", "185,382", "--output-tokens-per-s", "1237"]
     argv += ["--agents", "160", "--tokens-per-s-per-agent", "40.9", "--gpus", "1"]
     argv += ["--watts-per-gpu", "1400", "--cache-hit-rate", "97.2%"]
-    (table,) = run_json(capsys, *argv)
+    table, *_ = run_json(capsys, *argv)
     got = figures(table)
     assert got["total tokens/s"] == (185_382, "tok/s (all GPUs)", "typed in")
     value, unit, source = got["output (generated) share of tokens"]
     assert round(value, 1) == 0.7 and unit == "%" and source == "computed"
     assert round(got["input share of tokens"][0], 1) == 99.3
-    assert got["total tokens/s per MW"][0] == pytest.approx(185_382 / 1_400 * 1e6)
+    assert got["total tokens/s per MW (at the GPU)"][0] == pytest.approx(185_382 / 1_400 * 1e6)
     assert got["agents × speed"][0] == pytest.approx(6_544)
     assert got["output GPU-equivalents"][0] == pytest.approx(6_544 / 1_237)
     assert any("at most 5 GPUs" in note for note in table["notes"])
@@ -54,12 +54,14 @@ def test_decode_per_gpu_figures_scale_to_the_deployment(
 
 def test_decode_results_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     directory = gb300_like(tmp_path / "gb300", gpus=4)
-    (table,) = run_json(capsys, "decode", str(directory))
-    assert table["source"] == str(directory / "summary.json")
+    table, *_ = run_json(capsys, "decode", str(directory))
+    assert table["source"] == f"measured, {directory / 'summary.json'}"
     assert column(table, "point")[0] == "tier 40 tok/s"
     assert column(table, "total tok/s per GPU")[0] == pytest.approx(185_382)
     assert round(column(table, "output %")[0], 1) == 0.7
-    assert column(table, "total tok/s per MW")[0] == pytest.approx(185_382 / 1_400 * 1e6)
+    assert column(table, "total tok/s per MW (at the GPU)")[0] == pytest.approx(
+        185_382 / 1_400 * 1e6
+    )
     assert any("nvml" in note for note in table["notes"])
 
 
@@ -67,8 +69,10 @@ def test_decode_results_dir_with_typed_power(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     directory = gb300_like(tmp_path / "gb300")
-    (table,) = run_json(capsys, "decode", str(directory), "--watts-per-gpu", "1000")
-    assert column(table, "total tok/s per MW")[0] == pytest.approx(185_382 / 1_000 * 1e6)
+    table, *_ = run_json(capsys, "decode", str(directory), "--watts-per-gpu", "1000")
+    assert column(table, "total tok/s per MW (at the GPU)")[0] == pytest.approx(
+        185_382 / 1_000 * 1e6
+    )
     assert any("power typed in" in note for note in table["notes"])
 
 
