@@ -54,6 +54,8 @@ class OperatingPoint(_Record):
     cache_hit_rate: float | None = Field(default=None, ge=0, le=1)
     p25_output_tokens_per_s: float | None = Field(default=None, ge=0)
     p50_output_tokens_per_s: float | None = Field(default=None, ge=0)
+    typed_speed: float | None = Field(default=None, ge=0)
+    """Output tokens/s per agent as typed, its statistic (p25, median, mean) not stated."""
     p95_ttft_s: float | None = Field(default=None, ge=0)
     watts: float | None = Field(default=None, ge=0)
     """Mean accelerator power of the whole deployment over the point's window."""
