@@ -100,7 +100,7 @@ def test_cost_results_dir_self_host_vs_api(
     argv = ["cost", str(directory), "--gpu-hour-price", "2.26", "--kwh-price", "0.1"]
     argv += ["--input-price", "1.25", "--output-price", "4.25", "--cached-discount", "0.88"]
     argv += ["--utilisation", "0.5", "--overhead", "0.3"]
-    gpu_hour, hosted, own = run_json(capsys, *argv)
+    gpu_hour, hosted, own, *_per_agent = run_json(capsys, *argv)
     tier_row = gpu_hour["rows"][0]
     assert tier_row[0] == "tier 40 tok/s"
     assert column(gpu_hour, "GPU $/M tokens")[0] == pytest.approx(2.26 / (185_382 * 3600) * 1e6)
