@@ -39,6 +39,8 @@ class OperatingPoint(_Record):
     kind: Kind
     tier: str | None = None
     """The tier's name, for a tier result (or a typed system's tier)."""
+    tier_slo: str | None = None
+    """The tier's SLO in words (`p25 output >= 40 tok/s, p95 TTFT <= 10 s`), when read."""
     origin: str = TYPED_IN
     """Where the figures came from: `typed in` or the summary file's path."""
     provenance: Provenance = TYPED_IN
@@ -151,6 +153,11 @@ def _tier_point(tier: TierResult, summary: Summary, common: dict[str, Any]) -> O
         label=f"tier {tier.name}",
         kind="tier",
         tier=tier.name,
+        tier_slo=(
+            f"p{tier.output_speed_percentile:g} output >= "
+            f"{tier.output_speed_floor_tokens_per_s:g} tok/s, p{tier.ttft_percentile:g} TTFT <= "
+            f"{tier.ttft_ceiling_s:g} s"
+        ),
         agents=tier.max_agents,
         total_tokens_per_s=tier.total_tokens_per_s,
         output_tokens_per_s=tier.output_tokens_per_s,

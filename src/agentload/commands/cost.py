@@ -40,8 +40,10 @@ from agentload.analysis.table import Cell, Table, format_number
 from agentload.analysis.wall import AT_THE_WALL, DEFAULT_GPUS_PER_NODE, WallPower
 from agentload.commands.figures import (
     PERCENT,
+    add_hosted_price_options,
     add_number_option,
     fraction_arg,
+    hosted_prices_arg,
     int_arg,
     number_arg,
     one_line_errors,
@@ -106,12 +108,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_number_option(parser, "--host-watts", "host power per node (CPUs, NICs, fans), W")
     add_number_option(parser, "--gpus-per-node", f"GPUs per node (default {DEFAULT_GPUS_PER_NODE})")
     add_number_option(parser, "--pue", "facility power usage effectiveness (default 1)")
-    add_number_option(parser, "--input-price", "hosted API: $ per M input tokens")
-    add_number_option(parser, "--output-price", "hosted API: $ per M output tokens")
-    add_number_option(
-        parser, "--cached-discount", "hosted API: cached-input discount (0..1 or N%%)"
-    )
-    add_number_option(parser, "--cached-input-price", "hosted API: $ per M cached input tokens")
+    add_hosted_price_options(parser)
     parser.add_argument(
         "--mix",
         action="append",
@@ -138,7 +135,7 @@ def _cost(args: argparse.Namespace) -> int:
     utilisation = fraction_arg(args, "utilisation")
     utilisation = 1.0 if utilisation is None else utilisation
     overhead = number_arg(args, "overhead", percent=True) or 0.0
-    hosted_prices = _hosted_prices(args)
+    hosted_prices = hosted_prices_arg(args)
     typed_mixes = _typed_mixes(args)
     calls_per_session = number_arg(args, "calls_per_session", positive=True)
     points = _typed_points(args) + _result_points(args)
@@ -304,23 +301,6 @@ def _calls_per_agent(point: OperatingPoint) -> float | None:
     if point.calls_per_s and point.agents:
         return point.calls_per_s / point.agents
     return None
-
-
-def _hosted_prices(args: argparse.Namespace) -> HostedPrices | None:
-    input_price = number_arg(args, "input_price")
-    output_price = number_arg(args, "output_price")
-    discount = fraction_arg(args, "cached_discount")
-    cached_price = number_arg(args, "cached_input_price")
-    given = [v for v in (input_price, output_price, discount, cached_price) if v is not None]
-    if not given:
-        return None
-    if input_price is None or output_price is None:
-        raise InputError("hosted prices need both --input-price and --output-price")
-    if discount is not None and cached_price is not None:
-        raise InputError("give --cached-discount or --cached-input-price, not both")
-    if cached_price is not None:
-        return HostedPrices(input=input_price, output=output_price, cached_input=cached_price)
-    return HostedPrices.with_discount(input_price, output_price, discount or 0.0)
 
 
 def _ratio(text: str, flag: str) -> TokenMix:

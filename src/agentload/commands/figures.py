@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from pydantic import ValidationError
 
+from agentload.analysis.cost import HostedPrices
 from agentload.analysis.render import print_tables, tables_json
 from agentload.analysis.table import Table
 from agentload.errors import InputError
@@ -111,3 +112,31 @@ def show_tables(args: argparse.Namespace, tables: list[Table]) -> None:
         print(tables_json(tables))
     else:
         print_tables(tables)
+
+
+def add_hosted_price_options(parser: argparse.ArgumentParser) -> None:
+    """A hosted API's list prices: input, output, and cached input (a price or a discount)."""
+    add_number_option(parser, "--input-price", "hosted API: $ per M input tokens")
+    add_number_option(parser, "--output-price", "hosted API: $ per M output tokens")
+    add_number_option(
+        parser, "--cached-discount", "hosted API: cached-input discount (0..1 or N%%)"
+    )
+    add_number_option(parser, "--cached-input-price", "hosted API: $ per M cached input tokens")
+
+
+def hosted_prices_arg(args: argparse.Namespace) -> HostedPrices | None:
+    """The hosted list prices typed, or None when none were; half a price list is refused."""
+    input_price = number_arg(args, "input_price")
+    output_price = number_arg(args, "output_price")
+    discount = fraction_arg(args, "cached_discount")
+    cached_price = number_arg(args, "cached_input_price")
+    given = [v for v in (input_price, output_price, discount, cached_price) if v is not None]
+    if not given:
+        return None
+    if input_price is None or output_price is None:
+        raise InputError("hosted prices need both --input-price and --output-price")
+    if discount is not None and cached_price is not None:
+        raise InputError("give --cached-discount or --cached-input-price, not both")
+    if cached_price is not None:
+        return HostedPrices(input=input_price, output=output_price, cached_input=cached_price)
+    return HostedPrices.with_discount(input_price, output_price, discount or 0.0)
