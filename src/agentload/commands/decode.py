@@ -60,9 +60,20 @@ _IMPLIED_LABELS = {
     (rel.WATTS, rel.AGENTS_PER_MW): "power per GPU implied by agents per MW",
     (rel.TOTAL, rel.TOKENS_PER_MW): "tokens/s per GPU from the per-MW headline",
 }
+_IMPLIED_NAMES = {
+    rel.AGENTS_PER_MW: f"agents per MW ({AT_THE_GPU})",
+    rel.TOKENS_PER_MW: f"total tokens/s per MW ({AT_THE_GPU})",
+}
 _UNITS = {rel.WATTS: "W", rel.TOTAL: "tok/s per GPU"}
-_SHOWN_ANYWAY = frozenset({rel.AGENTS_PER_MW, rel.TOKENS_PER_MW})
-"""Per-MW figures the decoded table computes anyway: implying them again would repeat it."""
+
+
+def _shown_anyway(decoded: Decoded) -> frozenset[str]:
+    """Per-MW figures the decoded table computes anyway: implying them again would repeat it."""
+    shown = {
+        rel.AGENTS_PER_MW: decoded.agents_per_mw,
+        rel.TOKENS_PER_MW: decoded.tokens_per_s_per_mw,
+    }
+    return frozenset(figure for figure, value in shown.items() if value is not None)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -365,7 +376,8 @@ def _decode_typed(
             "Decoded (typed in)", rows, notes=_notes(decoded, gpus, typed_gpus is not None, wall)
         )
     ]
-    shown = [c for c in checked.checks if c.stated is not None or c.figure not in _SHOWN_ANYWAY]
+    repeated = _shown_anyway(decoded)
+    shown = [c for c in checked.checks if c.stated is not None or c.figure not in repeated]
     if shown:
         check_rows = tuple(_check_row(check, None) for check in shown)
         tables.append(_checks_table(check_rows, TYPED_IN, with_point=False))
@@ -529,12 +541,14 @@ def _computed_rows(
         ),
     ]
     for figure, relation in checked.implied.items():
-        if figure in _SHOWN_ANYWAY:
+        if figure in _shown_anyway(decoded):
             continue
         origin = next(
             (f for f in (rel.TOKENS_PER_MW, rel.AGENTS_PER_MW) if relation.startswith(f)), ""
         )
-        label = _IMPLIED_LABELS.get((figure, origin), f"{figure} (implied)")
+        label = _IMPLIED_LABELS.get((figure, origin)) or _IMPLIED_NAMES.get(
+            figure, f"{figure} (implied)"
+        )
         computed.append((label, checked.figures[figure], _UNITS.get(figure, rel.UNITS[figure])))
     computed += _wall_rows(checked, wall)
     rows += [(label, value, unit, COMPUTED) for label, value, unit in computed]
