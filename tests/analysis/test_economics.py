@@ -34,7 +34,13 @@ PER_GPU = TokenMix(
     output=HICACHE_OUTPUT,
 )
 AGENTS_PER_GPU = 40.0
-CALLS_PER_S_PER_AGENT = 1_600 / 60 / 160  # 1,600 calls in a 60 s window across 160 agents
+CALLS_PER_S_PER_AGENT = 1_600 / 60 / 160
+TYPED_1 = [
+    "--gpu-hour-price",
+    "2",
+    "--tokens-per-s-per-gpu",
+    "1",
+]  # 1,600 calls in a 60 s window across 160 agents
 
 
 def test_a_rented_agent_hour_is_the_gpu_hour_shared_by_its_agents() -> None:
@@ -138,6 +144,10 @@ def test_cost_says_a_simulated_directory_is_simulated(
             ],
             "--calls-per-s-per-agent",
         ),
+        ([*TYPED_1, "--utilisation", "50%"], "--utilisation"),
+        ([*TYPED_1, "--mix", "7:2:1"], "--mix"),
+        ([*TYPED_1, "--watts-per-gpu", "9"], "--watts-per-gpu"),
+        (["--gpu-hour-price", "2", "--dollars-per-m", "1", "--kwh-price", "0.1"], "--kwh-price"),
     ],
 )
 def test_cost_refuses_options_that_change_nothing(

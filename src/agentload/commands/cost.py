@@ -42,6 +42,7 @@ from agentload.commands.figures import (
     PERCENT,
     add_hosted_price_options,
     add_number_option,
+    flag_for,
     fraction_arg,
     hosted_prices_arg,
     int_arg,
@@ -182,8 +183,36 @@ def _cost(args: argparse.Namespace) -> int:
             "--tokens-per-s-per-gpu or RESULTS_DIR, --dollars-per-m, or hosted prices with a "
             "mix (see --help)"
         )
+    _refuse_unused(args, tables, kwh)
     show_tables(args, tables)
     return 0
+
+
+_USED_BY = {
+    "utilisation": ("Self-host vs hosted", "Per agent"),
+    "overhead": ("Self-host vs hosted", "Per agent"),
+    "calls_per_session": ("Per agent",),
+    "mix": ("Hosted list prices",),
+    "trace": ("Hosted list prices",),
+    "kwh_price": ("GPU-hour price", "Per agent"),
+    "watts_per_gpu": ("GPU-hour price",),
+    "tokens_per_s_per_gpu": ("GPU-hour price",),
+}
+"""Options and the tables they change: an option given with none of them printed is refused."""
+
+
+def _refuse_unused(args: argparse.Namespace, tables: list[Table], kwh: float | None) -> None:
+    titles = [table.title for table in tables]
+    for name, users in _USED_BY.items():
+        if getattr(args, name) in (None, []):
+            continue
+        if not any(title.startswith(user) for title in titles for user in users):
+            raise InputError(
+                f"changes nothing here (it prices: {', '.join(users)}; see --help)",
+                field=flag_for(name),
+            )
+    if args.watts_per_gpu is not None and kwh is None:
+        raise InputError("only prices electricity: give --kwh-price too", field="--watts-per-gpu")
 
 
 # --- reading options ----------------------------------------------------------------------------
