@@ -215,3 +215,11 @@ def test_frontier_says_when_the_gpu_count_is_assumed(
     frontier, _ = run_json(capsys, "frontier", str(directory))
     assert column(frontier, "total tok/s per GPU") == [8_000.0]
     assert any("1 assumed: C" in note for note in frontier["notes"])
+
+
+@pytest.mark.parametrize("verb", ["decode", "cost", "frontier", "compare", "plan"])
+def test_every_analysis_verb_has_help(capsys: pytest.CaptureFixture[str], verb: str) -> None:
+    with pytest.raises(SystemExit) as info:
+        main([verb, "--help"])
+    assert info.value.code == 0
+    assert "--json" in capsys.readouterr().out
