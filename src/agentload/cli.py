@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "cost",
     "frontier",
     "compare",
+    "plan",
     "report",
 )
 """Modules of `agentload.commands`; each has `register(subparsers)`."""

@@ -83,8 +83,11 @@ def write_summary(directory: Path, **fields: Any) -> Path:
     return directory
 
 
-def gb300_like(directory: Path, *, label: str = "GB300 HiCache", gpus: int = 1) -> Path:
-    """A results directory holding the published points as probes and one tier at 160 agents."""
+def gb300_like(
+    directory: Path, *, label: str = "GB300 HiCache", gpus: int = 1, requests_ok: int = 100
+) -> Path:
+    """A results directory holding the published points as probes and one tier at 160 agents
+    (`requests_ok` calls finished in the 60 s window of the 160-agent probe)."""
     agents, speed, per_gpu = HICACHE_POINT
     total = per_gpu * gpus
     output = HICACHE_OUTPUT * gpus
@@ -99,6 +102,7 @@ def gb300_like(directory: Path, *, label: str = "GB300 HiCache", gpus: int = 1) 
             cached_input_tokens_per_s=cached,
             uncached_input_tokens_per_s=total - output - cached,
             mean_watts=1_400.0 * gpus,
+            requests_ok=requests_ok,
         )
     )
     result = tier(

@@ -4,58 +4,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from agentload.cli import main
+from tests.analysis.cli import column, error_line, figures, run_json
 from tests.analysis.summaries import gb300_like, probe, tier, write_summary
 from tests.analysis.test_mix import COUNCIL_TRACE
-
-EXIT_USAGE = 2
-
-
-@pytest.fixture(autouse=True)
-def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tables print at a width where no cell wraps."""
-    monkeypatch.setenv("COLUMNS", "250")
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> list[dict[str, Any]]:
-    assert main([*argv, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def figures(table: dict[str, Any]) -> dict[str, tuple[Any, str, str]]:
-    """A figure table as {figure: (value, unit, from)}."""
-    return {row[0]: (row[1], row[2], row[3]) for row in table["rows"]}
-
-
-def column(table: dict[str, Any], header: str) -> list[Any]:
-    index = table["headers"].index(header)
-    return [row[index] for row in table["rows"]]
-
-
-def error_line(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    assert main(list(argv)) == EXIT_USAGE
-    captured = capsys.readouterr()
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1, captured.err
-    assert lines[0].startswith("agentload: error: ")
-    return lines[0]
 
 
 def test_decode_typed_headline(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["decode", "--total-tokens-per-s", "185,382", "--output-tokens-per-s", "1237"]
     argv += ["--agents", "160", "--tokens-per-s-per-agent", "40.9", "--gpus", "1"]
     argv += ["--watts-per-gpu", "1400", "--cache-hit-rate", "97.2%"]
-    (table,) = run_json(capsys, *argv)
+    table, *_ = run_json(capsys, *argv)
     got = figures(table)
     assert got["total tokens/s"] == (185_382, "tok/s (all GPUs)", "typed in")
     value, unit, source = got["output (generated) share of tokens"]
     assert round(value, 1) == 0.7 and unit == "%" and source == "computed"
     assert round(got["input share of tokens"][0], 1) == 99.3
-    assert got["total tokens/s per MW"][0] == pytest.approx(185_382 / 1_400 * 1e6)
+    assert got["total tokens/s per MW (at the GPU)"][0] == pytest.approx(185_382 / 1_400 * 1e6)
     assert got["agents × speed"][0] == pytest.approx(6_544)
     assert got["output GPU-equivalents"][0] == pytest.approx(6_544 / 1_237)
     assert any("at most 5 GPUs" in note for note in table["notes"])
@@ -86,12 +54,14 @@ def test_decode_per_gpu_figures_scale_to_the_deployment(
 
 def test_decode_results_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     directory = gb300_like(tmp_path / "gb300", gpus=4)
-    (table,) = run_json(capsys, "decode", str(directory))
-    assert table["source"] == str(directory / "summary.json")
+    table, *_ = run_json(capsys, "decode", str(directory))
+    assert table["source"] == f"measured, {directory / 'summary.json'}"
     assert column(table, "point")[0] == "tier 40 tok/s"
     assert column(table, "total tok/s per GPU")[0] == pytest.approx(185_382)
     assert round(column(table, "output %")[0], 1) == 0.7
-    assert column(table, "total tok/s per MW")[0] == pytest.approx(185_382 / 1_400 * 1e6)
+    assert column(table, "total tok/s per MW (at the GPU)")[0] == pytest.approx(
+        185_382 / 1_400 * 1e6
+    )
     assert any("nvml" in note for note in table["notes"])
 
 
@@ -99,8 +69,10 @@ def test_decode_results_dir_with_typed_power(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     directory = gb300_like(tmp_path / "gb300")
-    (table,) = run_json(capsys, "decode", str(directory), "--watts-per-gpu", "1000")
-    assert column(table, "total tok/s per MW")[0] == pytest.approx(185_382 / 1_000 * 1e6)
+    table, *_ = run_json(capsys, "decode", str(directory), "--watts-per-gpu", "1000")
+    assert column(table, "total tok/s per MW (at the GPU)")[0] == pytest.approx(
+        185_382 / 1_000 * 1e6
+    )
     assert any("power typed in" in note for note in table["notes"])
 
 
@@ -128,7 +100,7 @@ def test_cost_results_dir_self_host_vs_api(
     argv = ["cost", str(directory), "--gpu-hour-price", "2.26", "--kwh-price", "0.1"]
     argv += ["--input-price", "1.25", "--output-price", "4.25", "--cached-discount", "0.88"]
     argv += ["--utilisation", "0.5", "--overhead", "0.3"]
-    gpu_hour, hosted, own = run_json(capsys, *argv)
+    gpu_hour, hosted, own, *_per_agent = run_json(capsys, *argv)
     tier_row = gpu_hour["rows"][0]
     assert tier_row[0] == "tier 40 tok/s"
     assert column(gpu_hour, "GPU $/M tokens")[0] == pytest.approx(2.26 / (185_382 * 3600) * 1e6)
@@ -243,3 +215,11 @@ def test_frontier_says_when_the_gpu_count_is_assumed(
     frontier, _ = run_json(capsys, "frontier", str(directory))
     assert column(frontier, "total tok/s per GPU") == [8_000.0]
     assert any("1 assumed: C" in note for note in frontier["notes"])
+
+
+@pytest.mark.parametrize("verb", ["decode", "cost", "frontier", "compare", "plan"])
+def test_every_analysis_verb_has_help(capsys: pytest.CaptureFixture[str], verb: str) -> None:
+    with pytest.raises(SystemExit) as info:
+        main([verb, "--help"])
+    assert info.value.code == 0
+    assert "--json" in capsys.readouterr().out

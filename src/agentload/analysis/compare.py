@@ -1,4 +1,9 @@
-"""Two or more results side by side: per tier, the per-GPU, per-MW and $/M figures, and ratios."""
+"""Two or more results side by side: per tier, the per-GPU, per-MW and $/M figures, and ratios.
+
+A ratio is a result's figure over the first result's; the per-agent speed is compared only
+between results that state the same statistic of it (p25 vs p25), never p25 vs a typed figure
+whose statistic is not stated. Each table says where each system's per-MW figures come from.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,14 @@ from collections.abc import Mapping, Sequence
 
 from agentload.analysis.cost import dollars_per_million, per_output_million
 from agentload.analysis.decode import Decoded, decode_point
-from agentload.analysis.results import Results
+from agentload.analysis.provenance import SIMULATED, TYPED_IN, describe_source
+from agentload.analysis.results import OperatingPoint, Results
 from agentload.analysis.table import Cell, Table
 
 PERCENT = 100.0
+SPEED_ROW = "output speed per agent"
+STATISTIC_ROW = "speed statistic"
+NOT_STATED = "as typed (not stated)"
 
 # (figure, unit) rows of each tier table, in the order `_metric_values` returns them
 _METRICS: tuple[tuple[str, str], ...] = (
@@ -21,7 +30,8 @@ _METRICS: tuple[tuple[str, str], ...] = (
     ("total tokens/s per MW", "tok/s/MW"),
     ("output share of tokens", "%"),
     ("cache hit rate (of input)", "%"),
-    ("p25 output speed", "tok/s/agent"),
+    ("output speed per agent", "tok/s/agent"),
+    ("speed statistic", ""),
     ("p95 time to first token", "s"),
     ("cost per M tokens", "$/M tok"),
     ("cost per M output tokens", "$/M out"),
@@ -60,7 +70,7 @@ def compare(
         rows=tuple(
             (
                 label,
-                result.origin,
+                describe_source(result.provenance, result.origin),
                 result.gpus if result.gpus is not None else "not recorded (1 assumed)",
                 result.power.source + (" (assumed)" if result.power.assumed else ""),
                 result.power.mean_watts,
@@ -82,9 +92,16 @@ def compare(
             decoded = decode_point(point) if point is not None else None
             columns.append(_metric_values(decoded, prices.get(label)))
         rows = []
+        statistics = [column[[m for m, _ in _METRICS].index(STATISTIC_ROW)] for column in columns]
         for row, (metric, unit) in enumerate(_METRICS):
             values = [column[row] for column in columns]
-            rows.append((metric, unit, *values, *(_ratio(v, values[0]) for v in values[1:])))
+            ratios = [_ratio(v, values[0]) for v in values[1:]]
+            if metric == SPEED_ROW:
+                ratios = [
+                    r if s == statistics[0] else None
+                    for r, s in zip(ratios, statistics[1:], strict=True)
+                ]
+            rows.append((metric, unit, *values, *ratios))
         tables.append(
             Table(
                 title=f"Tier {name}",
@@ -95,7 +112,15 @@ def compare(
                     *(f"{label} / {labels[0]} (×)" for label in labels[1:]),
                 ),
                 rows=tuple(rows),
-                source="summary figures per system (see Systems); per-MW from measured power",
+                source="figures per system (see Systems)",
+                notes=(
+                    "per MW: "
+                    + "; ".join(
+                        f"{label}: {_power_words(result)}"
+                        for label, result in zip(labels, results, strict=True)
+                    ),
+                    "speed ratios only between systems stating the same statistic",
+                ),
             )
         )
     return tuple(tables)
@@ -122,11 +147,37 @@ def _metric_values(decoded: Decoded | None, price: float | None) -> list[Cell]:
         decoded.tokens_per_s_per_mw,
         decoded.output_share * PERCENT if decoded.output_share is not None else None,
         _hit_rate(decoded),
-        point.p25_output_tokens_per_s,
+        *_speed(point),
         point.p95_ttft_s,
         cost,
         cost_output,
     ]
+
+
+def _speed(point: OperatingPoint) -> tuple[float | None, str | None]:
+    """The per-agent speed and which statistic it is: p25 (what tiers judge), else p50, else
+    a typed figure whose statistic is not stated."""
+    for value, name in (
+        (point.p25_output_tokens_per_s, "p25"),
+        (point.p50_output_tokens_per_s, "p50"),
+        (point.typed_speed, NOT_STATED),
+    ):
+        if value is not None:
+            return value, name
+    return None, None
+
+
+def _power_words(result: Results) -> str:
+    """Where a system's per-MW figures come from, in a few words."""
+    power = result.power
+    if power.mean_watts is None and not any(p.watts for p in result.points()):
+        return "no power"
+    if result.provenance == TYPED_IN or power.source == TYPED_IN:
+        return "typed-in power"
+    if power.assumed:
+        return f"assumed power ({power.source}, a declared constant)"
+    kind = "simulated" if result.provenance == SIMULATED else "measured"
+    return f"{kind} power ({power.source})"
 
 
 def _hit_rate(decoded: Decoded) -> float | None:

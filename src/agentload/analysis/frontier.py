@@ -10,16 +10,33 @@ holds its throughput leftwards to the next faster-throughput point). With points
 ascending, area = sum_i (x_i - x_{i-1}) * y_i with x_{-1} = 0. Its unit is (tokens/s per agent)
 x (tokens/s per GPU); only ratios of areas are reported as shares, and those have no unit.
 A subset of the frontier dominates part of that area, never more, so its share is in [0, 1].
+
+The area can also be measured on log axes (`on_axes`): a log axis has no origin, so it starts at
+the frontier's smallest value on that axis, x' = log10(x / x_min) (decades); the staircase and
+the k-point selection are then the same on the transformed points. On a log speed axis the span
+from 40 to 80 tok/s per agent weighs as much as 200 to 400, where on a linear one the fast end
+dominates.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 AREA_UNIT = "(tok/s per agent) × (tok/s per GPU)"
+
+AreaAxes = Literal["linear", "log-x", "log-y", "log-log"]
+AREA_AXES: tuple[AreaAxes, ...] = ("linear", "log-x", "log-y", "log-log")
+AREA_UNITS: dict[str, str] = {
+    "linear": AREA_UNIT,
+    "log-x": "(decades of tok/s per agent) × (tok/s per GPU)",
+    "log-y": "(tok/s per agent) × (decades of tok/s per GPU)",
+    "log-log": "(decades of tok/s per agent) × (decades of tok/s per GPU)",
+}
 
 
 class FrontierPoint(BaseModel):
@@ -112,3 +129,26 @@ def select_points(frontier: Sequence[FrontierPoint], k: int) -> Selection:
     for m in range(k, 1, -1):
         indices.append(came_from[m][indices[-1]])
     return Selection(indices=tuple(reversed(indices)), area=best[k][n - 1], total_area=total)
+
+
+def on_axes(frontier: Sequence[FrontierPoint], axes: AreaAxes) -> tuple[FrontierPoint, ...]:
+    """The frontier's points as the area is measured: a log axis is log10(value / the smallest
+    value on it), so the smallest sits at 0. Order and labels are kept."""
+    if axes == "linear" or not frontier:
+        return tuple(frontier)
+    log_x = axes in ("log-x", "log-log")
+    log_y = axes in ("log-y", "log-log")
+    if (log_x and min(p.speed for p in frontier) <= 0) or (
+        log_y and min(p.throughput for p in frontier) <= 0
+    ):
+        raise ValueError(f"a frontier with a zero figure has no {axes} area")
+    x_min = min(p.speed for p in frontier)
+    y_min = min(p.throughput for p in frontier)
+    return tuple(
+        FrontierPoint(
+            speed=math.log10(p.speed / x_min) if log_x else p.speed,
+            throughput=math.log10(p.throughput / y_min) if log_y else p.throughput,
+            label=p.label,
+        )
+        for p in frontier
+    )

@@ -57,20 +57,25 @@ def tables_html(title: str, tables: Sequence[Table]) -> str:
         f"<style>{_STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
     ]
-    for table in tables:
-        parts.append(f"<table><caption>{html.escape(table.title)}</caption><thead><tr>")
-        parts.extend(f"<th>{html.escape(header)}</th>" for header in table.headers)
-        parts.append("</tr></thead><tbody>")
-        for row in table.rows:
-            parts.append("<tr>")
-            for cell in row:
-                kind = "num" if isinstance(cell, int | float) and not isinstance(cell, bool) else ""
-                css = f' class="{kind}"' if kind else ""
-                parts.append(f"<td{css}>{html.escape(format_cell(cell))}</td>")
-            parts.append("</tr>")
-        parts.append("</tbody></table>")
-        if table.source:
-            parts.append(f'<p class="source">from: {html.escape(table.source)}</p>')
-        parts.extend(f'<p class="note">note: {html.escape(note)}</p>' for note in table.notes)
+    parts.extend(table_html(table) for table in tables)
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def table_html(table: Table) -> str:
+    """One table as an HTML fragment (caption, header, rows, source and notes), all escaped."""
+    parts = [f"<table><caption>{html.escape(table.title)}</caption><thead><tr>"]
+    parts.extend(f"<th>{html.escape(header)}</th>" for header in table.headers)
+    parts.append("</tr></thead><tbody>")
+    for row in table.rows:
+        parts.append("<tr>")
+        for cell in row:
+            kind = "num" if isinstance(cell, int | float) and not isinstance(cell, bool) else ""
+            css = f' class="{kind}"' if kind else ""
+            parts.append(f"<td{css}>{html.escape(format_cell(cell))}</td>")
+        parts.append("</tr>")
+    parts.append("</tbody></table>")
+    if table.source:
+        parts.append(f'<p class="source">from: {html.escape(table.source)}</p>')
+    parts.extend(f'<p class="note">note: {html.escape(note)}</p>' for note in table.notes)
+    return "\n".join(parts)

@@ -4,7 +4,8 @@ A results directory is read through the contract (`agentload.results.load.read_s
 same frozen models the run writes); this module turns its summary into `OperatingPoint`s, one
 per tier result and one per probe. Throughputs are for the whole deployment (all `gpus`);
 `watts` is the mean accelerator power of the whole deployment. Every analysis verb works on
-operating points, whatever they came from.
+operating points, whatever they came from; each says whether it was measured, simulated or
+typed in (`agentload.analysis.provenance`).
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentload.analysis.provenance import TYPED_IN, Provenance, provenance_of
 from agentload.errors import InputError
 from agentload.results.load import read_summary, summary_path
 from agentload.results.summary import PowerFigures, ProbeFigures, Summary, TierResult
 from agentload.units import WATTS_PER_MW
 
-TYPED_IN = "typed in"
+__all__ = ["TYPED_IN", "OperatingPoint", "Results", "load_recorded_calls", "load_results"]
 
 Kind = Literal["tier", "probe", "typed"]
 
@@ -37,8 +39,12 @@ class OperatingPoint(_Record):
     kind: Kind
     tier: str | None = None
     """The tier's name, for a tier result (or a typed system's tier)."""
+    tier_slo: str | None = None
+    """The tier's SLO in words (`p25 output >= 40 tok/s, p95 TTFT <= 10 s`), when read."""
     origin: str = TYPED_IN
     """Where the figures came from: `typed in` or the summary file's path."""
+    provenance: Provenance = TYPED_IN
+    """`measured`, `simulated` or `typed in`."""
     agents: int | None = Field(default=None, ge=0)
     gpus: int = Field(default=1, ge=1)
     gpus_known: bool = False
@@ -50,6 +56,8 @@ class OperatingPoint(_Record):
     cache_hit_rate: float | None = Field(default=None, ge=0, le=1)
     p25_output_tokens_per_s: float | None = Field(default=None, ge=0)
     p50_output_tokens_per_s: float | None = Field(default=None, ge=0)
+    typed_speed: float | None = Field(default=None, ge=0)
+    """Output tokens/s per agent as typed, its statistic (p25, median, mean) not stated."""
     p95_ttft_s: float | None = Field(default=None, ge=0)
     watts: float | None = Field(default=None, ge=0)
     """Mean accelerator power of the whole deployment over the point's window."""
@@ -57,6 +65,8 @@ class OperatingPoint(_Record):
     power_assumed: bool = False
     recorded_tokens_per_s_per_mw: float | None = Field(default=None, ge=0)
     recorded_agents_per_mw: float | None = Field(default=None, ge=0)
+    calls_per_s: float | None = Field(default=None, ge=0)
+    """Model calls completed per second over the window, whole deployment (all agents)."""
 
     def per_gpu(self, value: float | None) -> float | None:
         """A deployment figure divided by the GPU count."""
@@ -87,6 +97,7 @@ class Results(_Record):
     gpus: int | None = Field(default=None, ge=1)
     power: PowerFigures = PowerFigures()
     origin: str = TYPED_IN
+    provenance: Provenance = TYPED_IN
     tiers: tuple[OperatingPoint, ...] = ()
     probes: tuple[OperatingPoint, ...] = ()
 
@@ -105,8 +116,10 @@ class Results(_Record):
 
 def results_of(summary: Summary, origin: str) -> Results:
     """A summary's operating points: one per tier result, one per probe (by agent count)."""
+    provenance = provenance_of(summary)
     common: dict[str, Any] = {
         "origin": origin,
+        "provenance": provenance,
         "gpus": summary.gpus or 1,
         "gpus_known": summary.gpus is not None,
         "power_source": summary.power.source,
@@ -118,6 +131,7 @@ def results_of(summary: Summary, origin: str) -> Results:
         gpus=summary.gpus,
         power=summary.power,
         origin=origin,
+        provenance=provenance,
         tiers=tuple(_tier_point(t, summary, common) for t in summary.tiers),
         probes=tuple(_probe_point(p, summary.power, common) for p in probes),
     )
@@ -139,6 +153,11 @@ def _tier_point(tier: TierResult, summary: Summary, common: dict[str, Any]) -> O
         label=f"tier {tier.name}",
         kind="tier",
         tier=tier.name,
+        tier_slo=(
+            f"p{tier.output_speed_percentile:g} output >= "
+            f"{tier.output_speed_floor_tokens_per_s:g} tok/s, p{tier.ttft_percentile:g} TTFT <= "
+            f"{tier.ttft_ceiling_s:g} s"
+        ),
         agents=tier.max_agents,
         total_tokens_per_s=tier.total_tokens_per_s,
         output_tokens_per_s=tier.output_tokens_per_s,
@@ -151,6 +170,7 @@ def _tier_point(tier: TierResult, summary: Summary, common: dict[str, Any]) -> O
         watts=watts,
         recorded_tokens_per_s_per_mw=tier.total_tokens_per_s_per_mw,
         recorded_agents_per_mw=tier.agents_per_mw,
+        calls_per_s=_calls_per_s(probe) if probe is not None else None,
         **common,
     )
 
@@ -171,8 +191,14 @@ def _probe_point(
         p50_output_tokens_per_s=probe.p50_output_tokens_per_s,
         p95_ttft_s=probe.p95_ttft_s,
         watts=probe.mean_watts if probe.mean_watts is not None else power.mean_watts,
+        calls_per_s=_calls_per_s(probe),
         **common,
     )
+
+
+def _calls_per_s(probe: ProbeFigures) -> float | None:
+    """Calls that finished well in the probe's window, per second (whole deployment)."""
+    return probe.requests_ok / probe.window_s if probe.window_s > 0 else None
 
 
 def load_results(path: str | Path) -> Results:

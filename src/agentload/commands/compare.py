@@ -1,5 +1,5 @@
 """`agentload compare`: results side by side per tier, with ratios to the first (terminal, JSON
-and HTML).
+and HTML). A typed system repeated under one label holds one tier per `--system`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ _SYSTEM_KEYS = {
     "cached": "cached input tokens/s (whole deployment)",
     "uncached": "uncached input tokens/s (whole deployment)",
     "hit": "cache hit rate of input (0..1 or N%)",
-    "speed": "p25 output tokens/s per agent",
+    "speed": "output tokens/s per agent, statistic not stated",
+    "p25": "p25 output tokens/s per agent",
+    "p50": "median output tokens/s per agent",
     "ttft": "p95 time to first token (s)",
     "watts": "mean power of all GPUs (W)",
     "watts_per_gpu": "mean power per GPU (W)",
@@ -41,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Results side by side per tier: agents, per-GPU and per-MW figures, $/M tokens, and "
             "each result's ratio to the first. Results directories and/or typed systems: "
-            f"--system LABEL key=value ... with keys {keys}."
+            f"--system LABEL key=value ... with keys {keys}. Repeat a label to give the same "
+            "system at another tier (gpus and price are the system's, the rest the tier's)."
         ),
     )
     parser.add_argument("results", nargs="*", metavar="RESULTS_DIR", help="results directories")
@@ -67,8 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _compare(args: argparse.Namespace) -> int:
     results = [load_results(path) for path in args.results]
     typed_prices: dict[int, float] = {}
-    for spec in args.system or []:
-        result, price = _typed_system(spec)
+    for result, price in _typed_systems(args.system or []):
         if price is not None:
             typed_prices[len(results)] = price
         results.append(result)
@@ -101,7 +103,38 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _typed_system(spec: list[str]) -> tuple[Results, float | None]:
+_SYSTEM_LEVEL = ("gpus", "price")
+"""Keys that describe the system, not one of its tiers: a repeated label must agree on them."""
+
+
+def _typed_systems(specs: list[list[str]]) -> list[tuple[Results, float | None]]:
+    """Typed systems, one per label, each holding the tiers its `--system` options gave."""
+    by_label: dict[str, list[dict[str, str]]] = {}
+    for spec in specs:
+        label, values = _system_values(spec)
+        by_label.setdefault(label, []).append(values)
+    systems = []
+    for label, tiers in by_label.items():
+        shared: dict[str, str] = {}
+        for key in _SYSTEM_LEVEL:
+            given = {values[key] for values in tiers if key in values}
+            if len(given) > 1:
+                raise InputError(
+                    f"system {label!r} is given {key}= {' and '.join(sorted(given))}; a system has "
+                    "one (repeat the label for another tier, not another system)",
+                    field="--system",
+                )
+            if given:
+                shared[key] = given.pop()
+        names = [values.get("tier", "typed") for values in tiers]
+        for name in names:
+            if names.count(name) > 1:
+                raise InputError(f"system {label!r} gives tier {name!r} twice", field="--system")
+        systems.append(_typed_system(label, shared, tiers))
+    return systems
+
+
+def _system_values(spec: list[str]) -> tuple[str, dict[str, str]]:
     label, *pairs = spec
     if "=" in label:
         raise InputError(f"a system starts with its label, got {label!r}", field="--system")
@@ -114,42 +147,62 @@ def _typed_system(spec: list[str]) -> tuple[Results, float | None]:
                 field="--system",
             )
         values[key] = value
+    speeds = [key for key in ("speed", "p25", "p50") if key in values]
+    if len(speeds) > 1:
+        raise InputError(
+            f"give one per-agent speed per tier ({' or '.join(speeds)}), got both", field="--system"
+        )
+    return label, values
 
-    def number(key: str, *, percent: bool = False) -> float | None:
+
+def _typed_system(
+    label: str, shared: dict[str, str], tiers: list[dict[str, str]]
+) -> tuple[Results, float | None]:
+    def number(values: dict[str, str], key: str, *, percent: bool = False) -> float | None:
         text = values.get(key)
         return None if text is None else parse_number(text, f"--system {key}", percent=percent)
 
-    gpus = number("gpus")
-    agents = number("agents")
-    watts = number("watts")
-    per_gpu_watts = number("watts_per_gpu")
-    if per_gpu_watts is not None:
-        watts = per_gpu_watts * (gpus or 1)
-    name = values.get("tier", "typed")
-    tier = OperatingPoint(
-        label=f"tier {name}",
-        kind="typed",
-        tier=name,
-        agents=int(agents) if agents is not None else None,
-        gpus=int(gpus) if gpus else 1,
-        gpus_known=bool(gpus),
-        total_tokens_per_s=number("total"),
-        output_tokens_per_s=number("output"),
-        cached_input_tokens_per_s=number("cached"),
-        uncached_input_tokens_per_s=number("uncached"),
-        cache_hit_rate=number("hit", percent=True),
-        p25_output_tokens_per_s=number("speed"),
-        p95_ttft_s=number("ttft"),
-        watts=watts,
-        power_source=TYPED_IN,
-        power_assumed=watts is not None,
-    )
+    gpus = number(shared, "gpus")
+    points = []
+    for values in tiers:
+        agents = number(values, "agents")
+        watts = number(values, "watts")
+        per_gpu_watts = number(values, "watts_per_gpu")
+        if per_gpu_watts is not None:
+            watts = per_gpu_watts * (gpus or 1)
+        name = values.get("tier", "typed")
+        points.append(
+            OperatingPoint(
+                label=f"tier {name}",
+                kind="typed",
+                tier=name,
+                agents=int(agents) if agents is not None else None,
+                gpus=int(gpus) if gpus else 1,
+                gpus_known=bool(gpus),
+                total_tokens_per_s=number(values, "total"),
+                output_tokens_per_s=number(values, "output"),
+                cached_input_tokens_per_s=number(values, "cached"),
+                uncached_input_tokens_per_s=number(values, "uncached"),
+                cache_hit_rate=number(values, "hit", percent=True),
+                typed_speed=number(values, "speed"),
+                p25_output_tokens_per_s=number(values, "p25"),
+                p50_output_tokens_per_s=number(values, "p50"),
+                p95_ttft_s=number(values, "ttft"),
+                watts=watts,
+                power_source=TYPED_IN,
+                power_assumed=watts is not None,
+            )
+        )
+    any_watts = [p.watts for p in points if p.watts is not None]
     results = Results(
         label=label,
         gpus=int(gpus) if gpus else None,
         power=PowerFigures(
-            source=TYPED_IN, mean_watts=watts, assumed=watts is not None, valid=watts is not None
+            source=TYPED_IN,
+            mean_watts=any_watts[0] if len(any_watts) == 1 and len(points) == 1 else None,
+            assumed=bool(any_watts),
+            valid=bool(any_watts),
         ),
-        tiers=(tier,),
+        tiers=tuple(points),
     )
-    return results, number("price")
+    return results, number(shared, "price")

@@ -7,17 +7,19 @@ from __future__ import annotations
 import argparse
 import functools
 import math
+import sys
 from collections.abc import Callable
 
 from pydantic import ValidationError
 
+from agentload.analysis.cost import HostedPrices
 from agentload.analysis.render import print_tables, tables_json
 from agentload.analysis.table import Table
 from agentload.errors import InputError
 
 PERCENT = 100.0
-COMPUTED = "computed"
-"""The source column of a figure worked out from others."""
+SLIP_BELOW_PERCENT = 1.0
+"""A share written as under 1% (`0.88%`) is warned about: 88% was most likely meant."""
 Handler = Callable[[argparse.Namespace], int]
 
 
@@ -42,17 +44,28 @@ def parse_number(text: str, flag: str, *, percent: bool = False, positive: bool 
     """A number typed on the command line: `185382`, `185,382`, `1.5e8`, or `96.8%` (percent)."""
     raw = text.strip().replace(",", "").replace("_", "")
     scale = 1.0
-    if percent and raw.endswith("%"):
+    written_as_percent = percent and raw.endswith("%")
+    if written_as_percent:
         raw, scale = raw[:-1], 1 / PERCENT
     try:
         value = float(raw) * scale
     except ValueError:
         raise InputError(f"expected a number, got {text!r}", field=flag) from None
+    if written_as_percent and 0 < value * PERCENT < SLIP_BELOW_PERCENT:
+        warn(
+            f"{flag} {text.strip()} is {value:g} (under 1%); if you meant {raw}, write "
+            f"{float(raw) * PERCENT:g}% or {raw}"
+        )
     if not math.isfinite(value):
         raise InputError(f"expected a finite number, got {text!r}", field=flag)
     if value < 0 or (positive and value == 0):
         raise InputError(f"must be {'> 0' if positive else '>= 0'}, got {text}", field=flag)
     return value
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr: the answer is still given, but the input looks like a slip."""
+    print(f"agentload: warning: {message}", file=sys.stderr)
 
 
 def number_arg(args: argparse.Namespace, name: str, **kwargs: bool) -> float | None:
@@ -99,3 +112,31 @@ def show_tables(args: argparse.Namespace, tables: list[Table]) -> None:
         print(tables_json(tables))
     else:
         print_tables(tables)
+
+
+def add_hosted_price_options(parser: argparse.ArgumentParser) -> None:
+    """A hosted API's list prices: input, output, and cached input (a price or a discount)."""
+    add_number_option(parser, "--input-price", "hosted API: $ per M input tokens")
+    add_number_option(parser, "--output-price", "hosted API: $ per M output tokens")
+    add_number_option(
+        parser, "--cached-discount", "hosted API: cached-input discount (0..1 or N%%)"
+    )
+    add_number_option(parser, "--cached-input-price", "hosted API: $ per M cached input tokens")
+
+
+def hosted_prices_arg(args: argparse.Namespace) -> HostedPrices | None:
+    """The hosted list prices typed, or None when none were; half a price list is refused."""
+    input_price = number_arg(args, "input_price")
+    output_price = number_arg(args, "output_price")
+    discount = fraction_arg(args, "cached_discount")
+    cached_price = number_arg(args, "cached_input_price")
+    given = [v for v in (input_price, output_price, discount, cached_price) if v is not None]
+    if not given:
+        return None
+    if input_price is None or output_price is None:
+        raise InputError("hosted prices need both --input-price and --output-price")
+    if discount is not None and cached_price is not None:
+        raise InputError("give --cached-discount or --cached-input-price, not both")
+    if cached_price is not None:
+        return HostedPrices(input=input_price, output=output_price, cached_input=cached_price)
+    return HostedPrices.with_discount(input_price, output_price, discount or 0.0)

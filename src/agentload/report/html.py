@@ -33,6 +33,7 @@ from agentload.report.charts import (
     utc,
 )
 from agentload.report.load import STATUS_UNREADABLE, Point, ResultsView
+from agentload.report.plan_section import plan_section
 from agentload.report.svg import TIER_COLORS
 from agentload.results.files import (
     MANIFEST_FILE,
@@ -109,6 +110,7 @@ def render_report(view: ResultsView) -> str:
         over_time_section(ctx),
         cache_section(ctx),
         _errors(ctx),
+        plan_section(view.path),
         _facts(ctx),
         _notes(ctx),
     ]

@@ -1,0 +1,168 @@
+"""Look-ups on a frontier: throughput at a per-agent speed, speed at a throughput, and how far a
+point from elsewhere sits from the curve. Never extrapolated: outside the measured range a
+look-up is refused, with what can still be said (a bound).
+
+A frontier here is points by rising speed x (tok/s per agent) and falling throughput y (tok/s
+per GPU, or per MW). Between two neighbours a look-up interpolates:
+
+- `log` (the default): straight on log-log axes, y = y0 (x / x0)^b with b = ln(y1/y0) / ln(x1/x0);
+  throughput against interactivity curves are close to power laws between measured points;
+- `linear`: straight on linear axes;
+- `step`: what a measured configuration is known to deliver: the throughput of the slowest
+  point at least as fast as asked, or the speed of the fastest point with at least the
+  throughput asked (conservative: a lower bound on both).
+
+Pure functions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from agentload.analysis.frontier import FrontierPoint
+
+Interpolation = Literal["log", "linear", "step"]
+INTERPOLATIONS: tuple[Interpolation, ...] = ("log", "linear", "step")
+ON_CURVE_TOLERANCE = 0.10
+"""A point within this share of the frontier's throughput at its speed sits on the curve."""
+
+HOW = {
+    "log": "interpolated on log-log axes between the neighbouring frontier points",
+    "linear": "interpolated on linear axes between the neighbouring frontier points",
+    "step": "the measured point that delivers it (no interpolation; conservative)",
+}
+
+
+class Answer(BaseModel):
+    """A look-up's answer, or why there is none and what can still be said."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    value: float | None
+    between: tuple[str, ...] = ()
+    """Labels of the frontier points the answer came from (one or two)."""
+    refused: str | None = None
+    """Why no value: outside the measured range, and which way."""
+    bound: str | None = None
+    """What can be said instead, e.g. `< 40.9` (if reachable at all)."""
+
+
+def throughput_at_speed(
+    frontier: Sequence[FrontierPoint], speed: float, how: Interpolation = "log"
+) -> Answer:
+    """The frontier's throughput at a per-agent speed."""
+    _check(frontier)
+    first, last = frontier[0], frontier[-1]
+    if speed < first.speed:
+        return Answer(
+            value=None,
+            refused=f"slower than the slowest measured point ({_num(first.speed)})",
+            bound=f"≥ {_num(first.throughput)} (the slowest point's, at a lower speed)",
+        )
+    if speed > last.speed:
+        return Answer(
+            value=None,
+            refused=f"faster than the fastest measured point ({_num(last.speed)})",
+            bound="unknown: nothing that fast was measured",
+        )
+    exact = next((p for p in frontier if p.speed == speed), None)
+    if exact is not None:
+        return Answer(value=exact.throughput, between=(exact.label,))
+    high = next(i for i, p in enumerate(frontier) if p.speed > speed)
+    a, b = frontier[high - 1], frontier[high]
+    if how == "step":
+        return Answer(value=b.throughput, between=(b.label,))
+    return Answer(
+        value=_along(a.speed, a.throughput, b.speed, b.throughput, speed, how),
+        between=(a.label, b.label),
+    )
+
+
+def speed_at_throughput(
+    frontier: Sequence[FrontierPoint], throughput: float, how: Interpolation = "log"
+) -> Answer:
+    """The per-agent speed at which the frontier delivers a throughput."""
+    _check(frontier)
+    first, last = frontier[0], frontier[-1]
+    if throughput > first.throughput:
+        return Answer(
+            value=None,
+            refused=(
+                f"more than the most measured ({_num(first.throughput)}, at "
+                f"{_num(first.speed)} tok/s per agent)"
+            ),
+            bound=f"< {_num(first.speed)} tok/s per agent, if reachable at all",
+        )
+    if throughput < last.throughput:
+        return Answer(
+            value=None,
+            refused=f"less than the fastest point delivers ({_num(last.throughput)})",
+            bound=f"≥ {_num(last.speed)} tok/s per agent (the fastest point's)",
+        )
+    exact = next((p for p in frontier if p.throughput == throughput), None)
+    if exact is not None:
+        return Answer(value=exact.speed, between=(exact.label,))
+    low = next(i for i, p in enumerate(frontier) if p.throughput < throughput)
+    a, b = frontier[low - 1], frontier[low]
+    if how == "step":
+        return Answer(value=a.speed, between=(a.label,))
+    return Answer(
+        value=_along(a.throughput, a.speed, b.throughput, b.speed, throughput, how),
+        between=(a.label, b.label),
+    )
+
+
+class Against(BaseModel):
+    """A point from elsewhere against the frontier at its speed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    point: FrontierPoint
+    frontier: Answer
+    """The frontier's throughput at the point's speed."""
+
+    @property
+    def ratio(self) -> float | None:
+        """The point's throughput / the frontier's at that speed."""
+        value = self.frontier.value
+        return self.point.throughput / value if value else None
+
+    @property
+    def verdict(self) -> str:
+        """`on the curve`, `below the curve`, `above the curve`, or why it cannot say."""
+        ratio = self.ratio
+        if ratio is None:
+            return "outside the measured range"
+        if abs(ratio - 1) <= ON_CURVE_TOLERANCE:
+            return "on the curve"
+        return "below the curve" if ratio < 1 else "above the curve"
+
+
+def against(
+    frontier: Sequence[FrontierPoint], point: FrontierPoint, how: Interpolation = "log"
+) -> Against:
+    """How a point sits against the frontier at its own speed."""
+    return Against(point=point, frontier=throughput_at_speed(frontier, point.speed, how))
+
+
+def _along(x0: float, y0: float, x1: float, y1: float, x: float, how: Interpolation) -> float:
+    """y at x on the segment (x0, y0)-(x1, y1), straight on linear or log-log axes."""
+    if how == "log":
+        if min(x0, y0, x1, y1, x) <= 0:
+            raise ValueError("log-log interpolation needs figures > 0 (use --interpolation linear)")
+        t = math.log(x / x0) / math.log(x1 / x0)
+        return math.exp(math.log(y0) + t * math.log(y1 / y0))
+    return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+
+
+def _check(frontier: Sequence[FrontierPoint]) -> None:
+    if not frontier:
+        raise ValueError("an empty frontier has nothing to look up")
+
+
+def _num(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 1_000 else f"{value:.3g}"

@@ -1,0 +1,286 @@
+"""Sizing a fleet for a team of developers from one measured (or simulated) tier result.
+
+The results directory measured one replica: `gpus_per_replica` GPUs serving at most
+`agents_per_replica` agents at a tier. For a team:
+
+- peak agents = developers x agents per developer x the peak share active at once (the share,
+  or the day profile's highest hour); mean agents uses the share, or the profile's mean;
+- replicas = ceil(peak agents x (1 + headroom) / agents per replica) + spare replicas;
+  GPUs = replicas x GPUs per replica; nodes hold whole replicas (several per node when they
+  fit, else each replica on ceil(GPUs per replica / GPUs per node) nodes);
+- power at the GPU = GPUs x the tier's measured watts per GPU (every GPU at the tier's draw: a
+  provisioning figure, and an upper bound on energy, since idle GPUs draw less); at the wall
+  = (GPU watts + host watts per node x nodes) x PUE;
+- $ per month (`HOURS_PER_MONTH` hours): rented = GPUs x $/GPU-hour x hours; owned = GPUs x
+  capex / (years x 12) + the wall's (or, without host and PUE, the GPUs') energy x $/kWh;
+  hosted = mean agents x hours x an agent's tokens/s of each kind x 3,600 x list $/M / 1e6,
+  the same sessions' mix as the tier measured;
+- break-even utilisation = self-hosted $ per month / (capacity agents x hosted $ per agent-hour
+  x hours): the share of the fleet's agent-hours that must be used for self-hosting to cost
+  what the API would; the plan's own utilisation is mean agents / capacity agents.
+
+Pure functions over frozen models; US dollars, watts, hours.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agentload.analysis.cost import HostedPrices
+from agentload.analysis.economics import agent_load, hosted, owned_gpu_hour
+from agentload.analysis.mix import TokenMix
+from agentload.analysis.provenance import Provenance
+from agentload.analysis.wall import WallPower
+from agentload.units import WATTS_PER_MW
+
+HOURS_PER_MONTH = 730.0
+"""8,760 hours a year / 12."""
+MONTHS_PER_YEAR = 12.0
+HOURS_PER_DAY = 24
+WATTS_PER_KW = 1_000.0
+PLAN_SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Demand(_Model):
+    """Who needs agents, how many, and when."""
+
+    developers: int = Field(ge=1)
+    agents_per_developer: float = Field(gt=0)
+    """Agents one developer runs at once at peak."""
+    active_share: float | None = Field(default=None, gt=0, le=1)
+    """Share of the team's agents active at once, all day (or give `day_profile`)."""
+    day_profile: tuple[float, ...] | None = None
+    """Share active in each hour of a day (24 values, 0..1); every day alike."""
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> Demand:
+        if (self.active_share is None) == (self.day_profile is None):
+            raise ValueError("give an active share or a day profile (one of them)")
+        profile = self.day_profile
+        if profile is not None:
+            if len(profile) != HOURS_PER_DAY:
+                raise ValueError(
+                    f"a day profile has {HOURS_PER_DAY} hourly shares, got {len(profile)}"
+                )
+            if any(not 0 <= v <= 1 for v in profile) or max(profile) <= 0:
+                raise ValueError("a day profile's shares are 0..1, and some above 0")
+        return self
+
+    @property
+    def agents(self) -> float:
+        """All the team's agents, were every one active."""
+        return self.developers * self.agents_per_developer
+
+    @property
+    def peak_share(self) -> float:
+        return self.active_share if self.day_profile is None else max(self.day_profile)  # type: ignore[return-value]
+
+    @property
+    def mean_share(self) -> float:
+        if self.day_profile is None:
+            return self.active_share  # type: ignore[return-value]
+        return sum(self.day_profile) / len(self.day_profile)
+
+
+class Sizing(_Model):
+    """How much headroom, and how the replicas sit in nodes."""
+
+    headroom: float = Field(default=0.0, ge=0)
+    """Capacity above peak, as a share of it (0.2: 20% more), for failover and bursts."""
+    spare_replicas: int = Field(default=0, ge=0)
+    """Whole replicas on top (N+k)."""
+    gpus_per_node: int = Field(default=8, ge=1)
+    wall: WallPower | None = None
+    """Host power and PUE, for power at the wall; None: at the GPU only."""
+
+
+class Prices(_Model):
+    """What GPUs and tokens cost; each part optional."""
+
+    gpu_hour: float | None = Field(default=None, ge=0)
+    """Rented: $ per GPU-hour."""
+    capex_per_gpu: float | None = Field(default=None, ge=0)
+    years: float | None = Field(default=None, gt=0)
+    kwh: float | None = Field(default=None, ge=0)
+    hosted: HostedPrices | None = None
+
+    @model_validator(mode="after")
+    def _owned_whole(self) -> Prices:
+        owned_parts = (self.capex_per_gpu, self.years, self.kwh)
+        if self.capex_per_gpu is not None and any(v is None for v in owned_parts):
+            raise ValueError("owned GPUs need capex per GPU, years and $ per kWh")
+        return self
+
+
+class Replica(_Model):
+    """What the results directory measured: one replica at the tier."""
+
+    origin: str
+    """The summary file read."""
+    provenance: Provenance
+    label: str
+    tier: str
+    tier_words: str
+    """The tier's SLO in words."""
+    agents: int = Field(ge=1)
+    """Most agents one replica served at the tier."""
+    gpus: int = Field(ge=1)
+    gpus_typed: bool = False
+    """True when the GPU count was typed (the results did not record it)."""
+    watts_per_gpu: float | None = Field(default=None, gt=0)
+    """Mean accelerator power per GPU at the tier; None when not measured."""
+    power_source: str = "none"
+    tokens_per_s_per_agent: TokenMix | None = None
+    """One active agent's tokens/s of each kind (tool time included); None when the tier did
+    not record its token mix."""
+
+
+class FleetPlan(_Model):
+    """A fleet for a team, every figure with its unit in its name."""
+
+    schema_version: int = PLAN_SCHEMA_VERSION
+    kind: Literal["fleet plan"] = "fleet plan"
+    replica: Replica
+    demand: Demand
+    sizing: Sizing
+    prices: Prices
+    peak_agents: float
+    mean_agents: float
+    replicas_for_peak: int
+    replicas: int
+    gpus: int
+    nodes: int
+    idle_gpu_slots: int
+    """GPU slots in the nodes that no replica uses (a replica does not split across nodes)."""
+    capacity_agents: int
+    peak_utilisation: float
+    """Peak agents / capacity agents."""
+    mean_utilisation: float
+    gpu_watts: float | None
+    """All GPUs at the tier's measured draw."""
+    gpu_mw: float | None
+    wall_watts: float | None
+    wall_mw: float | None
+    energy_kwh_per_month: float | None
+    """At the wall when host power or PUE is given, else at the GPU; every GPU at full draw."""
+    rented_usd_per_month: float | None
+    owned_usd_per_month: float | None
+    owned_capex_usd_per_month: float | None
+    electricity_usd_per_month: float | None
+    hosted_usd_per_month: float | None
+    hosted_usd_per_agent_hour: float | None
+    rented_break_even_utilisation: float | None
+    owned_break_even_utilisation: float | None
+    notes: tuple[str, ...] = ()
+
+
+def plan_fleet(replica: Replica, demand: Demand, sizing: Sizing, prices: Prices) -> FleetPlan:
+    """Size the fleet and price it (see the module's formulas)."""
+    peak = demand.agents * demand.peak_share
+    mean = demand.agents * demand.mean_share
+    for_peak = math.ceil(peak / replica.agents)
+    replicas = math.ceil(peak * (1 + sizing.headroom) / replica.agents) + sizing.spare_replicas
+    gpus = replicas * replica.gpus
+    nodes = _nodes(replicas, replica.gpus, sizing.gpus_per_node)
+    capacity = replicas * replica.agents
+    gpu_watts = gpus * replica.watts_per_gpu if replica.watts_per_gpu is not None else None
+    wall = sizing.wall
+    wall_watts = wall.wall_watts(gpu_watts, nodes) if wall and gpu_watts is not None else None
+    billed_watts = wall_watts if wall_watts is not None else gpu_watts
+    energy = billed_watts * HOURS_PER_MONTH / WATTS_PER_KW if billed_watts is not None else None
+    rented = gpus * prices.gpu_hour * HOURS_PER_MONTH if prices.gpu_hour is not None else None
+    capex = electricity = owned = None
+    if prices.capex_per_gpu is not None and prices.years is not None and prices.kwh is not None:
+        if energy is None:
+            raise ValueError("owned GPUs pay for their power, but the tier has no measured power")
+        capex = gpus * owned_gpu_hour(prices.capex_per_gpu, prices.years) * HOURS_PER_MONTH
+        electricity = energy * prices.kwh
+        owned = capex + electricity
+    hosted_hour = hosted_month = None
+    if prices.hosted is not None:
+        if replica.tokens_per_s_per_agent is None:
+            raise ValueError("hosted prices need the tier's token mix, which it did not record")
+        load = agent_load(replica.tokens_per_s_per_agent, 1.0, None)
+        hosted_hour = hosted(prices.hosted, load).per_agent_hour
+        hosted_month = mean * hosted_hour * HOURS_PER_MONTH
+
+    def break_even(monthly: float | None) -> float | None:
+        if monthly is None or not hosted_hour:
+            return None
+        return monthly / (capacity * hosted_hour * HOURS_PER_MONTH)
+
+    return FleetPlan(
+        replica=replica,
+        demand=demand,
+        sizing=sizing,
+        prices=prices,
+        peak_agents=peak,
+        mean_agents=mean,
+        replicas_for_peak=for_peak,
+        replicas=replicas,
+        gpus=gpus,
+        nodes=nodes,
+        idle_gpu_slots=nodes * sizing.gpus_per_node - gpus,
+        capacity_agents=capacity,
+        peak_utilisation=peak / capacity,
+        mean_utilisation=mean / capacity,
+        gpu_watts=gpu_watts,
+        gpu_mw=gpu_watts / WATTS_PER_MW if gpu_watts is not None else None,
+        wall_watts=wall_watts,
+        wall_mw=wall_watts / WATTS_PER_MW if wall_watts is not None else None,
+        energy_kwh_per_month=energy,
+        rented_usd_per_month=rented,
+        owned_usd_per_month=owned,
+        owned_capex_usd_per_month=capex,
+        electricity_usd_per_month=electricity,
+        hosted_usd_per_month=hosted_month,
+        hosted_usd_per_agent_hour=hosted_hour,
+        rented_break_even_utilisation=break_even(rented),
+        owned_break_even_utilisation=break_even(owned),
+        notes=_notes(replica, demand, sizing, gpu_watts),
+    )
+
+
+def _nodes(replicas: int, gpus_per_replica: int, gpus_per_node: int) -> int:
+    """Nodes holding whole replicas: several to a node when they fit, else each on its own."""
+    if gpus_per_replica <= gpus_per_node:
+        return math.ceil(replicas / (gpus_per_node // gpus_per_replica))
+    return replicas * math.ceil(gpus_per_replica / gpus_per_node)
+
+
+def _notes(
+    replica: Replica, demand: Demand, sizing: Sizing, gpu_watts: float | None
+) -> tuple[str, ...]:
+    notes = [
+        f"one replica = {replica.gpus} GPU(s) serving {replica.agents} agents at tier "
+        f"{replica.tier} ({replica.tier_words}), {replica.provenance} ({replica.origin})",
+    ]
+    if replica.gpus_typed:
+        notes.append("GPUs per replica typed in (the results did not record it)")
+    if demand.day_profile is None:
+        notes.append(
+            "the active share holds all day, every day: hosted $ and the utilisation are for a "
+            "fleet busy at its peak share around the clock (give a day profile for a day's shape)"
+        )
+    else:
+        notes.append("the day profile repeats every day of the month (weekends alike)")
+    if gpu_watts is None:
+        notes.append("the tier has no measured power: no MW, energy or owned cost")
+    else:
+        notes.append(
+            "power: every GPU at the tier's measured draw (provisioning; an upper bound on energy, "
+            "since idle GPUs draw less)"
+        )
+    if sizing.wall is None:
+        notes.append("power at the wall not computed: give host watts per node and a PUE")
+    notes.append(
+        "hosted: the same sessions at the same pace, at list prices on the tier's measured mix"
+    )
+    return tuple(notes)

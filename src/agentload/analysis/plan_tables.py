@@ -1,0 +1,146 @@
+"""A fleet plan as tables: what it was sized on, then the fleet, its power and its cost.
+
+The same tables print in the terminal (`agentload plan`) and in the HTML report's fleet-plan
+section, so both say the same thing with the same units and sources.
+"""
+
+from __future__ import annotations
+
+from agentload.analysis.plan import HOURS_PER_MONTH, FleetPlan
+from agentload.analysis.provenance import COMPUTED, TYPED_IN, describe_source
+from agentload.analysis.table import Cell, Table, figure_table, format_number
+from agentload.analysis.wall import AT_THE_GPU, AT_THE_WALL
+
+PERCENT = 100.0
+
+Row = tuple[str, Cell, str, str]
+
+
+def plan_tables(plan: FleetPlan) -> tuple[Table, ...]:
+    """The plan's inputs table, then its fleet table."""
+    return (_inputs(plan), _fleet(plan))
+
+
+def _inputs(plan: FleetPlan) -> Table:
+    replica = plan.replica
+    measured = describe_source(replica.provenance, replica.origin)
+    demand, sizing, prices = plan.demand, plan.sizing, plan.prices
+    rows: list[Row] = [
+        ("tier", f"{replica.tier} ({replica.tier_words})", "", measured),
+        ("agents per replica at the tier", replica.agents, "agents", measured),
+        ("GPUs per replica", replica.gpus, "GPUs", TYPED_IN if replica.gpus_typed else measured),
+        ("agents per GPU at the tier", replica.agents / replica.gpus, "agents/GPU", COMPUTED),
+        (
+            "power per GPU at the tier",
+            replica.watts_per_gpu,
+            f"W ({AT_THE_GPU})",
+            f"{measured} ({replica.power_source})" if replica.watts_per_gpu else "not measured",
+        ),
+        *_agent_rows(plan, measured),
+        ("developers", demand.developers, "developers", TYPED_IN),
+        ("agents per developer at peak", demand.agents_per_developer, "agents", TYPED_IN),
+    ]
+    if demand.day_profile is None:
+        rows.append(("share active at once", demand.peak_share * PERCENT, "% (all day)", TYPED_IN))
+    else:
+        rows.append(("share active, peak hour", demand.peak_share * PERCENT, "%", TYPED_IN))
+        rows.append(("share active, mean over the day", demand.mean_share * PERCENT, "%", COMPUTED))
+    rows += [
+        ("headroom above peak", sizing.headroom * PERCENT, "%", TYPED_IN),
+        ("spare replicas", sizing.spare_replicas, "replicas", TYPED_IN),
+        ("GPUs per node", sizing.gpus_per_node, "GPUs", TYPED_IN),
+    ]
+    if sizing.wall is not None:
+        rows.append(("host power per node", sizing.wall.host_watts_per_node, "W", TYPED_IN))
+        rows.append(("PUE", sizing.wall.pue, "facility / IT power", TYPED_IN))
+    if prices.gpu_hour is not None:
+        rows.append(("rented GPU-hour", prices.gpu_hour, "$ per GPU-hour", TYPED_IN))
+    if prices.capex_per_gpu is not None:
+        rows.append(("owned: capex per GPU", prices.capex_per_gpu, "$ per GPU", TYPED_IN))
+        rows.append(("owned: written off over", prices.years, "years", TYPED_IN))
+        rows.append(("electricity", prices.kwh, "$ per kWh", TYPED_IN))
+    if prices.hosted is not None:
+        hosted = prices.hosted
+        rows.append(("hosted list price: input", hosted.input, "$ per M tokens", TYPED_IN))
+        rows.append(
+            ("hosted list price: cached input", hosted.cached_input, "$ per M tokens", TYPED_IN)
+        )
+        rows.append(("hosted list price: output", hosted.output, "$ per M tokens", TYPED_IN))
+    return figure_table(f"Fleet plan: sized on {replica.label or replica.origin}", rows)
+
+
+def _agent_rows(plan: FleetPlan, measured: str) -> list[Row]:
+    mix = plan.replica.tokens_per_s_per_agent
+    if mix is None:
+        return []
+    return [
+        ("tokens/s per active agent", mix.total, "tok/s per agent (tool time included)", measured),
+        ("cached input share of those", mix.cached_share * PERCENT, "%", measured),
+        ("output share of those", mix.output_share * PERCENT, "%", measured),
+    ]
+
+
+def _fleet(plan: FleetPlan) -> Table:
+    rows: list[Row] = [
+        ("agents at peak", plan.peak_agents, "concurrent agents", COMPUTED),
+        ("agents, mean", plan.mean_agents, "concurrent agents", COMPUTED),
+        ("replicas for peak alone", plan.replicas_for_peak, "replicas", COMPUTED),
+        ("replicas (headroom and spares)", plan.replicas, "replicas", COMPUTED),
+        ("GPUs", plan.gpus, "GPUs", COMPUTED),
+        ("nodes", plan.nodes, "nodes", COMPUTED),
+        ("capacity", plan.capacity_agents, "concurrent agents", COMPUTED),
+        ("utilisation at peak", plan.peak_utilisation * PERCENT, "% of capacity", COMPUTED),
+        ("utilisation, mean", plan.mean_utilisation * PERCENT, "% of capacity", COMPUTED),
+        (f"power {AT_THE_GPU}", plan.gpu_mw, "MW", COMPUTED),
+        (f"power {AT_THE_WALL}", plan.wall_mw, "MW", COMPUTED),
+        (
+            "energy",
+            plan.energy_kwh_per_month,
+            f"kWh per month ({AT_THE_WALL if plan.wall_mw is not None else AT_THE_GPU})",
+            COMPUTED,
+        ),
+        ("self-hosted, rented", plan.rented_usd_per_month, "$ per month", COMPUTED),
+        ("self-hosted, owned", plan.owned_usd_per_month, "$ per month", COMPUTED),
+        ("  of which capex", plan.owned_capex_usd_per_month, "$ per month", COMPUTED),
+        ("  of which electricity", plan.electricity_usd_per_month, "$ per month", COMPUTED),
+        ("hosted, same sessions", plan.hosted_usd_per_month, "$ per month", COMPUTED),
+        ("hosted, per active agent", plan.hosted_usd_per_agent_hour, "$ per agent-hour", COMPUTED),
+        (
+            "break-even utilisation, rented",
+            _pct(plan.rented_break_even_utilisation),
+            "% of capacity",
+            COMPUTED,
+        ),
+        (
+            "break-even utilisation, owned",
+            _pct(plan.owned_break_even_utilisation),
+            "% of capacity",
+            COMPUTED,
+        ),
+    ]
+    notes = list(plan.notes)
+    notes.append(
+        f"a month is {format_number(HOURS_PER_MONTH)} hours; self-hosting is cheaper than the "
+        "API when the mean utilisation is above the break-even"
+    )
+    for name, even in (
+        ("rented", plan.rented_break_even_utilisation),
+        ("owned", plan.owned_break_even_utilisation),
+    ):
+        if even is not None:
+            verdict = "cheaper" if plan.mean_utilisation > even else "dearer"
+            notes.append(
+                f"{name}: self-hosting is {verdict} than the API at this plan's mean utilisation "
+                f"({format_number(plan.mean_utilisation * PERCENT)}% vs break-even "
+                f"{format_number(even * PERCENT)}%)"
+            )
+    kind = plan.replica.provenance
+    return figure_table(
+        f"Fleet plan ({kind} results)",
+        [row for row in rows if row[1] is not None],
+        notes=tuple(notes),
+    )
+
+
+def _pct(value: float | None) -> float | None:
+    return value * PERCENT if value is not None else None

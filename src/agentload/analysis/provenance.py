@@ -1,0 +1,35 @@
+"""Where a figure came from: measured on a server, simulated, or typed in. One helper decides.
+
+`provenance_of(summary)` is the single place analysis tells a measured results directory from a
+simulated one; `plan`, `cost`, `frontier` (and every verb that reads results) print what it
+returns, so a simulated figure is never passed off as measured.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from agentload.results.summary import Summary
+
+MEASURED = "measured"
+SIMULATED = "simulated"
+TYPED_IN = "typed in"
+COMPUTED = "computed"
+"""A figure worked out from others (typed or read); its inputs say where they came from."""
+
+Provenance = Literal["measured", "simulated", "typed in"]
+
+
+def provenance_of(summary: Summary) -> Provenance:
+    """`simulated` when the summary carries the simulator's marker, else `measured`.
+
+    The simulator adds a field to `Summary` (e.g. `simulated: SimulationFacts | None`); until it
+    lands this reads it by name, so a summary without the field is measured. When it lands,
+    point this line at the real field; nothing else changes.
+    """
+    return SIMULATED if getattr(summary, "simulated", None) is not None else MEASURED
+
+
+def describe_source(provenance: str, origin: str) -> str:
+    """`measured, path/summary.json` (or just `typed in`): how a table's `from` column reads."""
+    return origin if provenance == TYPED_IN or origin == provenance else f"{provenance}, {origin}"

@@ -1,0 +1,44 @@
+"""From accelerator power to facility power: host power per node and the facility's PUE.
+
+AgentPerf's per-MW figures are at the GPU (die and HBM, measured). A facility pays for the wall:
+each node's CPUs, NICs and fans (`host_watts_per_node`, shared by its GPUs) and cooling and
+conversion losses (`pue`, facility power / IT power). Per GPU at the wall:
+
+    wall W per GPU = (GPU W + host W per node / GPUs per node) x PUE
+
+Pure functions; watts throughout.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_GPUS_PER_NODE = 8
+"""An HGX/DGX node's GPUs: what host power is shared by unless told otherwise."""
+AT_THE_GPU = "at the GPU"
+AT_THE_WALL = "at the wall"
+
+
+class WallPower(BaseModel):
+    """What a node adds to its GPUs' power, and the facility's overhead on top."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    host_watts_per_node: float = Field(default=0.0, ge=0)
+    gpus_per_node: int = Field(default=DEFAULT_GPUS_PER_NODE, ge=1)
+    pue: float = Field(default=1.0, ge=1.0)
+
+    def wall_watts_per_gpu(self, gpu_watts: float) -> float:
+        """One GPU's share of the wall power, given its own draw."""
+        return (gpu_watts + self.host_watts_per_node / self.gpus_per_node) * self.pue
+
+    def wall_watts(self, gpu_watts_total: float, nodes: int) -> float:
+        """A fleet's wall power: its GPUs' draw plus its nodes' host power, times PUE."""
+        return (gpu_watts_total + self.host_watts_per_node * nodes) * self.pue
+
+    def describe(self) -> str:
+        """`+ 2,000 W per 8-GPU node, × PUE 1.3`."""
+        return (
+            f"+ {self.host_watts_per_node:,.0f} W host per {self.gpus_per_node}-GPU node, "
+            f"× PUE {self.pue:g}"
+        )

@@ -1,0 +1,225 @@
+"""`agentload plan DIR`: size a fleet for a team from a measured or simulated results directory:
+replicas, GPUs, nodes, MW at the GPU and at the wall, $ per month rented, owned and hosted on the
+same sessions' mix, and the break-even utilisation. `--save` writes `plan.json` into the
+directory, and `agentload report DIR` then shows the plan as a section of the HTML report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from agentload.analysis.decode import decode_point
+from agentload.analysis.plan import (
+    HOURS_PER_DAY,
+    Demand,
+    Prices,
+    Replica,
+    Sizing,
+    plan_fleet,
+)
+from agentload.analysis.plan_file import PLAN_FILE, write_plan
+from agentload.analysis.plan_tables import plan_tables
+from agentload.analysis.render import print_tables
+from agentload.analysis.results import Results, load_results
+from agentload.analysis.wall import DEFAULT_GPUS_PER_NODE, WallPower
+from agentload.commands.figures import (
+    add_hosted_price_options,
+    add_number_option,
+    fraction_arg,
+    hosted_prices_arg,
+    int_arg,
+    number_arg,
+    one_line_errors,
+    parse_number,
+)
+from agentload.errors import InputError
+from agentload.results.load import summary_path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `plan` verb."""
+    parser = subparsers.add_parser(
+        "plan",
+        help="size a fleet for a team: replicas, GPUs, nodes, MW, $ per month, break-even",
+        description=(
+            "Size a fleet from one tier of a measured or simulated results directory (its "
+            "agents per replica, token mix and power): for DEVELOPERS x AGENTS_PER_DEVELOPER "
+            "agents, a share active at once (or a day profile), headroom and spare replicas; "
+            "replicas, GPUs, nodes, MW at the GPU and at the wall, $ per month rented, owned and "
+            "hosted on the same sessions' mix, and the break-even utilisation."
+        ),
+    )
+    parser.add_argument("results", metavar="RESULTS_DIR", help="a results directory")
+    parser.add_argument("--tier", metavar="NAME", help="the tier to size for (default: the only)")
+    add_number_option(parser, "--developers", "developers in the team")
+    add_number_option(parser, "--agents-per-developer", "agents one developer runs at peak")
+    add_number_option(parser, "--active-share", "share of those agents active at once (0..1, N%%)")
+    parser.add_argument(
+        "--day-profile",
+        metavar="S0,...,S23|FILE",
+        help=f"share active in each of the {HOURS_PER_DAY} hours of a day (or a file of them)",
+    )
+    add_number_option(parser, "--headroom", "capacity above peak for failover (share, default 0)")
+    add_number_option(parser, "--spare-replicas", "whole replicas on top (N+k, default 0)")
+    add_number_option(parser, "--gpus-per-node", f"GPUs per node (default {DEFAULT_GPUS_PER_NODE})")
+    add_number_option(
+        parser,
+        "--gpus-per-replica",
+        "GPUs in the measured deployment, when the results did not record it",
+    )
+    add_number_option(parser, "--host-watts", "host power per node (CPUs, NICs, fans), W")
+    add_number_option(parser, "--pue", "facility power / IT power (>= 1)")
+    add_number_option(parser, "--gpu-hour-price", "rented: $ per GPU-hour")
+    add_number_option(parser, "--capex-per-gpu", "owned: $ per GPU, with its share of servers")
+    add_number_option(parser, "--years", "owned: years the capex is written off over")
+    add_number_option(parser, "--kwh-price", "owned: electricity, $ per kWh")
+    add_hosted_price_options(parser)
+    parser.add_argument(
+        "--save",
+        action="store_true",
+        help=f"write {PLAN_FILE} into RESULTS_DIR (the report shows it)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+    parser.set_defaults(func=_plan)
+
+
+@one_line_errors
+def _plan(args: argparse.Namespace) -> int:
+    results = load_results(args.results)
+    plan = plan_fleet(_replica(args, results), _demand(args), _sizing(args), _prices(args))
+    if args.json:
+        print(plan.model_dump_json(indent=2))
+    else:
+        print_tables(plan_tables(plan))
+    if args.save:
+        out = write_plan(summary_path(args.results).parent, plan)
+        print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+def _replica(args: argparse.Namespace, results: Results) -> Replica:
+    tiers = [p for p in results.tier_points() if p.tier is not None]
+    names = [p.tier for p in tiers]
+    if not tiers:
+        raise InputError(
+            "has no tier results to size on (run a search with tiers)", path=results.origin
+        )
+    if args.tier is None and len(tiers) > 1:
+        raise InputError(f"choose one of the tiers {', '.join(map(str, names))}", field="--tier")
+    name = args.tier if args.tier is not None else names[0]
+    point = next((p for p in tiers if p.tier == name), None)
+    if point is None:
+        raise InputError(
+            f"no tier {name!r} here (tiers: {', '.join(map(str, names))})", field="--tier"
+        )
+    if point.agents is None:
+        raise InputError(f"no probe met tier {name!r}: nothing to size on", field="--tier")
+    typed_gpus = int_arg(args, "gpus_per_replica", positive=True)
+    if results.gpus is not None and typed_gpus is not None:
+        raise InputError(
+            f"the results record {results.gpus} GPU(s) per replica already",
+            field="--gpus-per-replica",
+        )
+    gpus = results.gpus or typed_gpus
+    if gpus is None:
+        raise InputError("the results do not say how many GPUs served: give --gpus-per-replica")
+    decoded = decode_point(point.model_copy(update={"gpus": gpus, "gpus_known": True}))
+    mix = decoded.mix.scaled(gpus / point.agents) if decoded.mix is not None else None
+    watts = point.watts / gpus if point.watts else None
+    power_source = results.power.source + (" (assumed)" if results.power.assumed else "")
+    return Replica(
+        origin=results.origin,
+        provenance=results.provenance,
+        label=results.label,
+        tier=name,
+        tier_words=point.tier_slo or "SLO not recorded",
+        agents=point.agents,
+        gpus=gpus,
+        gpus_typed=typed_gpus is not None,
+        watts_per_gpu=watts,
+        power_source=power_source if watts else "none",
+        tokens_per_s_per_agent=mix,
+    )
+
+
+def _demand(args: argparse.Namespace) -> Demand:
+    developers = int_arg(args, "developers", positive=True)
+    per_developer = number_arg(args, "agents_per_developer", positive=True)
+    if developers is None or per_developer is None:
+        raise InputError("a plan needs --developers and --agents-per-developer")
+    if (args.active_share is None) == (args.day_profile is None):
+        raise InputError(
+            "give --active-share or --day-profile (one of them)", field="--active-share"
+        )
+    share = fraction_arg(args, "active_share")
+    profile = _profile(args.day_profile) if args.day_profile is not None else None
+    if share == 0:
+        raise InputError("must be > 0", field="--active-share")
+    return Demand(
+        developers=developers,
+        agents_per_developer=per_developer,
+        active_share=share,
+        day_profile=profile,
+    )
+
+
+def _profile(text: str) -> tuple[float, ...]:
+    path = Path(text)
+    source = text
+    if path.is_file():
+        try:
+            source = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", path=path) from None
+    values = [part for part in source.replace("\n", ",").split(",") if part.strip()]
+    shares = tuple(parse_number(v, "--day-profile", percent=True) for v in values)
+    if len(shares) != HOURS_PER_DAY:
+        raise InputError(
+            f"expected {HOURS_PER_DAY} hourly shares, got {len(shares)}", field="--day-profile"
+        )
+    if any(s > 1 for s in shares) or max(shares) <= 0:
+        raise InputError("hourly shares are 0..1 (or N%), some above 0", field="--day-profile")
+    return shares
+
+
+def _sizing(args: argparse.Namespace) -> Sizing:
+    host = number_arg(args, "host_watts")
+    pue = number_arg(args, "pue", positive=True)
+    if pue is not None and pue < 1:
+        raise InputError(f"a PUE is >= 1 (facility / IT power), got {args.pue}", field="--pue")
+    per_node = int_arg(args, "gpus_per_node", positive=True) or DEFAULT_GPUS_PER_NODE
+    wall = None
+    if host is not None or pue is not None:
+        wall = WallPower(host_watts_per_node=host or 0.0, gpus_per_node=per_node, pue=pue or 1.0)
+    return Sizing(
+        headroom=number_arg(args, "headroom", percent=True) or 0.0,
+        spare_replicas=int_arg(args, "spare_replicas") or 0,
+        gpus_per_node=per_node,
+        wall=wall,
+    )
+
+
+def _prices(args: argparse.Namespace) -> Prices:
+    capex = number_arg(args, "capex_per_gpu")
+    years = number_arg(args, "years", positive=True)
+    kwh = number_arg(args, "kwh_price")
+    owned = (capex, years, kwh)
+    if any(v is not None for v in owned) and any(v is None for v in owned):
+        missing = [
+            flag
+            for flag, v in zip(("--capex-per-gpu", "--years", "--kwh-price"), owned, strict=True)
+            if v is None
+        ]
+        raise InputError(
+            "owned GPUs need --capex-per-gpu, --years and --kwh-price (electricity)",
+            field=missing[0],
+        )
+    return Prices(
+        gpu_hour=number_arg(args, "gpu_hour_price"),
+        capex_per_gpu=capex,
+        years=years,
+        kwh=kwh,
+        hosted=hosted_prices_arg(args),
+    )

@@ -1,0 +1,42 @@
+"""`agentload compare`: typed systems with several tiers, and what a repeated label may not do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.analysis.cli import column, error_line, rows_by_first, run_json
+from tests.analysis.simulated import simulate
+from tests.analysis.summaries import gb300_like
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--system", "A", "price=1", "--system", "A", "tier=b", "price=2"], "price= 1 and 2"),
+        (["--system", "A", "tier=x", "--system", "A", "tier=x", "--system", "B"], "tier 'x' twice"),
+        (["--system", "A", "speed=1", "p25=2", "--system", "B"], "one per-agent speed"),
+    ],
+)
+def test_a_repeated_label_must_describe_one_system(
+    capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    assert expected in error_line(capsys, "compare", *argv)
+
+
+def test_p25_speeds_are_compared(capsys: pytest.CaptureFixture[str]) -> None:
+    _, tier = run_json(capsys, "compare", "--system", "A", "p25=100", "--system", "B", "p25=50")
+    assert rows_by_first(tier)["output speed per agent"][4] == pytest.approx(0.5)
+
+
+def test_a_simulated_directory_is_said_to_be_simulated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    measured = gb300_like(tmp_path / "m", label="measured GB300")
+    simulated = gb300_like(tmp_path / "s", label="simulated GB300")
+    simulate(monkeypatch, simulated)
+    systems, tier = run_json(capsys, "compare", str(measured), str(simulated))
+    sources = column(systems, "from")
+    assert sources[0].startswith("measured, ") and sources[1].startswith("simulated, ")
+    assert "simulated GB300: simulated power (nvml)" in " ".join(tier["notes"])
