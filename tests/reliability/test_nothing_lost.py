@@ -226,7 +226,7 @@ def test_resume_continues_a_killed_search_from_its_finished_probes(
     manifest = orjson.loads((out / "manifest.json").read_bytes())
     (resumed,) = manifest["resumes"]
     assert resumed["probes_kept"] == len(kept)
-    assert resumed["run_salt"] == manifest["settings"]["run"]["run_salt"] + ".r1"
+    assert resumed["run_salt"] == manifest["settings"]["agents"]["run_salt"] + ".r1"
 
     # Finished now: a second resume is refused.
     code = main([*killed_search.args(), "--resume", str(out)])
@@ -240,7 +240,7 @@ def test_resume_continues_a_killed_search_from_its_finished_probes(
         (("--max-agents", "16"), "settings.search.max_agents"),
         (("--tier", "other:5:5"), "settings.search.tiers"),
         (("--window", "3", "--max-window", "3"), "settings.search.window_s"),
-        (("--seed", "7"), "settings.run.seed"),
+        (("--seed", "7"), "settings.agents.seed"),
         (("--gpus", "2"), "gpus"),
         (("--model", "another-model"), "endpoint.model"),
     ],
@@ -276,7 +276,7 @@ def test_resume_refuses_other_workloads_and_directories(
     shutil.copytree(out, run_dir)
     manifest = orjson.loads((run_dir / "manifest.json").read_bytes())
     (run_dir / "manifest.json").write_bytes(orjson.dumps({**manifest, "command": "run"}))
-    cases.append(([*killed_search.args(), "--resume", str(run_dir)], "only a search"))
+    cases.append(([*killed_search.args(), "--resume", str(run_dir)], "not a 'search' one"))
     linked = tmp_path / "linked"
     shutil.copytree(out, linked)
     (linked / "records.jsonl").unlink()
