@@ -110,7 +110,8 @@ class TierResult(_Model):
 
 
 class SelfCheckFigures(_Model):
-    """The load generator's self-check over a run (`agentload.measure.selfcheck`): did it keep up?"""
+    """The load generator's self-check over a run (`agentload.measure.selfcheck`): did it
+    keep up?"""
 
     ok: bool = True
     """False when a figure crossed its limit (named in `notes`)."""
