@@ -5,7 +5,8 @@ Standalone (standard library only) so it runs as `python fake_server.py --log FI
 answer (defaults in `DEFAULTS`): first-token delay, gap between tokens, token count, and a
 `mode` for the faults a real server will not produce on demand. After each write (and drain)
 the server stamps `time.time()`, and when a request is done it appends one JSON line to the log:
-`{"id": X-Request-Id, "t_recv": ..., "token_writes": [...], "auth": ..., "mode": ...}`.
+`{"id": X-Request-Id, "t_recv": ..., "token_writes": [...], "auth": ..., "mode": ...,
+"headers": {...}, "body": {every field but the prompt}}`.
 """
 
 from __future__ import annotations
@@ -132,6 +133,8 @@ async def answer(request: Request, writer: asyncio.StreamWriter, log: Any) -> bo
         "mode": mode,
         "path": request.path,
         "token_writes": [],
+        "headers": dict(request.headers),
+        "body": {k: v for k, v in body.items() if k not in ("messages", "prompt")},
     }
     try:
         if request.path.endswith("/models"):

@@ -27,6 +27,19 @@ from tests.reliability.conftest import (
 
 KEY_ENV = "AGENTLOAD_RELIABILITY_KEY"
 KEY = "sk-agentload-reliability-7d3e51b0c4"
+GATEWAY_ENV = "AGENTLOAD_GATEWAY_KEY"
+GATEWAY_KEY = "gw-key-from-the-environment-51c2"
+TYPED_TOKEN = "typed-token-on-the-command-line-9e41"
+HEADERS = (
+    "X-Session-ID: {session}",
+    "X-Agent: agent-{agent}",
+    f"X-Gateway-Key: {{env:{GATEWAY_ENV}}}",
+    f"X-Route-Token: {TYPED_TOKEN}",
+    "X-Team: perf",
+)
+"""A router pinning sessions, a gateway key from the environment, a token typed in (both
+secret-looking names), and a plain header."""
+EXTRA_BODY = '{"reasoning_effort": "low", "chat_template_kwargs": {"thinking": false}}'
 SCRIPT = "<script>alert('from the server')</script>"
 MODEL = "<script>alert('model')</script>"
 HOSTILE_PLAN = [{}, {"mode": "echo", "status": 400, "text": SCRIPT}, {}]
@@ -48,10 +61,11 @@ def hostile_run(
         "--tokenizer", str(default_tokenizer_path()),
         "--workload", write_usage_log(folder / "usage.jsonl"),
         "--agents", "2", "--duration", "3", "--settle", "0.5", "--out", str(out),
+        *(item for header in HEADERS for item in ("--header", header)),
+        "--extra-body", EXTRA_BODY,
     )  # fmt: skip
-    done = subprocess.run(
-        command, capture_output=True, env=subprocess_env(**{KEY_ENV: KEY}), timeout=120
-    )
+    env = subprocess_env(**{KEY_ENV: KEY, GATEWAY_ENV: GATEWAY_KEY})
+    done = subprocess.run(command, capture_output=True, env=env, timeout=120)
     output = (done.stdout + done.stderr).decode(errors="replace")
     assert done.returncode == 0, output
     yield server, out, output
@@ -74,6 +88,53 @@ def test_the_api_key_is_in_no_output_file_log_or_terminal_line(
     assert KEY not in output
     manifest = orjson.loads((out / "manifest.json").read_bytes())
     assert manifest["endpoint"]["api_key_env"] == KEY_ENV  # the variable's name, not its value
+
+
+def test_headers_and_extra_body_reach_the_server_and_secret_values_are_never_written(
+    hostile_run: tuple[PlannedServer, Path, str],
+) -> None:
+    server, out, output = hostile_run
+    records = {r.id: r for r in load_records(out / "records.jsonl").records}
+    calls = [e for e in server.log().values() if e["id"] in records and "headers" in e]
+    assert calls
+    for entry in calls:
+        headers, record = entry["headers"], records[entry["id"]]
+        assert headers["x-session-id"] == record.session  # {session}, per call
+        assert headers["x-agent"] == f"agent-{record.agent}"
+        assert headers["x-gateway-key"] == GATEWAY_KEY and headers["x-route-token"] == TYPED_TOKEN
+        assert headers["x-team"] == "perf"
+        assert entry["body"]["reasoning_effort"] == "low"
+        assert entry["body"]["chat_template_kwargs"] == {"thinking": False}
+        assert entry["body"]["ignore_eos"] is True  # the workload's fields stay the tool's
+    for path in (p for p in files_under(out) if p.is_file()):
+        data = path.read_bytes()
+        assert GATEWAY_KEY.encode() not in data and TYPED_TOKEN.encode() not in data, path
+    assert GATEWAY_KEY not in output and TYPED_TOKEN not in output
+    manifest = orjson.loads((out / "manifest.json").read_bytes())
+    written = dict(manifest["endpoint"]["headers"])
+    assert written["X-Gateway-Key"] == "[redacted]" and written["X-Route-Token"] == "[redacted]"
+    assert written["X-Session-ID"] == "{session}" and written["X-Team"] == "perf"
+
+
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        (("--header", "no colon"), "--header: expected 'Name: value'"),
+        (("--header", "Content-Type: text/plain"), "set by the client itself"),
+        (("--extra-body", "[1]"), "--extra-body: expected a JSON object"),
+        (("--extra-body", '{"max_tokens": 5}'), "the workload decides max_tokens"),
+        (("--extra-body", "{"), "--extra-body: not valid JSON"),
+        (("--header", "X-Key: {env:AGENTLOAD_SURELY_UNSET}"), "AGENTLOAD_SURELY_UNSET"),
+        (("--ca-bundle", "/nonexistent.pem"), "--ca-bundle: no such file"),
+    ],
+)
+def test_bad_deployment_options_are_one_line(
+    capsys: pytest.CaptureFixture[str], option: tuple[str, str], expected: str
+) -> None:
+    argv = ["run", "--url", "http://127.0.0.1:9/v1", "--model", "m", "--agents", "1"]
+    assert main([*argv, "--duration", "1", *option]) == 2
+    err = capsys.readouterr().err.strip()
+    assert expected in err and "\n" not in err
 
 
 def test_server_strings_are_escaped_in_the_html_report(

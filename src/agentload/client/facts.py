@@ -12,7 +12,12 @@ from typing import Any
 
 import orjson
 
-from agentload.client.endpoint import API_VERSION_PATH, Endpoint
+from agentload.client.endpoint import (
+    API_VERSION_PATH,
+    Endpoint,
+    tls_context,
+    unverified_context,
+)
 
 FACTS_TIMEOUT_S = 5.0
 SERVER_FACT_PATHS = {"props": "/props", "version": "/version", "server_info": "/get_server_info"}
@@ -27,28 +32,34 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None
 
 
-_OPENER = urllib.request.build_opener(_NoRedirects)
+def _opener(endpoint: Endpoint) -> urllib.request.OpenerDirector:
+    tls = tls_context(endpoint)
+    if tls is True:
+        return urllib.request.build_opener(_NoRedirects)
+    context = tls or unverified_context()  # --insecure: no verification, as asked
+    return urllib.request.build_opener(_NoRedirects, urllib.request.HTTPSHandler(context=context))
 
 
-def _get_json(url: str, api_key: str | None) -> Any:
-    request = urllib.request.Request(url)
-    if api_key:
-        request.add_header("Authorization", f"Bearer {api_key}")
-    with _OPENER.open(request, timeout=FACTS_TIMEOUT_S) as response:
+def _get_json(opener: urllib.request.OpenerDirector, url: str, headers: dict[str, str]) -> Any:
+    request = urllib.request.Request(url, headers=headers)
+    with opener.open(request, timeout=FACTS_TIMEOUT_S) as response:
         return orjson.loads(response.read())
 
 
 def server_facts(endpoint: Endpoint) -> dict[str, Any]:
     """The server's model listing and whichever info endpoints answer. Never raises."""
     facts: dict[str, Any] = {"url": endpoint.base_url}
-    api_key = endpoint.api_key()
+    headers, _ = endpoint.header_values()
+    if api_key := endpoint.api_key():
+        headers["Authorization"] = f"Bearer {api_key}"
+    opener = _opener(endpoint)
     root = endpoint.base_url.removesuffix(API_VERSION_PATH)
     urls = {"models": endpoint.models_url} | {
         name: root + path for name, path in SERVER_FACT_PATHS.items()
     }
     for name, url in urls.items():
         try:
-            answer = _get_json(url, api_key)
+            answer = _get_json(opener, url, headers)
         except (OSError, urllib.error.URLError, orjson.JSONDecodeError, ValueError):
             continue
         if name == "models" and isinstance(answer, dict):

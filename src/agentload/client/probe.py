@@ -22,9 +22,13 @@ async def probe_output_length(
     endpoint = client.endpoint
     messages = [{"role": "user", "content": PROBE_TEXT}]
     if endpoint.api == "chat":
-        body = build_body(endpoint, n, messages=messages, force_length=force_length)
+        body = build_body(
+            endpoint, n, messages=messages, force_length=force_length, extra=endpoint.extra_body
+        )
     else:
-        body = build_body(endpoint, n, prompt=PROBE_TEXT, force_length=force_length)
+        body = build_body(
+            endpoint, n, prompt=PROBE_TEXT, force_length=force_length, extra=endpoint.extra_body
+        )
     meta = CallMeta(
         request_id="probe-ignore-eos",
         agent=0,

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentload import __version__
 from agentload.client import errors
-from agentload.client.endpoint import Endpoint
+from agentload.client.endpoint import Endpoint, redact, tls_context
 from agentload.client.events import Reply, StreamSummary, summarise
 from agentload.client.sse import parse_sse
 from agentload.clock import now
@@ -55,7 +55,6 @@ WATCHDOG_MAX_INTERVAL_S = 1.0
 WATCHDOG_CHECKS_PER_LIMIT = 4
 """The stall watchdog looks this many times per stall limit (at most once a second), so a
 stall is reported at most a quarter of the limit late."""
-REDACTED = "[redacted]"
 STALE_WINDOW_S = 1.0
 """A pooled connection that fails this soon after sending, before any response, is taken as
 closed by the server beforehand, and the request is re-sent once on a new connection. A
@@ -117,7 +116,8 @@ class StreamingClient:
         self._reuse = True
         self.reconnects = 0
         """Requests re-sent because a pooled connection had been closed by the server."""
-        self._secret: str | None = None
+        self._secrets: list[str] = []
+        self._per_call: tuple[tuple[str, str], ...] = ()
         self._open: set[_OpenStream] = set()
         self._watchdog: asyncio.Task[None] | None = None
 
@@ -140,21 +140,27 @@ class StreamingClient:
 
     async def __aenter__(self) -> StreamingClient:
         endpoint = self._endpoint
-        self._secret = endpoint.api_key()
+        self._secrets = endpoint.secrets()
+        key = endpoint.api_key()
+        fixed, self._per_call = endpoint.header_values()
         headers = {
             "Content-Type": "application/json",
             "Accept-Encoding": "identity",
             "User-Agent": f"agentload/{__version__}",
+            **fixed,
         }
-        if self._secret:
-            headers["Authorization"] = f"Bearer {self._secret}"
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
         timeout = aiohttp.ClientTimeout(
             total=endpoint.total_timeout_s,
             sock_connect=endpoint.connect_timeout_s,
             sock_read=endpoint.read_timeout_s,
         )
-        pooled = aiohttp.TCPConnector(limit=0, limit_per_host=0, keepalive_timeout=KEEPALIVE_S)
-        fresh = aiohttp.TCPConnector(limit=0, limit_per_host=0, force_close=True)
+        tls = tls_context(endpoint)
+        pooled = aiohttp.TCPConnector(
+            limit=0, limit_per_host=0, keepalive_timeout=KEEPALIVE_S, ssl=tls
+        )
+        fresh = aiohttp.TCPConnector(limit=0, limit_per_host=0, force_close=True, ssl=tls)
         self._session, self._fresh = (
             aiohttp.ClientSession(
                 connector=connector,
@@ -189,10 +195,8 @@ class StreamingClient:
         self._session = self._fresh = None
 
     def redact(self, text: str) -> str:
-        """`text` with the API key, if it appears, replaced."""
-        if self._secret and self._secret in text:
-            return text.replace(self._secret, REDACTED)
-        return text
+        """`text` with the API key and secret header values, where they appear, replaced."""
+        return redact(text, self._secrets)
 
     async def call(self, body: bytes, meta: CallMeta) -> CallResult:
         """Send one streaming request and measure it. Never raises except on cancellation."""
@@ -201,7 +205,8 @@ class StreamingClient:
         reads: list[tuple[float, bytes]] = []
         reconnects = 0
         t_send = now()
-        status, t_headers, error, detail = await self._send(session, body, meta.request_id, reads)
+        headers = self._headers(meta)
+        status, t_headers, error, detail = await self._send(session, body, headers, reads)
         if (
             session is pooled
             and error == errors.DISCONNECTED
@@ -212,17 +217,26 @@ class StreamingClient:
             # it. Send it again on a new connection, once.
             reconnects = 1
             self._note_stale_connection()
-            status, t_headers, error, detail = await self._send(fresh, body, meta.request_id, reads)
+            status, t_headers, error, detail = await self._send(fresh, body, headers, reads)
         t_done = now()
         return self._result(
             meta, reads, status, error, detail, t_send, t_headers, t_done, reconnects
         )
 
+    def _headers(self, meta: CallMeta) -> dict[str, str]:
+        """This call's own headers: its request id, and the per-call templates filled in."""
+        headers = {"X-Request-Id": meta.request_id}
+        for name, template in self._per_call:
+            headers[name] = template.replace("{session}", meta.session).replace(
+                "{agent}", str(meta.agent)
+            )
+        return headers
+
     async def _send(
         self,
         session: aiohttp.ClientSession,
         body: bytes,
-        request_id: str,
+        headers: dict[str, str],
         reads: list[tuple[float, bytes]],
     ) -> tuple[int | None, float | None, str | None, str | None]:
         """One attempt: (HTTP status, header time, error kind, detail); reads go to `reads`."""
@@ -236,7 +250,7 @@ class StreamingClient:
             async with session.post(
                 self._url,
                 data=body,
-                headers={"X-Request-Id": request_id},
+                headers=headers,
                 allow_redirects=False,
             ) as resp:
                 t_headers = now()

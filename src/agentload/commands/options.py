@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
+from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
 from agentload.errors import AgentloadError, first_problem
@@ -84,6 +87,27 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         "--metrics-url",
         help="the server's Prometheus endpoint for server-side cache figures "
         "(default: <server>/metrics for the local engine)",
+    )
+    target.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an extra request header (repeatable); {session} and {agent} in the value are the "
+        "call's session and agent (a router can pin a session), {env:VAR} an environment "
+        "variable; values of secret-looking names (Authorization, *-Key, *-Token) are never "
+        "written out",
+    )
+    target.add_argument(
+        "--extra-body",
+        metavar="JSON",
+        help='a JSON object merged into every request body, e.g. \'{"reasoning_effort": "low"}\'',
+    )
+    target.add_argument("--ca-bundle", metavar="PEM", help="CA certificates to trust for https")
+    target.add_argument(
+        "--insecure",
+        action="store_true",
+        help="do not verify the server's TLS certificate (a self-signed test deployment only)",
     )
 
 
@@ -162,6 +186,11 @@ def agents_from(args: argparse.Namespace, *, start_mid_session: bool) -> AgentSe
 
 
 def target_from(args: argparse.Namespace) -> TargetOptions:
+    if args.insecure:
+        print(
+            "agentload: warning: --insecure: the server's TLS certificate is not verified",
+            file=sys.stderr,
+        )
     return TargetOptions(
         url=args.url,
         model=args.model,
@@ -171,7 +200,32 @@ def target_from(args: argparse.Namespace) -> TargetOptions:
         engine_parallel=args.engine_parallel,
         request_timeout_s=args.request_timeout,
         metrics_url=args.metrics_url,
+        headers=tuple(_header(spec) for spec in args.header),
+        extra_body=_extra_body(args.extra_body),
+        ca_bundle=args.ca_bundle,
+        insecure=args.insecure,
     )
+
+
+def _header(spec: str) -> tuple[str, str]:
+    """`Name: value` as (name, value); one line naming the option when malformed."""
+    name, sep, value = spec.partition(":")
+    if not sep or not name.strip():
+        raise AgentloadError("--header: expected 'Name: value'")
+    return name.strip(), value.strip()
+
+
+def _extra_body(text: str | None) -> dict[str, Any] | None:
+    """--extra-body as a JSON object; one line naming the option when it is not one."""
+    if text is None:
+        return None
+    try:
+        body = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise AgentloadError(f"--extra-body: not valid JSON ({exc.msg})") from None
+    if not isinstance(body, dict):
+        raise AgentloadError("--extra-body: expected a JSON object")
+    return body
 
 
 def hosts_from(args: argparse.Namespace) -> HostOptions:

@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field
 SUMMARY_SCHEMA_VERSION = 1
 
 
-
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 

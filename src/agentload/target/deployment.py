@@ -41,6 +41,45 @@ class TargetOptions:
     request_timeout_s: float | None = None
     metrics_url: str | None = None
     """The server's Prometheus endpoint; default: `<server root>/metrics` for the local engine."""
+    headers: tuple[tuple[str, str], ...] = ()
+    """Extra request headers (`Endpoint.headers`: `{session}`, `{agent}`, `{env:VAR}`)."""
+    extra_body: dict[str, Any] | None = None
+    """Merged into every request body."""
+    ca_bundle: str | None = None
+    insecure: bool = False
+
+    def endpoint(self, api: str, *, base_url: str, model: str) -> Endpoint:
+        """The endpoint these options describe at `base_url`; a one-line error naming the
+        option when one is malformed."""
+        values: dict[str, Any] = {
+            "base_url": base_url,
+            "model": model,
+            "api": api,
+            "api_key_env": self.api_key_env,
+            "headers": self.headers,
+            "extra_body": self.extra_body,
+            "ca_bundle": self.ca_bundle,
+            "insecure": self.insecure,
+        }
+        if self.request_timeout_s is not None:
+            values["total_timeout_s"] = self.request_timeout_s
+        try:
+            return Endpoint.model_validate(values)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            option = _OPTIONS.get(str(first["loc"][0]) if first["loc"] else "", "--url")
+            raise AgentloadError(f"{option}: {first['msg']}") from None
+
+
+_OPTIONS = {
+    "base_url": "--url",
+    "model": "--model",
+    "api_key_env": "--api-key-env",
+    "total_timeout_s": "--request-timeout",
+    "headers": "--header",
+    "extra_body": "--extra-body",
+    "ca_bundle": "--ca-bundle",
+}
 
 
 @dataclass(frozen=True)
@@ -63,19 +102,10 @@ def open_target(
     target: TargetOptions, *, api: Api, agents: int, out: Path, console: Console
 ) -> Iterator[OpenTarget]:
     """Yield the target ready for `agents` concurrent agents; a local engine stops on exit."""
-    timeouts: dict[str, Any] = {}
-    if target.request_timeout_s is not None:
-        timeouts["total_timeout_s"] = target.request_timeout_s
     if target.url is not None:
         if not target.model:
             raise AgentloadError("--model is required with --url")
-        endpoint = Endpoint(
-            base_url=target.url,
-            model=target.model,
-            api=api,
-            api_key_env=target.api_key_env,
-            **timeouts,
-        )
+        endpoint = target.endpoint(api, base_url=target.url, model=target.model)
         tokenizer = load_tokenizer(target.tokenizer or target.url, model=target.model)
         facts = {"server": server_facts(endpoint)}
         yield OpenTarget(endpoint, tokenizer, facts, target.metrics_url)
@@ -91,19 +121,11 @@ def open_target(
         log_dir=out / "engine",
     ) as engine:
         console.print(f"engine ready at {engine.url} in {engine.ready_s:.1f} s")
-        endpoint = Endpoint(base_url=engine.url, model=engine.model, api=api, **timeouts)
+        endpoint = target.endpoint(api, base_url=engine.url, model=engine.model)
         path = target.tokenizer or (str(engine.tokenizer_path) if engine.tokenizer_path else None)
         tokenizer = load_tokenizer(path or engine.url, model=engine.model)
         facts = {"server": server_facts(endpoint), "engine": engine.facts()}
         yield OpenTarget(endpoint, tokenizer, facts, target.metrics_url or f"{engine.url}/metrics")
-
-
-_OPTIONS = {
-    "base_url": "--url",
-    "model": "--model",
-    "api_key_env": "--api-key-env",
-    "total_timeout_s": "--request-timeout",
-}
 
 
 def check_target_options(target: TargetOptions, api: str) -> None:
@@ -115,26 +137,15 @@ def check_target_options(target: TargetOptions, api: str) -> None:
             raise AgentloadError(f"--metrics-url: not an http(s) URL: {target.metrics_url!r}")
     if target.request_timeout_s is not None and not target.request_timeout_s > 0:
         raise AgentloadError(f"--request-timeout: must be > 0 s, got {target.request_timeout_s:g}")
+    if target.ca_bundle is not None and not Path(target.ca_bundle).is_file():
+        raise AgentloadError(f"--ca-bundle: no such file: {target.ca_bundle}")
     if target.url is None:
-        return
-    if not target.model:
+        endpoint = target.endpoint(api, base_url="http://127.0.0.1:1", model="local")
+    elif not target.model:
         raise AgentloadError("--model is required with --url")
-    timeouts = (
-        {} if target.request_timeout_s is None else {"total_timeout_s": target.request_timeout_s}
-    )
-    try:
-        endpoint = Endpoint(
-            base_url=target.url,
-            model=target.model,
-            api=api,
-            api_key_env=target.api_key_env,
-            **timeouts,
-        )
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        option = _OPTIONS.get(str(first["loc"][0]) if first["loc"] else "", "--url")
-        raise AgentloadError(f"{option}: {first['msg']}") from None
-    endpoint.api_key()  # a one-line error now if the variable is not set
+    else:
+        endpoint = target.endpoint(api, base_url=target.url, model=target.model)
+    endpoint.secrets()  # a one-line error now if a variable it needs is not set
 
 
 async def check_server(endpoint: Endpoint, console: Console) -> None:

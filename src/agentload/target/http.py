@@ -81,11 +81,17 @@ class HttpTarget:
         if self._endpoint.api == "chat":
             messages = self._text.messages(call.segments, call.instance, call.replies)
             body = build_body(
-                self._endpoint, turn.output_tokens, messages=messages, tools=call.session.tools
+                self._endpoint,
+                turn.output_tokens,
+                messages=messages,
+                tools=call.session.tools,
+                extra=self._endpoint.extra_body,
             )
         else:
             ids = self._text.token_ids(call.segments, call.instance, {})
-            body = build_body(self._endpoint, turn.output_tokens, prompt=ids)
+            body = build_body(
+                self._endpoint, turn.output_tokens, prompt=ids, extra=self._endpoint.extra_body
+            )
         result = await self.client.call(body, meta)
         reply = result.reply.as_message() if result.record.ok else None
         return Answer(result.record, reply)
