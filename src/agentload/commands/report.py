@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from agentload.report.charts import compact, fmt, pct
+from agentload.report.formats import compact, fmt, pct
 from agentload.report.html import REPORT_FILE, write_report
 from agentload.report.load import Point, ResultsView, load_view
 from agentload.report.terminal import print_window
