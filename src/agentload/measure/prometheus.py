@@ -14,10 +14,11 @@ sample (a test checks it), but the library, by its own word "laxer than the main
 renames the samples of a counter declared without the `_total` suffix (DCGM's
 `DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION` becomes `..._total`, so the energy counter would go
 unseen), takes an exemplar's timestamp for the sample's, accepts `metric 1 2 3` (timestamp
-0.003 s) and unknown escapes, names no line in its errors, and was 1.9x slower on a vLLM-sized
-exposition (`bench/prometheus_parse.py`). Its OpenMetrics parser is strict but refuses what
-servers send in the 0.0.4 format (blanks in label sets, free comments, no `# EOF`). An adapter
-fixing all that would have to split each line itself, quote-aware: most of this module.
+0.003 s) and unknown escapes, names no line in its errors, and took 1.6-1.9x as long on a
+vLLM-sized exposition (`bench/prometheus_parse.py`). Its OpenMetrics parser is strict but
+refuses what servers send in the 0.0.4 format (blanks in label sets, free comments, no
+`# EOF`). An adapter fixing all that would have to split each line itself, quote-aware: most of
+this module.
 """
 
 from __future__ import annotations
