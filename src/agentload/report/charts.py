@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from agentload.report import vega as vl
 from agentload.report.context import PROBE_WINDOWS, ReportContext, number
 from agentload.report.formats import agents_words, e, fmt, pct
 from agentload.report.palette import (
@@ -25,20 +26,7 @@ from agentload.report.palette import (
     VERMILION,
     tier_color,
 )
-from agentload.report.vega import (
-    Spec,
-    chart_html,
-    colors,
-    empty_chart,
-    faded,
-    nominal,
-    pick,
-    quant,
-    title,
-    tooltip,
-    top_level,
-    zoom,
-)
+from agentload.report.vega import Spec, chart_html, empty_chart
 from agentload.results.files import MANIFEST_FILE
 
 CURVE_HEIGHT = 420
@@ -91,119 +79,105 @@ def _curve(ctx: ReportContext) -> str:
     rings = _ring_rows(ctx)
     x_title = f"p{ctx.speed_q} output speed per request (tokens/s per agent)"
     y_title = f"total tokens/s {ctx.per_gpu_unit}"
-    x, y = quant("x", x_title), quant("y", y_title)
+    x, y = vl.quant("x", x_title), vl.quant("y", y_title)
     series = ["probe", *(f"tier {t.name}" for t in tiers)]
-    color = colors("series", series, [BLUE, *(tier_color(i) for i in range(len(tiers)))])
+    color = vl.colors("series", series, [BLUE, *(tier_color(i) for i in range(len(tiers)))])
+    faded = vl.faded("pick")
     probe_tip = [
-        tooltip("agents", "agents", ",d"),
-        tooltip("y", y_title, ",.0f"),
-        tooltip("x", f"p{ctx.speed_q} output speed, tokens/s per agent", ",.1f"),
-        tooltip("ttft", "p95 TTFT, s", ",.2f"),
-        tooltip("verdicts", "verdicts"),
+        vl.tooltip("agents", "agents", ",d"),
+        vl.tooltip("y", y_title, ",.0f"),
+        vl.tooltip("x", f"p{ctx.speed_q} output speed, tokens/s per agent", ",.1f"),
+        vl.tooltip("ttft", "p95 TTFT, s", ",.2f"),
+        vl.tooltip("verdicts", "verdicts"),
     ]
-    layers: list[Spec] = [
-        {
-            "name": "curve-line",
-            "data": {"name": "probes"},
-            "mark": {"type": "line", "color": LINE_GREY, "strokeWidth": 1.5},
-            "encoding": {"x": x, "y": y, "order": quant("agents")},
-        },
-        {
-            "name": "probe-point",
-            "data": {"name": "probes"},
-            "mark": {"type": "circle", "size": PROBE_POINT_SIZE, "opacity": 1},
-            "encoding": {
-                "x": x,
-                "y": y,
-                "color": color,
-                "opacity": faded("pick"),
-                "tooltip": probe_tip,
-            },
-            "params": [pick("pick", "series"), zoom()],
-        },
-        {
-            "name": "probe-label",
-            "data": {"name": "probes"},
-            "mark": {
-                "type": "text",
-                "align": "left",
-                "dx": 8,
-                "dy": -8,
-                "fontSize": 11,
-                "color": BLUE,
-            },
-            "encoding": {"x": x, "y": y, "text": nominal("label")},
-        },
+    text = vl.mark("text", align="left", fontSize=11)
+    layers = [
+        vl.layer(
+            "curve-line",
+            "probes",
+            vl.mark("line", color=LINE_GREY, strokeWidth=1.5),
+            x=x,
+            y=y,
+            order=vl.quant("agents"),
+        ),
+        vl.picked(
+            "probe-point",
+            "probes",
+            vl.mark("circle", size=PROBE_POINT_SIZE, opacity=1),
+            color,
+            params=(vl.zoom(),),
+            x=x,
+            y=y,
+            tooltip=probe_tip,
+        ),
+        vl.layer(
+            "probe-label",
+            "probes",
+            {**text, "dx": 8, "dy": -8, "color": BLUE},
+            x=x,
+            y=y,
+            text=vl.nominal("label"),
+        ),
     ]
     if floors:
         layers += [
-            {
-                "name": "tier-floor",
-                "data": {"name": "floors"},
-                "mark": {"type": "rule", "strokeDash": REF_DASH, "strokeWidth": 1.5},
-                "encoding": {
-                    "x": x,
-                    "color": color,
-                    "opacity": faded("pick"),
-                    "tooltip": [tooltip("label", "output-speed floor")],
-                },
-            },
-            {
-                "name": "tier-floor-label",
-                "data": {"name": "floors"},
-                "mark": {"type": "text", "align": "left", "dx": 4, "fontSize": 11},
-                "encoding": {
-                    "x": x,
-                    "y": quant("row", scale=None),
-                    "text": nominal("label"),
-                    "color": color,
-                },
-            },
+            vl.layer(
+                "tier-floor",
+                "floors",
+                vl.mark("rule", strokeDash=REF_DASH, strokeWidth=1.5),
+                x=x,
+                color=color,
+                opacity=faded,
+                tooltip=[vl.tooltip("label", "output-speed floor")],
+            ),
+            vl.layer(
+                "tier-floor-label",
+                "floors",
+                {**text, "dx": 4},
+                x=x,
+                y=vl.quant("row", scale=None),
+                text=vl.nominal("label"),
+                color=color,
+            ),
         ]
     if rings:
+        ring_tip = [
+            vl.tooltip("tier", "tier"),
+            vl.tooltip("agents", "max agents", ",d"),
+            vl.tooltip("y", y_title, ",.0f"),
+        ]
         layers.append(
-            {
-                "name": "tier-point",
-                "data": {"name": "rings"},
-                "mark": {"type": "point", "shape": "circle", "filled": False, "strokeWidth": 2.5},
-                "encoding": {
-                    "x": x,
-                    "y": y,
-                    "color": color,
-                    "size": quant("size", scale=None),
-                    "opacity": faded("pick"),
-                    "tooltip": [
-                        tooltip("tier", "tier"),
-                        tooltip("agents", "max agents", ",d"),
-                        tooltip("y", y_title, ",.0f"),
-                    ],
-                },
-            }
+            vl.layer(
+                "tier-point",
+                "rings",
+                vl.mark("point", shape="circle", filled=False, strokeWidth=2.5),
+                x=x,
+                y=y,
+                color=color,
+                size=vl.quant("size", scale=None),
+                opacity=faded,
+                tooltip=ring_tip,
+            )
         )
         for level in sorted({r["level"] for r in rings}):
+            dy = -TIER_RING_PX - LABEL_ROW_PX * level
             layers.append(
-                {
-                    "data": {"name": "rings"},
-                    "transform": [{"filter": {"field": "level", "equal": level}}],
-                    "mark": {
-                        "type": "text",
-                        "align": "left",
-                        "dx": TIER_RING_PX + 4,
-                        "dy": -TIER_RING_PX - LABEL_ROW_PX * level,
-                        "fontSize": 11,
-                        "fontWeight": 600,
-                    },
-                    "encoding": {"x": x, "y": y, "text": nominal("label"), "color": color},
-                }
+                vl.layer(
+                    None,
+                    "rings",
+                    {**text, "dx": TIER_RING_PX + 4, "dy": dy, "fontWeight": 600},
+                    transform=[{"filter": {"field": "level", "equal": level}}],
+                    x=x,
+                    y=y,
+                    text=vl.nominal("label"),
+                    color=color,
+                )
             )
-    spec = top_level(
-        {
-            "title": title(heading, ctx.subtitle(PROBE_WINDOWS, ctx.point_sources)),
-            "width": "container",
-            "height": CURVE_HEIGHT,
-            "layer": layers,
-        },
+    spec = vl.layered(
+        vl.title(heading, ctx.subtitle(PROBE_WINDOWS, ctx.point_sources)),
+        layers,
         {"probes": probes, "floors": floors, "rings": rings},
+        height=CURVE_HEIGHT,
     )
     missing = len(ctx.points) - len(probes)
     note = (
@@ -300,37 +274,32 @@ def mix_chart(ctx: ReportContext) -> str:
             }
         )
     unit = f"tokens/s {ctx.per_gpu_unit}"
-    x = nominal("probe", "agents (one bar per probe)", sort=labels, axis={"labelAngle": 0})
-    layers: list[Spec] = [
-        {
-            "name": "mix-bar",
-            "data": {"name": "mix"},
-            "mark": {"type": "bar"},
-            "encoding": {
-                "x": x,
-                "y": quant("rate", unit, stack="zero"),
-                "color": colors("kind", list(MIX_COLORS), list(MIX_COLORS.values())),
-                "order": quant("order"),
-                "opacity": faded("pick"),
-                "tooltip": [tooltip("label", unit)],
-            },
-            "params": [pick("pick", "kind")],
-        },
-        {
-            "name": "mix-share",
-            "data": {"name": "mix-totals"},
-            "mark": {"type": "text", "dy": -6, "fontSize": 10, "color": MUTED},
-            "encoding": {"x": x, "y": quant("total"), "text": nominal("label")},
-        },
+    x = vl.nominal("probe", "agents (one bar per probe)", sort=labels, axis={"labelAngle": 0})
+    layers = [
+        vl.picked(
+            "mix-bar",
+            "mix",
+            vl.mark("bar"),
+            vl.colors("kind", list(MIX_COLORS), list(MIX_COLORS.values())),
+            x=x,
+            y=vl.quant("rate", unit, stack="zero"),
+            order=vl.quant("order"),
+            tooltip=[vl.tooltip("label", unit)],
+        ),
+        vl.layer(
+            "mix-share",
+            "mix-totals",
+            vl.mark("text", dy=-6, fontSize=10, color=MUTED),
+            x=x,
+            y=vl.quant("total"),
+            text=vl.nominal("label"),
+        ),
     ]
-    spec = top_level(
-        {
-            "title": title(heading, ctx.subtitle(PROBE_WINDOWS, ctx.point_sources)),
-            "width": "container",
-            "height": BAR_HEIGHT,
-            "layer": layers,
-        },
+    spec = vl.layered(
+        vl.title(heading, ctx.subtitle(PROBE_WINDOWS, ctx.point_sources)),
+        layers,
         {"mix": rows, "mix-totals": tops},
+        height=BAR_HEIGHT,
     )
     return chart_html("mix", spec, label=heading)
 
@@ -376,73 +345,64 @@ def cache_section(ctx: ReportContext) -> str:
                 )
     scraped = any(p.figures.server_cache_hit_rate is not None for p in ctx.points)
     domain = [client, *([server] if scraped else [])]
-    x = nominal("probe", "agents (one group per probe)", sort=labels, axis={"labelAngle": 0})
-    y = quant(
+    x = vl.nominal("probe", "agents (one group per probe)", sort=labels, axis={"labelAngle": 0})
+    y = vl.quant(
         "rate",
         "cache hit rate (cached / prompt tokens)",
         scale={"domain": [0, 1]},
         axis={"format": "%"},
     )
-    offset = nominal("who", scale={"domain": domain})
-    layers: list[Spec] = [
-        {
-            "name": "cache-bar",
-            "data": {"name": "cache"},
-            "mark": {"type": "bar"},
-            "encoding": {
-                "x": x,
-                "xOffset": offset,
-                "y": y,
-                "color": colors("who", domain, [BLUE, GREEN][: len(domain)]),
-                "opacity": faded("pick"),
-                "tooltip": [tooltip("label", "cache hit rate")],
-            },
-            "params": [pick("pick", "who")],
-        },
-        {
-            "name": "cache-label",
-            "data": {"name": "cache"},
-            "mark": {"type": "text", "dy": -5, "fontSize": 10},
-            "encoding": {"x": x, "xOffset": offset, "y": quant("rate"), "text": nominal("text")},
-        },
+    offset = vl.nominal("who", scale={"domain": domain})
+    layers = [
+        vl.picked(
+            "cache-bar",
+            "cache",
+            vl.mark("bar"),
+            vl.colors("who", domain, [BLUE, GREEN][: len(domain)]),
+            x=x,
+            xOffset=offset,
+            y=y,
+            tooltip=[vl.tooltip("label", "cache hit rate")],
+        ),
+        vl.layer(
+            "cache-label",
+            "cache",
+            vl.mark("text", dy=-5, fontSize=10),
+            x=x,
+            xOffset=offset,
+            y=vl.quant("rate"),
+            text=vl.nominal("text"),
+        ),
     ]
     datasets: dict[str, list[Spec]] = {"cache": rows}
     if theory is not None:
         datasets["theoretical"] = [
             {"rate": theory, "label": f"workload's theoretical {pct(theory)}"}
         ]
+        line = vl.mark("rule", strokeDash=REF_DASH, strokeWidth=1.5, color=VERMILION)
+        label = vl.mark("text", align="right", dx=-4, dy=12, fontSize=11, color=VERMILION)
         layers += [
-            {
-                "name": "theoretical",
-                "data": {"name": "theoretical"},
-                "mark": {
-                    "type": "rule",
-                    "strokeDash": REF_DASH,
-                    "strokeWidth": 1.5,
-                    "color": VERMILION,
-                },
-                "encoding": {"y": quant("rate"), "tooltip": [tooltip("label", "theoretical")]},
-            },
-            {
-                "data": {"name": "theoretical"},
-                "mark": {
-                    "type": "text",
-                    "align": "right",
-                    "dy": -5,
-                    "fontSize": 11,
-                    "color": VERMILION,
-                },
-                "encoding": {"x": {"value": "width"}, "y": quant("rate"), "text": nominal("label")},
-            },
+            vl.layer(
+                "theoretical",
+                "theoretical",
+                line,
+                y=vl.quant("rate"),
+                tooltip=[vl.tooltip("label", "theoretical")],
+            ),
+            vl.layer(
+                None,
+                "theoretical",
+                label,
+                x={"value": "width"},
+                y=vl.quant("rate"),
+                text=vl.nominal("label"),
+            ),
         ]
-    spec = top_level(
-        {
-            "title": title(heading, ctx.subtitle(PROBE_WINDOWS, ctx.point_sources)),
-            "width": "container",
-            "height": BAR_HEIGHT,
-            "layer": layers,
-        },
+    spec = vl.layered(
+        vl.title(heading, ctx.subtitle(PROBE_WINDOWS, ctx.point_sources)),
+        layers,
         datasets,
+        height=BAR_HEIGHT,
     )
     missing = []
     if not scraped:

@@ -15,23 +15,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from agentload.measure.metrics import WindowSamples, window_samples
+from agentload.report import vega as vl
 from agentload.report.context import PROBE_WINDOWS, ReportContext
 from agentload.report.formats import agents_words, e
 from agentload.report.palette import MUTED, tier_color
-from agentload.report.vega import (
-    Spec,
-    chart_html,
-    colors,
-    empty_chart,
-    faded,
-    nominal,
-    pick,
-    quant,
-    title,
-    tooltip,
-    top_level,
-    zoom,
-)
+from agentload.report.vega import Spec, chart_html, empty_chart
 from agentload.results.files import RECORDS_FILE
 
 CDF_POINTS = 200
@@ -123,11 +111,11 @@ def _cdf_chart(
     refs = [t.ttft_ceiling_s if ceiling else t.output_speed_floor_tokens_per_s for t in ctx.tiers]
     everything = [low, high, *refs]
     log = min(everything) > 0 and max(everything) / min(everything) > LOG_SPAN
-    x = quant(
+    x = vl.quant(
         "v", x_title + (" (log scale)" if log else ""), scale={"type": "log" if log else "linear"}
     )
     y_title = "fraction of requests ≤ x"
-    y = quant("f", y_title, scale={"domain": [0, 1]}, axis={"format": "%"})
+    y = vl.quant("f", y_title, scale={"domain": [0, 1]}, axis={"format": "%"})
     sign, unit = ("≤", " s") if ceiling else ("≥", "")
     references = [
         {
@@ -138,66 +126,63 @@ def _cdf_chart(
         }
         for i, (tier, ref) in enumerate(zip(ctx.tiers, refs, strict=True))
     ]
-    tier_colors = {
-        "domain": [t.name for t in ctx.tiers],
-        "range": [tier_color(i) for i in range(len(ctx.tiers))],
-    }
+    tier_colors = vl.nominal(
+        "series",
+        scale={
+            "domain": [t.name for t in ctx.tiers],
+            "range": list(map(tier_color, range(len(refs)))),
+        },
+        legend=None,
+    )
     level, level_name = (0.95, "p95") if ceiling else (0.25, "p25")
-    layers: list[Spec] = [
-        {
-            "name": "cdf",
-            "data": {"name": "cdf"},
-            "mark": {"type": "line", "interpolate": "step-after", "strokeWidth": 2},
-            "encoding": {
-                "x": x,
-                "y": y,
-                "color": colors("probe", names, palette),
-                "opacity": faded("pick"),
-                "tooltip": [
-                    tooltip("probe", "probe"),
-                    tooltip("v", x_title, ",.3~f"),
-                    tooltip("f", y_title, ".1%"),
-                ],
-            },
-            "params": [pick("pick", "probe"), zoom()],
-        },
-        {
-            "name": "level",
-            "data": {"values": [{"f": level, "label": level_name}]},
-            "mark": {"type": "rule", "strokeDash": REF_DASH, "color": MUTED},
-            "encoding": {"y": quant("f"), "tooltip": [tooltip("label", "the tiers judge")]},
-        },
+    tip = [
+        vl.tooltip("probe", "probe"),
+        vl.tooltip("v", x_title, ",.3~f"),
+        vl.tooltip("f", y_title, ".1%"),
+    ]
+    layers = [
+        vl.picked(
+            "cdf",
+            "cdf",
+            vl.mark("line", interpolate="step-after", strokeWidth=2),
+            vl.colors("probe", names, palette),
+            params=(vl.zoom(),),
+            x=x,
+            y=y,
+            tooltip=tip,
+        ),
+        vl.layer(
+            "level",
+            [{"f": level, "label": level_name}],
+            vl.mark("rule", strokeDash=REF_DASH, color=MUTED),
+            y=vl.quant("f"),
+            tooltip=[vl.tooltip("label", "the tiers judge")],
+        ),
     ]
     if references:
         layers += [
-            {
-                "name": "tier-ref",
-                "data": {"name": "tier-refs"},
-                "mark": {"type": "rule", "strokeDash": REF_DASH, "strokeWidth": 1.5},
-                "encoding": {
-                    "x": quant("v"),
-                    "stroke": nominal("series", scale=tier_colors, legend=None),
-                    "tooltip": [tooltip("label", "tier")],
-                },
-            },
-            {
-                "data": {"name": "tier-refs"},
-                "mark": {"type": "text", "align": "left", "dx": 4, "fontSize": 11},
-                "encoding": {
-                    "x": quant("v"),
-                    "y": quant("row", scale=None),
-                    "text": nominal("label"),
-                    "fill": nominal("series", scale=tier_colors, legend=None),
-                },
-            },
+            vl.layer(
+                "tier-ref",
+                "tier-refs",
+                vl.mark("rule", strokeDash=REF_DASH, strokeWidth=1.5),
+                x=vl.quant("v"),
+                stroke=tier_colors,
+                tooltip=[vl.tooltip("label", "tier")],
+            ),
+            vl.layer(
+                None,
+                "tier-refs",
+                vl.mark("text", align="left", dx=4, fontSize=11),
+                x=vl.quant("v"),
+                y=vl.quant("row", scale=None),
+                text=vl.nominal("label"),
+                fill=tier_colors,
+            ),
         ]
-    spec = top_level(
-        {
-            "title": title(heading, ctx.subtitle(PROBE_WINDOWS, RECORDS_FILE)),
-            "width": "container",
-            "height": CDF_HEIGHT,
-            "layer": layers,
-        },
+    spec = vl.layered(
+        vl.title(heading, ctx.subtitle(PROBE_WINDOWS, RECORDS_FILE)),
+        layers,
         {"cdf": rows, "tier-refs": references},
+        height=CDF_HEIGHT,
     )
     return chart_html(chart_id, spec, label=heading)

@@ -43,6 +43,16 @@ def utc(epoch: Any) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))
 
 
+def with_gpu(value: float | None, gpus: int | None, template: str = "{total} · {each}/GPU") -> str:
+    """A whole-deployment figure and, when the GPU count is known, its share per GPU:
+    `22,947 · 11,473/GPU` (or as `template` lays out `total` and `each`)."""
+    if value is None:
+        return DASH
+    if not gpus:
+        return fmt(value, 0)
+    return template.format(total=fmt(value, 0), each=fmt(value / gpus, 0))
+
+
 def compact(value: float | None) -> str:
     """A figure to three significant digits with k, M or G: `32.8 M`, `41.0 M`, `5.71 k`."""
     if value is None or not math.isfinite(value):

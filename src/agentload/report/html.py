@@ -21,7 +21,7 @@ from agentload.errors import InputError
 from agentload.report.charts import cache_section, curve_section, mix_chart
 from agentload.report.context import ReportContext, report_context
 from agentload.report.distributions import distributions_section
-from agentload.report.formats import agents_words, compact, e, fmt, pct, utc
+from agentload.report.formats import agents_words, compact, e, fmt, pct, utc, with_gpu
 from agentload.report.load import STATUS_UNREADABLE, Point, ResultsView
 from agentload.report.over_time import over_time_section
 from agentload.report.palette import BLUE, tier_color
@@ -294,12 +294,7 @@ def _point_card(ctx: ReportContext, point: Point) -> str:
 
 
 def _with_gpu(ctx: ReportContext, value: float | None) -> str:
-    """`22,947 · 11,473/GPU` (whole deployment, then per GPU when the GPU count is known)."""
-    if value is None:
-        return "—"
-    if not ctx.gpus_known:
-        return fmt(value, 0)
-    return f"{fmt(value, 0)} · {fmt(value / ctx.gpus, 0)}/GPU"
+    return with_gpu(value, ctx.gpus if ctx.gpus_known else None)
 
 
 def _per_mw(ctx: ReportContext, value: float | None) -> str:

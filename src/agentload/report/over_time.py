@@ -16,23 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from agentload.measure.metrics import Bin, time_series
+from agentload.report import vega as vl
 from agentload.report.context import ReportContext
 from agentload.report.formats import agents_words, e, fmt, utc
 from agentload.report.palette import BLUE, GREEN, MIX_COLORS, MUTED, PROBE_BANDS, VERMILION, ramp
-from agentload.report.vega import (
-    Spec,
-    chart_html,
-    colors,
-    empty_chart,
-    faded,
-    nominal,
-    pick,
-    quant,
-    title,
-    tooltip,
-    top_level,
-    zoom,
-)
+from agentload.report.vega import Spec, chart_html, empty_chart
 from agentload.results.files import POWER_FILE, RECORDS_FILE
 
 MAX_BINS = 240
@@ -45,7 +33,7 @@ ROW_WIDTH = 1000
 """Plot width of each row, px: rows of one chart cannot take their container's width."""
 ROW_SPACING = 28
 SEGMENT_DASH = [6, 3]
-TIME_TIP = tooltip("t", "time since start, s", ",.1f")
+TIME_TIP = vl.tooltip("t", "time since start, s", ",.1f")
 POWER_TOTAL = "all devices (sum)"
 WINDOW_MEAN = "probe window mean"
 
@@ -60,48 +48,40 @@ class _Timeline:
 
     @property
     def x(self) -> Spec:
-        return quant(
-            "t",
-            f"time since start (s; start {utc(self.start)})",
-            scale={"domain": [0, self.span_s]},
-        )
+        title = f"time since start (s; start {utc(self.start)})"
+        return vl.quant("t", title, scale={"domain": [0, self.span_s]})
 
     def row(self, name: str, heading: str, layers: list[Spec]) -> Spec:
         """One row: the shaded probe windows under `layers`; its first layer is named `name`."""
-        bands: list[Spec] = [
-            {
-                "name": name,
-                "data": {"name": "probe-windows"},
-                "mark": {"type": "rect"},
-                "encoding": {
-                    "x": self.x,
-                    "x2": {"field": "t2"},
-                    "fill": nominal(
-                        "shade",
-                        scale={"domain": ["0", "1"], "range": list(PROBE_BANDS)},
-                        legend=None,
-                    ),
-                    "tooltip": [tooltip("label", "probe window")],
-                },
-            },
-            {
-                "data": {"name": "probe-windows"},
-                "mark": {
-                    "type": "text",
-                    "baseline": "top",
-                    "dy": 3,
-                    "fontSize": 10,
-                    "color": MUTED,
-                },
-                "encoding": {"x": quant("mid"), "y": {"value": 0}, "text": nominal("agents")},
-            },
+        shade = {"domain": ["0", "1"], "range": list(PROBE_BANDS)}
+        bands = [
+            vl.layer(
+                name,
+                "probe-windows",
+                vl.mark("rect"),
+                x=self.x,
+                x2={"field": "t2"},
+                fill=vl.nominal("shade", scale=shade, legend=None),
+                tooltip=[vl.tooltip("label", "probe window")],
+            ),
+            vl.layer(
+                None,
+                "probe-windows",
+                vl.mark("text", baseline="top", dy=3, fontSize=10, color=MUTED),
+                x=vl.quant("mid"),
+                y={"value": 0},
+                text=vl.nominal("agents"),
+            ),
         ]
-        return {
-            "title": heading,
-            "width": "container",
-            "height": ROW_HEIGHT,
-            "layer": bands + layers,
-        }
+        return {"title": heading, "width": ROW_WIDTH, "height": ROW_HEIGHT, "layer": bands + layers}
+
+
+def _segments(name: str, y: Spec, color: Spec, tip: Spec) -> Spec:
+    """Dashed segments over the probe windows (dataset `name`: rows with t, t2 and the level)."""
+    dashed = vl.mark("rule", strokeDash=SEGMENT_DASH, strokeWidth=2.5)
+    return vl.layer(
+        name, name, dashed, x=vl.quant("t"), x2={"field": "t2"}, y=y, color=color, tooltip=[tip]
+    )
 
 
 def _bin_s(span: float) -> float:
@@ -135,12 +115,12 @@ def over_time_section(ctx: ReportContext) -> str:
     power, power_note = _power(ctx, line, datasets)
     if power is not None:
         rows.append(power)
-    shared = zoom("zoom", ("x",))
+    shared = vl.zoom("zoom", ("x",))
     shared["views"] = [row["layer"][0]["name"] for row in rows]
     sources = RECORDS_FILE + (f", {POWER_FILE}" if power is not None else "")
-    spec = top_level(
+    spec = vl.top_level(
         {
-            "title": title(
+            "title": vl.title(
                 "Over time",
                 ctx.subtitle(
                     "the whole run, probe windows shaded", sources, power=power is not None
@@ -214,32 +194,20 @@ def _concurrency(
         for p in ctx.points
     ]
     domain = [in_flight, probe, *([failed] if any(errors) else [])]
-    color = colors("series", domain, [BLUE, GREEN, VERMILION][: len(domain)])
-    y = quant("y", "requests in flight")
-    layers: list[Spec] = [
-        {
-            "name": "in-flight",
-            "data": {"name": "in-flight"},
-            "mark": {"type": "line", "strokeWidth": 1.8},
-            "encoding": {
-                "x": line.x,
-                "y": y,
-                "color": color,
-                "tooltip": [tooltip("series", "series"), TIME_TIP, tooltip("y", "value", ",.2f")],
-            },
-        },
-        {
-            "name": "probe-agents",
-            "data": {"name": "probe-agents"},
-            "mark": {"type": "rule", "strokeDash": SEGMENT_DASH, "strokeWidth": 2.5},
-            "encoding": {
-                "x": quant("t"),
-                "x2": {"field": "t2"},
-                "y": y,
-                "color": color,
-                "tooltip": [tooltip("y", "agents", ",d")],
-            },
-        },
+    color = vl.colors("series", domain, [BLUE, GREEN, VERMILION][: len(domain)])
+    y = vl.quant("y", "requests in flight")
+    tip = [vl.tooltip("series", "series"), TIME_TIP, vl.tooltip("y", "value", ",.2f")]
+    layers = [
+        vl.layer(
+            "in-flight",
+            "in-flight",
+            vl.mark("line", strokeWidth=1.8),
+            x=line.x,
+            y=y,
+            color=color,
+            tooltip=tip,
+        ),
+        _segments("probe-agents", y, color, vl.tooltip("y", "agents", ",d")),
     ]
     heading = f"Concurrency (bins of {line.bin_s:g} s; shaded: probe windows, labelled with agents)"
     return line.row("concurrency", heading, layers)
@@ -258,21 +226,18 @@ def _tokens(
                 {"t": _mid(b, line), "kind": kind, "order": order, "rate": value / ctx.gpus}
             )
     datasets["tokens-by-kind"] = rows
-    layers: list[Spec] = [
-        {
-            "name": "tokens-by-kind",
-            "data": {"name": "tokens-by-kind"},
-            "mark": {"type": "area", "opacity": 0.85},
-            "encoding": {
-                "x": line.x,
-                "y": quant("rate", unit, stack="zero"),
-                "color": colors("kind", list(MIX_COLORS), list(MIX_COLORS.values())),
-                "order": quant("order"),
-                "opacity": faded("pick_kind"),
-                "tooltip": [tooltip("kind", "tokens"), TIME_TIP, tooltip("rate", unit, ",.0f")],
-            },
-            "params": [pick("pick_kind", "kind")],
-        }
+    layers = [
+        vl.picked(
+            "tokens-by-kind",
+            "tokens-by-kind",
+            vl.mark("area", opacity=0.85),
+            vl.colors("kind", list(MIX_COLORS), list(MIX_COLORS.values())),
+            selection="pick_kind",
+            x=line.x,
+            y=vl.quant("rate", unit, stack="zero"),
+            order=vl.quant("order"),
+            tooltip=[vl.tooltip("kind", "tokens"), TIME_TIP, vl.tooltip("rate", unit, ",.0f")],
+        )
     ]
     heading = f"Tokens per second by kind (stacked, bins of {line.bin_s:g} s)"
     return line.row("tokens", heading, layers)
@@ -285,17 +250,15 @@ def _output(
     datasets["output-rate"] = [
         {"t": _mid(b, line), "rate": b.tokens_per_s.output / ctx.gpus} for b in bins
     ]
-    layers: list[Spec] = [
-        {
-            "name": "output-rate",
-            "data": {"name": "output-rate"},
-            "mark": {"type": "line", "strokeWidth": 1.8, "color": VERMILION},
-            "encoding": {
-                "x": line.x,
-                "y": quant("rate", unit),
-                "tooltip": [TIME_TIP, tooltip("rate", unit, ",.0f")],
-            },
-        }
+    layers = [
+        vl.layer(
+            "output-rate",
+            "output-rate",
+            vl.mark("line", strokeWidth=1.8, color=VERMILION),
+            x=line.x,
+            y=vl.quant("rate", unit),
+            tooltip=[TIME_TIP, vl.tooltip("rate", unit, ",.0f")],
+        )
     ]
     return line.row("output", f"Output tokens per second (bins of {line.bin_s:g} s)", layers)
 
@@ -340,38 +303,24 @@ def _power(
     ]
     means = bool(datasets["power-window-means"])
     domain = [*names, *([WINDOW_MEAN] if means else [])]
-    color = colors("series", domain, [VERMILION, *ramp(len(names) - 1), *([BLUE] if means else [])])
-    y = quant("w", "power (W)")
-    layers: list[Spec] = [
-        {
-            "name": "power-line",
-            "data": {"name": "power"},
-            "mark": {"type": "line"},
-            "encoding": {
-                "x": line.x,
-                "y": y,
-                "color": color,
-                "strokeWidth": {
-                    "condition": {"test": f"datum.series === '{POWER_TOTAL}'", "value": 1.8},
-                    "value": 1.0,
-                },
-                "opacity": faded("pick_power"),
-                "tooltip": [tooltip("series", "series"), TIME_TIP, tooltip("w", "W", ",.0f")],
-            },
-            "params": [pick("pick_power", "series")],
-        },
-        {
-            "name": "power-window-mean",
-            "data": {"name": "power-window-means"},
-            "mark": {"type": "rule", "strokeDash": SEGMENT_DASH, "strokeWidth": 2.5},
-            "encoding": {
-                "x": quant("t"),
-                "x2": {"field": "t2"},
-                "y": y,
-                "color": color,
-                "tooltip": [tooltip("label", "probe window mean")],
-            },
-        },
+    color = vl.colors(
+        "series", domain, [VERMILION, *ramp(len(names) - 1), *([BLUE] if means else [])]
+    )
+    y = vl.quant("w", "power (W)")
+    total = f"datum.series === '{POWER_TOTAL}'"
+    layers = [
+        vl.picked(
+            "power-line",
+            "power",
+            vl.mark("line"),
+            color,
+            selection="pick_power",
+            x=line.x,
+            y=y,
+            strokeWidth={"condition": {"test": total, "value": 1.8}, "value": 1.0},
+            tooltip=[vl.tooltip("series", "series"), TIME_TIP, vl.tooltip("w", "W", ",.0f")],
+        ),
+        _segments("power-window-means", y, color, vl.tooltip("label", "probe window mean")),
     ]
     source = "unknown (no valid summary)"
     if summary is not None:

@@ -11,8 +11,9 @@ Tooltips are escaped by vega-embed's tooltip handler.
 JSON written into the page never holds `<`, `>` or `&` raw (they are `\\u003c`...), so a
 string from a file or a server, `</script>` included, stays data.
 
-This module also holds the small vocabulary the report's specs are written in (`quant`,
-`nominal`, `tooltip`, `pick`, `zoom`, `faded`): plain dicts in Vega-Lite's own terms.
+This module also holds the small vocabulary the report's specs are written in (`layer`,
+`picked`, `mark`, `quant`, `nominal`, `colors`, `tooltip`, `zoom`, ...): plain dicts in
+Vega-Lite's own terms.
 """
 
 from __future__ import annotations
@@ -128,6 +129,49 @@ def zoom(name: str = "zoom", encodings: tuple[str, ...] = ("x", "y")) -> Spec:
     }
 
 
+def layer(
+    name: str | None,
+    data: str | list[Spec],
+    mark: Spec,
+    *,
+    params: list[Spec] | None = None,
+    transform: list[Spec] | None = None,
+    **encoding: Any,
+) -> Spec:
+    """One layer: its name (None for an unnamed one), its data (a dataset's name, or rows),
+    its mark, and its encoding by channel (`x=quant("t")`, `tooltip=[...]`, ...)."""
+    spec: Spec = {"name": name} if name is not None else {}
+    spec["data"] = {"name": data} if isinstance(data, str) else {"values": data}
+    if transform:
+        spec["transform"] = transform
+    spec["mark"] = mark
+    spec["encoding"] = encoding
+    if params:
+        spec["params"] = params
+    return spec
+
+
+def picked(
+    name: str,
+    data: str | list[Spec],
+    mark: Spec,
+    color: Spec,
+    *,
+    selection: str = "pick",
+    params: tuple[Spec, ...] = (),
+    **encoding: Any,
+) -> Spec:
+    """A layer coloured by `color` (see `colors`) whose legend entries single a series out when
+    clicked: the selection `selection` on the colour's field, and opacity that follows it."""
+    chosen = [pick(selection, color["field"]), *params]
+    return layer(name, data, mark, params=chosen, color=color, opacity=faded(selection), **encoding)
+
+
+def mark(kind: str, **properties: Any) -> Spec:
+    """A mark: `mark("rule", strokeDash=[6, 4])`."""
+    return {"type": kind, **properties}
+
+
 def title(text: str, subtitle: list[str]) -> Spec:
     return {"text": text, "subtitle": subtitle}
 
@@ -135,6 +179,14 @@ def title(text: str, subtitle: list[str]) -> Spec:
 def top_level(spec: Spec, datasets: dict[str, list[Spec]]) -> Spec:
     """A whole chart: the spec with its datasets, the report's look and the format it is in."""
     return {"$schema": SCHEMA_URL, **spec, "datasets": datasets, "config": CONFIG}
+
+
+def layered(
+    heading: Spec, layers: list[Spec], datasets: dict[str, list[Spec]], *, height: int
+) -> Spec:
+    """A whole chart of layers as wide as its container."""
+    spec = {"title": heading, "width": "container", "height": height, "layer": layers}
+    return top_level(spec, datasets)
 
 
 # --- the page ------------------------------------------------------------------------------------
