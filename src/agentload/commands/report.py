@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from agentload.report.charts import compact, fmt, pct
+from agentload.report.formats import compact, fmt, pct, with_gpu
 from agentload.report.html import REPORT_FILE, write_report
 from agentload.report.load import Point, ResultsView, load_view
 from agentload.report.terminal import print_window
@@ -85,11 +85,7 @@ def print_summary(view: ResultsView, console: Console) -> None:
 
 
 def _per_gpu(view: ResultsView, value: float | None) -> str:
-    if value is None:
-        return "—"
-    if not view.gpus:
-        return fmt(value, 0)
-    return f"{fmt(value, 0)} ({fmt(value / view.gpus, 0)}/GPU)"
+    return with_gpu(value, view.gpus, "{total} ({each}/GPU)")
 
 
 def _per_mw(view: ResultsView, value: float | None) -> str:

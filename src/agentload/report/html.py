@@ -1,9 +1,10 @@
-"""The HTML report: one self-contained file (inline CSS and SVG, no scripts, no external assets).
+"""The HTML report: one self-contained file (inline CSS, inline chart scripts and their data,
+nothing fetched), so it opens offline.
 
 Read from a results directory alone (`agentload.report.load`), so a run measured on a GPU box
 can be reported anywhere. Every string that came from a file or a server (labels, model names,
-error bodies, notes) is escaped with `html.escape`; every figure names its unit, its window and
-its source.
+error bodies, notes) is escaped with `html.escape` in the page and as JSON in the charts'
+specs (`agentload.report.vega`); every figure names its unit, its window and its source.
 """
 
 from __future__ import annotations
@@ -17,24 +18,15 @@ from typing import Any
 import orjson
 
 from agentload.errors import InputError
-from agentload.report.charts import (
-    ReportContext,
-    agents_words,
-    cache_section,
-    compact,
-    curve_section,
-    distributions_section,
-    e,
-    fmt,
-    mix_chart,
-    over_time_section,
-    pct,
-    report_context,
-    utc,
-)
+from agentload.report.charts import cache_section, curve_section, mix_chart
+from agentload.report.context import ReportContext, report_context
+from agentload.report.distributions import distributions_section
+from agentload.report.formats import agents_words, compact, e, fmt, pct, utc, with_gpu
 from agentload.report.load import STATUS_UNREADABLE, Point, ResultsView
+from agentload.report.over_time import over_time_section
+from agentload.report.palette import BLUE, tier_color
 from agentload.report.plan_section import plan_section
-from agentload.report.svg import TIER_COLORS
+from agentload.report.vega import CHART_STYLE, page_scripts
 from agentload.results.files import (
     MANIFEST_FILE,
     PROBES_FILE,
@@ -87,7 +79,6 @@ td.uncertain { color: #8a6d00; font-weight: 600; }
 .source { color: #666; font-size: 0.82em; margin: 2px 0 10px; }
 .decoded { font-size: 1.05em; background: #f5f8fc; border-left: 4px solid #0072b2;
   padding: 8px 12px; margin: 8px 0; }
-svg.chart { display: block; margin: 6px 0 2px; background: #fff; }
 ul.notes li { margin: 2px 0; }
 code { font-family: ui-monospace, 'SF Mono', Menlo, monospace; font-size: 0.92em; }
 table.facts td:first-child { color: #555; white-space: nowrap; }
@@ -114,12 +105,13 @@ def render_report(view: ResultsView) -> str:
         _facts(ctx),
         _notes(ctx),
     ]
+    body = "".join(sections)
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{e(title)}</title><style>{STYLE}</style></head>"
-        f"<body><main>{''.join(sections)}</main></body></html>\n"
+        f"<title>{e(title)}</title><style>{STYLE}{CHART_STYLE}</style></head>"
+        f"<body><main>{body}</main>{page_scripts(body)}</body></html>\n"
     )
 
 
@@ -214,9 +206,7 @@ def _header(ctx: ReportContext) -> str:
 def _headline(ctx: ReportContext) -> str:
     tiers = ctx.tiers
     if tiers:
-        cards = "".join(
-            _tier_card(ctx, tier, TIER_COLORS[i % len(TIER_COLORS)]) for i, tier in enumerate(tiers)
-        )
+        cards = "".join(_tier_card(ctx, tier, tier_color(i)) for i, tier in enumerate(tiers))
         title = (
             "Provisional headline per tier" if ctx.view.tiers_provisional else "Headline per tier"
         )
@@ -296,7 +286,7 @@ def _point_card(ctx: ReportContext, point: Point) -> str:
     ]
     dl = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in rows)
     return (
-        '<div class="cards"><div class="card" style="border-top: 4px solid #0072B2">'
+        f'<div class="cards"><div class="card" style="border-top: 4px solid {BLUE}">'
         f'<div class="tier">{e(ctx.point_label(point))}</div>'
         f'<div class="slo">{e(_window_words(point))}</div>'
         f'<div class="big">{fmt(ctx.per_gpu(f.total_tokens_per_s), 0)} '
@@ -306,12 +296,7 @@ def _point_card(ctx: ReportContext, point: Point) -> str:
 
 
 def _with_gpu(ctx: ReportContext, value: float | None) -> str:
-    """`22,947 · 11,473/GPU` (whole deployment, then per GPU when the GPU count is known)."""
-    if value is None:
-        return "—"
-    if not ctx.gpus_known:
-        return fmt(value, 0)
-    return f"{fmt(value, 0)} · {fmt(value / ctx.gpus, 0)}/GPU"
+    return with_gpu(value, ctx.gpus if ctx.gpus_known else None)
 
 
 def _per_mw(ctx: ReportContext, value: float | None) -> str:
