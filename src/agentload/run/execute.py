@@ -25,13 +25,12 @@ from rich.console import Console
 from agentload import clock
 from agentload.errors import AgentloadError
 from agentload.files import new_results_dir, owner_only_files
-from agentload.measure.meters import ServerWindows, power_recorder
-from agentload.measure.power_recorder import PowerRecorder
+from agentload.measure.meters import Meters
 from agentload.measure.power_spec import PowerSpec
 from agentload.results.files import MANIFEST_FILE, RECORDS_FILE
 from agentload.results.summary import Summary
 from agentload.run.host import INTERRUPT_DRAIN_S, Host, InProcessHost, ShareLost
-from agentload.run.probe import Meters, ProbeOutcome
+from agentload.run.probe import ProbeOutcome
 from agentload.run.progress import progress_printer, report_progress
 from agentload.run.results_dir import (
     append_probe,
@@ -45,13 +44,8 @@ from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
 from agentload.run.share import ShareJob
 from agentload.run.summarize import Asked, build_summary
-from agentload.target.deployment import (
-    OpenTarget,
-    TargetOptions,
-    check_server,
-    check_target_options,
-    open_target,
-)
+from agentload.run.virtual_time import run_virtually
+from agentload.target.call import Opened, TargetChoice
 from agentload.workload.load import load_workload
 from agentload.workload.model import Workload
 
@@ -74,7 +68,9 @@ class Request:
     workload: str
     search: SearchSettings
     """Which probes and how long (`SearchSettings.for_run` for a plain run)."""
-    target: TargetOptions
+    target: TargetChoice
+    """Where calls go: `TargetOptions` (a server, or the embedded engine) or a simulated
+    deployment (`agentload.sim`)."""
     out: Path
     label: str
     agents: AgentSettings = field(default_factory=AgentSettings)
@@ -101,7 +97,7 @@ def execute(request: Request, console: Console | None = None) -> Summary:
     """Run or search as asked; results land in `request.out` (owner-only), summary last.
     With `request.resume`, continue the interrupted run there."""
     console = console or Console(stderr=True)
-    check_target_options(request.target, request.agents.api)
+    request.target.check(request.agents.api)
     if request.hosts.workers < 1:
         raise AgentloadError(f"--workers: must be at least 1, got {request.hosts.workers}")
     workload = load_workload(request.workload, skip_bad_lines=request.skip_bad_lines)
@@ -121,21 +117,22 @@ def _execute_in(
     request: Request, workload: Workload, resumption: Resumption | None, console: Console
 ) -> Summary:
     out = request.out
-    with open_target(
-        request.target,
-        api=request.agents.api,
-        agents=request.search.max_agents,
-        out=out,
-        console=console,
-    ) as target:
+    opening = request.target.open(
+        api=request.agents.api, agents=request.search.max_agents, out=out, console=console
+    )
+    with opening as target:
         manifest, state = _begin(request, workload, target, resumption, console)
         times = manifest.get("times")
         started_at = (times.get("started_at") if isinstance(times, dict) else None) or clock.now()
-        with power_recorder(request.power, out) as power:
+        with target.meters(out, request.power) as meters:
             write_manifest(out, manifest)
             lost: ShareLost | None = None
+            drive = _drive(request, workload, target, state, meters, resumption, console)
             try:
-                asyncio.run(_drive(request, workload, target, state, power, resumption, console))
+                if target.virtual:
+                    run_virtually(drive, epoch=started_at)
+                else:
+                    asyncio.run(drive)
             except KeyboardInterrupt:
                 pass
             except ShareLost as exc:
@@ -155,33 +152,30 @@ def _execute_in(
 def _begin(
     request: Request,
     workload: Workload,
-    target: OpenTarget,
+    target: Opened,
     resumption: Resumption | None,
     console: Console,
 ) -> tuple[dict[str, Any], SearchState]:
     """The manifest to write and the state to start from (a fresh one, or the finished
     probes of the run being resumed)."""
+    facts = target.manifest()
     if resumption is None:
         manifest = build_manifest(
             label=request.label,
             command=request.command,
             workload_spec=request.workload,
             workload=workload,
-            endpoint=target.endpoint,
             settings=_settings_json(request),
-            facts=target.facts,
+            facts=facts,
             gpus=request.gpus,
         )
         manifest["power"] = request.power.describe() if request.power else None
         manifest["workers"] = request.hosts.workers
         manifest["backend"] = request.hosts.backend
         return manifest, SearchState()
-    endpoint: dict[str, Any] = {"model": target.endpoint.model, "api": target.endpoint.api}
-    if request.target.url is not None:
-        endpoint["base_url"] = target.endpoint.base_url
-    check_matches(resumption.manifest, {"endpoint": endpoint}, source=out_manifest(request))
+    check_matches(resumption.manifest, target.identity(), source=out_manifest(request))
     repairs = repair_files(request.out)
-    resumption.record(target.endpoint.model_dump(mode="json"), target.facts, repairs)
+    resumption.record(facts, repairs)
     for note in repairs:
         console.print(f"[yellow]note:[/] {note}")
     console.print(f"resuming after {len(resumption.probes)} finished probe(s)")
@@ -235,21 +229,20 @@ def _times(request: Request, state: SearchState, started_at: float) -> dict[str,
 async def _drive(
     request: Request,
     workload: Workload,
-    target: OpenTarget,
+    target: Opened,
     state: SearchState,
-    power: PowerRecorder | None,
+    meters: Meters,
     resumption: Resumption | None,
     console: Console,
 ) -> None:
-    """Check the server, start the host, search, close; fills `state`."""
-    await check_server(target.endpoint, console)  # Ctrl-C here: nothing measured
+    """Check the target, start the host, search, close; fills `state`."""
+    await target.check(console)  # Ctrl-C here: nothing measured
     host = _host(request, workload, target, resumption.id_prefix if resumption else "")
     _say_where(request.hosts, host, console)
     async with host:
         reporter = asyncio.create_task(
             report_progress(host, clock.now(), progress_printer(console))
         )
-        server = ServerWindows(target.metrics_url, request.out) if target.metrics_url else None
 
         def on_probe(outcome: ProbeOutcome) -> None:
             if not outcome.interrupted:
@@ -261,7 +254,7 @@ async def _drive(
             await run_search(
                 host,
                 request.search,
-                meters=Meters(power, server),
+                meters=meters,
                 on_probe=on_probe,
                 state=state,
             )
@@ -275,13 +268,15 @@ async def _drive(
             lost = host.lost_note()
             if lost is not None and state.done:  # else ShareLost ended the run: noted there
                 state.notes.append(f"after the run: {lost}")
-            if server is not None:
-                await server.aclose()
+            if meters.server is not None:
+                await meters.server.aclose()
 
 
-def _host(request: Request, workload: Workload, target: OpenTarget, id_prefix: str) -> Host:
+def _host(request: Request, workload: Workload, target: Opened, id_prefix: str) -> Host:
     """The host the options ask for, with one share per worker."""
     options = request.hosts
+    if target.virtual and (options.workers > 1 or options.backend != "local"):
+        raise AgentloadError("a simulated deployment runs in this process: leave out --workers")
     shares = max(1, min(options.workers, request.search.max_agents))
     records = request.out / RECORDS_FILE
     jobs = [

@@ -16,11 +16,12 @@ from typing import Protocol
 
 from agentload import clock
 from agentload.measure.figures import probe_figures
+from agentload.measure.meters import Meters
 from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics, window_samples
 from agentload.measure.verdict import Verdict, judge
 from agentload.measure.window import Window
 from agentload.results.record import RequestRecord
-from agentload.results.summary import PowerFigures, ProbeFigures
+from agentload.results.summary import ProbeFigures
 from agentload.run.search_settings import SearchSettings
 
 EXTENSION_SHARE = 0.5
@@ -43,22 +44,6 @@ class ProbeLoad(Protocol):
         ...
 
 
-class PowerMeter(Protocol):
-    """Mean accelerator power over a window (a sampler that has been running)."""
-
-    async def window_figures(self, window: Window) -> PowerFigures: ...
-
-
-class ServerMetricsProbe(Protocol):
-    """Server-side counters over a window: called at its start and its end."""
-
-    async def begin(self) -> None: ...
-
-    async def end(self) -> float | None:
-        """The server-side prefix-cache hit rate over the window, None when not exposed."""
-        ...
-
-
 @dataclass
 class ProbeOutcome:
     """One probe: its figures (for the results), verdicts and full window metrics."""
@@ -68,14 +53,6 @@ class ProbeOutcome:
     metrics: WindowMetrics
     interrupted: bool = False
     """A run's probe cut short by Ctrl-C: its figures cover what was measured."""
-
-
-@dataclass(frozen=True)
-class Meters:
-    """What a probe reads besides the records: accelerator power and server counters."""
-
-    power: PowerMeter | None = None
-    server: ServerMetricsProbe | None = None
 
 
 async def measure_probe(

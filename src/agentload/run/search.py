@@ -10,9 +10,10 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from agentload.measure.meters import Meters
 from agentload.results.summary import ProbeFigures, SelfCheckFigures
 from agentload.run.plan import next_probe
-from agentload.run.probe import Meters, ProbeLoad, ProbeOutcome, measure_probe
+from agentload.run.probe import ProbeLoad, ProbeOutcome, measure_probe
 from agentload.run.search_settings import SearchSettings
 
 RUN_PHASE = "run"

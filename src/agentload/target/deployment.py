@@ -14,11 +14,13 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 from rich.console import Console
 
-from agentload.client.endpoint import Api, Endpoint
+from agentload.client.endpoint import Endpoint
 from agentload.client.facts import server_facts
 from agentload.client.probe import probe_output_length
 from agentload.client.stream import StreamingClient
 from agentload.errors import AgentloadError
+from agentload.measure.meters import Meters, ServerWindows, power_recorder
+from agentload.measure.power_spec import PowerSpec
 from agentload.target.http import HttpTargetSpec
 from agentload.workload.tokenizers import Tokenizer, load_tokenizer
 
@@ -47,6 +49,16 @@ class TargetOptions:
     """Merged into every request body."""
     ca_bundle: str | None = None
     insecure: bool = False
+
+    def check(self, api: str) -> None:
+        """Refuse malformed options before anything is created (`check_target_options`)."""
+        check_target_options(self, api)
+
+    def open(
+        self, *, api: str, agents: int, out: Path, console: Console
+    ) -> contextlib.AbstractContextManager[OpenTarget]:
+        """The server (or the embedded engine, started) ready for `agents` agents."""
+        return open_target(self, api=api, agents=agents, out=out, console=console)
 
     def endpoint(self, api: str, *, base_url: str, model: str) -> Endpoint:
         """The endpoint these options describe at `base_url`; a one-line error naming the
@@ -91,15 +103,39 @@ class OpenTarget:
     facts: dict[str, Any]
     metrics_url: str | None
 
+    url_given: bool = True
+    """False for the embedded engine (its URL changes from run to run)."""
+    virtual = False
+
     @property
     def spec(self) -> HttpTargetSpec:
         """What the agents' hosts open to send calls here."""
         return HttpTargetSpec.of(self.endpoint, self.tokenizer)
 
+    def manifest(self) -> dict[str, Any]:
+        return {"endpoint": self.endpoint.model_dump(mode="json"), **self.facts}
+
+    def identity(self) -> dict[str, Any]:
+        """The same model and API (and URL, unless the target is the local engine)."""
+        endpoint: dict[str, Any] = {"model": self.endpoint.model, "api": self.endpoint.api}
+        if self.url_given:
+            endpoint["base_url"] = self.endpoint.base_url
+        return {"endpoint": endpoint}
+
+    async def check(self, console: Console) -> None:
+        await check_server(self.endpoint, console)
+
+    @contextlib.contextmanager
+    def meters(self, out: Path, power: PowerSpec | None) -> Iterator[Meters]:
+        """The power sampler asked for, and the server's Prometheus counters when scraped."""
+        server = ServerWindows(self.metrics_url, out) if self.metrics_url else None
+        with power_recorder(power, out) as recorder:
+            yield Meters(recorder, server)
+
 
 @contextlib.contextmanager
 def open_target(
-    target: TargetOptions, *, api: Api, agents: int, out: Path, console: Console
+    target: TargetOptions, *, api: str, agents: int, out: Path, console: Console
 ) -> Iterator[OpenTarget]:
     """Yield the target ready for `agents` concurrent agents; a local engine stops on exit."""
     if target.url is not None:
@@ -125,7 +161,8 @@ def open_target(
         path = target.tokenizer or (str(engine.tokenizer_path) if engine.tokenizer_path else None)
         tokenizer = load_tokenizer(path or engine.url, model=engine.model)
         facts = {"server": server_facts(endpoint), "engine": engine.facts()}
-        yield OpenTarget(endpoint, tokenizer, facts, target.metrics_url or f"{engine.url}/metrics")
+        metrics = target.metrics_url or f"{engine.url}/metrics"
+        yield OpenTarget(endpoint, tokenizer, facts, metrics, url_given=False)
 
 
 def check_target_options(target: TargetOptions, api: str) -> None:
