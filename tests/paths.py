@@ -3,6 +3,9 @@
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+SHARED = next(
+    (p / "shared" for p in REPO.parents if (p / "shared" / "data").is_dir()), REPO.parent / "shared"
+)
+"""The nearest `shared/` with data above the repository (a worktree may sit deeper than main)."""
 TRACES = SHARED / "data" / "traces"
 AGENTPERF = SHARED / "data" / "agentperf-local"

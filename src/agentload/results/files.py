@@ -1,0 +1,11 @@
+"""The names of a results directory's files: the one place they are spelled."""
+
+from __future__ import annotations
+
+MANIFEST_FILE = "manifest.json"
+RECORDS_FILE = "records.jsonl"
+PROBES_FILE = "probes.jsonl"
+POWER_FILE = "power.jsonl"
+SERVER_METRICS_FILE = "server_metrics.jsonl"
+SUMMARY_FILE = "summary.json"
+REPORT_FILE = "report.html"
