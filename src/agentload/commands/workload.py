@@ -81,13 +81,22 @@ def print_stats(stats: WorkloadStats, console: Console) -> None:
     summary.add_column("value", justify="right")
     summary.add_column("unit")
     summary.add_row("sessions", f"{stats.sessions:,}", "sessions")
+    if stats.subagent_sessions:
+        summary.add_row(
+            "subagent sessions", f"{stats.subagent_sessions:,}", "sessions (calls counted above)"
+        )
     summary.add_row("calls", f"{stats.calls:,}", "model calls")
     summary.add_row("input", f"{stats.total_input_tokens:,}", "tokens")
     summary.add_row("output", f"{stats.total_output_tokens:,}", "tokens")
     summary.add_row(
         "prefix-cache hit rate (theoretical)",
         f"{stats.prefix_cache_hit_rate:.1%}",
-        "of input tokens, perfect unbounded cache",
+        "of input tokens, perfect unbounded cache, prompts only",
+    )
+    summary.add_row(
+        "  with replies cached",
+        f"{stats.prefix_cache_hit_rate_with_replies:.1%}",
+        "of input tokens, the cache also keeps each reply",
     )
     if stats.blocks_seen_before_share is not None:
         summary.add_row(
@@ -106,6 +115,7 @@ def print_stats(stats: WorkloadStats, console: Console) -> None:
         ("calls per session", stats.calls_per_session),
         ("input per call", stats.input_tokens),
         ("recorded input per call", stats.recorded_input_tokens),
+        ("new input per call", stats.new_input_tokens),
         ("output per call", stats.output_tokens),
         ("tool time between calls", stats.tool_time_s),
     ]
