@@ -21,6 +21,7 @@ from agentload.report.load import Point, ResultsView, load_view
 from agentload.report.terminal import print_window
 from agentload.results.files import PROBES_FILE, SUMMARY_FILE
 from agentload.results.summary import TierResult
+from agentload.results.tiers import slo_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -147,10 +148,7 @@ def _int(value: int | None) -> str:
 
 
 def _slo(tier: TierResult) -> str:
-    return (
-        f"p{tier.output_speed_percentile:g} ≥ {tier.output_speed_floor_tokens_per_s:g} tok/s, "
-        f"p{tier.ttft_percentile:g} TTFT ≤ {tier.ttft_ceiling_s:g} s"
-    )
+    return slo_text(tier, unicode=True)
 
 
 def probe_table(view: ResultsView) -> Table:

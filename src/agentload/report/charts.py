@@ -179,7 +179,7 @@ def _curve_svg(ctx: ReportContext) -> str:
     ys = [ctx.per_gpu(p.figures.total_tokens_per_s) for p in ctx.points]
     tiers = ctx.tiers
     tier_xs = [ctx.tier_speed(t) for t in tiers] + [
-        t.output_speed_floor_tokens_per_s for t in tiers
+        t.output_speed_floor_tokens_per_s for t in tiers if t.output_speed_floor_tokens_per_s
     ]
     tier_ys = [ctx.tier_total_per_gpu(t) for t in tiers]
     if not ctx.points:
@@ -197,13 +197,14 @@ def _curve_svg(ctx: ReportContext) -> str:
     plot.legend = [LegendItem("probe (label: agents)", BLUE, "dot")]
     for i, tier in enumerate(tiers):
         color = TIER_COLORS[i % len(TIER_COLORS)]
-        plot.vline(
-            tier.output_speed_floor_tokens_per_s,
-            color=color,
-            label=f"{tier.name} floor {tier.output_speed_floor_tokens_per_s:g} tok/s",
-            cls="tier-floor",
-            label_row=i % 3,
-        )
+        if tier.output_speed_floor_tokens_per_s is not None:
+            plot.vline(
+                tier.output_speed_floor_tokens_per_s,
+                color=color,
+                label=f"{tier.name} floor {tier.output_speed_floor_tokens_per_s:g} tok/s",
+                cls="tier-floor",
+                label_row=i % 3,
+            )
         plot.legend.append(LegendItem(f"tier {tier.name}", color, "ring"))
     order = sorted(
         (p for p in ctx.points if ctx.speed(p) is not None),
@@ -401,7 +402,11 @@ def _cdf_chart(
     if not series:
         return empty_chart(title, "no samples in any window")
     all_values = np.concatenate([v for _, v, _ in series])
-    refs = [t.ttft_ceiling_s if ceiling else t.output_speed_floor_tokens_per_s for t in ctx.tiers]
+    refs = [
+        ref
+        for t in ctx.tiers
+        if (ref := t.ttft_ceiling_s if ceiling else t.output_speed_floor_tokens_per_s) is not None
+    ]
     x_axis = Axis.fit(
         x_label, [float(all_values.min()), float(all_values.max()), *refs], allow_log=True
     )
@@ -413,14 +418,14 @@ def _cdf_chart(
     )
     for i, tier in enumerate(ctx.tiers):
         color = TIER_COLORS[i % len(TIER_COLORS)]
-        if ceiling:
+        if ceiling and tier.ttft_ceiling_s is not None:
             plot.vline(
                 tier.ttft_ceiling_s,
                 color=color,
                 label=f"{tier.name} ≤ {tier.ttft_ceiling_s:g} s",
                 label_row=i % 3,
             )
-        else:
+        elif not ceiling and tier.output_speed_floor_tokens_per_s is not None:
             plot.vline(
                 tier.output_speed_floor_tokens_per_s,
                 color=color,

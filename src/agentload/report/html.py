@@ -42,6 +42,7 @@ from agentload.results.files import (
     SUMMARY_FILE,
 )
 from agentload.results.summary import TierResult
+from agentload.results.tiers import slo_text
 
 FILE_MODE = 0o600
 """The report is a results file: readable by its owner only."""
@@ -241,10 +242,7 @@ def _tier_source(ctx: ReportContext) -> str:
 
 
 def _tier_card(ctx: ReportContext, tier: TierResult, color: str) -> str:
-    slo = (
-        f"p{tier.output_speed_percentile:g} output ≥ {tier.output_speed_floor_tokens_per_s:g} "
-        f"tokens/s · p{tier.ttft_percentile:g} TTFT ≤ {tier.ttft_ceiling_s:g} s"
-    )
+    slo = slo_text(tier, unicode=True).replace(", ", " · ")
     rows: list[tuple[str, str]] = []
     if tier.max_agents is None:
         big = "none <small>no probe met it</small>"
@@ -348,7 +346,8 @@ def _tier_table(ctx: ReportContext) -> str:
     per_gpu = ctx.per_gpu_unit
     figures: list[tuple[str, str, Any]] = [
         ("output-speed floor", "tokens/s per agent", lambda t: _slo_speed(t)),
-        ("TTFT ceiling", "s", lambda t: f"p{t.ttft_percentile:g} ≤ {t.ttft_ceiling_s:g}"),
+        ("TTFT ceiling", "s", lambda t: _slo_ttft(t)),
+        ("e2e interactivity floor", "tokens/s per agent", lambda t: _slo_interactivity(t)),
         ("max agents", "agents", lambda t: "none" if t.max_agents is None else f"{t.max_agents:,}"),
         ("first failing", "agents", lambda t: _int(t.first_failing_agents)),
         ("total", "tokens/s", lambda t: fmt(t.total_tokens_per_s, 0)),
@@ -360,6 +359,12 @@ def _tier_table(ctx: ReportContext) -> str:
         ("p25 output speed", "tokens/s per request", lambda t: fmt(t.p25_output_tokens_per_s)),
         ("p50 output speed", "tokens/s per request", lambda t: fmt(t.p50_output_tokens_per_s)),
         ("p95 TTFT", "s", lambda t: fmt(t.p95_ttft_s, 3)),
+        (
+            "e2e interactivity (1/p90)",
+            "tokens/s per request",
+            lambda t: fmt(t.p90_interactivity_tokens_per_s),
+        ),
+        ("goodput", "calls/s meeting the tier", lambda t: fmt(t.goodput_calls_per_s, 2)),
         ("cache hit rate", "cached / prompt tokens", lambda t: pct(t.cache_hit_rate)),
         ("mean power", "W (all GPUs)", lambda t: fmt(t.mean_watts, 0)),
         ("agents per MW", "agents/MW", lambda t: fmt(t.agents_per_mw, 0)),
@@ -382,7 +387,21 @@ def _tier_table(ctx: ReportContext) -> str:
 
 
 def _slo_speed(tier: TierResult) -> str:
+    if tier.output_speed_floor_tokens_per_s is None:
+        return "—"
     return f"p{tier.output_speed_percentile:g} ≥ {tier.output_speed_floor_tokens_per_s:g}"
+
+
+def _slo_ttft(tier: TierResult) -> str:
+    if tier.ttft_ceiling_s is None:
+        return "—"
+    return f"p{tier.ttft_percentile:g} ≤ {tier.ttft_ceiling_s:g}"
+
+
+def _slo_interactivity(tier: TierResult) -> str:
+    if tier.interactivity_floor_tokens_per_s is None:
+        return "—"
+    return f"1/p{tier.interactivity_percentile or 90:g} ≥ {tier.interactivity_floor_tokens_per_s:g}"
 
 
 def _int(value: int | None) -> str:
