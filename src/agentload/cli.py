@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "frontier",
     "compare",
     "report",
+    "export",
 )
 """Modules of `agentload.commands`; each has `register(subparsers)`."""
 
