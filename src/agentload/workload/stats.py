@@ -144,9 +144,10 @@ class _PrefixTrie:
 
 @dataclass
 class _Tally:
-    """What the walk over every call collects."""
+    """What the walk over every call collects (the prefix tries only when `tries`)."""
 
     hash_blocks: bool
+    tries: bool = True
     prompt_only: _PrefixTrie = field(default_factory=_PrefixTrie)
     with_replies: _PrefixTrie = field(default_factory=_PrefixTrie)
     blocks_seen: set[str] = field(default_factory=set)
@@ -171,6 +172,8 @@ class _Tally:
             if previous is not None:
                 self.new_inputs.append(size - previous[0] - previous[1])
             previous = (size, turn.output_tokens)
+            if not self.tries:
+                continue
             self.reusable += self.prompt_only.walk(prompt)[0]
             reused, end = self.with_replies.walk(prompt)
             self.reusable_with_replies += reused
@@ -190,6 +193,36 @@ class _Tally:
                 self.blocks_repeated += 1
             else:
                 self.blocks_seen.add(segment.key)
+
+
+@dataclass(frozen=True, eq=False)
+class CallSamples:
+    """Per-call and per-session samples of a workload, the shape its distributions describe."""
+
+    input_tokens: np.ndarray
+    """Prompt length of every call, tokens."""
+    new_input_tokens: np.ndarray
+    """prompt_k - prompt_{k-1} - output_{k-1} of every call after a session's first, tokens."""
+    output_tokens: np.ndarray
+    """Forced output length of every call, tokens."""
+    calls_per_session: np.ndarray
+    """Calls of each top-level session, its subagents' included."""
+    tool_time_s: np.ndarray
+    """Tool time between consecutive calls of a session, s."""
+
+
+def call_samples(workload: Workload) -> CallSamples:
+    """The samples behind `workload_stats`' distributions (no prefix-cache walk)."""
+    tally = _Tally(hash_blocks=False, tries=False)
+    for session in workload.sessions:
+        tally.session(session)
+    return CallSamples(
+        input_tokens=np.asarray(tally.inputs, dtype=np.float64),
+        new_input_tokens=np.asarray(tally.new_inputs, dtype=np.float64),
+        output_tokens=np.asarray(tally.outputs, dtype=np.float64),
+        calls_per_session=np.asarray([s.calls() for s in workload.sessions], dtype=np.float64),
+        tool_time_s=np.asarray(tally.tool_times, dtype=np.float64),
+    )
 
 
 def workload_stats(workload: Workload) -> WorkloadStats:
