@@ -41,7 +41,7 @@ from agentload.results.files import (
     REPORT_FILE,
     SUMMARY_FILE,
 )
-from agentload.results.summary import TierResult
+from agentload.results.summary import ProbeFigures, TierResult
 from agentload.results.tiers import slo_text
 
 FILE_MODE = 0o600
@@ -408,6 +408,34 @@ def _int(value: int | None) -> str:
     return "—" if value is None else f"{value:,}"
 
 
+def _probe_extras(f: ProbeFigures) -> list[str]:
+    """One line each for a probe's goodput, session figures and methodology stamp, when the
+    results carry them."""
+    lines = []
+    if f.goodput_calls_per_s:
+        lines.append(
+            "goodput (calls/s meeting each tier alone): "
+            + ", ".join(f"{name} {fmt(v, 2)}" for name, v in f.goodput_calls_per_s.items())
+        )
+    if f.sessions is not None and f.sessions.sessions:
+        s = f.sessions
+        slowdown = (
+            f"; slowdown vs one agent p50 {fmt(s.slowdown_p50, 2)}x, p90 {fmt(s.slowdown_p90, 2)}x"
+            if s.slowdown_p50 is not None
+            else ""
+        )
+        lines.append(
+            f"sessions: {s.sessions} over the window, wall time p50 {fmt(s.wall_s_p50)} s, "
+            f"{pct(s.model_share)} waiting on the model, {pct(s.tool_share)} in tool time"
+            + slowdown
+        )
+    if f.methodology is not None:
+        stamp = f.methodology
+        verdict = "valid" if stamp.valid else "not valid: " + "; ".join(stamp.reasons)
+        lines.append(f"{stamp.rules} rules: {verdict}")
+    return lines
+
+
 def _probe_table(ctx: ReportContext) -> str:
     tier_names = [t.name for t in ctx.tiers] or sorted(
         {name for p in ctx.points for name in p.figures.verdicts}
@@ -422,6 +450,7 @@ def _probe_table(ctx: ReportContext) -> str:
         "output tokens/s",
         "p25 / p50 output speed, tokens/s",
         "p50 / p95 TTFT, s",
+        "e2e interactivity 1/p90, tokens/s",
         "cache hit (client / server)",
         "in flight (mean)",
         "mean power, W",
@@ -440,6 +469,7 @@ def _probe_table(ctx: ReportContext) -> str:
             _td(fmt(f.output_tokens_per_s, 1)),
             _td(f"{fmt(f.p25_output_tokens_per_s)} / {fmt(f.p50_output_tokens_per_s)}"),
             _td(f"{fmt(f.p50_ttft_s, 3)} / {fmt(f.p95_ttft_s, 3)}"),
+            _td(fmt(f.p90_interactivity_tokens_per_s)),
             _td(f"{pct(f.cache_hit_rate)} / {pct(f.server_cache_hit_rate)}"),
             _td(fmt(f.achieved_concurrency, 2)),
             _td(fmt(f.mean_watts, 0)),
@@ -449,7 +479,7 @@ def _probe_table(ctx: ReportContext) -> str:
             cls = verdict if verdict in ("pass", "fail", "uncertain") else "num"
             cells.append(_td(verdict, cls))
         rows.append("<tr>" + "".join(cells) + "</tr>")
-        for note in f.notes:
+        for note in (*f.notes, *_probe_extras(f)):
             rows.append(f'<tr><td></td><td colspan="{len(head) - 1}">{e(note)}</td></tr>')
     sources = ", ".join(sorted({p.source for p in ctx.points}))
     return (
