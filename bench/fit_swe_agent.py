@@ -42,8 +42,6 @@ LOG = (
     / "data/traces/mini_swe_agent_deepseek_calls.jsonl"
 )
 """The shared log, in the nearest `shared/` above the checkout (a worktree sits deeper)."""
-FIT_SESSIONS = 400
-"""Sessions drawn per objective evaluation (x max_calls draws per per-call quantity)."""
 FIT_SEED = 7
 STEPS = 400
 """Nelder-Mead iterations per distribution."""
@@ -114,17 +112,23 @@ def nelder_mead(f: Callable[[np.ndarray], float], x0: np.ndarray, steps: int) ->
     return simplex[int(np.argmin(values))]
 
 
+DRAWERS = {
+    "task": swe_agent.draw_task,
+    "calls": swe_agent.draw_calls,
+    "result": swe_agent.draw_results,
+    "output": swe_agent.draw_outputs,
+    "tool_time": swe_agent.draw_tool_times,
+}
+PER_SESSION_DRAWS = 2000
+PER_CALL_DRAWS = 50_000
+
+
 def fitted_samples(group: str, params: SweAgentParams) -> np.ndarray:
-    """The generator's draws of one group's quantity, under the fixed fitting seed."""
-    sessions = 2000 if group in ("calls", "task") else FIT_SESSIONS
-    d = swe_agent.draw(params, sessions, np.random.default_rng(FIT_SEED))
-    return {
-        "task": d.task,
-        "calls": d.calls,
-        "result": d.result.ravel(),
-        "output": d.output.ravel(),
-        "tool_time": d.tool_time_s.ravel(),
-    }[group].astype(np.float64)
+    """The generator's draws of one group's quantity (its own drawing function, as `generate`
+    uses it), under the fixed fitting seed."""
+    size = PER_SESSION_DRAWS if group in ("task", "calls") else PER_CALL_DRAWS
+    drawn = DRAWERS[group](params, np.random.default_rng(FIT_SEED), size)
+    return np.asarray(drawn, dtype=np.float64).ravel()
 
 
 def fit(group: str, target: np.ndarray, start: SweAgentParams) -> tuple[SweAgentParams, float]:

@@ -48,33 +48,33 @@ class SweAgentParams(BaseModel):
     """Shared system prompt, tokens (the log's median cached tokens on a first call)."""
     task_min: int = Field(default=1070, ge=1)
     """Smallest task message (instance prompt + problem statement), tokens."""
-    task_excess_median: float = Field(default=250.0, gt=0)
-    task_excess_sigma: float = Field(default=1.16, ge=0)
+    task_excess_median: float = Field(default=266.8, gt=0)
+    task_excess_sigma: float = Field(default=1.022, ge=0)
     """The task's tokens above `task_min`: lognormal (median, sigma)."""
-    calls_median: float = Field(default=76.0, gt=0)
-    calls_sigma: float = Field(default=0.35, ge=0)
+    calls_median: float = Field(default=75.86, gt=0)
+    calls_sigma: float = Field(default=0.3411, ge=0)
     max_calls: int = Field(default=250, ge=1)
-    empty_result_share: float = Field(default=0.2, ge=0, le=1)
+    empty_result_share: float = Field(default=0.2018, ge=0, le=1)
     """Share of command outputs that are the fixed empty-output message."""
     empty_result_tokens: int = Field(default=30, ge=1)
-    result_median: float = Field(default=90.0, gt=0)
-    result_sigma: float = Field(default=0.8, ge=0)
-    result_long_share: float = Field(default=0.3, ge=0, le=1)
-    result_long_median: float = Field(default=400.0, gt=0)
-    result_long_sigma: float = Field(default=0.9, ge=0)
+    result_median: float = Field(default=108.6, gt=0)
+    result_sigma: float = Field(default=0.7958, ge=0)
+    result_long_share: float = Field(default=0.3187, ge=0, le=1)
+    result_long_median: float = Field(default=404.9, gt=0)
+    result_long_sigma: float = Field(default=0.7823, ge=0)
     """Other command outputs, tokens: lognormal, the long part with `result_long_share`."""
-    output_median: float = Field(default=75.0, gt=0)
-    output_sigma: float = Field(default=0.25, ge=0)
-    output_long_share: float = Field(default=0.3, ge=0, le=1)
-    output_long_median: float = Field(default=500.0, gt=0)
-    output_long_sigma: float = Field(default=0.7, ge=0)
+    output_median: float = Field(default=76.98, gt=0)
+    output_sigma: float = Field(default=0.3031, ge=0)
+    output_long_share: float = Field(default=0.3127, ge=0, le=1)
+    output_long_median: float = Field(default=420.4, gt=0)
+    output_long_sigma: float = Field(default=0.6756, ge=0)
     max_output: int = Field(default=8192, ge=1)
     """Output per call, tokens: lognormal, the long part with `output_long_share`."""
-    tool_time_median_s: float = Field(default=2.4, gt=0)
-    tool_time_sigma: float = Field(default=0.3, ge=0)
-    tool_time_slow_share: float = Field(default=0.1, ge=0, le=1)
-    tool_time_slow_median_s: float = Field(default=2.0, gt=0)
-    tool_time_slow_sigma: float = Field(default=1.5, ge=0)
+    tool_time_median_s: float = Field(default=2.377, gt=0)
+    tool_time_sigma: float = Field(default=0.1995, ge=0)
+    tool_time_slow_share: float = Field(default=0.1853, ge=0, le=1)
+    tool_time_slow_median_s: float = Field(default=1.286, gt=0)
+    tool_time_slow_sigma: float = Field(default=1.863, ge=0)
     max_tool_time_s: float = Field(default=600.0, ge=0)
     """Tool time between calls, s: lognormal, the slow part with `tool_time_slow_share`."""
     max_input: int = Field(default=131_072, ge=2)
@@ -107,11 +107,20 @@ class Draws:
     tool_time_s: np.ndarray
 
 
-def draw(p: SweAgentParams, sessions: int, rng: np.random.Generator) -> Draws:
-    """All random draws for `sessions` sessions, in a fixed order (the seed decides them)."""
-    shape = (sessions, p.max_calls)
-    task = p.task_min + np.rint(lognormal(rng, p.task_excess_median, p.task_excess_sigma, sessions))
+def draw_task(p: SweAgentParams, rng: np.random.Generator, sessions: int) -> np.ndarray:
+    """Task message tokens, one per session."""
+    excess = lognormal(rng, p.task_excess_median, p.task_excess_sigma, sessions)
+    return (p.task_min + np.rint(excess)).astype(np.int64)
+
+
+def draw_calls(p: SweAgentParams, rng: np.random.Generator, sessions: int) -> np.ndarray:
+    """Planned calls, one per session (stratified lognormal, 1..max_calls)."""
     calls = np.rint(p.calls_median * np.exp(p.calls_sigma * stratified_normal(rng, sessions)))
+    return np.clip(calls, 1, p.max_calls).astype(np.int64)
+
+
+def draw_results(p: SweAgentParams, rng: np.random.Generator, shape: object) -> np.ndarray:
+    """Command-output tokens after each call."""
     empty = rng.random(shape) < p.empty_result_share
     other = lognormal_mixture(
         rng,
@@ -121,6 +130,11 @@ def draw(p: SweAgentParams, sessions: int, rng: np.random.Generator) -> Draws:
         shape,
     )
     result = np.where(empty, p.empty_result_tokens, np.maximum(np.rint(other), MIN_TOKENS))
+    return result.astype(np.int64)
+
+
+def draw_outputs(p: SweAgentParams, rng: np.random.Generator, shape: object) -> np.ndarray:
+    """Output tokens of each call, 1..max_output."""
     output = lognormal_mixture(
         rng,
         (p.output_median, p.output_sigma),
@@ -128,6 +142,11 @@ def draw(p: SweAgentParams, sessions: int, rng: np.random.Generator) -> Draws:
         p.output_long_share,
         shape,
     )
+    return np.clip(np.rint(output), MIN_TOKENS, p.max_output).astype(np.int64)
+
+
+def draw_tool_times(p: SweAgentParams, rng: np.random.Generator, shape: object) -> np.ndarray:
+    """Tool time after each call, s (rounded to ms), at most max_tool_time_s."""
     tool = lognormal_mixture(
         rng,
         (p.tool_time_median_s, p.tool_time_sigma),
@@ -135,12 +154,18 @@ def draw(p: SweAgentParams, sessions: int, rng: np.random.Generator) -> Draws:
         p.tool_time_slow_share,
         shape,
     )
+    return np.round(np.minimum(tool, p.max_tool_time_s), 3)
+
+
+def draw(p: SweAgentParams, sessions: int, rng: np.random.Generator) -> Draws:
+    """All random draws for `sessions` sessions, in a fixed order (the seed decides them)."""
+    shape = (sessions, p.max_calls)
     return Draws(
-        task=task.astype(np.int64),
-        calls=np.clip(calls, 1, p.max_calls).astype(np.int64),
-        result=result.astype(np.int64),
-        output=np.clip(np.rint(output), MIN_TOKENS, p.max_output).astype(np.int64),
-        tool_time_s=np.round(np.minimum(tool, p.max_tool_time_s), 3),
+        task=draw_task(p, rng, sessions),
+        calls=draw_calls(p, rng, sessions),
+        result=draw_results(p, rng, shape),
+        output=draw_outputs(p, rng, shape),
+        tool_time_s=draw_tool_times(p, rng, shape),
     )
 
 
