@@ -102,3 +102,12 @@ def test_the_summary_stamp_is_valid_only_when_every_probe_is() -> None:
     assert folded.notes == ("p1: n",)
     assert summary_stamp({"p1": good}).valid
     assert not summary_stamp({}).valid
+
+
+def test_the_pool_can_say_when_each_agent_started() -> None:
+    # Agent 1's records go back 60 s, but the pool restarted it 10 s before the window.
+    records = [rec(0, 0.1, 1, 1, agent=0), rec(0, 0.1, 1, 1, agent=1)]
+    records += [rec(40 + i, 40.1 + i, 41 + i, 41 + i, agent=i % 2) for i in range(20)]
+    starts = {0: window(0, 1).start, 1: window(25, 26).start}
+    stamp = probe_stamp(records, window(35, 70), agents=2, agent_starts=starts)
+    assert stamp.reasons == ("1 of 2 agent(s) active less than 30 s when the window began",)

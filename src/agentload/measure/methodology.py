@@ -45,15 +45,20 @@ def probe_stamp(
     settle_s: float = STEADY_STATE_SETTLE_S,
     max_error_rate: float = MAX_ERROR_RATE,
     context_tokens: int | None = None,
+    agent_starts: Mapping[int, float] | None = None,
 ) -> MethodologyStamp:
-    """The stamp of one probe: `records` are all of its calls (those before the window say when
-    each agent started), `agents` how many it ran, `context_tokens` the server's context length
-    per sequence when known."""
+    """The stamp of one probe: `records` are its calls, those before the window included (they
+    say when each agent started, unless `agent_starts` gives each running agent's start, epoch
+    s, as a pool that reuses agent numbers must), `agents` how many it ran, `context_tokens` the
+    server's context length per sequence when known."""
     reasons: list[str] = []
     notes: list[str] = []
-    first_send: dict[int, float] = {}
-    for record in records:
-        first_send[record.agent] = min(first_send.get(record.agent, record.t_send), record.t_send)
+    first_send: dict[int, float] = dict(agent_starts or {})
+    if agent_starts is None:
+        for record in records:
+            first_send[record.agent] = min(
+                first_send.get(record.agent, record.t_send), record.t_send
+            )
     settled = sum(1 for t in first_send.values() if t <= window.start - settle_s)
     if settled < agents:
         silent = max(agents - len(first_send), 0)
