@@ -155,7 +155,8 @@ def _load_directory(
         names = ", ".join(m.name for m in manifests)
         raise InputError(f"several manifests ({names}): name the one to load", path=path)
     files = _jsonl_files(path) or _jsonl_files(path / TRACES_FOLDER)
-    if not files and any(plain_suffix(f) == ".json" for f in path.iterdir() if f.is_file()):
+    documents = sorted(f for f in path.iterdir() if f.is_file() and plain_suffix(f) == ".json")
+    if not files and documents and weka.looks_like_weka(read_document(documents[0])):
         return weka.load_weka(path, skip_bad_lines=skip_bad_lines)
     if not files:
         raise InputError("no manifest and no .jsonl files in this directory", path=path)

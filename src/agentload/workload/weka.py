@@ -88,8 +88,15 @@ class _Notes:
     tails: int = 0
     extra: list[str] = field(default_factory=list)
 
-    def lines(self, skipper: LineSkipper | None) -> list[str]:
+    def lines(self, skipper: LineSkipper | None, sessions: list[Session]) -> list[str]:
         notes = list(self.extra)
+        children = [c for s in sessions for c in s.descendants()]
+        if children:
+            calls = sum(len(c.turns) for c in children)
+            notes.append(
+                f"{len(children)} subagent session(s), {calls} call(s), launched by their "
+                "parents' calls (Turn.subagents: fan-out, then join unless async_launched)"
+            )
         if self.tails:
             notes.append(
                 f"{self.tails} call(s) with tokens past their hash blocks: those tokens are one "
@@ -337,7 +344,7 @@ def load_weka(path: Path, *, skip_bad_lines: bool = False) -> Workload:
         source=str(path),
         sessions=tuple(sessions),
         skipped_lines=skipper.skipped if skipper else 0,
-        notes=tuple(notes.lines(skipper)),
+        notes=tuple(notes.lines(skipper, sessions)),
     )
 
 
