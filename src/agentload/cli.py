@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "compare",
     "plan",
     "report",
+    "export",
 )
 """Modules of `agentload.commands`; each has `register(subparsers)`."""
 

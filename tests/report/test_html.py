@@ -12,10 +12,11 @@ import orjson
 import pytest
 
 from agentload.report.formats import agents_words
-from agentload.report.html import REPORT_FILE, render_report, write_report
+from agentload.report.html import REPORT_FILE, _probe_extras, render_report, write_report
 from agentload.report.load import load_view
 from agentload.report.over_time import MAX_POWER_POINTS, POWER_TOTAL
 from agentload.report.vega import EMBED_SCRIPT, script_bundle
+from agentload.results.summary import MethodologyStamp, ProbeFigures, SessionFigures
 from tests.report.builder import THEORETICAL_HIT_RATE, TIERS, build_results, build_run
 from tests.report.specs import charts, layer, rows, subtitle, titles
 
@@ -300,3 +301,32 @@ def test_long_power_records_are_drawn_as_means_of_consecutive_samples(tmp_path: 
     totals = [r for r in power if r["series"] == POWER_TOTAL]
     assert len(totals) == math.ceil(samples / group) <= MAX_POWER_POINTS
     assert f"Each point is the mean of {group} consecutive samples." in document
+
+
+def _bare_probe() -> ProbeFigures:
+    return ProbeFigures(
+        index=0, agents=4, window_start=0.0, window_end=10.0, window_s=10.0, requests_ok=10,
+        requests_failed=0, error_rate=0.0, total_tokens_per_s=1.0, output_tokens_per_s=1.0,
+        cached_input_tokens_per_s=0.0, uncached_input_tokens_per_s=0.0, input_tokens_per_s=0.0,
+        p25_output_tokens_per_s=None, p50_output_tokens_per_s=None, p95_ttft_s=None,
+        p50_ttft_s=None, cache_hit_rate=None, achieved_concurrency=1.0,
+    )  # fmt: skip
+
+
+def test_a_probe_with_goodput_sessions_and_a_stamp_shows_them_in_its_notes() -> None:
+    probe = _bare_probe().model_copy(
+        update={
+            "goodput_calls_per_s": {"fast": 1.25},
+            "sessions": SessionFigures(
+                sessions=4, calls=20, wall_s_p50=30.0, model_share=0.6, tool_share=0.4,
+                slowdown_p50=1.5, slowdown_p90=2.0,
+            ),
+            "methodology": MethodologyStamp(valid=False, reasons=("error rate 9.0% above 5%",)),
+        }
+    )  # fmt: skip
+    lines = _probe_extras(probe)
+    assert lines[0] == "goodput (calls/s meeting each tier alone): fast 1.25"
+    assert "60.0% waiting on the model, 40.0% in tool time" in lines[1]
+    assert "slowdown vs one agent p50 1.50x, p90 2.00x" in lines[1]
+    assert lines[2] == "agentperf rules: not valid: error rate 9.0% above 5%"
+    assert _probe_extras(_bare_probe()) == []

@@ -21,6 +21,7 @@ from agentload.report.load import Point, ResultsView, load_view
 from agentload.report.terminal import print_window
 from agentload.results.files import PROBES_FILE, SUMMARY_FILE
 from agentload.results.summary import TierResult
+from agentload.results.tiers import slo_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -123,6 +124,12 @@ def tier_table(view: ResultsView) -> Table:
         ("output", per_gpu, lambda t: _per_gpu(view, t.output_tokens_per_s)),
         ("p25 output speed", "tokens/s per request", lambda t: fmt(t.p25_output_tokens_per_s)),
         ("p95 TTFT", "s", lambda t: fmt(t.p95_ttft_s, 3)),
+        (
+            "e2e interactivity 1/p90",
+            "tokens/s per request",
+            lambda t: fmt(t.p90_interactivity_tokens_per_s),
+        ),
+        ("goodput", "calls/s meeting the tier", lambda t: fmt(t.goodput_calls_per_s, 2)),
         ("cache hit rate", "cached / prompt tokens", lambda t: pct(t.cache_hit_rate)),
         ("mean power", "W (all GPUs)", lambda t: fmt(t.mean_watts, 0)),
         ("agents per MW", "agents/MW", lambda t: _per_mw(view, t.agents_per_mw)),
@@ -143,10 +150,7 @@ def _int(value: int | None) -> str:
 
 
 def _slo(tier: TierResult) -> str:
-    return (
-        f"p{tier.output_speed_percentile:g} ≥ {tier.output_speed_floor_tokens_per_s:g} tok/s, "
-        f"p{tier.ttft_percentile:g} TTFT ≤ {tier.ttft_ceiling_s:g} s"
-    )
+    return slo_text(tier, unicode=True)
 
 
 def probe_table(view: ResultsView) -> Table:
@@ -169,6 +173,7 @@ def probe_table(view: ResultsView) -> Table:
         "output tokens/s",
         "p25 / p50 output speed, tokens/s",
         "p50 / p95 TTFT, s",
+        "e2e 1/p90, tokens/s",
         "cache hit",
         "mean W",
         *tier_names,
@@ -194,6 +199,7 @@ def _probe_cells(view: ResultsView, point: Point, tier_names: list[str]) -> list
         fmt(f.output_tokens_per_s),
         f"{fmt(f.p25_output_tokens_per_s)} / {fmt(f.p50_output_tokens_per_s)}",
         f"{fmt(f.p50_ttft_s, 3)} / {fmt(f.p95_ttft_s, 3)}",
+        fmt(f.p90_interactivity_tokens_per_s),
         pct(f.cache_hit_rate),
         fmt(f.mean_watts, 0),
         *verdicts,

@@ -75,6 +75,7 @@ def _curve(ctx: ReportContext) -> str:
             "row": LABEL_ROW_PX * (1 + i % FLOOR_LABEL_ROWS),
         }
         for i, tier in enumerate(tiers)
+        if tier.output_speed_floor_tokens_per_s is not None
     ]
     rings = _ring_rows(ctx)
     x_title = f"p{ctx.speed_q} output speed per request (tokens/s per agent)"

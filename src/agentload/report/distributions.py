@@ -108,7 +108,11 @@ def _cdf_chart(
         low, high = min(low, float(values.min())), max(high, float(values.max()))
     if not rows:
         return empty_chart(heading, "no samples in any window")
-    refs = [t.ttft_ceiling_s if ceiling else t.output_speed_floor_tokens_per_s for t in ctx.tiers]
+    limits = [
+        (t, t.ttft_ceiling_s if ceiling else t.output_speed_floor_tokens_per_s) for t in ctx.tiers
+    ]
+    limits = [(t, ref) for t, ref in limits if ref is not None]  # a tier may lack this criterion
+    refs = [ref for _, ref in limits]
     everything = [low, high, *refs]
     log = min(everything) > 0 and max(everything) / min(everything) > LOG_SPAN
     x = vl.quant(
@@ -124,13 +128,13 @@ def _cdf_chart(
             "label": f"{tier.name} {sign} {ref:g}{unit}",
             "row": LABEL_ROW_PX * (1 + i % LABEL_ROWS),
         }
-        for i, (tier, ref) in enumerate(zip(ctx.tiers, refs, strict=True))
+        for i, (tier, ref) in enumerate(limits)
     ]
     tier_colors = vl.nominal(
         "series",
         scale={
-            "domain": [t.name for t in ctx.tiers],
-            "range": list(map(tier_color, range(len(refs)))),
+            "domain": [t.name for t, _ in limits],
+            "range": list(map(tier_color, range(len(limits)))),
         },
         legend=None,
     )

@@ -34,7 +34,8 @@ from agentload.results.files import (
     REPORT_FILE,
     SUMMARY_FILE,
 )
-from agentload.results.summary import TierResult
+from agentload.results.summary import ProbeFigures, TierResult
+from agentload.results.tiers import slo_text
 
 FILE_MODE = 0o600
 """The report is a results file: readable by its owner only."""
@@ -233,10 +234,7 @@ def _tier_source(ctx: ReportContext) -> str:
 
 
 def _tier_card(ctx: ReportContext, tier: TierResult, color: str) -> str:
-    slo = (
-        f"p{tier.output_speed_percentile:g} output ≥ {tier.output_speed_floor_tokens_per_s:g} "
-        f"tokens/s · p{tier.ttft_percentile:g} TTFT ≤ {tier.ttft_ceiling_s:g} s"
-    )
+    slo = slo_text(tier, unicode=True).replace(", ", " · ")
     rows: list[tuple[str, str]] = []
     if tier.max_agents is None:
         big = "none <small>no probe met it</small>"
@@ -335,7 +333,8 @@ def _tier_table(ctx: ReportContext) -> str:
     per_gpu = ctx.per_gpu_unit
     figures: list[tuple[str, str, Any]] = [
         ("output-speed floor", "tokens/s per agent", lambda t: _slo_speed(t)),
-        ("TTFT ceiling", "s", lambda t: f"p{t.ttft_percentile:g} ≤ {t.ttft_ceiling_s:g}"),
+        ("TTFT ceiling", "s", lambda t: _slo_ttft(t)),
+        ("e2e interactivity floor", "tokens/s per agent", lambda t: _slo_interactivity(t)),
         ("max agents", "agents", lambda t: "none" if t.max_agents is None else f"{t.max_agents:,}"),
         ("first failing", "agents", lambda t: _int(t.first_failing_agents)),
         ("total", "tokens/s", lambda t: fmt(t.total_tokens_per_s, 0)),
@@ -347,6 +346,12 @@ def _tier_table(ctx: ReportContext) -> str:
         ("p25 output speed", "tokens/s per request", lambda t: fmt(t.p25_output_tokens_per_s)),
         ("p50 output speed", "tokens/s per request", lambda t: fmt(t.p50_output_tokens_per_s)),
         ("p95 TTFT", "s", lambda t: fmt(t.p95_ttft_s, 3)),
+        (
+            "e2e interactivity (1/p90)",
+            "tokens/s per request",
+            lambda t: fmt(t.p90_interactivity_tokens_per_s),
+        ),
+        ("goodput", "calls/s meeting the tier", lambda t: fmt(t.goodput_calls_per_s, 2)),
         ("cache hit rate", "cached / prompt tokens", lambda t: pct(t.cache_hit_rate)),
         ("mean power", "W (all GPUs)", lambda t: fmt(t.mean_watts, 0)),
         ("agents per MW", "agents/MW", lambda t: fmt(t.agents_per_mw, 0)),
@@ -369,11 +374,53 @@ def _tier_table(ctx: ReportContext) -> str:
 
 
 def _slo_speed(tier: TierResult) -> str:
+    if tier.output_speed_floor_tokens_per_s is None:
+        return "—"
     return f"p{tier.output_speed_percentile:g} ≥ {tier.output_speed_floor_tokens_per_s:g}"
+
+
+def _slo_ttft(tier: TierResult) -> str:
+    if tier.ttft_ceiling_s is None:
+        return "—"
+    return f"p{tier.ttft_percentile:g} ≤ {tier.ttft_ceiling_s:g}"
+
+
+def _slo_interactivity(tier: TierResult) -> str:
+    if tier.interactivity_floor_tokens_per_s is None:
+        return "—"
+    return f"1/p{tier.interactivity_percentile or 90:g} ≥ {tier.interactivity_floor_tokens_per_s:g}"
 
 
 def _int(value: int | None) -> str:
     return "—" if value is None else f"{value:,}"
+
+
+def _probe_extras(f: ProbeFigures) -> list[str]:
+    """One line each for a probe's goodput, session figures and methodology stamp, when the
+    results carry them."""
+    lines = []
+    if f.goodput_calls_per_s:
+        lines.append(
+            "goodput (calls/s meeting each tier alone): "
+            + ", ".join(f"{name} {fmt(v, 2)}" for name, v in f.goodput_calls_per_s.items())
+        )
+    if f.sessions is not None and f.sessions.sessions:
+        s = f.sessions
+        slowdown = (
+            f"; slowdown vs one agent p50 {fmt(s.slowdown_p50, 2)}x, p90 {fmt(s.slowdown_p90, 2)}x"
+            if s.slowdown_p50 is not None
+            else ""
+        )
+        lines.append(
+            f"sessions: {s.sessions} over the window, wall time p50 {fmt(s.wall_s_p50)} s, "
+            f"{pct(s.model_share)} waiting on the model, {pct(s.tool_share)} in tool time"
+            + slowdown
+        )
+    if f.methodology is not None:
+        stamp = f.methodology
+        verdict = "valid" if stamp.valid else "not valid: " + "; ".join(stamp.reasons)
+        lines.append(f"{stamp.rules} rules: {verdict}")
+    return lines
 
 
 def _probe_table(ctx: ReportContext) -> str:
@@ -390,6 +437,7 @@ def _probe_table(ctx: ReportContext) -> str:
         "output tokens/s",
         "p25 / p50 output speed, tokens/s",
         "p50 / p95 TTFT, s",
+        "e2e interactivity 1/p90, tokens/s",
         "cache hit (client / server)",
         "in flight (mean)",
         "mean power, W",
@@ -408,6 +456,7 @@ def _probe_table(ctx: ReportContext) -> str:
             _td(fmt(f.output_tokens_per_s, 1)),
             _td(f"{fmt(f.p25_output_tokens_per_s)} / {fmt(f.p50_output_tokens_per_s)}"),
             _td(f"{fmt(f.p50_ttft_s, 3)} / {fmt(f.p95_ttft_s, 3)}"),
+            _td(fmt(f.p90_interactivity_tokens_per_s)),
             _td(f"{pct(f.cache_hit_rate)} / {pct(f.server_cache_hit_rate)}"),
             _td(fmt(f.achieved_concurrency, 2)),
             _td(fmt(f.mean_watts, 0)),
@@ -417,7 +466,7 @@ def _probe_table(ctx: ReportContext) -> str:
             cls = verdict if verdict in ("pass", "fail", "uncertain") else "num"
             cells.append(_td(verdict, cls))
         rows.append("<tr>" + "".join(cells) + "</tr>")
-        for note in f.notes:
+        for note in (*f.notes, *_probe_extras(f)):
             rows.append(f'<tr><td></td><td colspan="{len(head) - 1}">{e(note)}</td></tr>')
     sources = ", ".join(sorted({p.source for p in ctx.points}))
     return (

@@ -9,6 +9,7 @@ from rich.table import Table
 from agentload.measure.metrics import WindowMetrics
 from agentload.measure.stats import Distribution
 from agentload.results.summary import SelfCheckFigures, Summary
+from agentload.results.tiers import slo_text
 
 WIDE_COLUMNS = 160
 """Width for tables when output is not a terminal (a log file or CI), so columns stay whole."""
@@ -115,10 +116,7 @@ def tiers_table(summary: Summary) -> Table:
     ):
         table.add_column(name, justify="left" if name in ("tier", "SLO") else "right")
     for tier in summary.tiers:
-        slo = (
-            f"p{tier.output_speed_percentile:g} >= {tier.output_speed_floor_tokens_per_s:g} "
-            f"tok/s, p{tier.ttft_percentile:g} TTFT <= {tier.ttft_ceiling_s:g} s"
-        )
+        slo = slo_text(tier)
         if tier.max_agents is None:
             table.add_row(tier.name, slo, "none", *["—"] * 7)
             continue

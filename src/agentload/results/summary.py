@@ -41,6 +41,52 @@ class PowerFigures(_Model):
     """Why the figure is missing or invalid, when it is."""
 
 
+class MethodologyStamp(_Model):
+    """Whether figures were measured under a benchmark's rules (`agentload.measure.methodology`)."""
+
+    rules: str = "agentperf"
+    """The rules checked: `agentperf` (Artificial Analysis AgentPerf's measurement rules)."""
+    valid: bool
+    reasons: tuple[str, ...] = ()
+    """Why the figures are not valid under the rules, one line each (empty when valid)."""
+    notes: tuple[str, ...] = ()
+    """What a reader should know that does not invalidate them."""
+
+
+class OneAgentBaseline(_Model):
+    """A call's latency at one agent, as a one-agent probe measured it (`measure.sessions`):
+    TTFT = ttft_s_at_zero + s_per_uncached_token x uncached prompt tokens, then the other
+    output tokens at output_tokens_per_s."""
+
+    ttft_s_at_zero: float = Field(ge=0)
+    s_per_uncached_token: float = Field(ge=0)
+    output_tokens_per_s: float = Field(gt=0)
+    calls: int = Field(ge=1)
+    """One-agent calls the baseline was fitted on."""
+
+
+class SessionFigures(_Model):
+    """What the sessions felt like over a window, per session instance: its wall time (first
+    send to last close of its calls there), the share of it spent waiting on the model (the
+    rest is tool time and the agent's own), and its slowdown against the same calls at one
+    agent."""
+
+    sessions: int = Field(ge=0)
+    """Session instances with a call closed in the window."""
+    calls: int = Field(ge=0)
+    wall_s_p50: float | None = None
+    wall_s_p90: float | None = None
+    model_share: float | None = None
+    """Time waiting on the model / wall time, summed over the sessions (0..1)."""
+    tool_share: float | None = None
+    """1 - model_share: tool time between calls (and the agent's own time), 0..1."""
+    slowdown_p50: float | None = None
+    """Wall time / the same session's estimated wall time at one agent (1.0 = no slowdown)."""
+    slowdown_p90: float | None = None
+    baseline: OneAgentBaseline | None = None
+    """The one-agent call latencies the slowdown compares with; None when there was none."""
+
+
 class ProbeFigures(_Model):
     """One concurrency level measured over its steady-state window."""
 
@@ -63,6 +109,9 @@ class ProbeFigures(_Model):
     p50_output_tokens_per_s: float | None
     p95_ttft_s: float | None
     p50_ttft_s: float | None
+    p90_interactivity_tokens_per_s: float | None = None
+    """End-to-end normalised interactivity (AgentX, InferenceX, AIPerf): 1 / the 90th
+    percentile of per-request end-to-end latency / output tokens, tokens/s."""
     cache_hit_rate: float | None
     """Client side: cached / prompt tokens from the server's usage."""
     server_cache_hit_rate: float | None = None
@@ -74,6 +123,11 @@ class ProbeFigures(_Model):
     """Why the probe has no power figure, when a sampler ran but its figure is invalid."""
     verdicts: dict[str, str] = Field(default_factory=dict)
     """Tier name -> `pass`, `fail` or `uncertain` (inside the noise)."""
+    goodput_calls_per_s: dict[str, float] = Field(default_factory=dict)
+    """Tier name -> successful calls closed in the window that each met the tier's criteria,
+    per second of window (`agentload.measure.goodput`)."""
+    sessions: SessionFigures | None = None
+    methodology: MethodologyStamp | None = None
     notes: tuple[str, ...] = ()
 
 
@@ -81,10 +135,12 @@ class TierResult(_Model):
     """One SLO tier: the most agents that met it, and the figures at that point."""
 
     name: str
-    output_speed_floor_tokens_per_s: float
+    output_speed_floor_tokens_per_s: float | None
     output_speed_percentile: float
-    ttft_ceiling_s: float
+    ttft_ceiling_s: float | None
     ttft_percentile: float
+    interactivity_floor_tokens_per_s: float | None = None
+    interactivity_percentile: float | None = None
     max_agents: int | None = Field(ge=1)
     """None when even the smallest probe failed the tier."""
     first_failing_agents: int | None = Field(default=None, ge=1)
@@ -96,6 +152,9 @@ class TierResult(_Model):
     p25_output_tokens_per_s: float | None = None
     p50_output_tokens_per_s: float | None = None
     p95_ttft_s: float | None = None
+    p90_interactivity_tokens_per_s: float | None = None
+    goodput_calls_per_s: float | None = None
+    """Calls per second that met this tier at `max_agents`."""
     cache_hit_rate: float | None = None
     mean_watts: float | None = Field(default=None, ge=0)
     agents_per_mw: float | None = Field(default=None, ge=0)
@@ -152,4 +211,7 @@ class Summary(_Model):
     """False when the client fell behind its schedule (event-loop lag); figures are suspect."""
     selfcheck: SelfCheckFigures | None = None
     """The client's self-check figures behind `client_ok` (None in older results)."""
+    methodology: MethodologyStamp | None = None
+    """Whether the probes were measured under AgentPerf's rules, and why not
+    (`agentload.measure.methodology.summary_stamp`); None in older results."""
     notes: tuple[str, ...] = ()
