@@ -137,6 +137,10 @@ class Host(ABC):
         """When the most recently started running agent started (epoch s)."""
         return max((self._starts[i] for i in self._active), default=None)
 
+    def running_starts(self) -> dict[int, float]:
+        """Each running agent's start, epoch s."""
+        return {i: self._starts[i] for i in self._active}
+
     def agent_starts(self) -> list[float]:
         """When every agent of the run started, epoch s, in start order."""
         return sorted(self._starts.values())

@@ -16,8 +16,11 @@ from typing import Protocol
 
 from agentload import clock
 from agentload.measure.figures import probe_figures
+from agentload.measure.goodput import goodput_by_tier
 from agentload.measure.meters import Meters
+from agentload.measure.methodology import probe_stamp
 from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics, window_samples
+from agentload.measure.sessions import OneAgentBaseline, one_agent_baseline, session_figures
 from agentload.measure.verdict import Verdict, judge
 from agentload.measure.window import Window
 from agentload.results.record import RequestRecord
@@ -39,6 +42,10 @@ class ProbeLoad(Protocol):
         """When the most recently started running agent started (epoch s)."""
         ...
 
+    def running_starts(self) -> dict[int, float]:
+        """Each running agent's start, epoch s."""
+        ...
+
     async def records(self) -> Sequence[RequestRecord]:
         """Every call finished so far."""
         ...
@@ -53,6 +60,8 @@ class ProbeOutcome:
     metrics: WindowMetrics
     interrupted: bool = False
     """A run's probe cut short by Ctrl-C: its figures cover what was measured."""
+    baseline: OneAgentBaseline | None = None
+    """The one-agent call latency model in use (from this probe, if it had one agent)."""
 
 
 async def measure_probe(
@@ -62,15 +71,17 @@ async def measure_probe(
     index: int,
     phase: str,
     meters: Meters | None = None,
+    baseline: OneAgentBaseline | None = None,
 ) -> ProbeOutcome | None:
     """Resize to `agents`, settle, measure, judge. None only for a run interrupted before
-    anything could be measured."""
+    anything could be measured. `baseline` (a one-agent probe's latency model, kept by the
+    search) gives the per-session slowdown."""
     meters = meters or Meters()
     began = clock.now()
     await load.resize(agents, settings.ramp_s, phase)
     steady = (load.last_start() or began) + settings.settle_s
     if settings.length_s is not None:
-        return await _fixed_window(load, settings, agents, index, began, steady, meters)
+        return await _fixed_window(load, settings, agents, index, began, steady, meters, baseline)
     start = max(clock.now(), steady)
     await _sleep_until(start)
     if meters.server is not None:
@@ -94,7 +105,8 @@ async def measure_probe(
             settings.window_s * EXTENSION_SHARE, settings.max_window_s - window.duration_s
         )
         await asyncio.sleep(extension)
-    return await _outcome(load, metrics, verdicts, agents, index, window, meters, notes)
+    judged = Judged(table, window, metrics, verdicts)
+    return await _outcome(load, settings, judged, agents, index, meters, notes, baseline)
 
 
 async def _fixed_window(
@@ -105,6 +117,7 @@ async def _fixed_window(
     began: float,
     steady: float,
     meters: Meters,
+    baseline: OneAgentBaseline | None,
 ) -> ProbeOutcome | None:
     """A run's probe: from the steady state (or the start) to `length_s` after `began`."""
     assert settings.length_s is not None
@@ -132,33 +145,62 @@ async def _fixed_window(
     table = RecordTable.from_records(await load.records())
     metrics = window_metrics(table, window, agents=agents)
     verdicts = _judge_all(table, window, metrics, settings)
-    outcome = await _outcome(load, metrics, verdicts, agents, index, window, meters, notes)
+    judged = Judged(table, window, metrics, verdicts)
+    outcome = await _outcome(load, settings, judged, agents, index, meters, notes, baseline)
     outcome.interrupted = interrupted
     return outcome
 
 
+@dataclass(frozen=True)
+class Judged:
+    """A window's records, metrics and verdicts."""
+
+    table: RecordTable
+    window: Window
+    metrics: WindowMetrics
+    verdicts: dict[str, Verdict]
+
+
 async def _outcome(
     load: ProbeLoad,
-    metrics: WindowMetrics,
-    verdicts: dict[str, Verdict],
+    settings: SearchSettings,
+    judged: Judged,
     agents: int,
     index: int,
-    window: Window,
     meters: Meters,
     notes: list[str],
+    baseline: OneAgentBaseline | None,
 ) -> ProbeOutcome:
+    """The probe's figures: the window's, the meters', and the AgentX-style extras (goodput
+    per tier, per-session figures, the methodology stamp)."""
+    window = judged.window
     server_hit_rate = await meters.server.end() if meters.server is not None else None
     watts = await meters.power.window_figures(window) if meters.power is not None else None
+    records = list(await load.records())
+    if agents == 1 and baseline is None:
+        baseline = one_agent_baseline(records, window)
+    stamp = probe_stamp(
+        [r for r in records if r.t_send < window.end],
+        window,
+        agents=agents,
+        settle_s=settings.settle_s,
+        agent_starts=load.running_starts(),
+    )
     figures = probe_figures(
-        metrics,
+        judged.metrics,
         agents=agents,
         index=index,
-        verdicts={name: _decided(v) for name, v in verdicts.items()},
+        verdicts={name: _decided(v) for name, v in judged.verdicts.items()},
+        goodput=goodput_by_tier(judged.table, window, settings.tiers),
+        sessions=session_figures(records, window, baseline=baseline),
+        methodology=stamp,
         server_cache_hit_rate=server_hit_rate,
         power=watts,
         notes=notes,
     )
-    return ProbeOutcome(figures=figures, verdicts=verdicts, metrics=metrics)
+    return ProbeOutcome(
+        figures=figures, verdicts=judged.verdicts, metrics=judged.metrics, baseline=baseline
+    )
 
 
 def _judge_all(

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentload.measure.meters import Meters
+from agentload.measure.sessions import OneAgentBaseline
 from agentload.results.summary import ProbeFigures, SelfCheckFigures
 from agentload.run.plan import next_probe
 from agentload.run.probe import ProbeLoad, ProbeOutcome, measure_probe
@@ -37,6 +38,8 @@ class SearchState:
     """Did the client keep up (event-loop lag, send delay, CPU), over the whole run."""
     agent_starts: list[float] = field(default_factory=list)
     """When every agent started, epoch s."""
+    baseline: OneAgentBaseline | None = None
+    """The one-agent probe's call latency model (per-session slowdowns use it)."""
 
     def figures(self) -> tuple[ProbeFigures, ...]:
         """Every probe's figures, the earlier ones first."""
@@ -86,8 +89,11 @@ async def run_search(
             return state
         index = len(state.earlier) + len(state.probes)
         phase = RUN_PHASE if settings.is_run else f"probe-{index}"
-        outcome = await measure_probe(load, settings, agents, index, phase, meters or Meters())
+        outcome = await measure_probe(
+            load, settings, agents, index, phase, meters or Meters(), state.baseline
+        )
         if outcome is not None:
+            state.baseline = state.baseline or outcome.baseline
             state.probes.append(outcome)
             if on_probe is not None:
                 on_probe(outcome)
