@@ -139,3 +139,27 @@ def _percentiles(values: Sequence[float]) -> tuple[float | None, float | None]:
         return None, None
     low, high = np.percentile(np.asarray(values, dtype=float), SESSION_PERCENTILES)
     return float(low), float(high)
+
+
+def active_sessions(records: Sequence[RequestRecord], window: Window) -> tuple[float, int]:
+    """(time-averaged, peak) number of session instances in progress over the window: a
+    session is in progress from its first send to its last close."""
+    spans: dict[str, list[float]] = {}
+    for record in records:
+        span = spans.setdefault(record.session, [record.t_send, record.t_done])
+        span[0] = min(span[0], record.t_send)
+        span[1] = max(span[1], record.t_done)
+    if not window.duration_s > 0:
+        return 0.0, 0
+    covered = 0.0
+    events: list[tuple[float, int]] = []
+    for start, end in spans.values():
+        lo, hi = max(start, window.start), min(end, window.end)
+        if hi > lo:
+            covered += hi - lo
+            events += [(lo, 1), (hi, -1)]
+    peak = level = 0
+    for _, step in sorted(events, key=lambda e: (e[0], e[1])):
+        level += step
+        peak = max(peak, level)
+    return covered / window.duration_s, peak

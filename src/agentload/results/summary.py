@@ -87,8 +87,21 @@ class SessionFigures(_Model):
     """The one-agent call latencies the slowdown compares with; None when there was none."""
 
 
+class ArrivalFigures(_Model):
+    """An open-loop run's arrivals, and the concurrency they came to over the window."""
+
+    arrivals: str
+    """How sessions arrived (`poisson arrivals at 0.5 sessions/s`, or the trace's times)."""
+    sessions_arrived: int = Field(ge=0)
+    """Sessions that arrived during the run."""
+    sessions_active_mean: float = Field(ge=0)
+    """Sessions in progress (first send to last close), time-averaged over the window."""
+    sessions_active_peak: int = Field(ge=0)
+
+
 class ProbeFigures(_Model):
-    """One concurrency level measured over its steady-state window."""
+    """One concurrency level measured over its steady-state window (for an open-loop run,
+    `agents` is the mean of sessions active, rounded, and `arrivals` says how they came)."""
 
     index: int = Field(ge=0)
     agents: int = Field(ge=1)
@@ -127,6 +140,7 @@ class ProbeFigures(_Model):
     """Tier name -> successful calls closed in the window that each met the tier's criteria,
     per second of window (`agentload.measure.goodput`)."""
     sessions: SessionFigures | None = None
+    arrivals: ArrivalFigures | None = None
     methodology: MethodologyStamp | None = None
     notes: tuple[str, ...] = ()
 

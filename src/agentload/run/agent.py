@@ -67,8 +67,10 @@ class Agent:
         start_mid_session: bool,
         recorded_history: bool,
         selfcheck: SendClock | None = None,
+        one_session: bool = False,
     ) -> None:
         self.index = index
+        self._one_session = one_session
         self._sessions = sessions
         self._send = send
         self._run_salt = run_salt
@@ -82,8 +84,9 @@ class Agent:
         """When the next call is meant to go out (epoch s): the end of the tool time."""
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Play sessions until `stop` is set: agent i takes sessions i, i+S, i+2S, ... in turn
-        (S the stride: the most agents a run can have, so concurrent agents play different ones)."""
+        """Play sessions until `stop` is set (or one, with `one_session`): agent i takes sessions
+        i, i+S, i+2S, ... in turn (S the stride: the most agents a run can have, so concurrent
+        agents play different ones)."""
         sequence = 0
         self._due = clock.now()
         while not stop.is_set():
@@ -96,6 +99,8 @@ class Agent:
             instance = session_instance(self._run_salt, self.index, sequence)
             await self._play(session, instance, first_turn, stop)
             sequence += 1
+            if self._one_session:
+                return
 
     async def _play(
         self,

@@ -29,6 +29,7 @@ from agentload.measure.meters import Meters
 from agentload.measure.power_spec import PowerSpec
 from agentload.results.files import MANIFEST_FILE, RECORDS_FILE
 from agentload.results.summary import Summary
+from agentload.run.arrivals import ArrivalPlan, plan_arrivals
 from agentload.run.host import INTERRUPT_DRAIN_S, Host, InProcessHost, ShareLost
 from agentload.run.probe import ProbeOutcome
 from agentload.run.progress import progress_printer, report_progress
@@ -50,6 +51,9 @@ from agentload.workload.load import load_workload
 from agentload.workload.model import Workload
 
 Backend = Literal["local", "ray"]
+OPEN_LOOP_SLOTS = 16
+"""The embedded engine's slots for an open-loop run (how many sessions will overlap is an
+outcome; `--engine-parallel` sets it)."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,7 @@ def execute(request: Request, console: Console | None = None) -> Summary:
     if request.hosts.workers < 1:
         raise AgentloadError(f"--workers: must be at least 1, got {request.hosts.workers}")
     workload = load_workload(request.workload, skip_bad_lines=request.skip_bad_lines)
+    request, arrivals = _open_loop(request, workload)
     with owner_only_files():
         if request.resume:
             resumption = open_resumption(
@@ -108,18 +113,38 @@ def execute(request: Request, console: Console | None = None) -> Summary:
             )
             agents = request.agents.model_copy(update={"run_salt": resumption.run_salt})
             request = dataclasses.replace(request, agents=agents)
-            return _execute_in(request, workload, resumption, console)
+            return _execute_in(request, workload, resumption, console, arrivals)
         with new_results_dir(request.out, RECORDS_FILE, (MANIFEST_FILE,)):
-            return _execute_in(request, workload, None, console)
+            return _execute_in(request, workload, None, console, arrivals)
+
+
+def _open_loop(request: Request, workload: Workload) -> tuple[Request, ArrivalPlan | None]:
+    """For open-loop arrivals, the plan, and the request sized to it (one agent an arrival,
+    each playing one session)."""
+    spec = request.search.arrivals
+    if spec is None or request.search.length_s is None:
+        return request, None
+    plan = plan_arrivals(spec, workload, request.search.length_s, seed=request.agents.seed)
+    if not plan.sessions:
+        raise AgentloadError("--arrivals: no session arrives within --duration")
+    count = len(plan.sessions)
+    search = request.search.model_copy(update={"max_agents": count, "start_agents": count})
+    agents = request.agents.model_copy(update={"one_session": True})
+    return dataclasses.replace(request, search=search, agents=agents), plan
 
 
 def _execute_in(
-    request: Request, workload: Workload, resumption: Resumption | None, console: Console
+    request: Request,
+    workload: Workload,
+    resumption: Resumption | None,
+    console: Console,
+    arrivals: ArrivalPlan | None = None,
 ) -> Summary:
     out = request.out
-    opening = request.target.open(
-        api=request.agents.api, agents=request.search.max_agents, out=out, console=console
-    )
+    expected = request.search.max_agents
+    if arrivals is not None:
+        expected = min(expected, OPEN_LOOP_SLOTS)
+    opening = request.target.open(api=request.agents.api, agents=expected, out=out, console=console)
     with opening as target:
         manifest, state = _begin(request, workload, target, resumption, console)
         times = manifest.get("times")
@@ -127,7 +152,7 @@ def _execute_in(
         with target.meters(out, request.power) as meters:
             write_manifest(out, manifest)
             lost: ShareLost | None = None
-            drive = _drive(request, workload, target, state, meters, resumption, console)
+            drive = _drive(request, workload, target, state, meters, resumption, console, arrivals)
             try:
                 if target.virtual:
                     run_virtually(drive, epoch=started_at)
@@ -234,10 +259,14 @@ async def _drive(
     meters: Meters,
     resumption: Resumption | None,
     console: Console,
+    arrivals: ArrivalPlan | None = None,
 ) -> None:
     """Check the target, start the host, search, close; fills `state`."""
     await target.check(console)  # Ctrl-C here: nothing measured
-    host = _host(request, workload, target, resumption.id_prefix if resumption else "")
+    played = workload
+    if arrivals is not None:  # agent k plays arrival k's session
+        played = workload.model_copy(update={"sessions": arrivals.sessions})
+    host = _host(request, played, target, resumption.id_prefix if resumption else "")
     _say_where(request.hosts, host, console)
     async with host:
         reporter = asyncio.create_task(
@@ -257,6 +286,7 @@ async def _drive(
                 meters=meters,
                 on_probe=on_probe,
                 state=state,
+                arrivals=arrivals.offsets_s if arrivals is not None else None,
             )
         finally:
             reporter.cancel()

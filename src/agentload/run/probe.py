@@ -10,6 +10,7 @@ note) when the steady state never came; interrupted, it covers what was measured
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -20,11 +21,16 @@ from agentload.measure.goodput import goodput_by_tier
 from agentload.measure.meters import Meters
 from agentload.measure.methodology import probe_stamp
 from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics, window_samples
-from agentload.measure.sessions import OneAgentBaseline, one_agent_baseline, session_figures
+from agentload.measure.sessions import (
+    OneAgentBaseline,
+    active_sessions,
+    one_agent_baseline,
+    session_figures,
+)
 from agentload.measure.verdict import Verdict, judge
 from agentload.measure.window import Window
 from agentload.results.record import RequestRecord
-from agentload.results.summary import ProbeFigures
+from agentload.results.summary import ArrivalFigures, ProbeFigures
 from agentload.run.search_settings import SearchSettings
 
 EXTENSION_SHARE = 0.5
@@ -44,6 +50,10 @@ class ProbeLoad(Protocol):
 
     def running_starts(self) -> dict[int, float]:
         """Each running agent's start, epoch s."""
+        ...
+
+    async def arrive(self, offsets_s: Sequence[float], phase: str) -> None:
+        """Start one agent at each offset from now (open-loop arrivals), each for one session."""
         ...
 
     async def records(self) -> Sequence[RequestRecord]:
@@ -72,12 +82,16 @@ async def measure_probe(
     phase: str,
     meters: Meters | None = None,
     baseline: OneAgentBaseline | None = None,
+    arrivals: Sequence[float] | None = None,
 ) -> ProbeOutcome | None:
     """Resize to `agents`, settle, measure, judge. None only for a run interrupted before
     anything could be measured. `baseline` (a one-agent probe's latency model, kept by the
-    search) gives the per-session slowdown."""
+    search) gives the per-session slowdown. With `arrivals` (offsets from the start, s), a run
+    starts one agent at each instead of `agents` over a ramp (open loop)."""
     meters = meters or Meters()
     began = clock.now()
+    if arrivals is not None:
+        return await _open_loop(load, settings, index, phase, arrivals, meters, baseline)
     await load.resize(agents, settings.ramp_s, phase)
     steady = (load.last_start() or began) + settings.settle_s
     if settings.length_s is not None:
@@ -107,6 +121,49 @@ async def measure_probe(
         await asyncio.sleep(extension)
     judged = Judged(table, window, metrics, verdicts)
     return await _outcome(load, settings, judged, agents, index, meters, notes, baseline)
+
+
+async def _open_loop(
+    load: ProbeLoad,
+    settings: SearchSettings,
+    index: int,
+    phase: str,
+    arrivals: Sequence[float],
+    meters: Meters,
+    baseline: OneAgentBaseline | None,
+) -> ProbeOutcome | None:
+    """An open-loop run: sessions start as they arrive; the window opens `settle_s` after the
+    start (so the system has filled) and closes at the run's end; the concurrency that came of
+    it is reported, and its rounded mean stands for the probe's agents."""
+    began = clock.now()
+    arriving = asyncio.create_task(load.arrive(arrivals, phase))
+    try:
+        outcome = await _fixed_window(
+            load, settings, 1, index, began, began + settings.settle_s, meters, baseline
+        )
+    finally:
+        arriving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await arriving
+    if outcome is None:
+        return None
+    window = Window(outcome.figures.window_start, outcome.figures.window_end)
+    mean, peak = active_sessions(list(await load.records()), window)
+    assert settings.arrivals is not None
+    figures = outcome.figures.model_copy(
+        update={
+            "agents": max(1, round(mean)),
+            "arrivals": ArrivalFigures(
+                arrivals=settings.arrivals.describe(),
+                sessions_arrived=sum(1 for t in arrivals if began + t <= window.end),
+                sessions_active_mean=mean,
+                sessions_active_peak=peak,
+            ),
+            "methodology": None,  # AgentPerf's rules are for a closed-loop agent count
+        }
+    )
+    outcome.figures = figures
+    return outcome
 
 
 async def _fixed_window(

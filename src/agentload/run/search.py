@@ -7,7 +7,7 @@ The plan (`agentload.run.plan`) picks the next agent count from the verdicts so 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentload.measure.meters import Meters
@@ -78,6 +78,7 @@ async def run_search(
     meters: Meters | None = None,
     on_probe: Callable[[ProbeOutcome], None] | None = None,
     state: SearchState | None = None,
+    arrivals: Sequence[float] | None = None,
 ) -> SearchState:
     """Probe until the plan is done; returns every probe measured. A run's probe interrupted
     by Ctrl-C is kept (figures over what was measured) before the cancellation goes on."""
@@ -90,7 +91,7 @@ async def run_search(
         index = len(state.earlier) + len(state.probes)
         phase = RUN_PHASE if settings.is_run else f"probe-{index}"
         outcome = await measure_probe(
-            load, settings, agents, index, phase, meters or Meters(), state.baseline
+            load, settings, agents, index, phase, meters or Meters(), state.baseline, arrivals
         )
         if outcome is not None:
             state.baseline = state.baseline or outcome.baseline

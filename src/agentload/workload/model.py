@@ -96,6 +96,10 @@ class Session(_Frozen):
     tools: tuple[Mapping[str, Any], ...] | None = None
     """OpenAI function definitions sent with every call (recorded sources)."""
     turns: tuple[Turn, ...] = Field(min_length=1)
+    arrival_s: float | None = Field(default=None, ge=0, exclude_if=lambda value: value is None)
+    """When the session's first call arrived in the trace it came from, seconds after the
+    trace's first arrival (None for sources without arrival times). `--arrivals trace` starts
+    sessions at these times."""
 
     def prompts(self, reply_tokens: Sequence[int] | None = None) -> Iterator[list[PromptSegment]]:
         """Yield each call's prompt as segments, assuming reply j had `reply_tokens[j]` tokens.
@@ -265,3 +269,18 @@ class Workload(_Frozen):
         for session in self.sessions:
             digest.update(orjson.dumps(session.model_dump(mode="json")))
         return digest.hexdigest()[:16]
+
+
+def with_arrivals(
+    sessions: Sequence[Session], starts: Sequence[float | None]
+) -> tuple[Session, ...]:
+    """The sessions with `arrival_s` set from each one's first arrival (epoch or any seconds),
+    relative to the earliest; unchanged when any start is unknown."""
+    if not starts or any(s is None for s in starts):
+        return tuple(sessions)
+    known = [float(s) for s in starts if s is not None]
+    first = min(known)
+    return tuple(
+        session.model_copy(update={"arrival_s": start - first})
+        for session, start in zip(sessions, known, strict=True)
+    )
