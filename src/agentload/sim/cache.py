@@ -31,7 +31,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 Keys = tuple[Hashable, ...]
 
@@ -65,8 +65,7 @@ class _Node:
         self.alive = True
 
 
-@dataclass(frozen=True, slots=True)
-class Match:
+class Match(NamedTuple):
     """A prompt's stored prefix: the nodes of its key chain that hold tokens (root excluded),
     and where the HBM run and the stored run end, in tokens from the prompt's start."""
 
@@ -75,8 +74,7 @@ class Match:
     stored_end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Admission:
+class Admission(NamedTuple):
     """What admitting a request did: the node it pins, the prefix it reuses (`hit` tokens, of
     which `host_hit` came from the host tier), the host tokens loaded back to HBM, and the HBM
     tokens it reserves outside the tree for its uncached prompt and for its output."""

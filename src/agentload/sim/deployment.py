@@ -75,18 +75,19 @@ class Deployment:
             raise ValueError(f"submit at {t} is before the engine's time {self.now}")
         if t > self.now:
             self._pending.extend(self.advance(t))
+        live = make_live(request, t)
         index = self._route(request.session_key)
         replica = self.replicas[index]
         self.submitted += 1
         engine = self.config.engine
-        need = request.prompt_tokens + request.output_tokens
+        need = live.prompt + live.output
         limit = engine.max_context_tokens
         if need + engine.block_tokens > engine.kv_capacity_tokens or (
             limit is not None and need > limit
         ):
-            self._pending.append(error_result(request, index, t))
+            self._pending.append(error_result(request, live.prompt, index, t))
             return
-        if replica.submit(make_live(request, t), t):
+        if replica.submit(live, t):
             if replica.plan is not None:
                 self._push(index)
             else:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -57,11 +57,13 @@ class _Live:
         "tokens",
     )
 
-    def __init__(self, req: SimRequest, keys: Keys, tokens: tuple[int, ...], t: float) -> None:
+    def __init__(
+        self, req: SimRequest, keys: Keys, tokens: tuple[int, ...], prompt: int, t: float
+    ) -> None:
         self.req = req
         self.keys = keys
         self.tokens = tokens
-        self.prompt = req.prompt_tokens
+        self.prompt = prompt
         self.output = req.output_tokens
         self.t_submit = t
         self.admission: Admission | None = None
@@ -249,7 +251,7 @@ class Replica:
 
     def _reject(self, live: _Live, t: float) -> None:
         """Fail a request that cannot be admitted even on an idle replica."""
-        self.failed.append(error_result(live.req, self.index, t))
+        self.failed.append(error_result(live.req, live.prompt, self.index, t))
 
     def _admit(self, live: _Live, now: float) -> bool:
         req = live.req
@@ -351,22 +353,22 @@ class Replica:
         req = live.req
         out.append(
             SimResult(
-                id=req.id,
-                session_key=req.session_key,
-                replica=self.index,
-                t_submit=live.t_submit,
-                t_first=live.t_first,
-                t_last=t,
-                t_done=t,
-                prompt_tokens=live.prompt,
-                cached_tokens=admission.hit,
-                host_tokens=admission.host_hit,
-                completion_tokens=live.output,
+                req.id,
+                req.session_key,
+                self.index,
+                live.t_submit,
+                live.t_first,
+                t,
+                t,
+                live.prompt,
+                admission.hit,
+                admission.host_hit,
+                live.output,
             )
         )
 
 
-def error_result(req: SimRequest, replica: int, t: float) -> SimResult:
+def error_result(req: SimRequest, prompt: int, replica: int, t: float) -> SimResult:
     """A request that cannot be served on this deployment (`context_overflow`)."""
     return SimResult(
         id=req.id,
@@ -376,7 +378,7 @@ def error_result(req: SimRequest, replica: int, t: float) -> SimResult:
         t_first=t,
         t_last=t,
         t_done=t,
-        prompt_tokens=req.prompt_tokens,
+        prompt_tokens=prompt,
         cached_tokens=0,
         host_tokens=0,
         completion_tokens=0,
@@ -384,13 +386,26 @@ def error_result(req: SimRequest, replica: int, t: float) -> SimResult:
     )
 
 
-def make_live(req: SimRequest, t: float) -> _Live:
-    """A request's replica-side state, its key chain split out (zero-token segments dropped:
-    they change no prefix)."""
-    keys: tuple[Hashable, ...]
+def split(req: SimRequest) -> tuple[Keys, tuple[int, ...], int]:
+    """A request's key chain and token counts (zero-token segments dropped: they change no
+    prefix) and its prompt length; ValueError for a request no engine could take."""
+    if req.output_tokens < 1:
+        raise ValueError(f"request {req.id!r}: output_tokens must be >= 1")
+    keys: Keys
     keys, tokens = zip(*req.segments, strict=True) if req.segments else ((), ())
+    if tokens and min(tokens) < 0:
+        raise ValueError(f"request {req.id!r}: a segment has negative tokens")
     if 0 in tokens:
         pairs = [(k, n) for k, n in zip(keys, tokens, strict=True) if n]
         keys = tuple(k for k, _ in pairs)
         tokens = tuple(n for _, n in pairs)
-    return _Live(req, keys, tokens, t)
+    prompt = sum(tokens)
+    if prompt < 1:
+        raise ValueError(f"request {req.id!r}: the prompt has no tokens")
+    return keys, tokens, prompt
+
+
+def make_live(req: SimRequest, t: float) -> _Live:
+    """A request's replica-side state."""
+    keys, tokens, prompt = split(req)
+    return _Live(req, keys, tokens, prompt, t)

@@ -11,8 +11,7 @@ workload forces output length, as `ignore_eos` does on a real server).
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 SimError = Literal["context_overflow"]
 """Why a request failed: its prompt plus output cannot fit in a replica's KV memory (or the
@@ -21,32 +20,18 @@ model's context), so no schedule can serve it."""
 CONTEXT_OVERFLOW: SimError = "context_overflow"
 
 
-@dataclass(frozen=True, slots=True)
-class SimRequest:
+class SimRequest(NamedTuple):
     """One model call: its id, its session (for routing and prefix lookup), its prompt as a
-    chain of `(key, tokens)` segments, and how many tokens it generates."""
+    chain of `(key, tokens)` segments, and how many tokens it generates. (A named tuple: one
+    is built per call, so construction must be cheap; the engine checks it on submit.)"""
 
     id: Hashable
     session_key: Hashable
     segments: Sequence[tuple[Hashable, int]]
     output_tokens: int
-    prompt_tokens: int = field(init=False)
-
-    def __post_init__(self) -> None:
-        if self.output_tokens < 1:
-            raise ValueError(f"request {self.id!r}: output_tokens must be >= 1")
-        total = 0
-        for _, tokens in self.segments:
-            if tokens < 0:
-                raise ValueError(f"request {self.id!r}: a segment has negative tokens")
-            total += tokens
-        if total < 1:
-            raise ValueError(f"request {self.id!r}: the prompt has no tokens")
-        object.__setattr__(self, "prompt_tokens", total)
 
 
-@dataclass(frozen=True, slots=True)
-class SimResult:
+class SimResult(NamedTuple):
     """How one request went, in virtual seconds.
 
     `t_first` is when its first output token was produced (end of the step that finished its
