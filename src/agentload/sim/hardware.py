@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -56,13 +57,40 @@ def _table() -> dict[str, Any]:
     return data
 
 
+AIC_FLOPS_KEYS = {"bf16": "bfloat16_tc_flops", "fp8": "fp8_tc_flops", "fp4": "fp4_tc_flops"}
+PCIE5_X16_BYTES_PER_S = 64e9
+
+
+def _aic_entry(name: str) -> dict[str, Any] | None:
+    """A system aiconfigurator-core describes but `data/gpus.json` does not (A100, L40S...)."""
+    try:
+        import aiconfigurator_core
+        import yaml
+    except ImportError:
+        return None
+    path = Path(aiconfigurator_core.__file__).parent / "systems" / f"{name}.yaml"
+    if not path.is_file():
+        return None
+    gpu = yaml.safe_load(path.read_text())["gpu"]
+    flops = {dtype: float(gpu[key]) for dtype, key in AIC_FLOPS_KEYS.items() if key in gpu}
+    return {
+        "memory_bytes": float(gpu["mem_capacity"]),
+        "bandwidth_bytes_per_s": float(gpu["mem_bw"]),
+        "flops": flops,
+        "board_w": float(gpu["power"]),
+        "host_link_bytes_per_s": PCIE5_X16_BYTES_PER_S,
+        "sources": {"all": f"aiconfigurator-core systems/{name}.yaml", "host_link": "assumed"},
+    }
+
+
 def known_gpus() -> list[str]:
     return sorted(_table())
 
 
 def gpu_spec(name: str) -> GpuSpec:
-    """The spec of a known accelerator (see `known_gpus`)."""
-    entry = _table().get(name)
+    """The spec of a known accelerator (see `known_gpus`; systems aiconfigurator-core knows
+    are read from its files)."""
+    entry = _table().get(name) or _aic_entry(name)
     if entry is None:
         raise InputError(f"unknown system {name!r}; known: {', '.join(known_gpus())}")
     idle = entry.get("idle_w", IDLE_FRACTION * entry["board_w"])

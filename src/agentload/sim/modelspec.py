@@ -80,11 +80,17 @@ class ModelSpec(BaseModel):
     def _routed_params(self) -> float:
         return self.expert_params * self.experts * self.moe_layers
 
+    def routed_weight_bytes(self) -> float:
+        """Bytes of all routed experts."""
+        return self._routed_params() * BYTES_PER_PARAM[self.expert_dtype or self.weight_dtype]
+
+    def dense_weight_bytes(self) -> float:
+        """Bytes of everything but the routed experts."""
+        return (self.total_params - self._routed_params()) * BYTES_PER_PARAM[self.weight_dtype]
+
     def weight_bytes(self) -> float:
         """All weight bytes (one copy of the model)."""
-        routed = self._routed_params()
-        expert = BYTES_PER_PARAM[self.expert_dtype or self.weight_dtype]
-        return (self.total_params - routed) * BYTES_PER_PARAM[self.weight_dtype] + routed * expert
+        return self.dense_weight_bytes() + self.routed_weight_bytes()
 
     def attention_flops(self) -> float:
         """FLOPs per (query token, attended token) pair: QK^T and PV in every KV layer."""
@@ -94,21 +100,23 @@ class ModelSpec(BaseModel):
             per_layer = 2 * self.heads * self.head_dim
         return FLOPS_PER_MAC * per_layer * self.kv_layers
 
-    def work(self, kv_replication: float = 1.0) -> WorkModel:
-        """The model's work per step (a replica holds `kv_replication` copies of each token's
-        KV, e.g. MLA's latent on every tensor-parallel rank)."""
-        per_param = BYTES_PER_PARAM[self.weight_dtype]
-        routed = self._routed_params()
+    def work(self, kv_replication: float = 1.0, data_parallel: int = 1) -> WorkModel:
+        """The model's work per step of one replica: it holds `kv_replication` copies of each
+        token's KV (e.g. MLA's latent on every tensor-parallel rank); with `data_parallel`
+        attention ranks it holds 1/data_parallel of the routed experts, which serve the
+        tokens of every rank."""
         return WorkModel(
             active_params=self.active_params,
             attention_flops=self.attention_flops(),
-            dense_weight_bytes=(self.total_params - routed) * per_param,
+            dense_weight_bytes=self.dense_weight_bytes(),
             expert_bytes=self.expert_params
             * BYTES_PER_PARAM[self.expert_dtype or self.weight_dtype],
             experts=self.experts,
             experts_per_token=self.experts_per_token,
             moe_layers=self.moe_layers,
             kv_bytes_per_token=self.kv_bytes_per_token() * kv_replication,
+            expert_share=1.0 / data_parallel,
+            peer_tokens=float(data_parallel),
         )
 
 

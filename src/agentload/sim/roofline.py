@@ -52,11 +52,12 @@ def roofline_table(
     params: RooflineParams,
     *,
     kv_replication: float = 1.0,
+    data_parallel: int = 1,
     max_batch: int = BATCH_GRID[-1],
     max_tokens: int = CHUNK_GRID[-1],
 ) -> StepTable:
     """The roofline tabulated on the engine's grid for one replica."""
-    work = model.work(kv_replication)
+    work = model.work(kv_replication, data_parallel)
     flops_per_s = gpus * gpu.peak_flops(model.weight_dtype) * params.compute_efficiency
     bytes_per_s = gpus * gpu.bandwidth_bytes_per_s * params.bandwidth_efficiency
     overhead = params.step_overhead_s
@@ -94,7 +95,8 @@ def roofline_table(
         decode_attention=decode_attention,
         chunk_attention=chunk_attention,
         source=(
-            f"roofline ({gpu.name} x{gpus}, {model.name}, compute {params.compute_efficiency:g}, "
+            f"roofline ({gpu.name} x{gpus}{f' of dp{data_parallel}' if data_parallel > 1 else ''}, "
+            f"{model.name}, compute {params.compute_efficiency:g}, "
             f"bandwidth {params.bandwidth_efficiency:g}, overhead {params.step_overhead_s:g} s)"
         ),
     )

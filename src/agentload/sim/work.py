@@ -36,13 +36,18 @@ class WorkModel(BaseModel):
     moe_layers: int = Field(default=0, ge=0)
     kv_bytes_per_token: float = Field(ge=0)
     """KV bytes one token occupies (and is read per attending query), whole replica."""
+    expert_share: float = Field(default=1.0, gt=0, le=1)
+    """Share of the routed experts this replica's GPUs hold (attention data parallelism
+    spreads them over the whole group)."""
+    peer_tokens: float = Field(default=1.0, ge=1)
+    """Tokens routed by the whole expert-parallel group per token of this replica."""
 
     def weight_bytes(self, tokens: float) -> float:
         """Weight bytes read by a step over `tokens` tokens."""
         if not self.experts or tokens <= 0:
             return self.dense_weight_bytes
-        untouched = (1.0 - self.experts_per_token / self.experts) ** tokens
-        touched = self.experts * (1.0 - untouched)
+        untouched = (1.0 - self.experts_per_token / self.experts) ** (tokens * self.peer_tokens)
+        touched = self.experts * self.expert_share * (1.0 - untouched)
         return self.dense_weight_bytes + self.moe_layers * self.expert_bytes * touched
 
     def mixed(

@@ -1,0 +1,195 @@
+"""Which (system, backend, model, parallel layout) combinations aiconfigurator-core evaluates.
+
+The candidates are the library's own support matrix (`systems/support_matrix/*.csv`, rows
+that PASS in aggregated mode), crossed with the layouts `tp1..tp8` (expert parallelism equal
+to tensor parallelism for MoE models). A combination is listed only if it really evaluates
+here: the model compiles against the default perf data and a decode step, a mixed step and a
+chunk's attention all answer (some raise `PerfDataNotAvailableError` although the matrix says
+PASS).
+
+The list is computed once and shipped (`data/aic_combinations.json`, with the library version
+it was computed with): probing every candidate takes about half an hour on one core, and the
+answer depends only on the library version. `catalog_for(version)` says whether the shipped
+list matches the installed library; regenerate it with
+
+    python -m agentload.sim.catalog [--out FILE] [--systems h200_sxm,gb300]
+
+Attention-data-parallel layouts (`tp1,dp8,ep8`, how DeepSeek-class MoEs are usually served)
+are not probed here (too many); `probe(..., dp=8)` checks one on demand. Whether the weights
+fit the GPUs is a separate question (`agentload.sim.build`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable
+from importlib import resources
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentload.errors import InputError
+from agentload.sim.aic import AicSource, aic_version, layout
+
+LAYOUTS = (1, 2, 4, 8)
+"""Tensor-parallel sizes probed (expert parallelism = tensor parallelism for MoE models: the
+library requires moe_tp * moe_ep = tp, and wide expert parallelism is how MoEs are served)."""
+RACK_LAYOUTS = (16, 32)
+"""Also probed on rack-scale NVLink systems (GB200/GB300 NVL72)."""
+RACK_SYSTEMS = frozenset({"gb200", "gb300"})
+PASSING = ("PASS", "HYBRID_PASS")
+CATALOG = "aic_combinations.json"
+
+
+class Combination(BaseModel):
+    """One evaluable deployment shape."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    system: str
+    backend: str
+    backend_version: str | None
+    model: str
+    tp: int = Field(ge=1)
+    ep: int = Field(ge=1)
+    dp: int = Field(default=1, ge=1)
+
+    @property
+    def parallel(self) -> str:
+        return layout(self.tp, self.ep, self.dp)
+
+
+class Catalog(BaseModel):
+    """The combinations that evaluate with one library version."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    aiconfigurator_core: str
+    layouts: tuple[int, ...]
+    probed: int
+    """Candidates tried (combinations that failed are not listed)."""
+    seconds: float
+    combinations: tuple[Combination, ...]
+
+
+def candidates(systems: Iterable[str] | None = None) -> list[tuple[str, str, str]]:
+    """(model, system, backend) triples the library's support matrix says pass."""
+    try:
+        import aiconfigurator_core
+    except ImportError as exc:
+        raise InputError(f"aiconfigurator-core is not installed: {exc}") from exc
+    folder = Path(aiconfigurator_core.__file__).parent / "systems" / "support_matrix"
+    wanted = set(systems) if systems is not None else None
+    seen: set[tuple[str, str, str]] = set()
+    for path in sorted(folder.glob("*.csv")):
+        with path.open(newline="") as f:
+            for row in csv.DictReader(f):
+                if row.get("Mode") != "agg" or row.get("Status") not in PASSING:
+                    continue
+                if wanted is not None and row["System"] not in wanted:
+                    continue
+                seen.add((row["HuggingFaceID"], row["System"], row["Backend"]))
+    return sorted(seen)
+
+
+def probe(
+    model: str, system: str, backend: str, tp: int, ep: int, dp: int = 1
+) -> Combination | str:
+    """The combination if it evaluates, else why not (one line)."""
+    try:
+        source = AicSource(model, system, backend, tp=tp, ep=ep, dp=dp)
+        source.chunk_attention(256, 4096.0)
+        source.decode_attention(8, 4096.0)
+    except InputError as exc:
+        return str(exc).splitlines()[0]
+    except Exception as exc:  # the library raises many kinds; any is "does not evaluate"
+        return f"{type(exc).__name__}: {exc}".splitlines()[0]
+    return Combination(
+        system=system,
+        backend=backend,
+        backend_version=source.backend_version,
+        model=model,
+        tp=tp,
+        ep=ep,
+        dp=dp,
+    )
+
+
+def _is_moe(model: str) -> bool:
+    from agentload.sim.modelspec import model_spec
+
+    try:
+        return model_spec(model).experts > 0
+    except InputError:
+        return False
+
+
+def build_catalog(
+    systems: Iterable[str] | None = None,
+    layouts: tuple[int, ...] = LAYOUTS,
+    progress: Callable[[str], None] | None = None,
+) -> Catalog:
+    """Probe every candidate at every layout (slow: see the module docstring)."""
+    version = aic_version()
+    if version is None:
+        raise InputError("aiconfigurator-core is not installed")
+    start = time.perf_counter()
+    found: list[Combination] = []
+    probed = 0
+    for model, system, backend in candidates(systems):
+        moe = _is_moe(model)
+        sizes = layouts + RACK_LAYOUTS if system in RACK_SYSTEMS else layouts
+        for tp in sizes:
+            probed += 1
+            began = time.perf_counter()
+            outcome = probe(model, system, backend, tp, tp if moe else 1)
+            if isinstance(outcome, Combination):
+                found.append(outcome)
+            if progress is not None:
+                ok = "ok" if isinstance(outcome, Combination) else outcome[:100]
+                took = time.perf_counter() - began
+                progress(f"{system} {backend} {model} tp{tp} ({took:.1f} s): {ok}")
+    return Catalog(
+        aiconfigurator_core=version,
+        layouts=layouts,
+        probed=probed,
+        seconds=round(time.perf_counter() - start, 1),
+        combinations=tuple(found),
+    )
+
+
+def shipped_catalog() -> Catalog:
+    """The list shipped with agentload (see `Catalog.aiconfigurator_core` for its version)."""
+    path = resources.files("agentload.sim") / "data" / CATALOG
+    return Catalog.model_validate_json(path.read_text())
+
+
+def catalog_for(version: str | None = None) -> tuple[Catalog, bool]:
+    """The shipped catalog and whether it was computed with `version` (default: the installed
+    aiconfigurator-core); a stale one is still a good guide, but say so."""
+    catalog = shipped_catalog()
+    wanted = version if version is not None else aic_version()
+    return catalog, catalog.aiconfigurator_core == wanted
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Probe aiconfigurator-core combinations.")
+    parser.add_argument("--out", type=Path, default=None, help="write here (default: stdout)")
+    parser.add_argument("--systems", default=None, help="comma-separated systems (default all)")
+    args = parser.parse_args(argv)
+    systems = args.systems.split(",") if args.systems else None
+    catalog = build_catalog(systems, progress=lambda line: print(line, file=sys.stderr))
+    text = json.dumps(catalog.model_dump(mode="json"), indent=1) + "\n"
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        args.out.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
