@@ -31,7 +31,7 @@ from importlib import metadata
 from typing import Any
 
 from agentload.errors import InputError
-from agentload.sim.roofline import CHUNK_GRID, CONTEXT_GRID, grid_for
+from agentload.sim.roofline import CONTEXT_GRID, grid_for
 from agentload.sim.steptable import StepTable
 
 PACKAGE = "aiconfigurator-core"
@@ -44,8 +44,12 @@ AIC_BATCH_GRID = (
     1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 40, 48, 56, 64, 72, 80, 96, 112, 128, 144, 160, 192,
     224, 256, 320, 384, 448, 512, 640, 768, 1024,
 )  # fmt: skip
-"""Denser than the roofline's: measured decode times bend (kernel tiles, MoE load) between
-powers of two; with it interpolation stays within 3% of direct calls (tests/sim/test_aic.py)."""
+AIC_CHUNK_GRID = (
+    1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096,
+    6144, 8192, 12288, 16384, 32768,
+)  # fmt: skip
+"""Both denser than the roofline's: measured step times bend (kernel tiles, MoE load) between
+powers of two; with them interpolation stays within 3% of direct calls (tests/sim/test_aic.py)."""
 
 
 def aic_version() -> str | None:
@@ -177,7 +181,7 @@ def aic_table(source: AicSource, *, max_batch: int, max_tokens: int) -> StepTabl
     return StepTable.tabulate(
         batch=grid_for(max_batch, AIC_BATCH_GRID),
         context=context,
-        chunk=grid_for(max_tokens, CHUNK_GRID),
+        chunk=grid_for(max_tokens, AIC_CHUNK_GRID),
         decode=source.decode,
         shared=source.shared,
         decode_attention=source.decode_attention,

@@ -21,7 +21,7 @@ DEFAULT_MAX_BATCH_TOKENS = 8192
 """Per-step token budget (SGLang's `--chunked-prefill-size` default on large GPUs, and a common
 vLLM `max_num_batched_tokens`)."""
 DEFAULT_MAX_RUNNING = 256
-"""Admission limit on running sequences (vLLM's `max_num_seqs` default)."""
+"""Admission limit on running sequences (vLLM's `max_num_seqs` default in most releases)."""
 DEFAULT_BLOCK_TOKENS = 64
 """KV block (page) size: SGLang's page size for the FlashMLA / FA3 backends DeepSeek-class
 deployments use (vLLM defaults to 16). It only rounds each hit down to a block boundary (on
