@@ -34,6 +34,7 @@ def deployment(
     replicas: int = 1,
     routing: str = "affinity",
     host: int = 0,
+    host_rate: float = 1e6,
     block: int = 64,
     max_batch_tokens: int = 8192,
     max_running: int = 256,
@@ -46,7 +47,7 @@ def deployment(
         max_running=max_running,
         block_tokens=block,
         kv_host_tokens=host,
-        host_load_tokens_per_s=1e6 if host else 0.0,
+        host_load_tokens_per_s=host_rate if host else 0.0,
     )
     config = DeploymentConfig(
         replicas=replicas,

@@ -168,6 +168,29 @@ def test_the_host_tier_recovers_hits_lost_to_hbm_eviction(workload: Workload) ->
     assert sum(r.host_tokens for r in tiered_results) > 0
 
 
+def test_a_host_hit_costs_its_transfer_time_instead_of_prefill() -> None:
+    """HBM 1,200 tokens, host 10,000, one-token blocks, s = 0.01 s, host link 8,010 tokens/s.
+
+    t=0: A (1,000 tokens, 1 output) is prefilled in [0, 0.01] and cached.
+    t=1: B (1,000 tokens) needs 1,001; 200 are free, so 801 of A's tokens move to host.
+    t=2: A2 extends A by 10 tokens: 199 of A are in HBM, 801 in host. It needs 801 (loaded)
+    + 10 + 1 = 812 tokens: B's tail moves to host; the 801 tokens load in 801 / 8,010 = 0.1 s
+    ([2, 2.1]), then one step prefills the 10 new tokens: first token at 2.11, with 1,000
+    tokens cached, 801 of them from host."""
+    engine = deployment(capacity=1200, host=10_000, host_rate=8010.0, block=1, step_s=0.01)
+    engine.submit(SimRequest("A", "a", [("a", 1000)], 1), 0.0)
+    drain(engine)
+    engine.submit(SimRequest("B", "b", [("b", 1000)], 1), 1.0)
+    drain(engine)
+    engine.submit(SimRequest("A2", "a", [("a", 1000), ("a2", 10)], 1), 2.0)
+    (a2,) = drain(engine)
+    assert a2.t_first == pytest.approx(2.11)
+    assert (a2.cached_tokens, a2.host_tokens) == (1000, 801)
+    metrics = engine.metrics()
+    assert metrics.host_loaded_tokens == 801
+    assert metrics.prompt_tokens == 3010 and metrics.cached_tokens == 1000
+
+
 def test_a_prompt_that_cannot_fit_fails_as_context_overflow() -> None:
     engine = deployment(capacity=10_000)
     engine.submit(SimRequest("big", "s", [("x", 9_990)], 100), 0.0)

@@ -6,7 +6,7 @@ driver's loop and `docs/simulation.md` for the model.
 """
 
 from agentload.sim.config import DeploymentConfig, EngineConfig, Routing
-from agentload.sim.deployment import Deployment
+from agentload.sim.deployment import Deployment, EngineMetrics
 from agentload.sim.power import PowerModel
 from agentload.sim.request import CONTEXT_OVERFLOW, SimRequest, SimResult
 from agentload.sim.steptable import StepTable
@@ -17,6 +17,7 @@ __all__ = [
     "Deployment",
     "DeploymentConfig",
     "EngineConfig",
+    "EngineMetrics",
     "PowerModel",
     "Routing",
     "SimRequest",

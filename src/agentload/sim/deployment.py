@@ -27,10 +27,37 @@ import math
 from collections.abc import Hashable
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 from agentload.sim.config import DeploymentConfig
 from agentload.sim.replica import Replica, StepRecord, error_result, make_live
 from agentload.sim.request import SimRequest, SimResult
+
+
+class EngineMetrics(BaseModel):
+    """The engine's own counters, as a server's Prometheus metrics would show them (all
+    replicas; cumulative counters since time 0, gauges at `now`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    time_s: float
+    submitted: int
+    completed: int
+    """Requests finished without error."""
+    prompt_tokens: int
+    cached_tokens: int
+    """Of the finished requests' prompts, served from the prefix cache (HBM or host)."""
+    host_loaded_tokens: int
+    """Loaded back from the host tier to HBM."""
+    evicted_tokens: int
+    """Evicted from HBM (moved to host, or dropped)."""
+    dropped_host_tokens: int
+    running: int
+    waiting: int
+    kv_used_tokens: int
+    """HBM KV in use: the trees' tokens plus running requests' reservations."""
+    kv_capacity_tokens: int
+    host_used_tokens: int
 
 
 class Deployment:
@@ -66,6 +93,8 @@ class Deployment:
         self._turn = 0
         self.submitted = 0
         self.completed = 0
+        self._prompt_tokens = 0
+        self._cached_tokens = 0
 
     # --- the driver's interface -----------------------------------------------------------
 
@@ -140,6 +169,9 @@ class Deployment:
                 continue
             before = len(out)
             replica.apply(out)
+            for result in out[before:]:
+                self._prompt_tokens += result.prompt_tokens
+                self._cached_tokens += result.cached_tokens
             self.completed += len(out) - before
             if replica.clock < t:
                 if replica.make_plan() is not None:
@@ -149,6 +181,25 @@ class Deployment:
                 self._mark(index)
         self.now = t
         return out
+
+    def metrics(self) -> EngineMetrics:
+        """Counters and gauges over all replicas (see `EngineMetrics`)."""
+        caches = [replica.cache for replica in self.replicas]
+        return EngineMetrics(
+            time_s=self.now,
+            submitted=self.submitted,
+            completed=self.completed,
+            prompt_tokens=self._prompt_tokens,
+            cached_tokens=self._cached_tokens,
+            host_loaded_tokens=sum(c.loaded_tokens for c in caches),
+            evicted_tokens=sum(c.evicted_tokens for c in caches),
+            dropped_host_tokens=sum(c.dropped_host_tokens for c in caches),
+            running=sum(r.running for r in self.replicas),
+            waiting=sum(len(r.waiting) for r in self.replicas),
+            kv_used_tokens=sum(c.tree_tokens + c.reserved_tokens for c in caches),
+            kv_capacity_tokens=sum(c.capacity for c in caches),
+            host_used_tokens=sum(c.host_tokens for c in caches),
+        )
 
     # --- sessions and routing -------------------------------------------------------------
 
