@@ -115,3 +115,20 @@ def test_the_session_shortcut_finds_what_a_walk_from_the_root_finds(host: int) -
         assert remembered.path == fresh.path
         assert (remembered.hbm_end, remembered.stored_end) == (fresh.hbm_end, fresh.stored_end)
         serve(cache, session, chain, float(step))
+
+
+def test_stale_lru_entries_and_remembered_chains_stay_bounded() -> None:
+    """Ten sessions re-sending their prompt 1,000 times each push 10,000 recency updates on a
+    cache that never evicts: the LRU heap is compacted to its live entries. And a replica
+    remembers at most MEMO_SESSIONS sessions' chains."""
+    from agentload.sim.cache import HEAP_FLOOR, HEAP_SLACK, MEMO_SESSIONS
+
+    cache = PrefixCache(capacity_tokens=10_000_000, block_tokens=1)
+    for step in range(10_000):
+        session = step % 10
+        serve(cache, session, [("sys", 10), (f"s{session}", 5)], float(step))
+    assert len(cache._hbm_heap) <= HEAP_SLACK * cache.nodes + HEAP_FLOOR
+    assert cache.nodes == 11
+    for session in range(MEMO_SESSIONS + 10):
+        serve(cache, ("new", session), [("sys", 10), (f"n{session}", 5)], 1e5 + session)
+    assert len(cache._memo) == MEMO_SESSIONS

@@ -35,6 +35,13 @@ from typing import NamedTuple
 
 Keys = tuple[Hashable, ...]
 
+MEMO_SESSIONS = 1024
+"""Sessions whose last chain a replica remembers (least recently used forgotten first; a
+forgotten session's next lookup walks from the root, with the same answer)."""
+HEAP_SLACK = 2
+"""An LRU heap is compacted when it holds more than this many entries per live node."""
+HEAP_FLOOR = 4096
+
 
 class _Node:
     __slots__ = (
@@ -129,6 +136,22 @@ def _hbm_run(path: list[_Node]) -> int:
     return lo
 
 
+def _compact(heap: list[tuple[float, int, _Node]], *, hbm: bool) -> None:
+    """Keep only a heap's live entries (each node's latest), in place (callers hold it)."""
+    latest: dict[int, tuple[float, int, _Node]] = {}
+    for entry in heap:
+        time, _, node = entry
+        if not node.alive or node.pins or node.time != time:
+            continue
+        if hbm and (not node.hbm or node.hbm_kids):
+            continue
+        if not hbm and (not node.host or node.children):
+            continue
+        latest[id(node)] = entry
+    heap[:] = list(latest.values())
+    heapq.heapify(heap)
+
+
 class PrefixCache:
     """One replica's KV memory: the prefix tree, reservations of running requests, host tier.
 
@@ -161,6 +184,8 @@ class PrefixCache:
         self._host_heap: list[tuple[float, int, _Node]] = []
         self._seq = itertools.count()
         self._memo: dict[Hashable, tuple[Keys, list[_Node]]] = {}
+        self.nodes = 0
+        """Live nodes in the tree (root excluded)."""
 
     # --- lookup ---------------------------------------------------------------------------
 
@@ -278,6 +303,7 @@ class PrefixCache:
                 node.children[key] = child
                 node.hbm_kids += 1
                 added += child.tokens
+                self.nodes += 1
             elif child.hbm < child.tokens:
                 if child.hbm == 0:
                     node.hbm_kids += 1
@@ -289,7 +315,11 @@ class PrefixCache:
             node = child
         self.tree_tokens += added
         self.reserved_tokens -= admission.prompt_reserved
-        self._memo[session] = (keys, path + made)
+        memo = self._memo
+        memo.pop(session, None)
+        memo[session] = (keys, path + made)
+        if len(memo) > MEMO_SESSIONS:
+            del memo[next(iter(memo))]
         self._pin(node)
         self._unpin(admission.anchor, now)
         node.time = now
@@ -322,9 +352,15 @@ class PrefixCache:
         if node.pins or node is self.root:
             return
         if node.hbm and not node.hbm_kids:
-            heapq.heappush(self._hbm_heap, (node.time, next(self._seq), node))
+            heap = self._hbm_heap
+            heapq.heappush(heap, (node.time, next(self._seq), node))
+            if len(heap) > HEAP_SLACK * self.nodes + HEAP_FLOOR:
+                _compact(heap, hbm=True)
         if node.host and not node.children:
-            heapq.heappush(self._host_heap, (node.time, next(self._seq), node))
+            heap = self._host_heap
+            heapq.heappush(heap, (node.time, next(self._seq), node))
+            if len(heap) > HEAP_SLACK * self.nodes + HEAP_FLOOR:
+                _compact(heap, hbm=False)
 
     def _load(self, path: list[_Node]) -> None:
         """Move the host part of a matched path back to HBM (shallow to deep)."""
@@ -423,6 +459,7 @@ class PrefixCache:
             child = stack.pop()
             dropped += child.host
             child.alive = False
+            self.nodes -= 1
             stack.extend(child.children.values())
         self.host_tokens -= dropped
         self.dropped_host_tokens += dropped
@@ -433,6 +470,7 @@ class PrefixCache:
         assert parent is not None and not node.children
         del parent.children[node.key]
         node.alive = False
+        self.nodes -= 1
         if parent.time < node.time:
             parent.time = node.time
             self._offer(parent)
