@@ -69,6 +69,24 @@ def test_the_catalog_lists_the_documented_deepseek_combination() -> None:
     )
 
 
+def test_the_listing_says_when_weights_do_not_fit() -> None:
+    """sgl-project/DeepSeek-V4-Pro-FP8 evaluates on h200_sxm at tp8,ep8, but its ~1.6 TB of
+    FP8 weights are ~199 GB per GPU of 141: no KV room."""
+    from agentload.sim.catalog import listing
+
+    model, system, backend, tp, ep = DOCUMENTED
+    rows = [
+        row
+        for row in listing(shipped_catalog())
+        if (row.combination.model, row.combination.system, row.combination.backend)
+        == (model, system, backend)
+        and row.combination.tp == tp
+    ]
+    assert len(rows) == 1
+    assert rows[0].kv_tokens_per_replica == 0
+    assert rows[0].weights_per_gpu_gb is not None and rows[0].weights_per_gpu_gb > 150
+
+
 def test_the_documented_combination_really_evaluates(source) -> None:  # type: ignore[no-untyped-def]
     from agentload.sim.catalog import probe
 

@@ -113,6 +113,48 @@ class BuiltDeployment(BaseModel):
     notes: tuple[str, ...]
 
 
+class ReplicaMemory(BaseModel):
+    """Where an engine replica's HBM goes (see the module docstring)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    weights_per_gpu_bytes: float
+    kv_budget_bytes: float
+    """HBM left for KV, whole replica (0 when the weights do not fit)."""
+    kv_bytes_per_token: float
+    """Whole replica, including tensor-parallel copies."""
+    kv_capacity_tokens: int
+
+
+def replica_memory(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    layout: Layout,
+    *,
+    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+    memory_fraction: float = DEFAULT_MEMORY_FRACTION,
+) -> ReplicaMemory:
+    """Weights per GPU (dense weights split `tp` ways, routed experts `tp * dp` ways), the KV
+    budget after them and an activation workspace, and the KV tokens it holds."""
+    copies = kv_replication(layout.tp, model.kv_heads, mla=model.mla)
+    per_token = model.kv_bytes_per_token() * copies
+    activation = ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN * max_batch_tokens * model.hidden
+    weights = model.dense_weight_bytes() / layout.tp + model.routed_weight_bytes() / layout.group
+    budget = kv_budget_bytes(
+        layout.tp,
+        gpu.memory_bytes,
+        weights * layout.tp,
+        memory_fraction=memory_fraction,
+        activation_bytes_per_gpu=activation,
+    )
+    return ReplicaMemory(
+        weights_per_gpu_bytes=weights,
+        kv_budget_bytes=budget,
+        kv_bytes_per_token=per_token,
+        kv_capacity_tokens=int(budget // per_token),
+    )
+
+
 def _steps(
     request: DeploymentRequest, model: ModelSpec, gpu: GpuSpec, layout: Layout, copies: float
 ) -> tuple[StepTable, list[str]]:
@@ -165,22 +207,20 @@ def build_deployment(request: DeploymentRequest) -> BuiltDeployment:
     model = model_spec(request.model, kv_dtype_bytes=request.kv_dtype_bytes)
     gpu = gpu_spec(request.system)
     copies = kv_replication(tp, model.kv_heads, mla=model.mla)
-    per_token = model.kv_bytes_per_token() * copies
-    activation = ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN * request.max_batch_tokens * model.hidden
-    weights_per_gpu = model.dense_weight_bytes() / tp + model.routed_weight_bytes() / layout.group
-    budget = kv_budget_bytes(
-        tp,
-        gpu.memory_bytes,
-        weights_per_gpu * tp,
+    memory = replica_memory(
+        model,
+        gpu,
+        layout,
+        max_batch_tokens=request.max_batch_tokens,
         memory_fraction=request.memory_fraction,
-        activation_bytes_per_gpu=activation,
     )
-    capacity = int(budget // per_token)
+    per_token = memory.kv_bytes_per_token
+    capacity = memory.kv_capacity_tokens
     if capacity < request.block_tokens:
         raise InputError(
             f"{model.name} does not fit {request.parallel} on {request.system}: "
-            f"{weights_per_gpu / GB:.0f} GB of weights per GPU of {gpu.memory_bytes / GB:.0f} GB, "
-            "no room for KV"
+            f"{memory.weights_per_gpu_bytes / GB:.0f} GB of weights per GPU of "
+            f"{gpu.memory_bytes / GB:.0f} GB, no room for KV"
         )
     host_tokens = int(request.kv_host_gb * GB // per_token)
     load_rate = tp * gpu.host_link_bytes_per_s / per_token
@@ -218,7 +258,7 @@ def build_deployment(request: DeploymentRequest) -> BuiltDeployment:
         gpu=gpu,
         layout=layout,
         kv_bytes_per_token=per_token,
-        kv_budget_bytes=budget,
+        kv_budget_bytes=memory.kv_budget_bytes,
         step_source=steps.source,
         aiconfigurator_core=aic_version(),
         notes=tuple(notes),

@@ -13,6 +13,7 @@ answer depends only on the library version. `catalog_for(version)` says whether 
 list matches the installed library; regenerate it with
 
     python -m agentload.sim.catalog [--out FILE] [--systems h200_sxm,gb300]
+    python -m agentload.sim.catalog --merge h200.json gb300.json ... --out FILE
 
 Attention-data-parallel layouts (`tp1,dp8,ep8`, how DeepSeek-class MoEs are usually served)
 are not probed here (too many); `probe(..., dp=8)` checks one on demand. Whether the weights
@@ -69,6 +70,8 @@ class Catalog(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     aiconfigurator_core: str
+    systems: tuple[str, ...]
+    """Systems probed (the library knows others; regenerate to add them)."""
     layouts: tuple[int, ...]
     probed: int
     """Candidates tried (combinations that failed are not listed)."""
@@ -140,7 +143,8 @@ def build_catalog(
     start = time.perf_counter()
     found: list[Combination] = []
     probed = 0
-    for model, system, backend in candidates(systems):
+    todo = candidates(systems)
+    for model, system, backend in todo:
         moe = _is_moe(model)
         sizes = layouts + RACK_LAYOUTS if system in RACK_SYSTEMS else layouts
         for tp in sizes:
@@ -155,10 +159,74 @@ def build_catalog(
                 progress(f"{system} {backend} {model} tp{tp} ({took:.1f} s): {ok}")
     return Catalog(
         aiconfigurator_core=version,
+        systems=tuple(sorted({system for _, system, _ in todo})),
         layouts=layouts,
         probed=probed,
         seconds=round(time.perf_counter() - start, 1),
         combinations=tuple(found),
+    )
+
+
+class Listed(BaseModel):
+    """A catalog row with what it means on that hardware (for `agentload simulate --list`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    combination: Combination
+    gpus_per_copy: int
+    weights_per_gpu_gb: float | None
+    kv_tokens_per_replica: int | None
+    """None when the model's config or the system's spec is not at hand; 0: does not fit."""
+
+
+def listing(catalog: Catalog) -> list[Listed]:
+    """The catalog's rows, each with its weights per GPU and KV capacity (0: the weights do
+    not fit), sorted by system, backend, model, layout."""
+    from agentload.sim.build import Layout, replica_memory
+    from agentload.sim.hardware import gpu_spec
+    from agentload.sim.modelspec import model_spec
+
+    rows = []
+    for combo in sorted(
+        catalog.combinations, key=lambda c: (c.system, c.backend, c.model, c.tp, c.dp)
+    ):
+        layout = Layout(tp=combo.tp, ep=combo.ep, dp=combo.dp)
+        try:
+            memory = replica_memory(model_spec(combo.model), gpu_spec(combo.system), layout)
+        except InputError:
+            rows.append(
+                Listed(
+                    combination=combo,
+                    gpus_per_copy=layout.group,
+                    weights_per_gpu_gb=None,
+                    kv_tokens_per_replica=None,
+                )
+            )
+            continue
+        rows.append(
+            Listed(
+                combination=combo,
+                gpus_per_copy=layout.group,
+                weights_per_gpu_gb=round(memory.weights_per_gpu_bytes / 1e9, 1),
+                kv_tokens_per_replica=memory.kv_capacity_tokens,
+            )
+        )
+    return rows
+
+
+def merge(catalogs: Iterable[Catalog]) -> Catalog:
+    """One catalog from several (e.g. one per system, probed in separate processes)."""
+    parts = list(catalogs)
+    versions = {part.aiconfigurator_core for part in parts}
+    if len(versions) != 1:
+        raise InputError(f"catalogs from different library versions: {sorted(versions)}")
+    return Catalog(
+        aiconfigurator_core=versions.pop(),
+        systems=tuple(sorted({s for part in parts for s in part.systems})),
+        layouts=parts[0].layouts,
+        probed=sum(part.probed for part in parts),
+        seconds=round(sum(part.seconds for part in parts), 1),
+        combinations=tuple(c for part in parts for c in part.combinations),
     )
 
 
@@ -180,9 +248,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Probe aiconfigurator-core combinations.")
     parser.add_argument("--out", type=Path, default=None, help="write here (default: stdout)")
     parser.add_argument("--systems", default=None, help="comma-separated systems (default all)")
+    parser.add_argument("--merge", nargs="+", type=Path, help="merge these catalog files instead")
     args = parser.parse_args(argv)
-    systems = args.systems.split(",") if args.systems else None
-    catalog = build_catalog(systems, progress=lambda line: print(line, file=sys.stderr))
+    if args.merge:
+        catalog = merge(Catalog.model_validate_json(path.read_text()) for path in args.merge)
+    else:
+        systems = args.systems.split(",") if args.systems else None
+        catalog = build_catalog(systems, progress=lambda line: print(line, file=sys.stderr))
     text = json.dumps(catalog.model_dump(mode="json"), indent=1) + "\n"
     if args.out is None:
         sys.stdout.write(text)
