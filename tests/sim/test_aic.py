@@ -74,7 +74,7 @@ def test_the_listing_says_when_weights_do_not_fit() -> None:
     FP8 weights are ~199 GB per GPU of 141: no KV room."""
     from agentload.sim.catalog import listing
 
-    model, system, backend, tp, ep = DOCUMENTED
+    model, system, backend, tp, _ep = DOCUMENTED
     rows = [
         row
         for row in listing(shipped_catalog())
