@@ -206,7 +206,7 @@ class Replica:
                 break
             if live.ready > t0:
                 continue
-            take = min(live.left, budget)
+            take = live.left if live.left < budget else budget
             chunks.append((live, take))
             budget -= take
             prefill += take
@@ -220,7 +220,7 @@ class Replica:
             running += 1
             self.prefilling.append(live)
             if live.ready <= t0:
-                take = min(live.left, budget)
+                take = live.left if live.left < budget else budget
                 chunks.append((live, take))
                 budget -= take
                 prefill += take

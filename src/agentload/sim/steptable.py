@@ -223,8 +223,18 @@ class StepTable:
         axis, last = self.context, len(self.context) - 2
         total, c, left = 0.0, context, steps
         while left > 0:
-            j = min(max(bisect_right(axis, c) - 1, 0), last)
-            m = left if j == last else min(left, max(1, math.ceil(axis[j + 1] - c)))
+            j = bisect_right(axis, c) - 1
+            if j >= last:
+                j = last
+                m = left
+            else:
+                if j < 0:
+                    j = 0
+                m = math.ceil(axis[j + 1] - c)
+                if m < 1:
+                    m = 1
+                elif m > left:
+                    m = left
             total += m * intercepts[j] + slopes[j] * (m * c + m * (m - 1) / 2)
             c += m
             left -= m
@@ -238,8 +248,18 @@ class StepTable:
         axis, last = self.context, len(self.context) - 2
         done, total, c, left = 0, 0.0, context, steps
         while left > 0:
-            j = min(max(bisect_right(axis, c) - 1, 0), last)
-            m = left if j == last else min(left, max(1, math.ceil(axis[j + 1] - c)))
+            j = bisect_right(axis, c) - 1
+            if j >= last:
+                j = last
+                m = left
+            else:
+                if j < 0:
+                    j = 0
+                m = math.ceil(axis[j + 1] - c)
+                if m < 1:
+                    m = 1
+                elif m > left:
+                    m = left
             a, s = intercepts[j], slopes[j]
             cell = m * a + s * (m * c + m * (m - 1) / 2)
             if total + cell >= budget:
