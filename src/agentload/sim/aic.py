@@ -25,7 +25,10 @@ library's per-op energies are 0.0 in 0.12.0, so power comes from `agentload.sim.
 
 from __future__ import annotations
 
+import logging
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from importlib import metadata
 from typing import Any
@@ -70,6 +73,36 @@ def layout(tp: int, ep: int, dp: int = 1) -> str:
     return ",".join(parts)
 
 
+LIBRARY_LOGGER = "aiconfigurator_core"
+
+
+class _Collect(logging.Handler):
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message not in self.into:
+            self.into.append(message)
+
+
+@contextmanager
+def library_notes(into: list[str]) -> Iterator[None]:
+    """Collect the library's warnings (e.g. "Loading low-fidelity fallback rows ...": which
+    data an answer rests on) into `into` instead of letting them reach stderr."""
+    logger = logging.getLogger(LIBRARY_LOGGER)
+    handler = _Collect(into)
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
 def _engine_module() -> Any:
     try:
         from aiconfigurator_core.sdk import engine
@@ -112,19 +145,23 @@ class AicSource:
         self.tp = tp
         self.ep = ep
         self.dp = dp
-        self.backend_version = backend_version or resolved_backend_version(system, backend)
+        self.notes: list[str] = []
+        """The library's warnings while compiling and tabulating (data provenance)."""
+        with library_notes(self.notes):
+            self.backend_version = backend_version or resolved_backend_version(system, backend)
         try:
-            self.handle = engine.EngineHandle.compile(
-                model,
-                system,
-                backend,
-                backend_version=backend_version,
-                tp_size=tp,
-                attention_dp_size=dp,
-                moe_ep_size=ep,
-            )
-            self.decode(1, 1024.0)
-            self.shared(64, 1)
+            with library_notes(self.notes):
+                self.handle = engine.EngineHandle.compile(
+                    model,
+                    system,
+                    backend,
+                    backend_version=backend_version,
+                    tp_size=tp,
+                    attention_dp_size=dp,
+                    moe_ep_size=ep,
+                )
+                self.decode(1, 1024.0)
+                self.shared(64, 1)
         except InputError:
             raise
         except Exception as exc:
@@ -178,13 +215,14 @@ def aic_table(source: AicSource, *, max_batch: int, max_tokens: int) -> StepTabl
     """`source` tabulated on the engine's grid (batch to `max_batch`, prefill tokens to
     `max_tokens`, context to `AIC_MAX_CONTEXT`, extrapolated past it)."""
     context = tuple(c for c in CONTEXT_GRID if c <= AIC_MAX_CONTEXT)
-    return StepTable.tabulate(
-        batch=grid_for(max_batch, AIC_BATCH_GRID),
-        context=context,
-        chunk=grid_for(max_tokens, AIC_CHUNK_GRID),
-        decode=source.decode,
-        shared=source.shared,
-        decode_attention=source.decode_attention,
-        chunk_attention=source.chunk_attention,
-        source=source.description,
-    )
+    with library_notes(source.notes):
+        return StepTable.tabulate(
+            batch=grid_for(max_batch, AIC_BATCH_GRID),
+            context=context,
+            chunk=grid_for(max_tokens, AIC_CHUNK_GRID),
+            decode=source.decode,
+            shared=source.shared,
+            decode_attention=source.decode_attention,
+            chunk_attention=source.chunk_attention,
+            source=source.description,
+        )

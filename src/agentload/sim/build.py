@@ -15,7 +15,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.errors import InputError
-from agentload.sim.aic import AicSource, aic_table, aic_version
+from agentload.sim.aic import PACKAGE, AicSource, aic_table, aic_version
 from agentload.sim.config import (
     DEFAULT_BLOCK_TOKENS,
     DEFAULT_MAX_BATCH_TOKENS,
@@ -172,6 +172,7 @@ def _steps(
             table = aic_table(
                 source, max_batch=request.max_running, max_tokens=request.max_batch_tokens
             )
+            notes.extend(f"{PACKAGE}: {note}" for note in source.notes)
             return table, notes
         except InputError as exc:
             if request.steps == "aic":

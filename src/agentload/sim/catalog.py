@@ -34,7 +34,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.errors import InputError
-from agentload.sim.aic import AicSource, aic_version, layout
+from agentload.sim.aic import AicSource, aic_version, layout, library_notes
 
 LAYOUTS = (1, 2, 4, 8)
 """Tensor-parallel sizes probed (expert parallelism = tensor parallelism for MoE models: the
@@ -105,8 +105,9 @@ def probe(
     """The combination if it evaluates, else why not (one line)."""
     try:
         source = AicSource(model, system, backend, tp=tp, ep=ep, dp=dp)
-        source.chunk_attention(256, 4096.0)
-        source.decode_attention(8, 4096.0)
+        with library_notes(source.notes):
+            source.chunk_attention(256, 4096.0)
+            source.decode_attention(8, 4096.0)
     except InputError as exc:
         return str(exc).splitlines()[0]
     except Exception as exc:  # the library raises many kinds; any is "does not evaluate"
