@@ -128,7 +128,7 @@ def _is_moe(model: str) -> bool:
 
     try:
         return model_spec(model).experts > 0
-    except InputError:
+    except Exception:  # a config this reader does not understand: probe it as dense
         return False
 
 
@@ -194,7 +194,7 @@ def listing(catalog: Catalog) -> list[Listed]:
         layout = Layout(tp=combo.tp, ep=combo.ep, dp=combo.dp)
         try:
             memory = replica_memory(model_spec(combo.model), gpu_spec(combo.system), layout)
-        except InputError:
+        except Exception:  # a config or system this reader does not understand
             rows.append(
                 Listed(
                     combination=combo,

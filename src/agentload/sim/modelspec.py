@@ -145,13 +145,37 @@ def _weight_dtypes(
     return base, (expert if expert != base else None)
 
 
+KV_FREE_LAYER_TYPES = frozenset(
+    {"sliding_attention", "linear_attention", "mamba", "moe", "mlp", "conv"}
+)
+"""Layer types that keep no per-token KV for the whole context (sliding windows and linear
+or state-space layers keep a bounded state; MLP blocks keep none)."""
+
+
+def _layer_count(config: Mapping[str, Any]) -> int:
+    if config.get("num_hidden_layers"):
+        return int(config["num_hidden_layers"])
+    blocks = config.get("layers_block_type")
+    if isinstance(blocks, list) and blocks:
+        return sum(1 for b in blocks if b in ("attention", "mamba"))
+    raise KeyError("num_hidden_layers")
+
+
 def _kv_layers(config: Mapping[str, Any], layers: int) -> float:
+    """Full-context KV layers: all, or those `compress_ratios` / `layer_types` /
+    `layers_block_type` (Nemotron-H) say keep per-token KV."""
     ratios = config.get("compress_ratios")
     if isinstance(ratios, list) and ratios:
         return sum(1.0 / r if r > 0 else 1.0 for r in ratios[:layers])
     types = config.get("layer_types")
     if isinstance(types, list) and types:
-        return float(sum(1 for t in types[:layers] if t == "full_attention"))
+        return float(sum(1 for t in types[:layers] if t not in KV_FREE_LAYER_TYPES))
+    blocks = config.get("layers_block_type")
+    if isinstance(blocks, list) and blocks:
+        return float(sum(1 for b in blocks if b == "attention"))
+    pattern = config.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and pattern:
+        return float(pattern.count("*"))
     return float(layers)
 
 
@@ -165,7 +189,7 @@ def spec_from_config(
     """A model's spec from its HF `config.json` (and `hf_quant_config.json`, if any)."""
     c = _text(config)
     try:
-        layers = int(c["num_hidden_layers"])
+        layers = _layer_count(c)
         hidden = int(c["hidden_size"])
         heads = int(c["num_attention_heads"])
         vocab = int(c["vocab_size"])
@@ -201,6 +225,10 @@ def spec_from_config(
     )
     dense_layers = min(layers, int(c.get("first_k_dense_replace") or 0)) if experts else layers
     moe_layers = layers - dense_layers if experts else 0
+    blocks = c.get("layers_block_type")
+    if isinstance(blocks, list) and blocks:  # Nemotron-H: attention, Mamba and MoE blocks
+        moe_layers = sum(1 for b in blocks if b == "moe") if experts else 0
+        dense_layers = 0
     expert = GATED_MLP_MATRICES * hidden * moe_inter if experts else 0
     shared = GATED_MLP_MATRICES * hidden * shared_inter
     dense_mlp = GATED_MLP_MATRICES * hidden * dense_inter
@@ -218,6 +246,9 @@ def spec_from_config(
         + dense_layers * dense_mlp
         + moe_layers * (per_token * expert + shared + hidden * experts)
     )
+    kv_layers = _kv_layers(c, layers)
+    if kv_layers <= 0:
+        raise InputError(f"model config of {name}: no layer keeps per-token KV")
     return ModelSpec(
         name=name,
         layers=layers,
@@ -228,7 +259,7 @@ def spec_from_config(
         mla=mla,
         kv_lora_rank=kv_lora,
         rope_dim=rope,
-        kv_layers=_kv_layers(c, layers),
+        kv_layers=kv_layers,
         kv_dtype_bytes=kv_dtype_bytes,
         total_params=float(total),
         active_params=float(active),
