@@ -32,6 +32,9 @@ BYTES_PER_PARAM: dict[Dtype, float] = {"fp4": 0.5625, "fp8": 1.0, "bf16": 2.0}
 DEFAULT_KV_DTYPE_BYTES = 2.0
 GATED_MLP_MATRICES = 3
 """Gate, up and down projections."""
+UNGATED_MLP_MATRICES = 2
+UNGATED_ACTIVATIONS = frozenset({"relu2", "gelu", "relu"})
+"""Activations of MLPs without a gate (up and down projections only)."""
 FLOPS_PER_MAC = 2
 
 
@@ -229,9 +232,12 @@ def spec_from_config(
     if isinstance(blocks, list) and blocks:  # Nemotron-H: attention, Mamba and MoE blocks
         moe_layers = sum(1 for b in blocks if b == "moe") if experts else 0
         dense_layers = 0
-    expert = GATED_MLP_MATRICES * hidden * moe_inter if experts else 0
-    shared = GATED_MLP_MATRICES * hidden * shared_inter
-    dense_mlp = GATED_MLP_MATRICES * hidden * dense_inter
+    activation = str(c.get("mlp_hidden_act") or c.get("hidden_act") or "silu")
+    matrices = UNGATED_MLP_MATRICES if activation in UNGATED_ACTIVATIONS else GATED_MLP_MATRICES
+    expert_width = int(c.get("moe_latent_size") or hidden)
+    expert = matrices * expert_width * moe_inter if experts else 0
+    shared = matrices * hidden * shared_inter
+    dense_mlp = matrices * hidden * dense_inter
     embeddings = vocab * hidden * (1 if c.get("tie_word_embeddings") else 2)
     dtypes = _weight_dtypes(c, quant)
     total = (
