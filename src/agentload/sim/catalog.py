@@ -245,6 +245,15 @@ def catalog_for(version: str | None = None) -> tuple[Catalog, bool]:
     return catalog, catalog.aiconfigurator_core == wanted
 
 
+def to_json(catalog: Catalog) -> str:
+    """The catalog as JSON with one combination a line (small diffs when regenerated)."""
+    data = catalog.model_dump(mode="json")
+    rows = data.pop("combinations")
+    head = json.dumps(data)[:-1]
+    lines = ",\n  ".join(json.dumps(row, separators=(",", ":")) for row in rows)
+    return f'{head}, "combinations": [\n  {lines}\n]}}\n'
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Probe aiconfigurator-core combinations.")
     parser.add_argument("--out", type=Path, default=None, help="write here (default: stdout)")
@@ -256,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         systems = args.systems.split(",") if args.systems else None
         catalog = build_catalog(systems, progress=lambda line: print(line, file=sys.stderr))
-    text = json.dumps(catalog.model_dump(mode="json"), indent=1) + "\n"
+    text = to_json(catalog)
     if args.out is None:
         sys.stdout.write(text)
     else:
