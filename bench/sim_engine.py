@@ -10,7 +10,8 @@ agent, for `--seconds` of virtual time (one probe: 30 s settle + 60 s window). T
 deployment is the one the power model is calibrated on: 72 GB300 serving DeepSeek V4 Pro with
 attention DP8 / EP8 (72 engine replicas), aiconfigurator-core step times (roofline without
 it). Prints the wall time, requests simulated per wall second, virtual seconds per wall
-second, the load's operating point, and an upper bound for a search of `--probes` such probes.
+second (and per CPU second of this process, which a busy machine disturbs less), the load's
+operating point, and an upper bound for a search of `--probes` such probes.
 """
 
 from __future__ import annotations
@@ -84,12 +85,14 @@ def main() -> None:
 
     profiler = cProfile.Profile() if args.profile else None
     start = time.perf_counter()
+    cpu_start = time.process_time()
     if profiler is not None:
         profiler.enable()
     results = replay(engine, agents, until=args.seconds)
     if profiler is not None:
         profiler.disable()
     wall = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
 
     done = [r for r in results if r.t_done <= args.seconds]
     window = [r for r in done if r.t_done >= SETTLE_S]
@@ -114,15 +117,21 @@ def main() -> None:
     print(f"setup (workload + step table): {setup:.1f} s")
     print(
         f"simulated {len(done):,} requests ({prompt / 1e6:,.0f}M prompt tokens, "
-        f"{cached / max(prompt, 1):.1%} cached, {output / 1e6:.2f}M output) in {wall:.2f} s wall"
+        f"{cached / max(prompt, 1):.1%} cached, {output / 1e6:.2f}M output) in {wall:.2f} s wall, "
+        f"{cpu:.2f} s CPU"
     )
     print(
         f"operating point after {SETTLE_S:g} s: p25 output {percentile(speeds, 0.25):.1f} "
         f"tokens/s per request, p95 TTFT {percentile(ttfts, 0.95):.2f} s, "
         f"{watts / args.gpus:.0f} W per GPU"
     )
-    print(f"requests per wall second: {len(done) / wall:,.0f}")
-    print(f"virtual seconds per wall second: {engine.now / wall:.1f}")
+    print(
+        f"requests per wall second: {len(done) / wall:,.0f} ({len(done) / cpu:,.0f} per CPU second)"
+    )
+    print(
+        f"virtual seconds per wall second: {engine.now / wall:.1f} "
+        f"({engine.now / cpu:.1f} per CPU second)"
+    )
     print(
         f"a search of {args.probes} probes like this one: <= {args.probes * wall:.0f} s "
         "(engine alone, one core)"
