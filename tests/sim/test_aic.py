@@ -15,7 +15,9 @@ MIXED_TOLERANCE = 0.03
 
 @pytest.fixture(scope="module")
 def source():  # type: ignore[no-untyped-def]
-    pytest.importorskip("aiconfigurator_core", reason="aiconfigurator-core is not installed")
+    pytest.importorskip(
+        "aiconfigurator_core", reason="aiconfigurator-core cannot be loaded", exc_type=ImportError
+    )
     from agentload.sim.aic import AicSource
 
     model, system, backend, tp, ep = DOCUMENTED

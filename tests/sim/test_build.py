@@ -82,7 +82,9 @@ def test_a_model_that_does_not_fit_is_refused() -> None:
 
 
 def test_auto_uses_aiconfigurator_where_it_has_data() -> None:
-    pytest.importorskip("aiconfigurator_core", reason="aiconfigurator-core is not installed")
+    pytest.importorskip(
+        "aiconfigurator_core", reason="aiconfigurator-core cannot be loaded", exc_type=ImportError
+    )
     built = build_deployment(
         DeploymentRequest(
             system="gb300",

@@ -90,7 +90,9 @@ def test_kv_bytes_per_gpu_agree_with_aiconfigurator(
     """aiconfigurator-core's memory model reports KV bytes per token per GPU: the model's
     bytes split over the tensor-parallel ranks (GQA) or a latent per rank (MLA, FP8 there)."""
     memory = pytest.importorskip(
-        "aiconfigurator_core.sdk.memory", reason="aiconfigurator-core is not installed"
+        "aiconfigurator_core.sdk.memory",
+        reason="aiconfigurator-core cannot be loaded",
+        exc_type=ImportError,
     )
     from agentload.sim.aic import resolved_backend_version
 
