@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -44,6 +45,7 @@ RACK_LAYOUTS = (16, 32)
 RACK_SYSTEMS = frozenset({"gb200", "gb300"})
 PASSING = ("PASS", "HYBRID_PASS")
 CATALOG = "aic_combinations.json"
+_SIZE = re.compile(r"(tp|ep|dp)(\d+)")
 
 
 class Combination(BaseModel):
@@ -234,7 +236,7 @@ def merge(catalogs: Iterable[Catalog]) -> Catalog:
 def shipped_catalog() -> Catalog:
     """The list shipped with agentload (see `Catalog.aiconfigurator_core` for its version)."""
     path = resources.files("agentload.sim") / "data" / CATALOG
-    return Catalog.model_validate_json(path.read_text())
+    return from_json(path.read_text())
 
 
 def catalog_for(version: str | None = None) -> tuple[Catalog, bool]:
@@ -246,12 +248,46 @@ def catalog_for(version: str | None = None) -> tuple[Catalog, bool]:
 
 
 def to_json(catalog: Catalog) -> str:
-    """The catalog as JSON with one combination a line (small diffs when regenerated)."""
-    data = catalog.model_dump(mode="json")
-    rows = data.pop("combinations")
+    """The catalog as JSON, one (system, backend, version, model) a line with the layouts that
+    evaluate (`tp8,ep8`...): small, and small diffs when regenerated."""
+    data = catalog.model_dump(mode="json", exclude={"combinations"})
+    groups: dict[tuple[str, str, str | None, str], list[str]] = {}
+    for combo in catalog.combinations:
+        key = (combo.system, combo.backend, combo.backend_version, combo.model)
+        groups.setdefault(key, []).append(combo.parallel)
+    rows = [
+        json.dumps([system, backend, version, model, layouts], separators=(",", ":"))
+        for (system, backend, version, model), layouts in groups.items()
+    ]
     head = json.dumps(data)[:-1]
-    lines = ",\n  ".join(json.dumps(row, separators=(",", ":")) for row in rows)
-    return f'{head}, "combinations": [\n  {lines}\n]}}\n'
+    lines = ",\n  ".join(rows)
+    return f'{head}, "groups": [\n  {lines}\n]}}\n'
+
+
+def from_json(text: str) -> Catalog:
+    """A catalog written by `to_json`."""
+    data = json.loads(text)
+    combinations = []
+    for system, backend, version, model, layouts in data.pop("groups"):
+        for spec in layouts:
+            sizes = dict(_SIZE.findall(spec))
+            combinations.append(
+                Combination(
+                    system=system,
+                    backend=backend,
+                    backend_version=version,
+                    model=model,
+                    tp=int(sizes.get("tp", 1)),
+                    ep=int(sizes.get("ep", 1)),
+                    dp=int(sizes.get("dp", 1)),
+                )
+            )
+    return Catalog(**data, combinations=tuple(combinations))
+
+
+def _read(path: Path) -> Catalog:
+    text = path.read_text()
+    return from_json(text) if '"groups"' in text else Catalog.model_validate_json(text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -261,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--merge", nargs="+", type=Path, help="merge these catalog files instead")
     args = parser.parse_args(argv)
     if args.merge:
-        catalog = merge(Catalog.model_validate_json(path.read_text()) for path in args.merge)
+        catalog = merge(_read(path) for path in args.merge)
     else:
         systems = args.systems.split(",") if args.systems else None
         catalog = build_catalog(systems, progress=lambda line: print(line, file=sys.stderr))
