@@ -1,0 +1,266 @@
+"""A deployment from names: system, backend, model, GPUs, parallel layout, options.
+
+Derives everything the engine needs (`DeploymentConfig`): replicas = GPUs / GPUs per replica
+(an attention rank: `tp` GPUs); KV capacity per replica = HBM left after the weights and an
+activation workspace, divided by KV bytes per token (times the copies tensor parallelism
+keeps); the host tier's size and
+transfer rate; step times from aiconfigurator-core where it has data (`steps="auto"`), else
+the roofline (`notes` says which, and why); the power model for the system.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentload.errors import InputError
+from agentload.sim.aic import PACKAGE, AicSource, aic_table, aic_version
+from agentload.sim.config import (
+    DEFAULT_BLOCK_TOKENS,
+    DEFAULT_MAX_BATCH_TOKENS,
+    DEFAULT_MAX_RUNNING,
+    DeploymentConfig,
+    EngineConfig,
+    Routing,
+)
+from agentload.sim.hardware import GpuSpec, gpu_spec
+from agentload.sim.kvset import kv_budget_bytes, kv_replication
+from agentload.sim.modelspec import DEFAULT_KV_DTYPE_BYTES, ModelSpec, model_spec
+from agentload.sim.power import CALIBRATED_GAIN, PowerModel
+from agentload.sim.roofline import RooflineParams, roofline_table
+from agentload.sim.steptable import StepTable
+
+GB = 1e9
+DEFAULT_MEMORY_FRACTION = 0.9
+"""Share of each GPU's memory the engine takes (weights + KV + workspace)."""
+ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN = 32
+"""Activation workspace per GPU: this many bytes per (batch token, hidden unit); ~1.9 GB for a
+DeepSeek-V3-size model at 8,192 tokens per step. An assumption, like the engines' own."""
+_PARALLEL = re.compile(r"^(tp|ep|dp)(\d+)$")
+
+
+class Layout(BaseModel):
+    """A parallel layout: attention tensor parallelism `tp` within each of `dp` attention
+    data-parallel ranks, experts spread `ep` ways; one model copy spans `tp * dp` GPUs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tp: int = Field(default=1, ge=1)
+    ep: int = Field(default=1, ge=1)
+    dp: int = Field(default=1, ge=1)
+
+    @property
+    def group(self) -> int:
+        """GPUs holding one copy of the model."""
+        return self.tp * self.dp
+
+
+def parse_parallel(spec: str) -> Layout:
+    """`tp4,ep4` -> TP4 with EP4; `tp1,dp8,ep8` -> DP-attention over 8 GPUs with EP8."""
+    sizes = {"tp": 1, "ep": 1, "dp": 1}
+    for part in spec.replace(" ", "").lower().split(","):
+        found = _PARALLEL.match(part)
+        if found is None:
+            raise InputError(f"bad parallel layout {spec!r} (expected e.g. tp4,ep4 or tp1,dp8,ep8)")
+        sizes[found.group(1)] = int(found.group(2))
+    parsed = Layout(**sizes)
+    if parsed.ep > parsed.group:
+        raise InputError(f"{spec}: expert parallelism beyond tp * dp GPUs is not modelled")
+    return parsed
+
+
+class DeploymentRequest(BaseModel):
+    """What a user names (the `agentload simulate` options)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    system: str
+    backend: str = "sglang"
+    model: str
+    gpus: int = Field(ge=1)
+    parallel: str = "tp1"
+    kv_host_gb: float = Field(default=0.0, ge=0)
+    """Host-memory KV tier per engine replica (attention rank), GB (0: none)."""
+    max_batch_tokens: int = Field(default=DEFAULT_MAX_BATCH_TOKENS, ge=1)
+    max_running: int = Field(default=DEFAULT_MAX_RUNNING, ge=1)
+    block_tokens: int = Field(default=DEFAULT_BLOCK_TOKENS, ge=1)
+    routing: Routing = "affinity"
+    memory_fraction: float = Field(default=DEFAULT_MEMORY_FRACTION, gt=0, le=1)
+    kv_dtype_bytes: float = Field(default=DEFAULT_KV_DTYPE_BYTES, gt=0)
+    steps: str = "auto"
+    """`auto` (aiconfigurator-core if it evaluates, else roofline), `aic` or `roofline`."""
+    roofline: RooflineParams = RooflineParams()
+    power_gain: float = Field(default=CALIBRATED_GAIN, gt=0)
+
+
+class BuiltDeployment(BaseModel):
+    """The engine's config and what it was derived from (for summaries and provenance)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    request: DeploymentRequest
+    config: DeploymentConfig
+    model: ModelSpec
+    gpu: GpuSpec
+    layout: Layout
+    kv_bytes_per_token: float
+    """Per replica, including tensor-parallel copies."""
+    kv_budget_bytes: float
+    """Per replica."""
+    step_source: str
+    aiconfigurator_core: str | None
+    notes: tuple[str, ...]
+
+
+class ReplicaMemory(BaseModel):
+    """Where an engine replica's HBM goes (see the module docstring)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    weights_per_gpu_bytes: float
+    kv_budget_bytes: float
+    """HBM left for KV, whole replica (0 when the weights do not fit)."""
+    kv_bytes_per_token: float
+    """Whole replica, including tensor-parallel copies."""
+    kv_capacity_tokens: int
+
+
+def replica_memory(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    layout: Layout,
+    *,
+    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+    memory_fraction: float = DEFAULT_MEMORY_FRACTION,
+) -> ReplicaMemory:
+    """Weights per GPU (dense weights split `tp` ways, routed experts `tp * dp` ways), the KV
+    budget after them and an activation workspace, and the KV tokens it holds."""
+    copies = kv_replication(layout.tp, model.kv_heads, mla=model.mla)
+    per_token = model.kv_bytes_per_token() * copies
+    activation = ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN * max_batch_tokens * model.hidden
+    weights = model.dense_weight_bytes() / layout.tp + model.routed_weight_bytes() / layout.group
+    budget = kv_budget_bytes(
+        layout.tp,
+        gpu.memory_bytes,
+        weights * layout.tp,
+        memory_fraction=memory_fraction,
+        activation_bytes_per_gpu=activation,
+    )
+    return ReplicaMemory(
+        weights_per_gpu_bytes=weights,
+        kv_budget_bytes=budget,
+        kv_bytes_per_token=per_token,
+        kv_capacity_tokens=int(budget // per_token),
+    )
+
+
+def _steps(
+    request: DeploymentRequest, model: ModelSpec, gpu: GpuSpec, layout: Layout, copies: float
+) -> tuple[StepTable, list[str]]:
+    notes: list[str] = []
+    if request.steps in ("auto", "aic"):
+        try:
+            source = AicSource(
+                model.name,
+                request.system,
+                request.backend,
+                tp=layout.tp,
+                ep=layout.ep,
+                dp=layout.dp,
+            )
+            table = aic_table(
+                source, max_batch=request.max_running, max_tokens=request.max_batch_tokens
+            )
+            notes.extend(f"{PACKAGE}: {note}" for note in source.notes)
+            return table, notes
+        except InputError as exc:
+            if request.steps == "aic":
+                raise
+            notes.append(f"roofline step times: {exc}")
+    elif request.steps != "roofline":
+        raise InputError(f"unknown step-time source {request.steps!r} (auto, aic, roofline)")
+    table = roofline_table(
+        model,
+        gpu,
+        layout.tp,
+        request.roofline,
+        kv_replication=copies,
+        data_parallel=layout.dp,
+        max_batch=request.max_running,
+        max_tokens=request.max_batch_tokens,
+    )
+    return table, notes
+
+
+def build_deployment(request: DeploymentRequest) -> BuiltDeployment:
+    """The deployment a request names (InputError when it cannot exist).
+
+    An engine replica is one attention rank: `tp` GPUs with their own scheduler and prefix
+    cache. Without attention data parallelism that is one model copy; with `dp` ranks, a model
+    copy spans `tp * dp` GPUs whose ranks share the experts (their coupling in the MoE layers
+    is in the step times, assuming evenly loaded ranks; the ranks are otherwise simulated
+    independently, behind the same router)."""
+    layout = parse_parallel(request.parallel)
+    tp = layout.tp
+    if request.gpus % layout.group:
+        raise InputError(f"{request.gpus} GPUs do not split into model copies of {layout.group}")
+    model = model_spec(request.model, kv_dtype_bytes=request.kv_dtype_bytes)
+    gpu = gpu_spec(request.system)
+    copies = kv_replication(tp, model.kv_heads, mla=model.mla)
+    memory = replica_memory(
+        model,
+        gpu,
+        layout,
+        max_batch_tokens=request.max_batch_tokens,
+        memory_fraction=request.memory_fraction,
+    )
+    per_token = memory.kv_bytes_per_token
+    capacity = memory.kv_capacity_tokens
+    if capacity < request.block_tokens:
+        raise InputError(
+            f"{model.name} does not fit {request.parallel} on {request.system}: "
+            f"{memory.weights_per_gpu_bytes / GB:.0f} GB of weights per GPU of "
+            f"{gpu.memory_bytes / GB:.0f} GB, no room for KV"
+        )
+    host_tokens = int(request.kv_host_gb * GB // per_token)
+    load_rate = tp * gpu.host_link_bytes_per_s / per_token
+    steps, notes = _steps(request, model, gpu, layout, copies)
+    engine = EngineConfig(
+        kv_capacity_tokens=capacity,
+        max_batch_tokens=request.max_batch_tokens,
+        max_running=request.max_running,
+        block_tokens=request.block_tokens,
+        kv_host_tokens=host_tokens,
+        host_load_tokens_per_s=load_rate if host_tokens else 0.0,
+        max_context_tokens=model.max_context,
+    )
+    power = PowerModel(
+        gpus=tp,
+        idle_w=gpu.idle_w,
+        board_w=gpu.board_w,
+        peak_flops=gpu.peak_flops(model.weight_dtype),
+        peak_bytes_per_s=gpu.bandwidth_bytes_per_s,
+        gain=request.power_gain,
+        work=model.work(copies, layout.dp),
+    )
+    config = DeploymentConfig(
+        replicas=request.gpus // tp,
+        gpus_per_replica=tp,
+        routing=request.routing,
+        engine=engine,
+        steps=steps,
+        power=power,
+    )
+    return BuiltDeployment(
+        request=request,
+        config=config,
+        model=model,
+        gpu=gpu,
+        layout=layout,
+        kv_bytes_per_token=per_token,
+        kv_budget_bytes=memory.kv_budget_bytes,
+        step_source=steps.source,
+        aiconfigurator_core=aic_version(),
+        notes=tuple(notes),
+    )

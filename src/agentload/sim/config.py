@@ -1,0 +1,83 @@
+"""How a simulated deployment is set up: replicas, routing, scheduler limits, KV memory.
+
+Numbers only (pure data); `agentload.sim.build` derives them from a system, a model and a
+parallel layout. Sizes are tokens per replica; times are virtual seconds.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agentload.sim.power import PowerModel
+from agentload.sim.steptable import StepTable
+
+Routing = Literal["affinity", "round_robin"]
+"""`affinity`: every call of a session goes to one replica (a new session goes to the replica
+with the fewest live sessions); `round_robin`: calls go to replicas in turn."""
+
+DEFAULT_MAX_BATCH_TOKENS = 8192
+"""Per-step token budget (SGLang's `--chunked-prefill-size` default on large GPUs, and a common
+vLLM `max_num_batched_tokens`)."""
+DEFAULT_MAX_RUNNING = 256
+"""Admission limit on running sequences (vLLM's `max_num_seqs` default in most releases)."""
+DEFAULT_BLOCK_TOKENS = 64
+"""KV block (page) size: SGLang's page size for the FlashMLA / FA3 backends DeepSeek-class
+deployments use (vLLM defaults to 16). It only rounds each hit down to a block boundary (on
+average half a block lost per request, ~0.1% of a 27K-token prompt); the cache works per
+segment, so its cost does not depend on it."""
+DEFAULT_POWER_BIN_S = 0.5
+"""Resolution of the simulated power series, seconds."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class EngineConfig(_Frozen):
+    """One replica's scheduler and KV memory."""
+
+    kv_capacity_tokens: int = Field(ge=1)
+    """HBM KV capacity, tokens (memory left after weights and activations / bytes per token)."""
+    max_batch_tokens: int = Field(default=DEFAULT_MAX_BATCH_TOKENS, ge=1)
+    """Tokens per step: one per decoding sequence, the rest for prefill chunks."""
+    max_running: int = Field(default=DEFAULT_MAX_RUNNING, ge=1)
+    """Most sequences running (prefilling or decoding) at once; the rest queue."""
+    block_tokens: int = Field(default=DEFAULT_BLOCK_TOKENS, ge=1)
+    kv_host_tokens: int = Field(default=0, ge=0)
+    """Host-memory KV tier, tokens (0: none; HBM evictions are dropped)."""
+    host_load_tokens_per_s: float = Field(default=0.0, ge=0.0)
+    """Host-to-HBM transfer rate, tokens/s (link bandwidth / KV bytes per token)."""
+    max_context_tokens: int | None = Field(default=None, ge=1)
+    """The model's context limit: prompt + output beyond it fail as `context_overflow`."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> EngineConfig:
+        if self.max_running > self.max_batch_tokens:
+            raise ValueError("max_running cannot exceed max_batch_tokens (one token each)")
+        if self.kv_host_tokens and self.host_load_tokens_per_s <= 0:
+            raise ValueError("a host KV tier needs a transfer rate")
+        if 0 < self.kv_host_tokens < self.block_tokens:
+            raise ValueError("a host KV tier must hold at least one block")
+        return self
+
+
+class DeploymentConfig(_Frozen):
+    """Everything the engine needs: replicas, their engine, step times and power."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    replicas: int = Field(ge=1)
+    gpus_per_replica: int = Field(default=1, ge=1)
+    routing: Routing = "affinity"
+    engine: EngineConfig
+    steps: StepTable
+    """Step times (its `source` says where they come from)."""
+    power: PowerModel | None = None
+    """Accelerator power; None: no energy is simulated."""
+    power_bin_s: float = Field(default=DEFAULT_POWER_BIN_S, gt=0)
+
+    @property
+    def gpus(self) -> int:
+        return self.replicas * self.gpus_per_replica

@@ -1,0 +1,411 @@
+"""One replica's scheduler: continuous batching with chunked prefill, on a virtual clock.
+
+Each step decodes every running sequence one token and spends the rest of the step's token
+budget (`max_batch_tokens`) on prefill chunks: first the prompts already admitted, then new
+requests from the queue (first come, first served; the head of the queue blocks the rest)
+while fewer than `max_running` sequences run and KV memory can be reserved for the request's
+uncached prompt and its whole output (no preemption). A request's first token comes at the end
+of the step that finishes its prefill; each later step adds one token; it completes with its
+last. A host-tier hit first loads its blocks over the host link (one transfer at a time); its
+prefill starts once they are in.
+
+The replica runs in plans, each created from the state at its start and applied at its end:
+a mixed step (any prefill in it), a decode-only run up to the next completion (jumped over in
+closed form, see `StepTable.decode_run`), or a wait for a host transfer. An arrival during a
+decode run cuts it after the step in progress; an arrival during a mixed step joins the next.
+Per step, only O(prefilling requests) Python work: decoders are kept as a heap of the step at
+which each finishes and a running sum of contexts.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+
+from agentload.sim.cache import Admission, Keys, PrefixCache, _Node
+from agentload.sim.config import EngineConfig
+from agentload.sim.power import PowerModel
+from agentload.sim.request import CONTEXT_OVERFLOW, SimRequest, SimResult
+from agentload.sim.steptable import StepTable
+
+EnergySink = Callable[[float, float, float], None]
+"""Called with (start, end, dynamic joules) for each plan applied."""
+
+
+class _Live:
+    """A request inside a replica (mutable)."""
+
+    __slots__ = (
+        "admission",
+        "finish",
+        "join",
+        "keys",
+        "leaf",
+        "left",
+        "output",
+        "path",
+        "prompt",
+        "ready",
+        "req",
+        "span",
+        "t_first",
+        "t_submit",
+        "tokens",
+    )
+
+    def __init__(
+        self, req: SimRequest, keys: Keys, tokens: tuple[int, ...], prompt: int, t: float
+    ) -> None:
+        self.req = req
+        self.keys = keys
+        self.tokens = tokens
+        self.prompt = prompt
+        self.output = req.output_tokens
+        self.t_submit = t
+        self.admission: Admission | None = None
+        self.path: list[_Node] = []
+        self.left = 0
+        self.span = 0
+        self.ready = 0.0
+        self.t_first = 0.0
+        self.join = 0
+        self.finish = 0
+        self.leaf: _Node | None = None
+
+
+class Kind(Enum):
+    MIXED = "mixed"
+    DECODE = "decode"
+    WAIT = "wait"
+
+
+@dataclass(slots=True)
+class Plan:
+    """What a replica does from `start` to `end` (mutable only to cut a decode run)."""
+
+    kind: Kind
+    start: float
+    end: float
+    batch: int = 0
+    context: float = 0.0
+    steps: int = 0
+    prefill_tokens: int = 0
+    chunks: list[tuple[_Live, int]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    """One applied plan, for tests and traces: `steps` steps of `batch` decode tokens, plus
+    `prefill_tokens` of prefill in a mixed step."""
+
+    kind: Kind
+    start: float
+    end: float
+    steps: int
+    batch: int
+    prefill_tokens: int
+
+
+class Replica:
+    """One engine instance (a group of GPUs serving one copy of the model)."""
+
+    def __init__(
+        self,
+        index: int,
+        config: EngineConfig,
+        steps: StepTable,
+        power: PowerModel | None = None,
+        energy: EnergySink | None = None,
+        trace: list[StepRecord] | None = None,
+    ) -> None:
+        self.index = index
+        self.config = config
+        self.steps = steps
+        self.power = power
+        self.energy = energy
+        self.trace = trace
+        self.cache = PrefixCache(
+            config.kv_capacity_tokens, config.block_tokens, config.kv_host_tokens
+        )
+        self.waiting: deque[_Live] = deque()
+        self.prefilling: list[_Live] = []
+        self.decoders: list[tuple[int, int, _Live]] = []
+        self.context_offset = 0
+        """Sum over decoders of (prompt + 1 - join step): their context sum is this plus
+        batch * steps_done."""
+        self.steps_done = 0
+        self.clock = 0.0
+        self.link_free = 0.0
+        self.plan: Plan | None = None
+        self.version = 0
+        self._seq = itertools.count()
+        self.sessions = 0
+        """Live sessions routed here (affinity routing)."""
+        self.failed: list[SimResult] = []
+        """Requests rejected while planning, for the deployment to hand out."""
+
+    # --- queries --------------------------------------------------------------------------
+
+    @property
+    def batch(self) -> int:
+        return len(self.decoders)
+
+    @property
+    def has_work(self) -> bool:
+        return bool(self.waiting or self.prefilling or self.decoders)
+
+    @property
+    def running(self) -> int:
+        return len(self.decoders) + len(self.prefilling)
+
+    def _context(self) -> float:
+        batch = len(self.decoders)
+        return (self.context_offset + batch * self.steps_done) / batch if batch else 0.0
+
+    # --- arrivals -------------------------------------------------------------------------
+
+    def submit(self, live: _Live, t: float) -> bool:
+        """Queue a request arriving at `t` (no earlier than the replica's applied plans);
+        returns True when the current plan's end moved (a decode run cut, a wait ended)."""
+        self.waiting.append(live)
+        plan = self.plan
+        if plan is None:
+            if self.clock < t:
+                self.clock = t
+            return False
+        if plan.kind is Kind.DECODE and t < plan.end:
+            steps = self.steps.steps_until(plan.batch, plan.context, plan.steps, t - plan.start)
+            if steps < plan.steps:
+                plan.steps = steps
+                plan.end = plan.start + self.steps.decode_run(plan.batch, plan.context, steps)
+                self.version += 1
+                return True
+        elif plan.kind is Kind.WAIT and t < plan.end:
+            self.plan = None
+            self.clock = t
+            self.version += 1
+            return True
+        return False
+
+    # --- planning -------------------------------------------------------------------------
+
+    def make_plan(self) -> Plan | None:
+        """The next plan, from the state at `clock` (admits requests: mutates the cache)."""
+        t0 = self.clock
+        config = self.config
+        batch = len(self.decoders)
+        budget = config.max_batch_tokens - batch
+        chunks: list[tuple[_Live, int]] = []
+        prefill = 0
+        for live in self.prefilling:
+            if budget <= 0:
+                break
+            if live.ready > t0:
+                continue
+            take = live.left if live.left < budget else budget
+            chunks.append((live, take))
+            budget -= take
+            prefill += take
+        running = batch + len(self.prefilling)
+        waiting = self.waiting
+        while budget > 0 and waiting and running < config.max_running:
+            live = waiting[0]
+            if not self._admit(live, t0):
+                break
+            waiting.popleft()
+            running += 1
+            self.prefilling.append(live)
+            if live.ready <= t0:
+                take = live.left if live.left < budget else budget
+                chunks.append((live, take))
+                budget -= take
+                prefill += take
+        if chunks:
+            context = self._context()
+            duration = self.steps.mixed_step(
+                prefill, batch, context, [(take, live.span) for live, take in chunks]
+            )
+            plan = Plan(Kind.MIXED, t0, t0 + duration, batch, context, 1, prefill, chunks)
+        elif batch:
+            context = self._context()
+            steps = self.decoders[0][0] - self.steps_done
+            loading = [live.ready for live in self.prefilling]
+            if loading:
+                steps = self.steps.steps_until(batch, context, steps, min(loading) - t0)
+            duration = self.steps.decode_run(batch, context, steps)
+            plan = Plan(Kind.DECODE, t0, t0 + duration, batch, context, steps)
+        elif self.prefilling:
+            plan = Plan(Kind.WAIT, t0, min(live.ready for live in self.prefilling))
+        else:
+            if waiting:
+                self._reject(waiting.popleft(), t0)
+                return self.make_plan()
+            return None
+        self.plan = plan
+        self.version += 1
+        return plan
+
+    def _reject(self, live: _Live, t: float) -> None:
+        """Fail a request that cannot be admitted even on an idle replica."""
+        self.failed.append(error_result(live.req, live.prompt, self.index, t))
+
+    def _admit(self, live: _Live, now: float) -> bool:
+        req = live.req
+        match = self.cache.match(req.session_key, live.keys, live.tokens)
+        admission = self.cache.admit(match, live.prompt, live.output, now)
+        if admission is None:
+            return False
+        live.admission = admission
+        live.path = match.path
+        live.left = live.prompt - admission.hit
+        live.span = admission.hit
+        if admission.loaded:
+            start = max(now, self.link_free)
+            self.link_free = start + admission.loaded / self.config.host_load_tokens_per_s
+            live.ready = self.link_free
+        else:
+            live.ready = now
+        return True
+
+    # --- applying -------------------------------------------------------------------------
+
+    def apply(self, out: list[SimResult]) -> None:
+        """Apply the current plan at its end: tokens, first tokens, completions."""
+        plan = self.plan
+        assert plan is not None
+        end = plan.end
+        self.plan = None
+        self.clock = end
+        if plan.kind is Kind.WAIT:
+            return
+        self._account(plan)
+        if plan.batch:
+            self.steps_done += plan.steps
+            self._finish_decoders(end, out)
+        if plan.kind is Kind.MIXED:
+            done = False
+            for live, take in plan.chunks:
+                live.left -= take
+                live.span += take
+                if live.left == 0:
+                    done = True
+                    self._prefilled(live, end, out)
+            if done:
+                self.prefilling = [live for live in self.prefilling if live.left]
+
+    def _account(self, plan: Plan) -> None:
+        if self.trace is not None:
+            self.trace.append(
+                StepRecord(
+                    plan.kind, plan.start, plan.end, plan.steps, plan.batch, plan.prefill_tokens
+                )
+            )
+        power = self.power
+        if power is None or self.energy is None:
+            return
+        duration = plan.end - plan.start
+        if plan.kind is Kind.DECODE:
+            joules = power.decode_energy(duration, plan.batch, plan.context, plan.steps)
+        else:
+            pairs = 0.0
+            span = 0.0
+            for live, take in plan.chunks:
+                pairs += take * (live.span + (take + 1) / 2)
+                span += live.span
+            joules = power.mixed_energy(
+                duration, plan.prefill_tokens, plan.batch, plan.context, pairs, span
+            )
+        self.energy(plan.start, plan.end, joules)
+
+    def _prefilled(self, live: _Live, t: float, out: list[SimResult]) -> None:
+        admission = live.admission
+        assert admission is not None
+        req = live.req
+        live.t_first = t
+        live.leaf = self.cache.insert(
+            req.session_key, live.keys, live.tokens, admission, live.path, t
+        )
+        live.path = []
+        if live.output == 1:
+            self._complete(live, t, out)
+            return
+        live.join = self.steps_done
+        live.finish = self.steps_done + live.output - 1
+        self.context_offset += live.prompt + 1 - live.join
+        heapq.heappush(self.decoders, (live.finish, next(self._seq), live))
+
+    def _finish_decoders(self, t: float, out: list[SimResult]) -> None:
+        decoders = self.decoders
+        done = self.steps_done
+        while decoders and decoders[0][0] <= done:
+            _, _, live = heapq.heappop(decoders)
+            self.context_offset -= live.prompt + 1 - live.join
+            self._complete(live, t, out)
+
+    def _complete(self, live: _Live, t: float, out: list[SimResult]) -> None:
+        admission = live.admission
+        assert admission is not None and live.leaf is not None
+        self.cache.release(live.leaf, admission, t)
+        req = live.req
+        out.append(
+            SimResult(
+                req.id,
+                req.session_key,
+                self.index,
+                live.t_submit,
+                live.t_first,
+                t,
+                t,
+                live.prompt,
+                admission.hit,
+                admission.host_hit,
+                live.output,
+            )
+        )
+
+
+def error_result(req: SimRequest, prompt: int, replica: int, t: float) -> SimResult:
+    """A request that cannot be served on this deployment (`context_overflow`)."""
+    return SimResult(
+        id=req.id,
+        session_key=req.session_key,
+        replica=replica,
+        t_submit=t,
+        t_first=t,
+        t_last=t,
+        t_done=t,
+        prompt_tokens=prompt,
+        cached_tokens=0,
+        host_tokens=0,
+        completion_tokens=0,
+        error=CONTEXT_OVERFLOW,
+    )
+
+
+def split(req: SimRequest) -> tuple[Keys, tuple[int, ...], int]:
+    """A request's key chain and token counts (zero-token segments dropped: they change no
+    prefix) and its prompt length; ValueError for a request no engine could take."""
+    if req.output_tokens < 1:
+        raise ValueError(f"request {req.id!r}: output_tokens must be >= 1")
+    keys: Keys
+    keys, tokens = zip(*req.segments, strict=True) if req.segments else ((), ())
+    if tokens and min(tokens) < 0:
+        raise ValueError(f"request {req.id!r}: a segment has negative tokens")
+    if 0 in tokens:
+        pairs = [(k, n) for k, n in zip(keys, tokens, strict=True) if n]
+        keys = tuple(k for k, _ in pairs)
+        tokens = tuple(n for _, n in pairs)
+    prompt = sum(tokens)
+    if prompt < 1:
+        raise ValueError(f"request {req.id!r}: the prompt has no tokens")
+    return keys, tokens, prompt
+
+
+def make_live(req: SimRequest, t: float) -> _Live:
+    """A request's replica-side state."""
+    keys, tokens, prompt = split(req)
+    return _Live(req, keys, tokens, prompt, t)

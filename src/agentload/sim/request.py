@@ -1,0 +1,56 @@
+"""What goes into the simulated engine and what comes out: one request, one result.
+
+A request's prompt is a chain of segments, `(key, tokens)` pairs in prompt order. Equal keys
+at the same position of two chains mean identical token runs, so two prompts share a cached
+prefix exactly as far as their key chains agree (the workload's `Segment.key`, salted per
+session instance by the caller when a segment is not shared). A key must always come with the
+same token count. `output_tokens` is the exact number of tokens the engine generates (the
+workload forces output length, as `ignore_eos` does on a real server).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Literal, NamedTuple
+
+SimError = Literal["context_overflow"]
+"""Why a request failed: its prompt plus output cannot fit in a replica's KV memory (or the
+model's context), so no schedule can serve it."""
+
+CONTEXT_OVERFLOW: SimError = "context_overflow"
+
+
+class SimRequest(NamedTuple):
+    """One model call: its id, its session (for routing and prefix lookup), its prompt as a
+    chain of `(key, tokens)` segments, and how many tokens it generates. (A named tuple: one
+    is built per call, so construction must be cheap; the engine checks it on submit.)"""
+
+    id: Hashable
+    session_key: Hashable
+    segments: Sequence[tuple[Hashable, int]]
+    output_tokens: int
+
+
+class SimResult(NamedTuple):
+    """How one request went, in virtual seconds.
+
+    `t_first` is when its first output token was produced (end of the step that finished its
+    prefill), `t_last` its last token, `t_done` when the response completed (the same instant
+    here: the engine adds no delivery latency). `cached_tokens` is the prompt prefix served
+    from the prefix cache (HBM or host tier), `host_tokens` the part of it loaded from the host
+    tier; `prompt_tokens - cached_tokens` were prefilled. On error, no token was produced and
+    the three times equal the time the error was raised.
+    """
+
+    id: Hashable
+    session_key: Hashable
+    replica: int
+    t_submit: float
+    t_first: float
+    t_last: float
+    t_done: float
+    prompt_tokens: int
+    cached_tokens: int
+    host_tokens: int
+    completion_tokens: int
+    error: SimError | None = None

@@ -1,0 +1,102 @@
+"""Roofline step times from public specs, with efficiency factors a calibration can fit.
+
+Per replica (`gpus` accelerators, work split evenly, no communication cost modelled):
+
+    decode(b, c)            = overhead + max(FLOPs / F, bytes / BW)   for the step's work
+    shared(p, b)            = overhead + max(2 A (p + b) / F, (weights(p + b) + KV written) / BW)
+    decode_attention(b, c)  = max(attention FLOPs / F, KV read / BW)
+    chunk_attention(p, s)   = max(attention FLOPs / F, KV read / BW)
+
+with `F = gpus * peak FLOP/s (weight dtype) * compute_efficiency`, `BW = gpus * HBM bandwidth
+* bandwidth_efficiency`, `A` the active parameters and work from `WorkModel`. For systems that
+aiconfigurator-core has no data for (AMD MI355X, CPUs) and as a cross-check elsewhere. The
+three factors live in one frozen model (`RooflineParams`) so a calibration fits them.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentload.sim.hardware import GpuSpec
+from agentload.sim.modelspec import ModelSpec
+from agentload.sim.steptable import StepTable
+
+BATCH_GRID = (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 160, 192, 256, 384, 512, 768, 1024)
+CONTEXT_GRID = (0, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 1048576)
+CHUNK_GRID = (1, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+
+
+class RooflineParams(BaseModel):
+    """The fitted factors of the roofline."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    compute_efficiency: float = Field(default=0.5, gt=0, le=1)
+    """Achieved / peak FLOP/s."""
+    bandwidth_efficiency: float = Field(default=0.7, gt=0, le=1)
+    """Achieved / peak HBM bandwidth."""
+    step_overhead_s: float = Field(default=0.004, ge=0)
+    """Fixed cost per step (scheduling, launches, synchronisation)."""
+
+
+def grid_for(limit: float, grid: tuple[int, ...]) -> tuple[int, ...]:
+    """A grid's points up to `limit`, with `limit` itself as the last point."""
+    points = tuple(g for g in grid if g < limit)
+    return (*points, int(limit)) if len(points) >= 1 else (1, int(limit))
+
+
+def roofline_table(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    gpus: int,
+    params: RooflineParams,
+    *,
+    kv_replication: float = 1.0,
+    data_parallel: int = 1,
+    max_batch: int = BATCH_GRID[-1],
+    max_tokens: int = CHUNK_GRID[-1],
+) -> StepTable:
+    """The roofline tabulated on the engine's grid for one replica."""
+    work = model.work(kv_replication, data_parallel)
+    flops_per_s = gpus * gpu.peak_flops(model.weight_dtype) * params.compute_efficiency
+    bytes_per_s = gpus * gpu.bandwidth_bytes_per_s * params.bandwidth_efficiency
+    overhead = params.step_overhead_s
+
+    def decode(b: int, c: float) -> float:
+        flops, moved = work.mixed(0, b, c, 0.0, 0.0)
+        return overhead + max(flops / flops_per_s, moved / bytes_per_s)
+
+    def shared(p: int, b: int) -> float:
+        tokens = p + b
+        flops = 2.0 * work.active_params * tokens
+        moved = work.weight_bytes(tokens) + work.kv_bytes_per_token * tokens
+        return overhead + max(flops / flops_per_s, moved / bytes_per_s)
+
+    def decode_attention(b: int, c: float) -> float:
+        pairs = b * c
+        return max(
+            work.attention_flops * pairs / flops_per_s,
+            work.kv_bytes_per_token * pairs / bytes_per_s,
+        )
+
+    def chunk_attention(p: int, span: float) -> float:
+        pairs = p * (span + (p + 1) / 2)
+        return max(
+            work.attention_flops * pairs / flops_per_s,
+            work.kv_bytes_per_token * span / bytes_per_s,
+        )
+
+    return StepTable.tabulate(
+        batch=grid_for(max_batch, BATCH_GRID),
+        context=CONTEXT_GRID,
+        chunk=grid_for(max_tokens, CHUNK_GRID),
+        decode=decode,
+        shared=shared,
+        decode_attention=decode_attention,
+        chunk_attention=chunk_attention,
+        source=(
+            f"roofline ({gpu.name} x{gpus}{f' of dp{data_parallel}' if data_parallel > 1 else ''}, "
+            f"{model.name}, compute {params.compute_efficiency:g}, "
+            f"bandwidth {params.bandwidth_efficiency:g}, overhead {params.step_overhead_s:g} s)"
+        ),
+    )

@@ -1,0 +1,293 @@
+"""Step times on a grid: the only step-time interface the engine's hot loop uses.
+
+A step of a continuous-batching engine decodes `b` running sequences (one token each, at a
+mean context of `c` tokens) and may prefill chunks of prompts (`p` tokens in all, each chunk
+attending to the `span` tokens before it). Its time is tabulated once, from any source
+(aiconfigurator-core's measured operators, a roofline, a constant), as:
+
+- `decode[b][c]`: a decode-only step;
+- a mixed step (any prefill in it) = `shared[p][b]` (everything but attention, for `p + b`
+  tokens) + `decode_attention[b][c]` + the sum over chunks of `chunk_attention[p_i][span_i]`.
+
+Lookups interpolate bilinearly. Batch and prefill-token axes clamp at their ends (build the
+grid to cover the engine's limits); the context axis extrapolates linearly past its ends.
+
+Decode-only stretches are jumped over in closed form: at a fixed batch the interpolant is
+linear in the context within each context cell, and the mean context grows by exactly one
+token per step, so the time of `n` steps is a sum of arithmetic series, one per cell crossed
+(`decode_run`), and the step in progress at a given time solves a quadratic (`steps_until`).
+No per-token Python work.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+Grid = tuple[tuple[float, ...], ...]
+"""Row-major values: `grid[i][j]` at (first axis[i], second axis[j])."""
+
+ROOT_SLACK = 1e-9
+"""Guard when rounding a quadratic's root to whole steps (then checked exactly)."""
+
+
+def _clamped(axis: Sequence[float], x: float) -> tuple[int, float]:
+    """Cell and weight of `x` on `axis`, clamped to the axis ends."""
+    if x <= axis[0]:
+        return 0, 0.0
+    last = len(axis) - 1
+    if x >= axis[last]:
+        return last - 1, 1.0
+    i = bisect_right(axis, x) - 1
+    return i, (x - axis[i]) / (axis[i + 1] - axis[i])
+
+
+def _linear(axis: Sequence[float], x: float) -> tuple[int, float]:
+    """Cell and weight of `x` on `axis`, extrapolating the end cells past the ends."""
+    i = bisect_right(axis, x) - 1
+    if i < 0:
+        i = 0
+    elif i > len(axis) - 2:
+        i = len(axis) - 2
+    return i, (x - axis[i]) / (axis[i + 1] - axis[i])
+
+
+def _bilinear(grid: Grid, i: int, wi: float, j: int, wj: float) -> float:
+    row0, row1 = grid[i], grid[i + 1]
+    v0 = row0[j] + (row0[j + 1] - row0[j]) * wj
+    v1 = row1[j] + (row1[j + 1] - row1[j]) * wj
+    return v0 + (v1 - v0) * wi
+
+
+def _check_axis(name: str, axis: Sequence[float]) -> None:
+    if len(axis) < 2:
+        raise ValueError(f"step table: axis {name} needs at least two points")
+    if any(b <= a for a, b in pairwise(axis)):
+        raise ValueError(f"step table: axis {name} must be strictly increasing")
+
+
+def _check_grid(name: str, grid: Grid, rows: int, cols: int, *, positive: bool) -> None:
+    if len(grid) != rows or any(len(row) != cols for row in grid):
+        raise ValueError(f"step table: {name} must be {rows} x {cols}")
+    for row in grid:
+        for value in row:
+            if not math.isfinite(value) or value < 0 or (positive and value <= 0):
+                raise ValueError(f"step table: {name} has a bad value {value!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class StepTable:
+    """Step times (seconds) on a grid; see the module docstring for the decomposition."""
+
+    batch: tuple[float, ...]
+    """Decode sequences in a step, ascending, from 1."""
+    context: tuple[float, ...]
+    """Mean context of the decoding sequences / attention span of a chunk, tokens, ascending."""
+    chunk: tuple[float, ...]
+    """Prefill tokens in a step, ascending, from 1."""
+    decode: Grid
+    """[batch][context]: a decode-only step."""
+    shared: Grid
+    """[chunk][0, *batch]: a mixed step's non-attention time (prefill + decode tokens)."""
+    decode_attention: Grid
+    """[batch][context]: a mixed step's decode-attention time."""
+    chunk_attention: Grid
+    """[chunk][context]: attention time of one prefill chunk over its span."""
+    source: str
+    """Where the numbers come from, with versions (provenance for results)."""
+    _batch0: tuple[float, ...] = field(init=False, repr=False)
+    _rows: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        _check_axis("batch", self.batch)
+        _check_axis("context", self.context)
+        _check_axis("chunk", self.chunk)
+        if self.batch[0] < 1 or self.chunk[0] < 1:
+            raise ValueError("step table: batch and chunk axes start at 1 or more")
+        nb, nc, np_ = len(self.batch), len(self.context), len(self.chunk)
+        _check_grid("decode", self.decode, nb, nc, positive=True)
+        _check_grid("shared", self.shared, np_, nb + 1, positive=True)
+        _check_grid("decode_attention", self.decode_attention, nb, nc, positive=False)
+        _check_grid("chunk_attention", self.chunk_attention, np_, nc, positive=False)
+        object.__setattr__(self, "_batch0", (0.0, *self.batch))
+        object.__setattr__(self, "_rows", {})
+
+    # --- building -------------------------------------------------------------------------
+
+    @classmethod
+    def tabulate(
+        cls,
+        *,
+        batch: Sequence[float],
+        context: Sequence[float],
+        chunk: Sequence[float],
+        decode: Callable[[int, float], float],
+        shared: Callable[[int, int], float],
+        decode_attention: Callable[[int, float], float],
+        chunk_attention: Callable[[int, float], float],
+        source: str,
+    ) -> StepTable:
+        """Evaluate a source's four functions (seconds) on the grid: `decode(b, c)`,
+        `shared(p, b)` (b may be 0), `decode_attention(b, c)`, `chunk_attention(p, span)`."""
+        b_axis = tuple(float(b) for b in batch)
+        c_axis = tuple(float(c) for c in context)
+        p_axis = tuple(float(p) for p in chunk)
+        return cls(
+            batch=b_axis,
+            context=c_axis,
+            chunk=p_axis,
+            decode=tuple(tuple(decode(int(b), c) for c in c_axis) for b in b_axis),
+            shared=tuple(tuple(shared(int(p), int(b)) for b in (0.0, *b_axis)) for p in p_axis),
+            decode_attention=tuple(
+                tuple(decode_attention(int(b), c) for c in c_axis) for b in b_axis
+            ),
+            chunk_attention=tuple(
+                tuple(chunk_attention(int(p), c) for c in c_axis) for p in p_axis
+            ),
+            source=source,
+        )
+
+    @classmethod
+    def constant(cls, step_s: float) -> StepTable:
+        """Every step, decode-only or mixed, takes `step_s` seconds (for tests and
+        hand-checked arithmetic)."""
+        if step_s <= 0:
+            raise ValueError("step time must be positive")
+        return cls.tabulate(
+            batch=(1, 2),
+            context=(0, 1),
+            chunk=(1, 2),
+            decode=lambda b, c: step_s,
+            shared=lambda p, b: step_s,
+            decode_attention=lambda b, c: 0.0,
+            chunk_attention=lambda p, c: 0.0,
+            source=f"constant {step_s} s per step",
+        )
+
+    # --- single steps ---------------------------------------------------------------------
+
+    def decode_step(self, batch: int, context: float) -> float:
+        """A decode-only step of `batch` sequences at mean context `context`."""
+        i, wi = _clamped(self.batch, batch)
+        j, wj = _linear(self.context, context)
+        return _bilinear(self.decode, i, wi, j, wj)
+
+    def mixed_step(
+        self,
+        prefill_tokens: int,
+        batch: int,
+        context: float,
+        chunks: Sequence[tuple[int, int]],
+    ) -> float:
+        """A step prefilling `chunks` ((tokens, span) each; `prefill_tokens` in all) while
+        decoding `batch` sequences at mean context `context`."""
+        i, wi = _clamped(self.chunk, prefill_tokens)
+        k, wk = _clamped(self._batch0, batch)
+        total = _bilinear(self.shared, i, wi, k, wk)
+        if batch > 0:
+            b, wb = _clamped(self.batch, batch)
+            j, wj = _linear(self.context, context)
+            total += _bilinear(self.decode_attention, b, wb, j, wj)
+        attention = self.chunk_attention
+        for tokens, span in chunks:
+            i, wi = _clamped(self.chunk, tokens)
+            j, wj = _linear(self.context, span)
+            total += _bilinear(attention, i, wi, j, wj)
+        return total
+
+    # --- decode runs in closed form -------------------------------------------------------
+
+    def _row(self, batch: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """Intercepts and slopes of the decode time at `batch`, per context cell."""
+        row = self._rows.get(batch)
+        if row is None:
+            i, wi = _clamped(self.batch, batch)
+            lo, hi = self.decode[i], self.decode[i + 1]
+            values = [a + (b - a) * wi for a, b in zip(lo, hi, strict=True)]
+            axis = self.context
+            slopes = tuple(
+                (values[j + 1] - values[j]) / (axis[j + 1] - axis[j]) for j in range(len(axis) - 1)
+            )
+            intercepts = tuple(values[j] - slopes[j] * axis[j] for j in range(len(axis) - 1))
+            row = (intercepts, slopes)
+            self._rows[batch] = row
+        return row
+
+    def decode_run(self, batch: int, context: float, steps: int) -> float:
+        """Time of `steps` decode-only steps of `batch` sequences, the first at mean context
+        `context` (each step adds one token to every sequence)."""
+        intercepts, slopes = self._row(batch)
+        axis, last = self.context, len(self.context) - 2
+        total, c, left = 0.0, context, steps
+        while left > 0:
+            j = bisect_right(axis, c) - 1
+            if j >= last:
+                j = last
+                m = left
+            else:
+                if j < 0:
+                    j = 0
+                m = math.ceil(axis[j + 1] - c)
+                if m < 1:
+                    m = 1
+                elif m > left:
+                    m = left
+            total += m * intercepts[j] + slopes[j] * (m * c + m * (m - 1) / 2)
+            c += m
+            left -= m
+        return total
+
+    def steps_until(self, batch: int, context: float, steps: int, budget: float) -> int:
+        """The fewest decode steps (1..`steps`) whose total time reaches `budget` seconds
+        (`steps` if even all of them fall short): the step in progress `budget` seconds after
+        the run began ends the run when it is cut there."""
+        intercepts, slopes = self._row(batch)
+        axis, last = self.context, len(self.context) - 2
+        done, total, c, left = 0, 0.0, context, steps
+        while left > 0:
+            j = bisect_right(axis, c) - 1
+            if j >= last:
+                j = last
+                m = left
+            else:
+                if j < 0:
+                    j = 0
+                m = math.ceil(axis[j + 1] - c)
+                if m < 1:
+                    m = 1
+                elif m > left:
+                    m = left
+            a, s = intercepts[j], slopes[j]
+            cell = m * a + s * (m * c + m * (m - 1) / 2)
+            if total + cell >= budget:
+                return done + _first_reaching(a, s, c, m, budget - total)
+            total += cell
+            done += m
+            c += m
+            left -= m
+        return steps
+
+
+def _first_reaching(a: float, s: float, c: float, m: int, need: float) -> int:
+    """Smallest k in 1..m with sum_{i<k} (a + s (c + i)) >= need (the sum at m reaches it)."""
+
+    def partial(k: int) -> float:
+        return k * a + s * (k * c + k * (k - 1) / 2)
+
+    if need <= 0:
+        return 1
+    linear = a + s * c - s / 2
+    if abs(s) < ROOT_SLACK:
+        guess = need / linear
+    else:
+        disc = linear * linear + 2 * s * need
+        guess = (-linear + math.sqrt(max(disc, 0.0))) / s
+    k = min(max(1, math.ceil(guess - ROOT_SLACK)), m)
+    while k > 1 and partial(k - 1) >= need:
+        k -= 1
+    while k < m and partial(k) < need:
+        k += 1
+    return k

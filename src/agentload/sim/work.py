@@ -1,0 +1,71 @@
+"""What a step does to the hardware: floating-point operations and HBM bytes, per replica.
+
+A transformer step over `t` tokens (prefill chunks plus one token per decoding sequence):
+- FLOPs: `2 * active_params` per token (every weight is a multiply-add), plus attention:
+  `attention_flops` per (query token, attended token) pair;
+- bytes: the weights read (dense weights once per step; of each MoE layer's routed experts,
+  those at least one of the step's tokens is routed to: `E * (1 - (1 - k/E)^t)` in
+  expectation for uniform routing), the KV cache read by attention, the KV written for the
+  step's tokens.
+
+The roofline step-time model and the power model both use it. Sums over decode-only runs are
+closed forms (the mean context grows by one token per step). Pure functions of numbers.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class WorkModel(BaseModel):
+    """A model's work per step, per replica (the whole model, all its GPUs together)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    active_params: float = Field(gt=0)
+    """Parameters used per token (all of a dense model; shared + routed-active of an MoE)."""
+    attention_flops: float = Field(ge=0)
+    """FLOPs per (query token, attended context token) pair, all layers."""
+    dense_weight_bytes: float = Field(ge=0)
+    """Weight bytes read every step whatever the batch (all but routed experts)."""
+    expert_bytes: float = Field(default=0.0, ge=0)
+    """Bytes of one routed expert of one MoE layer."""
+    experts: int = Field(default=0, ge=0)
+    """Routed experts per MoE layer (0: a dense model)."""
+    experts_per_token: int = Field(default=0, ge=0)
+    moe_layers: int = Field(default=0, ge=0)
+    kv_bytes_per_token: float = Field(ge=0)
+    """KV bytes one token occupies (and is read per attending query), whole replica."""
+    expert_share: float = Field(default=1.0, gt=0, le=1)
+    """Share of the routed experts this replica's GPUs hold (attention data parallelism
+    spreads them over the whole group)."""
+    peer_tokens: float = Field(default=1.0, ge=1)
+    """Tokens routed by the whole expert-parallel group per token of this replica."""
+
+    def weight_bytes(self, tokens: float) -> float:
+        """Weight bytes read by a step over `tokens` tokens."""
+        if not self.experts or tokens <= 0:
+            return self.dense_weight_bytes
+        untouched = (1.0 - self.experts_per_token / self.experts) ** (tokens * self.peer_tokens)
+        touched = self.experts * self.expert_share * (1.0 - untouched)
+        return self.dense_weight_bytes + self.moe_layers * self.expert_bytes * touched
+
+    def mixed(
+        self, prefill_tokens: int, batch: int, context: float, chunk_pairs: float, chunk_span: float
+    ) -> tuple[float, float]:
+        """(FLOPs, bytes) of a step prefilling `prefill_tokens` (whose attention covers
+        `chunk_pairs` (query, key) pairs and reads `chunk_span` cached tokens) while decoding
+        `batch` sequences at mean context `context`."""
+        tokens = prefill_tokens + batch
+        pairs = chunk_pairs + batch * context
+        flops = 2.0 * self.active_params * tokens + self.attention_flops * pairs
+        kv = self.kv_bytes_per_token * (batch * context + chunk_span + tokens)
+        return flops, self.weight_bytes(tokens) + kv
+
+    def decode_run(self, batch: int, context: float, steps: int) -> tuple[float, float]:
+        """(FLOPs, bytes) of `steps` decode-only steps of `batch` sequences, the first at mean
+        context `context`."""
+        context_sum = batch * (steps * context + steps * (steps - 1) / 2)
+        flops = 2.0 * self.active_params * batch * steps + self.attention_flops * context_sum
+        kv = self.kv_bytes_per_token * (context_sum + batch * steps)
+        return flops, steps * self.weight_bytes(batch) + kv

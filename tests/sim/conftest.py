@@ -1,0 +1,58 @@
+"""Shared fixtures for the engine tests: small synthetic workloads and deployment builders."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from agentload.sim import Deployment, DeploymentConfig, EngineConfig, StepTable
+from agentload.sim.replay import Call, session_calls
+from agentload.workload.model import Workload
+from agentload.workload.synthetic import SyntheticParams, generate
+
+STEP_S = 0.02
+"""Constant step time of the test deployments."""
+
+
+@pytest.fixture(scope="session")
+def workload() -> Workload:
+    """30 AgentPerf-shaped sessions (mean prompt ~23K tokens), seed 1."""
+    return generate(SyntheticParams(sessions=30, seed=1))
+
+
+def agents(workload: Workload, count: int) -> list[Iterator[Call]]:
+    """One agent per session, each playing its session once (sessions reused cyclically with
+    a fresh salt when `count` exceeds the workload)."""
+    sessions = workload.sessions
+    return [session_calls(sessions[i % len(sessions)], f"agent{i}") for i in range(count)]
+
+
+def deployment(
+    *,
+    capacity: int = 10_000_000,
+    replicas: int = 1,
+    routing: str = "affinity",
+    host: int = 0,
+    host_rate: float = 1e6,
+    block: int = 64,
+    max_batch_tokens: int = 8192,
+    max_running: int = 256,
+    step_s: float = STEP_S,
+    trace: bool = False,
+) -> Deployment:
+    engine = EngineConfig(
+        kv_capacity_tokens=capacity,
+        max_batch_tokens=max_batch_tokens,
+        max_running=max_running,
+        block_tokens=block,
+        kv_host_tokens=host,
+        host_load_tokens_per_s=host_rate if host else 0.0,
+    )
+    config = DeploymentConfig(
+        replicas=replicas,
+        routing=routing,  # type: ignore[arg-type]
+        engine=engine,
+        steps=StepTable.constant(step_s),
+    )
+    return Deployment(config, trace=trace)

@@ -1,0 +1,95 @@
+"""Randomised loads on tight deployments: every request finishes once, tokens are conserved,
+the cache's invariants hold, under eviction, host-tier pressure, queueing and cut runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agentload.sim import SimRequest, SimResult
+from agentload.sim.deployment import Deployment
+from tests.sim.conftest import deployment
+
+
+def random_load(engine: Deployment, seed: int, sessions: int, calls: int) -> list[SimResult]:
+    """Sessions of growing prompts (shared system prompt, transient tails) sent at random
+    times, each call after the previous one of its session finished."""
+    rng = np.random.default_rng(seed)
+    chains: dict[int, list[tuple[str, int]]] = {}
+    pending: dict[int, float] = {s: float(rng.uniform(0, 2)) for s in range(sessions)}
+    busy: set[int] = set()
+    left = {s: calls for s in range(sessions)}
+    results: list[SimResult] = []
+    request = 0
+    while pending or busy:
+        t_arrival = min(pending.values()) if pending else None
+        t_engine = engine.next_event_time()
+        t = min(x for x in (t_arrival, t_engine) if x is not None)
+        for result in engine.advance(t):
+            results.append(result)
+            session = int(str(result.session_key))
+            busy.discard(session)
+            if left[session]:
+                pending[session] = result.t_done + float(rng.exponential(0.3))
+        for session in [s for s, when in pending.items() if when <= t]:
+            del pending[session]
+            chain = chains.setdefault(session, [("sys", 300)])
+            if chain[-1][0].startswith("tmp"):
+                chain.pop()
+            chain.append((f"{session}/{request}", int(rng.integers(1, 400))))
+            if rng.random() < 0.3:
+                chain.append((f"tmp{request}", int(rng.integers(1, 50))))
+            if sum(n for _, n in chain) > 3000:
+                chain[:] = [("sys", 300), (f"{session}/{request}", 10)]
+            engine.submit(
+                SimRequest(request, str(session), list(chain), int(rng.integers(1, 40))), t
+            )
+            request += 1
+            left[session] -= 1
+            busy.add(session)
+    return results
+
+
+@pytest.mark.parametrize(
+    ("seed", "host", "routing", "budget", "running"),
+    [
+        (1, 0, "affinity", 512, 4),
+        (2, 2000, "affinity", 256, 3),
+        (3, 64, "round_robin", 1024, 8),
+        (4, 500, "round_robin", 128, 2),
+    ],
+)
+def test_tight_deployments_keep_their_invariants(
+    seed: int, host: int, routing: str, budget: int, running: int
+) -> None:
+    engine = deployment(
+        capacity=5000,
+        host=host,
+        host_rate=20_000.0,
+        block=16,
+        replicas=2,
+        routing=routing,
+        max_batch_tokens=budget,
+        max_running=running,
+        step_s=0.01,
+        trace=True,
+    )
+    results = random_load(engine, seed, sessions=8, calls=25)
+    assert sorted(r.id for r in results) == list(range(8 * 25))
+    assert all(r.error is None for r in results)
+    trace = engine.trace or []
+    assert sum(s.prefill_tokens for s in trace) == sum(
+        r.prompt_tokens - r.cached_tokens for r in results
+    )
+    assert sum(s.steps * s.batch for s in trace) + len(results) == sum(
+        r.completion_tokens for r in results
+    )
+    assert max(s.batch + s.prefill_tokens for s in trace) <= budget
+    for replica in engine.replicas:
+        replica.cache.check()
+        assert replica.cache.reserved_tokens == 0
+        assert not replica.has_work
+    metrics = engine.metrics()
+    assert metrics.completed == 200 and metrics.running == 0
+    if host:
+        assert metrics.evicted_tokens > 0
