@@ -208,6 +208,61 @@ class SelfCheckFigures(_Model):
     notes: tuple[str, ...] = ()
 
 
+class SimulatedDeployment(_Model):
+    """The deployment a simulation stands for, as the user named it and as it was built."""
+
+    system: str
+    backend: str
+    model: str
+    gpus: int = Field(ge=1)
+    parallel: str
+    replicas: int = Field(ge=1)
+    gpus_per_replica: int = Field(ge=1)
+    kv_host_gb: float = 0.0
+    max_batch_tokens: int
+    max_running: int
+    routing: str
+
+
+class KvWorkingSet(_Model):
+    """The fleet's KV working set against the deployment's HBM (`agentload.sim.kvset`): what a
+    perfect prefix cache needs, and the agent count where it stops fitting."""
+
+    kv_bytes_per_token: float
+    """Per token, one replica (tensor-parallel copies included), bytes."""
+    tokens_per_agent_active: float
+    """Mean prompt + output of a call: held while the call runs."""
+    tokens_per_agent_idle: float
+    """Mean context kept for the next call through the tool time."""
+    tokens_per_agent_peak: float
+    shared_tokens: float
+    """Prefix every session shares (system prompt, tools), counted once per replica."""
+    kv_capacity_tokens: int
+    """HBM for KV over all replicas, tokens."""
+    agents_that_fit: int
+    """The most agents whose working set (`tokens_per_agent_active` each) fits in HBM."""
+    hbm_needed_gb_at_max_agents: float
+    """HBM a perfect prefix cache needs at the most agents probed, GB (KV only)."""
+    max_agents: int
+
+
+class SimulationFacts(_Model):
+    """What a simulated result stands for and where its numbers came from: it was computed by
+    `agentload.sim`, not measured, and says so everywhere it shows."""
+
+    deployment: SimulatedDeployment
+    step_source: str
+    """Where the step times came from (aiconfigurator-core's data, with its version, or a
+    roofline from public specs with its efficiency factors)."""
+    step_library: str | None = None
+    power_model: str
+    kv: KvWorkingSet | None = None
+    calibration: str | None = None
+    """The measured results its factors were fitted to, when calibrated (`--calibrate`)."""
+    validation: str = "docs/simulation.md (predicted vs published and measured, with errors)"
+    notes: tuple[str, ...] = ()
+
+
 class Summary(_Model):
     """`summary.json`: the headline of a results directory."""
 
@@ -225,6 +280,8 @@ class Summary(_Model):
     """False when the client fell behind its schedule (event-loop lag); figures are suspect."""
     selfcheck: SelfCheckFigures | None = None
     """The client's self-check figures behind `client_ok` (None in older results)."""
+    simulated: SimulationFacts | None = None
+    """Set when the figures were computed by the simulator, not measured."""
     methodology: MethodologyStamp | None = None
     """Whether the probes were measured under AgentPerf's rules, and why not
     (`agentload.measure.methodology.summary_stamp`); None in older results."""

@@ -1,0 +1,291 @@
+"""A simulated deployment as a target: the real agents' calls go to the simulated engine.
+
+Everything but the server is the real thing: the agents and sessions (same workload code, same
+salting and prefix structure), the host, the probes, windows, metrics, verdicts and the search
+plan. The run goes on a virtual clock (`agentload.run.virtual_time`), in this process; the
+engine (`agentload.sim.deployment.Deployment`) is advanced by one timer set at its next event,
+so an hour of load passes in the seconds it takes to compute it.
+
+A call becomes a `SimRequest` whose prompt is the chain of its segments' keys, unshared ones
+salted by the session instance (as the text maker salts their text), so two prompts share a
+cached prefix exactly as far as the real texts would. Its result becomes an ordinary request
+record (no stream: no chunks or inter-token gaps; a prompt that cannot fit is an HTTP 400, as
+a real server answers). Power comes from the engine's power model, server-side cache figures
+from its own counters; both are marked simulated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Hashable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from agentload import clock
+from agentload.client import errors
+from agentload.measure.meters import Meters
+from agentload.measure.power_spec import PowerSpec
+from agentload.measure.window import Window
+from agentload.results.files import POWER_FILE
+from agentload.results.jsonl import JsonlAppender
+from agentload.results.record import RequestRecord
+from agentload.results.samples import PowerSample
+from agentload.results.summary import PowerFigures, SimulationFacts
+from agentload.sim.build import BuiltDeployment, DeploymentRequest, build_deployment
+from agentload.sim.deployment import Deployment
+from agentload.sim.facts import simulation_facts
+from agentload.sim.request import SimRequest, SimResult
+from agentload.target.call import Answer, Call
+from agentload.target.context import Fit
+
+SIMULATED = "simulated"
+"""The power source, and the endpoint's kind, of a simulated deployment."""
+OVERFLOW_STATUS = 400
+"""What a real server answers a prompt that cannot fit (llama.cpp, vLLM, SGLang)."""
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    """The deployment as the user named it (`agentload simulate`), before it is built."""
+
+    deployment: DeploymentRequest
+
+    def check(self, api: str) -> None:
+        """Build it once: an unknown system, model or layout is one line now."""
+        build_deployment(self.deployment)
+
+    @contextlib.contextmanager
+    def open(
+        self,
+        *,
+        api: str,
+        agents: int,
+        out: Path,
+        console: Console,
+        fit: Fit | None = None,
+        clients: int = 1,
+    ) -> Iterator[OpenSimulation]:
+        built = build_deployment(self.deployment)
+        facts = simulation_facts(built, fit.workload if fit is not None else None, agents)
+        console.print(
+            f"simulated: {built.request.gpus} x {built.request.system}, "
+            f"{built.request.backend}, {built.model.name}, {built.request.parallel} "
+            f"({built.config.replicas} replicas); step times: {built.step_source}"
+        )
+        yield OpenSimulation(built, Deployment(built.config), facts)
+
+
+@dataclass
+class OpenSimulation:
+    """A simulated deployment opened for one run (in this process, on the virtual clock)."""
+
+    built: BuiltDeployment
+    engine: Deployment
+    facts: SimulationFacts
+    virtual: bool = True
+    _driver: EngineDriver | None = field(default=None, repr=False)
+
+    @property
+    def spec(self) -> SimTargetSpec:
+        return SimTargetSpec(self)
+
+    def driver(self) -> EngineDriver:
+        """The one driver of the engine (made inside the virtual loop on first use)."""
+        if self._driver is None:
+            self._driver = EngineDriver(self.engine, asyncio.get_running_loop())
+        return self._driver
+
+    def manifest(self) -> dict[str, Any]:
+        request = self.built.request
+        return {
+            "endpoint": {"kind": SIMULATED, "model": request.model, "system": request.system},
+            "simulated": self.facts.model_dump(mode="json"),
+        }
+
+    def identity(self) -> dict[str, Any]:
+        return {"simulated": {"deployment": self.facts.deployment.model_dump(mode="json")}}
+
+    async def check(self, console: Console, *, strict: bool = True) -> None:
+        """Nothing to reach; the deployment was checked when it was built."""
+
+    @contextlib.contextmanager
+    def meters(self, out: Path, power: PowerSpec | None) -> Iterator[Meters]:
+        """The engine's power model and counters; its power samples go to `power.jsonl` at
+        the end, marked simulated."""
+        yield Meters(SimPowerMeter(self), SimServerProbe(self.engine))
+        if self._driver is not None:
+            write_power_samples(self.engine, out / POWER_FILE, self._driver.epoch(0.0))
+
+
+@dataclass(frozen=True)
+class SimTargetSpec:
+    """Opens the simulated target (this process only: the engine is not sent anywhere)."""
+
+    opened: OpenSimulation
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a simulated deployment runs in this process (no --workers)")
+
+    @contextlib.asynccontextmanager
+    async def open(self, run_salt: str) -> AsyncIterator[SimTarget]:
+        yield SimTarget(self.opened.driver(), run_salt)
+
+
+class EngineDriver:
+    """Advances the engine on the virtual clock: one timer at its next event; requests that
+    arrive at one instant are all submitted before it plans again."""
+
+    def __init__(self, engine: Deployment, loop: asyncio.AbstractEventLoop) -> None:
+        self.engine = engine
+        self._loop = loop
+        self._epoch = clock.now() - loop.time()
+        self._waiting: dict[Hashable, asyncio.Future[SimResult]] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._due: float | None = None
+        self._planning = False
+
+    def epoch(self, t: float) -> float:
+        """Engine time (the loop's seconds) as epoch seconds."""
+        return self._epoch + t
+
+    def submit(self, request: SimRequest) -> asyncio.Future[SimResult]:
+        future: asyncio.Future[SimResult] = self._loop.create_future()
+        self._waiting[request.id] = future
+        self.engine.submit(request, self._loop.time())
+        if not self._planning:
+            self._planning = True
+            self._loop.call_soon(self._plan)
+        return future
+
+    def _plan(self) -> None:
+        self._planning = False
+        self._deliver(self.engine.advance(self._loop.time()))
+        due = self.engine.next_event_time()
+        if due == self._due:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._due = due
+        if due is not None:
+            self._timer = self._loop.call_at(due, self._fire)
+
+    def _fire(self) -> None:
+        self._timer, self._due = None, None
+        self._plan()
+
+    def _deliver(self, results: list[SimResult]) -> None:
+        for result in results:
+            future = self._waiting.pop(result.id, None)
+            if future is not None and not future.done():
+                future.set_result(result)
+
+
+class SimTarget:
+    """Calls turned into simulated requests and their results into records."""
+
+    def __init__(self, driver: EngineDriver, run_salt: str) -> None:
+        self._driver = driver
+        self._salt = run_salt
+
+    async def call(self, call: Call) -> Answer:
+        salt = call.instance
+        prompt = [
+            (s.key if s.shared else f"{salt}/{s.key}", s.tokens) for s in call.segments
+        ]
+        request = SimRequest(call.request_id, call.instance, prompt, call.output_tokens)
+        result = await self._driver.submit(request)
+        return Answer(record_of(result, call, self._driver), None)
+
+
+def record_of(result: SimResult, call: Call, driver: EngineDriver) -> RequestRecord:
+    """A simulated result as a request record (epoch seconds; no stream details)."""
+    failed = result.error is not None
+    return RequestRecord(
+        id=call.request_id,
+        agent=call.agent,
+        session=call.instance,
+        turn=call.turn,
+        phase=call.phase,
+        t_send=driver.epoch(result.t_submit),
+        t_first=None if failed else driver.epoch(result.t_first),
+        t_last=None if failed else driver.epoch(result.t_last),
+        t_done=driver.epoch(result.t_done),
+        t_headers=driver.epoch(result.t_first if not failed else result.t_done),
+        token_events=0 if failed else result.completion_tokens,
+        intended_prompt_tokens=call.prompt_tokens,
+        intended_output_tokens=call.output_tokens,
+        prompt_tokens=result.prompt_tokens,
+        cached_tokens=None if failed else result.cached_tokens,
+        completion_tokens=None if failed else result.completion_tokens,
+        finish_reason=None if failed else "length",
+        status=OVERFLOW_STATUS if failed else 200,
+        error=errors.HTTP_STATUS if failed else None,
+        error_detail=(
+            f"simulated: the prompt ({result.prompt_tokens:,} tokens) and its output exceed "
+            "a replica's context or KV memory"
+            if failed
+            else None
+        ),
+    )
+
+
+class SimPowerMeter:
+    """Mean power over a window from the engine's power model."""
+
+    def __init__(self, opened: OpenSimulation) -> None:
+        self._opened = opened
+
+    async def window_figures(self, window: Window) -> PowerFigures:
+        epoch = self._opened.driver().epoch(0.0)
+        start, end = window.start - epoch, window.end - epoch
+        joules = self._opened.engine.window_energy_j(start, end)
+        return PowerFigures(
+            source=SIMULATED,
+            mean_watts=joules / window.duration_s if window.duration_s > 0 else None,
+            energy_j=joules,
+            coverage=1.0,
+            valid=window.duration_s > 0,
+        )
+
+
+class SimServerProbe:
+    """The engine's own counters over a window, as a server's Prometheus metrics would be."""
+
+    def __init__(self, engine: Deployment) -> None:
+        self._engine = engine
+        self._start: tuple[int, int] | None = None
+
+    def _counts(self) -> tuple[int, int]:
+        metrics = self._engine.metrics()
+        return metrics.prompt_tokens, metrics.cached_tokens
+
+    async def begin(self) -> None:
+        self._start = self._counts()
+
+    async def end(self) -> float | None:
+        if self._start is None:
+            return None
+        prompt, cached = self._counts()
+        prompt -= self._start[0]
+        cached -= self._start[1]
+        return cached / prompt if prompt > 0 else None
+
+    async def aclose(self) -> None:
+        pass
+
+
+def write_power_samples(engine: Deployment, path: Path, epoch: float) -> None:
+    """The engine's power over the run, one sample a bin, to `power.jsonl` (device `simulated`)."""
+    samples = engine.power_samples()
+    if not len(samples):
+        return
+    with JsonlAppender(path) as appender:
+        for start, watts in samples:
+            appender.write(
+                PowerSample.of(epoch + float(start), [float(watts)], [SIMULATED])
+            )
