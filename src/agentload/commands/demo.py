@@ -42,7 +42,7 @@ def handle(args: argparse.Namespace) -> int:
     request = Request(
         workload=presets.LOCAL_WORKLOAD,
         search=search,
-        target=TargetOptions(engine_ctx_per_slot=presets.DEMO_CTX_PER_SLOT),
+        target=TargetOptions(),
         out=args.out or default_out_dir("demo"),
         label="demo",
         agents=AgentSettings(start_mid_session=True),

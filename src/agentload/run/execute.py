@@ -45,6 +45,7 @@ from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
 from agentload.run.share import ShareJob
 from agentload.run.summarize import Asked, build_summary
+from agentload.target.context import Fit
 from agentload.target.deployment import (
     OpenTarget,
     TargetOptions,
@@ -127,6 +128,8 @@ def _execute_in(
         agents=request.search.max_agents,
         out=out,
         console=console,
+        fit=Fit(workload, recorded_history=request.agents.reply_history == "recorded"),
+        clients=request.hosts.workers if request.hosts.backend == "local" else 1,
     ) as target:
         manifest, state = _begin(request, workload, target, resumption, console)
         times = manifest.get("times")

@@ -19,10 +19,10 @@ from agentload.client.facts import server_facts
 from agentload.client.probe import probe_output_length
 from agentload.client.stream import StreamingClient
 from agentload.errors import AgentloadError
+from agentload.target.context import ContextCheck, Fit, check_context
 from agentload.target.http import HttpTargetSpec
+from agentload.workload.text import TextMaker
 from agentload.workload.tokenizers import Tokenizer, load_tokenizer
-
-DEFAULT_ENGINE_CTX_PER_SLOT = 32768
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,12 @@ class TargetOptions:
     engine_model: str = "generated"
     engine_parallel: int | None = None
     """Slots for the local engine; default: the most agents the run will have."""
-    engine_ctx_per_slot: int = DEFAULT_ENGINE_CTX_PER_SLOT
+    engine_ctx_per_slot: int | None = None
+    """Each slot's context, tokens; None: sized from the workload (`agentload.target.local`)."""
+    engine_threads: int | None = None
+    """The local engine's threads; None: every usable CPU but one per client process."""
+    engine_nice: int | None = None
+    """How much lower the local engine's priority is; None: `LOCAL_ENGINE_NICE`."""
     request_timeout_s: float | None = None
     metrics_url: str | None = None
     """The server's Prometheus endpoint; default: `<server root>/metrics` for the local engine."""
@@ -90,6 +95,8 @@ class OpenTarget:
     tokenizer: Tokenizer
     facts: dict[str, Any]
     metrics_url: str | None
+    context: ContextCheck | None = None
+    """The workload's calls against the server's context, when checked."""
 
     @property
     def spec(self) -> HttpTargetSpec:
@@ -99,33 +106,65 @@ class OpenTarget:
 
 @contextlib.contextmanager
 def open_target(
-    target: TargetOptions, *, api: Api, agents: int, out: Path, console: Console
+    target: TargetOptions,
+    *,
+    api: Api,
+    agents: int,
+    out: Path,
+    console: Console,
+    fit: Fit | None = None,
+    clients: int = 1,
 ) -> Iterator[OpenTarget]:
-    """Yield the target ready for `agents` concurrent agents; a local engine stops on exit."""
+    """Yield the target ready for `agents` concurrent agents; a local engine stops on exit.
+
+    With `fit`, the workload's calls are counted against the server's context first: a local
+    engine's slots are sized to them (`agentload.target.local`), and a server they would not
+    fit is refused before any load, in one line naming the fix. `clients` is the number of
+    client processes sharing this machine with a local engine."""
     if target.url is not None:
         if not target.model:
             raise AgentloadError("--model is required with --url")
         endpoint = target.endpoint(api, base_url=target.url, model=target.model)
         tokenizer = load_tokenizer(target.tokenizer or target.url, model=target.model)
-        facts = {"server": server_facts(endpoint)}
-        yield OpenTarget(endpoint, tokenizer, facts, target.metrics_url)
+        facts: dict[str, Any] = {"server": server_facts(endpoint)}
+        context = None
+        if fit is not None:
+            context = check_context(endpoint, TextMaker(tokenizer, "context-check"), fit)
+            console.print(context.line(), highlight=False)
+            facts["context"] = context.facts()
+            if not context.fits:
+                raise AgentloadError(
+                    f"{context.line()}: serve the model with a longer context (vLLM "
+                    "--max-model-len, SGLang --context-length, llama.cpp --ctx-size per slot) "
+                    "or use a workload with shorter calls"
+                )
+        yield OpenTarget(endpoint, tokenizer, facts, target.metrics_url, context)
         return
-    from agentload.engines.llamacpp import LocalEngine
+    from agentload.target.local import LocalOptions, open_local
 
-    parallel = target.engine_parallel or agents
-    console.print(f"starting the local llama.cpp engine ({target.engine_model}, {parallel} slots)")
-    with LocalEngine.start(
+    options = LocalOptions(
         model=target.engine_model,
-        parallel=parallel,
-        ctx_size=parallel * target.engine_ctx_per_slot,
+        parallel=target.engine_parallel or agents,
+        slot_tokens=target.engine_ctx_per_slot,
+        threads=target.engine_threads,
+        nice=target.engine_nice,
+        clients=clients,
+    )
+    with open_local(
+        options,
+        api=api,
+        endpoint_for=lambda a, engine: target.endpoint(a, base_url=engine.url, model=engine.model),
+        tokenizer=target.tokenizer,
+        fit=fit,
         log_dir=out / "engine",
-    ) as engine:
-        console.print(f"engine ready at {engine.url} in {engine.ready_s:.1f} s")
-        endpoint = target.endpoint(api, base_url=engine.url, model=engine.model)
-        path = target.tokenizer or (str(engine.tokenizer_path) if engine.tokenizer_path else None)
-        tokenizer = load_tokenizer(path or engine.url, model=engine.model)
-        facts = {"server": server_facts(endpoint), "engine": engine.facts()}
-        yield OpenTarget(endpoint, tokenizer, facts, target.metrics_url or f"{engine.url}/metrics")
+        console=console,
+    ) as local:
+        engine = local.engine
+        facts = {"server": server_facts(local.endpoint), "engine": engine.facts()}
+        if local.context is not None:
+            facts["context"] = local.context.facts()
+        metrics = target.metrics_url or f"{engine.url}/metrics"
+        yield OpenTarget(local.endpoint, local.tokenizer, facts, metrics, local.context)
 
 
 def check_target_options(target: TargetOptions, api: str) -> None:
