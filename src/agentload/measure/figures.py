@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from agentload.measure.metrics import WindowMetrics
-from agentload.results.summary import PowerFigures, ProbeFigures
+from agentload.results.summary import PowerFigures, ProbeFigures, TierCheck
 
 
 def probe_figures(
@@ -17,6 +17,7 @@ def probe_figures(
     server_cache_hit_rate: float | None = None,
     power: PowerFigures | None = None,
     notes: Sequence[str] = (),
+    checks: Mapping[str, TierCheck] | None = None,
 ) -> ProbeFigures:
     """The probe's row: throughput split, percentiles, cache hit rates, power, verdicts."""
     rate = metrics.tokens_per_s
@@ -46,5 +47,6 @@ def probe_figures(
         power_source=power.source if power is not None else "none",
         power_reason=power.reason if power is not None and not power.valid else None,
         verdicts=dict(verdicts or {}),
+        checks=dict(checks or {}),
         notes=tuple(notes),
     )

@@ -20,7 +20,7 @@ from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics
 from agentload.measure.verdict import Verdict, judge
 from agentload.measure.window import Window
 from agentload.results.record import RequestRecord
-from agentload.results.summary import PowerFigures, ProbeFigures
+from agentload.results.summary import PowerFigures, ProbeFigures, TierCheck
 from agentload.run.search_settings import SearchSettings
 
 EXTENSION_SHARE = 0.5
@@ -177,6 +177,7 @@ async def _outcome(
         agents=agents,
         index=index,
         verdicts={name: _decided(v) for name, v in verdicts.items()},
+        checks={name: _check(v) for name, v in verdicts.items()},
         server_cache_hit_rate=server_hit_rate,
         power=watts,
         notes=notes,
@@ -199,6 +200,15 @@ def _judge_all(
         )
         for tier in settings.tiers
     }
+
+
+def _check(verdict: Verdict) -> TierCheck:
+    """The figures a verdict was judged on, for the results."""
+    return TierCheck(
+        output_speed_tokens_per_s=verdict.speed.value,
+        ttft_s=verdict.ttft.value,
+        reason=verdict.reason,
+    )
 
 
 def _decided(verdict: Verdict) -> str:
