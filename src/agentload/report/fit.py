@@ -147,7 +147,9 @@ def plain(grid: Grid) -> str:
     """Plain text for pipes: one block per row, `column: value` a line, no colour."""
     lines = [grid.title]
     for row in grid.rows:
-        key = " · ".join(_plain(row[i]) for i, c in enumerate(grid.columns) if c.key)
+        key = " · ".join(
+            _plain(row[i]) for i, c in enumerate(grid.columns) if c.key and _plain(row[i])
+        )
         lines.append(f"- {key}")
         lines.extend(
             f"    {c.header}: {_plain(cell)}"
