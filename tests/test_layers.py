@@ -19,7 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("workload",),
     ("client", "engines"),
     ("measure", "target"),
-    ("sim",),
+    ("sim", "doctor"),
     ("run",),
     ("report", "analysis"),
     ("commands", "cli"),

@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "run",
     "search",
     "demo",
+    "doctor",
     "decode",
     "cost",
     "frontier",

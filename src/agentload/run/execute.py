@@ -23,6 +23,7 @@ from typing import Any, Literal
 from rich.console import Console
 
 from agentload import clock
+from agentload.doctor.preflight import preflight
 from agentload.errors import AgentloadError
 from agentload.files import new_results_dir, owner_only_files
 from agentload.measure.meters import ServerWindows, power_recorder
@@ -49,7 +50,6 @@ from agentload.target.context import Fit
 from agentload.target.deployment import (
     OpenTarget,
     TargetOptions,
-    check_server,
     check_target_options,
     open_target,
 )
@@ -245,7 +245,8 @@ async def _drive(
     console: Console,
 ) -> None:
     """Check the server, start the host, search, close; fills `state`."""
-    await check_server(target.endpoint, console)  # Ctrl-C here: nothing measured
+    # Ctrl-C here: nothing measured
+    await preflight(target.endpoint, console, strict=not request.search.is_run)
     host = _host(request, workload, target, resumption.id_prefix if resumption else "")
     _say_where(request.hosts, host, console)
     async with host:

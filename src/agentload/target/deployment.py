@@ -16,8 +16,6 @@ from rich.console import Console
 
 from agentload.client.endpoint import Api, Endpoint
 from agentload.client.facts import server_facts
-from agentload.client.probe import probe_output_length
-from agentload.client.stream import StreamingClient
 from agentload.errors import AgentloadError
 from agentload.target.context import ContextCheck, Fit, check_context
 from agentload.target.http import HttpTargetSpec
@@ -114,13 +112,15 @@ def open_target(
     console: Console,
     fit: Fit | None = None,
     clients: int = 1,
+    refuse_misfit: bool = True,
 ) -> Iterator[OpenTarget]:
     """Yield the target ready for `agents` concurrent agents; a local engine stops on exit.
 
     With `fit`, the workload's calls are counted against the server's context first: a local
     engine's slots are sized to them (`agentload.target.local`), and a server they would not
     fit is refused before any load, in one line naming the fix. `clients` is the number of
-    client processes sharing this machine with a local engine."""
+    client processes sharing this machine with a local engine. Without `refuse_misfit`
+    (doctor), a misfit is not refused: the check is in `OpenTarget.context`."""
     if target.url is not None:
         if not target.model:
             raise AgentloadError("--model is required with --url")
@@ -132,7 +132,7 @@ def open_target(
             context = check_context(endpoint, TextMaker(tokenizer, "context-check"), fit)
             console.print(context.line(), highlight=False)
             facts["context"] = context.facts()
-            if not context.fits:
+            if not context.fits and refuse_misfit:
                 raise AgentloadError(
                     f"{context.line()}: serve the model with a longer context (vLLM "
                     "--max-model-len, SGLang --context-length, llama.cpp --ctx-size per slot) "
@@ -158,6 +158,7 @@ def open_target(
         fit=fit,
         log_dir=out / "engine",
         console=console,
+        refuse_misfit=refuse_misfit,
     ) as local:
         engine = local.engine
         facts = {"server": server_facts(local.endpoint), "engine": engine.facts()}
@@ -185,21 +186,3 @@ def check_target_options(target: TargetOptions, api: str) -> None:
     else:
         endpoint = target.endpoint(api, base_url=target.url, model=target.model)
     endpoint.secrets()  # a one-line error now if a variable it needs is not set
-
-
-async def check_server(endpoint: Endpoint, console: Console) -> None:
-    """One forced-length call first: fail fast if the server is unusable, warn if it ignores
-    `ignore_eos` (output lengths then follow the model, not the workload)."""
-    async with StreamingClient(endpoint) as client:
-        probe = await probe_output_length(client)
-    if not probe.ok:
-        raise AgentloadError(
-            f"the server at {endpoint.base_url} failed a first call: {probe.error}"
-            f" ({probe.error_detail})"
-        )
-    if probe.completion_tokens != probe.intended_output_tokens:
-        console.print(
-            f"[yellow]warning:[/] the server returned {probe.completion_tokens} tokens when "
-            f"{probe.intended_output_tokens} were forced (ignore_eos not honoured); output "
-            "lengths will follow the model, not the workload"
-        )

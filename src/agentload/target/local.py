@@ -25,6 +25,7 @@ from rich.console import Console
 from agentload.client.endpoint import Api, Endpoint
 from agentload.client.facts import context_window
 from agentload.engines.llamacpp import LOCAL_ENGINE_NICE, LocalEngine, engine_threads
+from agentload.engines.model_gen import GENERATED_CONTEXT
 from agentload.errors import AgentloadError
 from agentload.target.context import (
     SLOT_ROUND_TOKENS,
@@ -40,8 +41,6 @@ from agentload.workload.tokenizers import Tokenizer, load_tokenizer
 FIRST_GUESS_MARGIN = 0.10
 """The first slot size: the workload's longest intended call plus this share."""
 MIN_SLOT_TOKENS = 4096
-DEFAULT_GENERATED_CONTEXT = 131_072
-"""The generated model's trained context: the longest slot it can have."""
 
 EndpointFor = Callable[[Api, LocalEngine], Endpoint]
 """Makes the endpoint for a started engine (the target options' headers, timeout, ...)."""
@@ -83,8 +82,11 @@ def open_local(
     fit: Fit | None,
     log_dir: Path,
     console: Console,
+    refuse_misfit: bool = True,
 ) -> Iterator[LocalTarget]:
-    """Start the engine, sized for `fit`'s workload when given; stopped on exit."""
+    """Start the engine, sized for `fit`'s workload when given; stopped on exit. A workload
+    that cannot fit is refused (`AgentloadError`), or, without `refuse_misfit` (doctor), served
+    as well as it can be, its failing check in `LocalTarget.context`."""
     threads = options.threads or engine_threads(options.clients)
     nice = LOCAL_ENGINE_NICE if options.nice is None else options.nice
     slot = options.slot_tokens or first_guess(fit)
@@ -95,23 +97,29 @@ def open_local(
         check = None
         if fit is not None:
             check = _check(engine, endpoint, tok, fit)
-            if not check.fits:
-                _refuse_explicit(options, check)
+            if not check.fits and options.slot_tokens is None and not _capped(check, slot):
                 stack.close()
                 slot = check.need.slot_tokens()
                 engine = stack.enter_context(_start(options, slot, threads, nice, log_dir, console))
                 endpoint = endpoint_for(api, engine)
                 check = ContextCheck(check.need, context_window(endpoint))
-                if not check.fits:
-                    raise AgentloadError(_too_long(check, options.model))
+            if not check.fits and refuse_misfit:
+                raise AgentloadError(_refusal(options, check))
             console.print(
-                f"engine slots: {options.parallel} x {check.window.tokens:,} tokens; "
+                f"engine slots: {options.parallel} x {check.window.tokens or 0:,} tokens; "
                 f"{check.need.describe()}",
                 highlight=False,
             )
             if ratio := check.need.ratio_words():
                 console.print(f"note: {ratio}", highlight=False)
         yield LocalTarget(engine, endpoint, tok, check)
+
+
+def _capped(check: ContextCheck, asked: int) -> bool:
+    """The engine gave each slot less than asked (llama.cpp caps a slot at the model's trained
+    context), so a restart with more would not help."""
+    window = check.window.tokens
+    return window is not None and window < asked
 
 
 @contextlib.contextmanager
@@ -144,7 +152,7 @@ def _tokenizer_path(given: str | None, engine: LocalEngine) -> str:
 def first_guess(fit: Fit | None) -> int:
     """A slot size from the workload's intended lengths (before anything is counted)."""
     if fit is None:
-        return DEFAULT_GENERATED_CONTEXT // 4
+        return GENERATED_CONTEXT // 4
     longest = max(
         prompt_tokens(segments) + turn.output_tokens
         for session in fit.workload.sessions
@@ -163,29 +171,25 @@ def _check(engine: LocalEngine, endpoint: Endpoint, tokenizer: Tokenizer, fit: F
     return ContextCheck(need, context_window(endpoint))
 
 
-def _refuse_explicit(options: LocalOptions, check: ContextCheck) -> None:
-    """An explicit `--engine-ctx` too small for the workload: refused, naming the fix."""
-    if options.slot_tokens is None:
-        return
-    raise AgentloadError(
-        f"--engine-ctx {options.slot_tokens}: {check.over:,} of {check.need.calls:,} calls would "
-        f"not fit ({check.need.describe()}); give at least {check.need.slot_tokens():,}, or "
-        "leave --engine-ctx out to size each slot from the workload"
-    )
-
-
-def _too_long(check: ContextCheck, model: str) -> str:
-    """The refusal when even the model's longest slot is too short."""
+def _refusal(options: LocalOptions, check: ContextCheck) -> str:
+    """Why the workload cannot run on this engine, and what to change, in one line."""
+    if options.slot_tokens is not None and (check.window.tokens or 0) >= options.slot_tokens:
+        return (
+            f"--engine-ctx {options.slot_tokens}: {check.over:,} of {check.need.calls:,} calls "
+            f"would not fit ({check.need.describe()}); give at least "
+            f"{check.need.slot_tokens():,}, or leave --engine-ctx out to size each slot from "
+            "the workload"
+        )
     window = check.window.tokens or 0
     trained = check.window.trained_tokens or window
     fix = (
-        f"use --engine-model generated (trained context {DEFAULT_GENERATED_CONTEXT:,} tokens) "
+        f"use --engine-model generated (trained context {GENERATED_CONTEXT:,} tokens) "
         "or a workload with shorter calls"
-        if model != "generated"
-        else "use a workload with shorter calls"
+        if options.model != "generated"
+        else "use a workload with shorter calls (synthetic: a lower max_input)"
     )
     return (
         f"the workload does not fit the local engine: {check.over:,} of {check.need.calls:,} "
-        f"calls exceed {model}'s longest slot of {window:,} tokens (its trained context "
-        f"{trained:,}); {check.need.describe()}: {fix}"
+        f"calls exceed {options.model}'s longest slot of {window:,} tokens (its trained "
+        f"context {trained:,}); {check.need.describe()}: {fix}"
     )
