@@ -77,7 +77,7 @@ def handle(args: argparse.Namespace) -> int:
         document = {"ok": not any_failed(checks), "checks": [c.model_dump() for c in checks]}
         sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        console = Console(highlight=False)
+        console = Console(highlight=False, soft_wrap=True)  # one line per check, even in pipes
         for check in checks:
             style = STATUS_STYLES[check.status]
             console.print(f"[{style}]{check.status.upper():<4}[/]  {check.name:<14}{check.detail}")

@@ -19,6 +19,7 @@ import orjson
 
 from agentload.client.body import build_body
 from agentload.client.endpoint import Endpoint
+from agentload.client.errors import MISSING_USAGE
 from agentload.client.facts import get_json
 from agentload.client.stream import CallMeta, StreamingClient
 from agentload.doctor.check import Check, failed, passed, skipped, warned
@@ -101,7 +102,8 @@ async def forced_call(client: StreamingClient, id_prefix: str) -> RequestRecord:
 def call_checks(record: RequestRecord, *, strict: bool = True) -> tuple[list[Check], Unloaded]:
     """`streaming`, `usage` and `ignore_eos` from the forced call. Not `strict` (a plain run):
     a missing usage or an ignored `ignore_eos` warns instead of failing."""
-    if not record.ok:
+    no_usage = record.error == MISSING_USAGE  # streamed, but no usage: the client calls it failed
+    if not record.ok and not no_usage:
         detail = f"the first call failed: {record.error} ({record.error_detail or 'no detail'})"
         return [failed("streaming", detail)], Unloaded(None, None)
     ttft = record.t_first - record.t_send if record.t_first is not None else None
