@@ -33,7 +33,7 @@ from agentload.results.files import MANIFEST_FILE, RECORDS_FILE
 from agentload.results.summary import Summary
 from agentload.run.host import INTERRUPT_DRAIN_S, Host, InProcessHost, ShareLost
 from agentload.run.probe import Meters, ProbeOutcome
-from agentload.run.progress import progress_printer, report_progress
+from agentload.run.progress import ProgressBoard, progress_display, report_progress
 from agentload.run.results_dir import (
     append_probe,
     build_manifest,
@@ -249,11 +249,12 @@ async def _drive(
     await preflight(target.endpoint, console, strict=not request.search.is_run)
     host = _host(request, workload, target, resumption.id_prefix if resumption else "")
     _say_where(request.hosts, host, console)
+    board = ProgressBoard(request.search, clock.now())
     async with host:
-        reporter = asyncio.create_task(
-            report_progress(host, clock.now(), progress_printer(console))
-        )
         server = ServerWindows(target.metrics_url, request.out) if target.metrics_url else None
+        display = contextlib.ExitStack()
+        on_progress = display.enter_context(progress_display(console, board))
+        reporter = asyncio.create_task(report_progress(host, clock.now(), on_progress))
 
         def on_probe(outcome: ProbeOutcome) -> None:
             if not outcome.interrupted:
@@ -268,11 +269,13 @@ async def _drive(
                 meters=Meters(power, server),
                 on_probe=on_probe,
                 state=state,
+                watch=board,
             )
         finally:
             reporter.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reporter
+            display.close()
             state.cancelled_in_flight = await _close(host, request.search.drain_s)
             state.selfcheck = host.selfcheck()
             state.agent_starts = host.agent_starts()

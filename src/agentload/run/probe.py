@@ -22,6 +22,7 @@ from agentload.measure.window import Window
 from agentload.results.record import RequestRecord
 from agentload.results.summary import PowerFigures, ProbeFigures, TierCheck
 from agentload.run.search_settings import SearchSettings
+from agentload.run.watch import SearchWatch
 
 EXTENSION_SHARE = 0.5
 """A probe inside the noise is extended by this share of `window_s` at a time."""
@@ -85,17 +86,25 @@ async def measure_probe(
     index: int,
     phase: str,
     meters: Meters | None = None,
+    watch: SearchWatch | None = None,
 ) -> ProbeOutcome | None:
     """Resize to `agents`, settle, measure, judge. None only for a run interrupted before
-    anything could be measured."""
+    anything could be measured. `watch` hears when the window opens and what it needs."""
     meters = meters or Meters()
     began = clock.now()
     await load.resize(agents, settings.ramp_s, phase)
     steady = (load.last_start() or began) + settings.settle_s
+    if watch is not None:
+        watch.settling(steady)
     if settings.length_s is not None:
+        if watch is not None:
+            end = began + settings.length_s
+            watch.measuring(min(steady, end), max(0.0, end - steady), settings.length_s)
         return await _fixed_window(load, settings, agents, index, began, steady, meters)
     start = max(clock.now(), steady)
     await _sleep_until(start)
+    if watch is not None:
+        watch.measuring(start, settings.window_s, settings.max_window_s)
     if meters.server is not None:
         await meters.server.begin()
     await _sleep_until(start + settings.window_s)
