@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 from agentload.cli import EXIT_INTERRUPTED
+from agentload.commands.config import add_config_argument, effective_config
 from agentload.results.tiers import preset
 from agentload.run import presets
 from agentload.run.search_settings import SearchSettings
@@ -37,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "vCPU the engine uses; marked assumed)",
     )
     power.add_argument("--power", metavar="SPEC", help="measure power instead, as for search")
+    add_config_argument(parser)
     parser.set_defaults(func=handle)
 
 
@@ -71,6 +73,7 @@ def handle(args: argparse.Namespace) -> int:
         label="demo",
         agents=AgentSettings(start_mid_session=True),
         power=power,
+        config=effective_config(args, "demo"),
     )
     summary = execute(request)
     finish(summary, request.out)

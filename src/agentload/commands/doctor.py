@@ -14,6 +14,7 @@ import sys
 import orjson
 from rich.console import Console
 
+from agentload.commands.config import add_config_argument
 from agentload.commands.options import (
     add_power_arguments,
     add_target_arguments,
@@ -46,6 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
     add_power_arguments(parser)
     add_target_arguments(parser)
+    add_config_argument(parser)
     parser.set_defaults(func=handle)
 
 

@@ -8,6 +8,7 @@ import argparse
 
 from pydantic import ValidationError
 
+from agentload.commands.config import add_config_argument, effective_config
 from agentload.commands.options import (
     add_output_arguments,
     add_power_arguments,
@@ -61,6 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_worker_arguments(parser)
     add_power_arguments(parser)
     add_target_arguments(parser)
+    add_config_argument(parser)
     parser.set_defaults(func=handle)
 
 
@@ -98,6 +100,7 @@ def handle(args: argparse.Namespace) -> int:
         skip_bad_lines=args.skip_bad_lines,
         resume=args.resume is not None,
         hosts=hosts_from(args),
+        config=effective_config(args, "run"),
     )
     summary = execute(request)
     finish(summary, request.out)

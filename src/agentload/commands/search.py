@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from agentload.commands.config import add_config_argument, effective_config
 from agentload.commands.options import (
     add_output_arguments,
     add_power_arguments,
@@ -139,6 +140,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_power_arguments(parser)
     add_search_arguments(parser)
     add_target_arguments(parser)
+    add_config_argument(parser)
     parser.set_defaults(func=handle)
 
 
@@ -160,6 +162,7 @@ def handle(args: argparse.Namespace) -> int:
         skip_bad_lines=args.skip_bad_lines,
         resume=args.resume is not None,
         hosts=hosts_from(args),
+        config=effective_config(args, "search"),
     )
     summary = execute(request)
     finish(summary, request.out)

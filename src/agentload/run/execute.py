@@ -25,11 +25,11 @@ from rich.console import Console
 from agentload import clock
 from agentload.doctor.preflight import preflight
 from agentload.errors import AgentloadError
-from agentload.files import new_results_dir, owner_only_files
+from agentload.files import new_results_dir, owner_only_files, write_bytes_atomic
 from agentload.measure.meters import ServerWindows, power_recorder
 from agentload.measure.power_recorder import PowerRecorder
 from agentload.measure.power_spec import PowerSpec
-from agentload.results.files import MANIFEST_FILE, RECORDS_FILE
+from agentload.results.files import CONFIG_FILE, MANIFEST_FILE, RECORDS_FILE
 from agentload.results.summary import Summary
 from agentload.run.host import INTERRUPT_DRAIN_S, Host, InProcessHost, ShareLost
 from agentload.run.probe import Meters, ProbeOutcome
@@ -86,6 +86,8 @@ class Request:
     resume: bool = False
     """Continue the interrupted run in `out` (`agentload.run.resume`) instead of starting."""
     hosts: HostOptions = field(default_factory=HostOptions)
+    config: str | None = None
+    """The effective options as TOML (`agentload.commands.config`), saved as `config.toml`."""
 
     @property
     def command(self) -> str:
@@ -114,7 +116,7 @@ def execute(request: Request, console: Console | None = None) -> Summary:
             agents = request.agents.model_copy(update={"run_salt": resumption.run_salt})
             request = dataclasses.replace(request, agents=agents)
             return _execute_in(request, workload, resumption, console)
-        with new_results_dir(request.out, RECORDS_FILE, (MANIFEST_FILE,)):
+        with new_results_dir(request.out, RECORDS_FILE, (MANIFEST_FILE, CONFIG_FILE)):
             return _execute_in(request, workload, None, console)
 
 
@@ -136,6 +138,8 @@ def _execute_in(
         started_at = (times.get("started_at") if isinstance(times, dict) else None) or clock.now()
         with power_recorder(request.power, out) as power:
             write_manifest(out, manifest)
+            if request.config is not None and not (out / CONFIG_FILE).exists():
+                write_bytes_atomic(out / CONFIG_FILE, request.config.encode())
             lost: ShareLost | None = None
             try:
                 asyncio.run(_drive(request, workload, target, state, power, resumption, console))
