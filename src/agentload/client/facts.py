@@ -7,6 +7,7 @@ goes only to the target. An endpoint that does not answer is simply left out.
 
 from __future__ import annotations
 
+import http.client
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -26,6 +27,14 @@ SERVER_FACT_PATHS = {"props": "/props", "version": "/version", "server_info": "/
 """Root-level endpoints that describe a server: llama.cpp's /props, vLLM's /version, SGLang's
 /get_server_info."""
 DROPPED_FIELDS = ("chat_template", "chat_template_tool_use", "default_generation_settings")
+HTTP_FAILURES = (
+    OSError,
+    urllib.error.URLError,
+    http.client.HTTPException,
+    orjson.JSONDecodeError,
+    ValueError,
+)
+"""What a JSON request to a server can fail with (refused, reset, cut short, not JSON)."""
 """Bulky fields of llama.cpp's /props the manifest leaves out."""
 
 
@@ -94,7 +103,7 @@ def context_window(endpoint: Endpoint) -> ContextWindow:
     trained = None
     try:
         listing = get_json(endpoint, endpoint.models_url)
-    except (OSError, urllib.error.URLError, orjson.JSONDecodeError, ValueError):
+    except HTTP_FAILURES:
         listing = None
     models = listing.get("data") if isinstance(listing, dict) else None
     mine = _listed(models, endpoint.model)
@@ -104,7 +113,7 @@ def context_window(endpoint: Endpoint) -> ContextWindow:
             trained = int(meta["n_ctx_train"])
     try:
         props = get_json(endpoint, server_root(endpoint) + SERVER_FACT_PATHS["props"])
-    except (OSError, urllib.error.URLError, orjson.JSONDecodeError, ValueError):
+    except HTTP_FAILURES:
         props = None
     settings = props.get("default_generation_settings") if isinstance(props, dict) else None
     if isinstance(settings, dict) and _positive(settings.get("n_ctx")):
@@ -143,7 +152,7 @@ def server_facts(endpoint: Endpoint) -> dict[str, Any]:
     for name, url in urls.items():
         try:
             answer = _get_json(opener, url, headers)
-        except (OSError, urllib.error.URLError, orjson.JSONDecodeError, ValueError):
+        except HTTP_FAILURES:
             continue
         if name == "models" and isinstance(answer, dict):
             answer = answer.get("data")

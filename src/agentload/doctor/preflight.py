@@ -21,14 +21,23 @@ PREFLIGHT_ID_PREFIX = "probe"
 
 
 async def preflight(endpoint: Endpoint, console: Console, *, strict: bool) -> list[Check]:
-    """The checks, printed; `AgentloadError` (one line) when one failed."""
+    """The checks, printed (the passes on one line); `AgentloadError` (one line, nothing
+    else printed) when one failed."""
     async with StreamingClient(endpoint) as client:
         record = await forced_call(client, PREFLIGHT_ID_PREFIX)
     checks, _ = call_checks(record, strict=strict)
-    for check in checks:
-        style = STATUS_STYLES[check.status]
-        console.print(f"preflight: [{style}]{check.status}[/] {check.name}: {check.detail}")
-    if any_failed(checks):
+    if not any_failed(checks):
+        ok = ", ".join(c.name for c in checks if c.status == "pass")
+        if ok:
+            console.print(f"preflight: [green]pass[/] {ok}", highlight=False)
+        for check in checks:
+            if check.status != "pass":
+                style = STATUS_STYLES[check.status]
+                console.print(
+                    f"preflight: [{style}]{check.status}[/] {check.name}: {check.detail}",
+                    highlight=False,
+                )
+    else:
         first = next(c for c in checks if c.status == "fail")
         raise AgentloadError(
             f"the server at {endpoint.base_url} failed the preflight: {first.name}: "

@@ -15,12 +15,10 @@ import urllib.error
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import orjson
-
 from agentload.client.body import build_body
 from agentload.client.endpoint import Endpoint
 from agentload.client.errors import MISSING_USAGE
-from agentload.client.facts import get_json
+from agentload.client.facts import HTTP_FAILURES, get_json
 from agentload.client.stream import CallMeta, StreamingClient
 from agentload.doctor.check import Check, failed, passed, skipped, warned
 from agentload.results.record import RequestRecord
@@ -56,7 +54,7 @@ def reachability(endpoint: Endpoint) -> list[Check]:
             passed("reachable", f"{url} answered (HTTP {exc.code})"),
             failed("model", f"GET {url}: HTTP {exc.code} {exc.reason}{hint}"),
         ]
-    except (OSError, urllib.error.URLError, orjson.JSONDecodeError, ValueError) as exc:
+    except HTTP_FAILURES as exc:
         why = getattr(exc, "reason", None) or exc
         return [failed("reachable", f"GET {url}: {why}")]
     ms = (time.perf_counter() - began) * 1000

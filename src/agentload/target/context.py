@@ -21,7 +21,6 @@ session's longest) are estimated from their intended length and their session's 
 from __future__ import annotations
 
 import math
-import urllib.error
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -29,7 +28,13 @@ from typing import Any, Protocol
 import orjson
 
 from agentload.client.endpoint import Endpoint
-from agentload.client.facts import ContextWindow, context_window, post_json, server_root
+from agentload.client.facts import (
+    HTTP_FAILURES,
+    ContextWindow,
+    context_window,
+    post_json,
+    server_root,
+)
 from agentload.errors import AgentloadError
 from agentload.workload.model import Session, Workload, prompt_tokens
 from agentload.workload.replies import Replies
@@ -164,7 +169,7 @@ def server_counter(endpoint: Endpoint, text: TextMaker) -> PromptCounter:
         try:
             if counter.count(probe, None) > 0:
                 return counter
-        except (OSError, urllib.error.URLError, orjson.JSONDecodeError, ValueError):
+        except HTTP_FAILURES:
             continue
     return TextCounter(text)
 
@@ -273,7 +278,7 @@ def measure_need(
         turn = longest[i][0]
         try:
             measured[i] = _size(session, turn, counter, text, recorded_history, api)
-        except (OSError, urllib.error.URLError, orjson.JSONDecodeError, ValueError) as exc:
+        except HTTP_FAILURES as exc:
             raise AgentloadError(
                 f"counting the workload's longest prompts on the server failed: {exc}"
             ) from None

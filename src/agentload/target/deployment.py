@@ -130,7 +130,8 @@ def open_target(
         context = None
         if fit is not None:
             context = check_context(endpoint, TextMaker(tokenizer, "context-check"), fit)
-            console.print(context.line(), highlight=False)
+            if context.window.tokens is not None or context.need.ratio is not None:
+                console.print(context.line(), highlight=False)
             facts["context"] = context.facts()
             if not context.fits and refuse_misfit:
                 raise AgentloadError(
