@@ -29,13 +29,14 @@ async def preflight(endpoint: Endpoint, console: Console, *, strict: bool) -> li
     if not any_failed(checks):
         ok = ", ".join(c.name for c in checks if c.status == "pass")
         if ok:
-            console.print(f"preflight: [green]pass[/] {ok}", highlight=False)
+            console.print(f"preflight: [green]pass[/] {ok}", highlight=False, soft_wrap=True)
         for check in checks:
             if check.status != "pass":
                 style = STATUS_STYLES[check.status]
                 console.print(
                     f"preflight: [{style}]{check.status}[/] {check.name}: {check.detail}",
                     highlight=False,
+                    soft_wrap=True,
                 )
     else:
         first = next(c for c in checks if c.status == "fail")

@@ -99,7 +99,11 @@ def tier_grid(view: ResultsView) -> Grid | None:
         ("p25 output speed", "tokens/s per request", lambda t: fmt(t.p25_output_tokens_per_s)),
         ("p95 TTFT", "s", lambda t: fmt(t.p95_ttft_s, 3)),
         ("cache hit rate", "cached / prompt tokens", lambda t: pct(t.cache_hit_rate)),
-        ("mean power", "W (all GPUs)" + per_mw, lambda t: watts(t.mean_watts)),
+        (
+            "mean power",
+            ("W (all GPUs)" if view.gpus else "W") + per_mw,
+            lambda t: watts(t.mean_watts),
+        ),
         ("agents per MW", "agents/MW", lambda t: _per_mw(assumed, t.agents_per_mw)),
         (
             "total per MW",

@@ -350,4 +350,5 @@ def print_probe(outcome: ProbeOutcome, console: Console) -> None:
         f"{f.total_tokens_per_s:,.0f} tokens/s total, p25 output {p25} tokens/s, "
         f"p95 TTFT {ttft} s  |  {verdicts}",
         highlight=False,
+        soft_wrap=True,
     )

@@ -183,7 +183,7 @@ def progress_printer(console: Console, board: ProgressBoard | None = None) -> Pr
 
     def write() -> None:
         while True:
-            console.print(lines.get(), highlight=False)
+            console.print(lines.get(), highlight=False, soft_wrap=True)
 
     def show(elapsed_s: float, c: Counters) -> None:
         rate = rate_of(elapsed_s, c)

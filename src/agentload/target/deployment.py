@@ -131,7 +131,7 @@ def open_target(
         if fit is not None:
             context = check_context(endpoint, TextMaker(tokenizer, "context-check"), fit)
             if context.window.tokens is not None or context.need.ratio is not None:
-                console.print(context.line(), highlight=False)
+                console.print(context.line(), highlight=False, soft_wrap=True)
             facts["context"] = context.facts()
             if not context.fits and refuse_misfit:
                 raise AgentloadError(

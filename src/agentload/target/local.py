@@ -109,9 +109,10 @@ def open_local(
                 f"engine slots: {options.parallel} x {check.window.tokens or 0:,} tokens; "
                 f"{check.need.describe()}",
                 highlight=False,
+                soft_wrap=True,
             )
             if ratio := check.need.ratio_words():
-                console.print(f"note: {ratio}", highlight=False)
+                console.print(f"note: {ratio}", highlight=False, soft_wrap=True)
         yield LocalTarget(engine, endpoint, tok, check)
 
 
@@ -130,6 +131,7 @@ def _start(
         f"starting the local llama.cpp engine ({options.model}, {options.parallel} slots of "
         f"{slot:,} tokens, {threads} thread(s), nice {nice})",
         highlight=False,
+        soft_wrap=True,
     )
     with LocalEngine.start(
         model=options.model,
@@ -139,7 +141,11 @@ def _start(
         threads=threads,
         nice=nice,
     ) as engine:
-        console.print(f"engine ready at {engine.url} in {engine.ready_s:.1f} s", highlight=False)
+        console.print(
+            f"engine ready at {engine.url} in {engine.ready_s:.1f} s",
+            highlight=False,
+            soft_wrap=True,
+        )
         yield engine
 
 
