@@ -99,7 +99,8 @@ async def measure_probe(
     if settings.length_s is not None:
         if watch is not None:
             end = began + settings.length_s
-            watch.measuring(min(steady, end), max(0.0, end - steady), settings.length_s)
+            window_s = max(0.0, end - steady)
+            watch.measuring(min(steady, end), window_s, window_s)
         return await _fixed_window(load, settings, agents, index, began, steady, meters)
     start = max(clock.now(), steady)
     await _sleep_until(start)
