@@ -162,7 +162,7 @@ def add_power_arguments(parser: argparse.ArgumentParser) -> None:
         "--power",
         metavar="SPEC",
         help="measure accelerator power: nvml[:0,1], amdsmi[:0,1], dcgm:URL, "
-        "prometheus:URL#metric=NAME, or command:CMD (prints watts)",
+        "prometheus:URL#metric=NAME, command:CMD (prints watts), or rapl (CPU packages)",
     )
     power.add_argument(
         "--gpu-watts",
