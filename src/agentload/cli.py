@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "compare",
     "plan",
     "report",
+    "export",
 )
 """Modules of `agentload.commands`; each has `register(subparsers)`."""
 
@@ -70,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one verb; errors the user can fix print as one line, never a traceback."""
-    from agentload.commands.config import apply_config
+    from agentload.config_file import apply_config
 
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)

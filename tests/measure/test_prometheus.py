@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from agentload.errors import InputError
 from agentload.measure.prometheus import parse
@@ -121,3 +122,23 @@ def test_malformed_lines_name_source_and_line(line: str, why: str) -> None:
     assert message.startswith("http://h/metrics:3: bad Prometheus line")
     assert why in message
     assert "\n" not in message
+
+
+def test_well_formed_expositions_read_as_prometheus_client_reads_them() -> None:
+    """Where both parsers are right, agentload's reads what the reference Python client reads,
+    sample for sample (`agentload.measure.prometheus` says where they part, and why)."""
+    gauges = DCGM.split("# HELP DCGM_FI_DEV_TOTAL_ENERGY")[0]
+    text = (
+        gauges
+        + HISTOGRAM
+        + 'm_total{path="C:\\\\dir",quote="say \\"hi\\"",nl="a\\nb"} 1.5e3 1700000000123\n'
+        + 'spaced{ a = "x" , b="y" } 4\n'
+        + "pos_inf +Inf\n"
+    )
+    ours = [(s.name, s.label_map, s.value, s.timestamp_ms) for s in parse(text).samples]
+    theirs = [
+        (s.name, s.labels, s.value, None if s.timestamp is None else round(s.timestamp * 1000))
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    ]
+    assert len(ours) == 9 and ours == theirs

@@ -28,7 +28,16 @@ from agentload.commands.search import search_settings_from
 from agentload.errors import AgentloadError, InputError
 from agentload.results.tiers import load_tiers, parse_tier
 from agentload.target.deployment import check_target_options
-from agentload.workload import agentperf, mooncake, synthetic, usage_log
+from agentload.workload import (
+    agentperf,
+    mooncake,
+    sglang_agentic,
+    swe_agent,
+    synthetic,
+    tracelab,
+    usage_log,
+    weka,
+)
 from agentload.workload.load import load_workload
 
 EXAMPLES = int(os.environ.get("AGENTLOAD_FUZZ_EXAMPLES", "60"))
@@ -47,7 +56,9 @@ FIELDS = (
     "prompt_tokens_details", "start_time", "end_time", "duration_ms", "tasks", "trace",
     "model_calls", "name", "id", "task_id", "new_input", "transient", "target_output_tokens",
     "recorded_prompt_tokens", "simulated_tool_delay_ms_after", "input_tokens", "output_tokens",
-    "cache_read_input_tokens", "turns", "key", "block_size",
+    "cache_read_input_tokens", "turns", "key", "block_size", "requests", "type", "in", "out",
+    "t", "agent_id", "status", "hash_id_scope", "round_index", "input_tokens_total",
+    "prefix_tokens", "newly_append_tokens", "conversations", "metadata",
 )  # fmt: skip
 """Field names the loaders look for, so random objects get past the first checks."""
 
@@ -95,8 +106,14 @@ LOADERS: dict[str, Callable[[Path, bool], object]] = {
     "mooncake": lambda p, skip: mooncake.load_mooncake(p, skip_bad_lines=skip),
     "usage-log": lambda p, skip: usage_log.load_usage_log(p, skip_bad_lines=skip),
     "azure": lambda p, skip: mooncake.load_azure(p, skip_bad_lines=skip),
+    "weka": lambda p, skip: weka.load_weka(p, skip_bad_lines=skip),
+    "weka-lines": lambda p, skip: weka.load_weka(p, skip_bad_lines=skip),
+    "tracelab": lambda p, skip: tracelab.load_tracelab(p, skip_bad_lines=skip),
+    "sglang-agentic": lambda p, skip: sglang_agentic.load_sglang_agentic(p),
     "auto": lambda p, skip: load_workload(str(p), skip_bad_lines=skip),
 }
+DOCUMENT_LOADERS = ("manifest", "weka", "sglang-agentic")
+"""Loaders of whole-file JSON documents (`.json`)."""
 
 
 def _only_input_errors(load: Callable[[Path, bool], object], path: Path, skip: bool) -> None:
@@ -113,13 +130,15 @@ def _only_input_errors(load: Callable[[Path, bool], object], path: Path, skip: b
 def test_random_bytes_into_every_loader(
     scratch: Callable[[str, bytes], Path], loader: str, data: bytes, skip: bool
 ) -> None:
-    suffix = {"azure": ".csv", "manifest": ".json"}.get(loader, ".jsonl")
+    suffix = ".csv" if loader == "azure" else ".json" if loader in DOCUMENT_LOADERS else ".jsonl"
     _only_input_errors(LOADERS[loader], scratch(suffix, data), skip)
 
 
 @FUZZ
 @given(
-    loader=st.sampled_from(["agentperf", "mooncake", "usage-log", "auto"]),
+    loader=st.sampled_from(
+        ["agentperf", "mooncake", "usage-log", "weka-lines", "tracelab", "auto"]
+    ),
     lines=json_lines,
     skip=st.booleans(),
 )
@@ -133,6 +152,36 @@ def test_random_json_lines_into_the_line_loaders(
 manifests = st.dictionaries(keys, json_values, max_size=4) | st.fixed_dictionaries(
     {"tasks": st.lists(st.dictionaries(keys, json_values, max_size=3) | json_values, max_size=3)}
 )
+
+
+documents = (
+    st.dictionaries(keys, json_values, max_size=6)
+    | st.fixed_dictionaries(
+        {
+            "id": st.text(max_size=4) | json_values,
+            "block_size": st.integers(-2, 70) | json_values,
+            "requests": st.lists(st.dictionaries(keys, json_values, max_size=8), max_size=4),
+        }
+    )
+    | st.fixed_dictionaries(
+        {
+            "metadata": json_values,
+            "conversations": st.lists(
+                st.lists(st.dictionaries(keys, json_values, max_size=3) | json_values, max_size=3)
+                | json_values,
+                max_size=3,
+            ),
+        }
+    )
+)
+
+
+@FUZZ
+@given(loader=st.sampled_from(["weka", "sglang-agentic", "auto"]), document=documents)
+def test_random_json_documents_into_the_document_loaders(
+    scratch: Callable[[str, bytes], Path], loader: str, document: dict[str, Any]
+) -> None:
+    _only_input_errors(LOADERS[loader], scratch(".json", _dump(document).encode()), False)
 
 
 @FUZZ
@@ -166,6 +215,21 @@ def test_random_azure_csv(
 def test_random_synthetic_specs(spec: str) -> None:
     with contextlib.suppress(InputError):
         synthetic.parse_spec(spec)
+
+
+@FUZZ
+@given(
+    spec=st.builds(
+        lambda name, value: f"synthetic:swe-agent?{name}={value}",
+        st.sampled_from(
+            ["sessions", "seed", "calls_median", "output_long_share", "max_input", "x"]
+        ),
+        st.sampled_from(["", "0", "-1", "1e9", "nan", "abc", "0.5", "2"]),
+    )
+)
+def test_random_swe_agent_specs(spec: str) -> None:
+    with contextlib.suppress(InputError):
+        swe_agent.parse_spec(spec)
 
 
 tier_specs = st.text(max_size=40) | st.builds(

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-import re
+import json
+import math
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
+import orjson
 import pytest
 
-from agentload.report.charts import agents_words
-from agentload.report.html import REPORT_FILE, render_report, write_report
+from agentload.report.formats import agents_words
+from agentload.report.html import REPORT_FILE, _probe_extras, render_report, write_report
 from agentload.report.load import load_view
+from agentload.report.over_time import MAX_POWER_POINTS, POWER_TOTAL
+from agentload.report.vega import EMBED_SCRIPT, script_bundle
+from agentload.results.summary import MethodologyStamp, ProbeFigures, SessionFigures
 from tests.report.builder import THEORETICAL_HIT_RATE, TIERS, build_results, build_run
+from tests.report.specs import charts, layer, rows, subtitle, titles
 
 ATTACK = "<script>alert(1)</script>"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
 VOID = {"meta", "br", "img", "input", "link", "hr", "wbr"}
+FETCHING_TAGS = {"link", "img", "iframe", "object", "embed", "audio", "video", "source", "base"}
+FETCHING_ATTRIBUTES = {"src", "href", "srcset", "poster", "data", "action", "formaction"}
 
 
 class _Elements(HTMLParser):
@@ -27,6 +36,8 @@ class _Elements(HTMLParser):
         self.stack: list[str] = []
         self.problems: list[str] = []
         self.text: list[str] = []
+        self.scripts: list[tuple[dict[str, str | None], str]] = []
+        self.styles: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.elements.append((tag, dict(attrs)))
@@ -44,6 +55,10 @@ class _Elements(HTMLParser):
 
     def handle_data(self, data: str) -> None:
         self.text.append(data)
+        if self.stack and self.stack[-1] == "script":
+            self.scripts.append((self.elements[-1][1], data))
+        elif self.stack and self.stack[-1] == "style":
+            self.styles.append(data)
 
 
 def parse(document: str) -> _Elements:
@@ -53,13 +68,17 @@ def parse(document: str) -> _Elements:
     return parser
 
 
-def curve_points(document: str, cls: str) -> list[dict[str, str | None]]:
-    """Attributes of the elements of class `cls` inside the `svg#curve` element."""
-    start = document.index('id="curve"')
-    end = document.index("</svg>", start)
-    return [
-        attrs for _, attrs in parse(document[start - 5 : end]).elements if attrs.get("class") == cls
-    ]
+def _walk(value: Any) -> Any:
+    """Every dict key and string of a JSON value."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield key
+            yield from _walk(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _walk(inner)
+    elif isinstance(value, str):
+        yield value
 
 
 @pytest.fixture(scope="module")
@@ -73,27 +92,31 @@ def test_the_curve_has_one_point_per_probe_and_a_ring_per_tier_result(
 ) -> None:
     path, document = full
     view = load_view(path)
-    points = curve_points(document, "probe-point")
-    assert sorted(int(p["data-agents"] or 0) for p in points) == sorted(
-        p.figures.agents for p in view.points
-    )
+    curve = charts(document)["curve"]
+    points = rows(curve, "probe-point")
+    assert sorted(p["agents"] for p in points) == sorted(p.figures.agents for p in view.points)
     assert view.summary is not None
-    rings = curve_points(document, "tier-point")
     expected = [t.name for t in view.summary.tiers if t.max_agents is not None]
-    assert sorted(r["data-tier"] or "" for r in rings) == sorted(expected)
-    assert len(curve_points(document, "tier-floor")) == len(TIERS)
+    assert sorted(r["tier"] for r in rows(curve, "tier-point")) == sorted(expected)
+    assert len(rows(curve, "tier-floor")) == len(TIERS)
 
 
-def test_higher_throughput_is_drawn_higher(full: tuple[Path, str]) -> None:
+def test_the_curve_plots_total_throughput_per_gpu_against_speed_per_agent(
+    full: tuple[Path, str],
+) -> None:
     path, document = full
     view = load_view(path)
-    by_agents = {
-        int(p["data-agents"] or 0): float(p["cy"] or 0)
-        for p in curve_points(document, "probe-point")
-    }
-    totals = {p.figures.agents: p.figures.total_tokens_per_s for p in view.points}
-    ranked_by_y = sorted(by_agents, key=lambda a: -by_agents[a])  # SVG y grows downwards
-    assert ranked_by_y == sorted(totals, key=lambda a: totals[a])
+    curve = charts(document)["curve"]
+    probe = layer(curve, "probe-point")
+    assert probe["encoding"]["y"]["field"] == "y" and "scale" not in probe["encoding"]["y"]
+    gpus = view.gpus or 1
+    by_agents = {p.figures.agents: p.figures for p in view.points}
+    for row in rows(curve, "probe-point"):
+        figures = by_agents[row["agents"]]
+        assert row["y"] == pytest.approx(figures.total_tokens_per_s / gpus)
+        assert row["x"] == pytest.approx(figures.p25_output_tokens_per_s)
+    assert titles(curve, "y") == ["total tokens/s per GPU"] * len(titles(curve, "y"))
+    assert set(titles(curve, "x")) == {"p25 output speed per request (tokens/s per agent)"}
 
 
 def test_the_document_is_self_contained_and_well_nested(full: tuple[Path, str]) -> None:
@@ -101,12 +124,37 @@ def test_the_document_is_self_contained_and_well_nested(full: tuple[Path, str]) 
     parsed = parse(document)
     assert parsed.problems == [] and parsed.stack == []
     tags = {tag for tag, _ in parsed.elements}
-    assert (
-        "script" not in tags and "link" not in tags and "img" not in tags and "iframe" not in tags
-    )
+    assert not tags & FETCHING_TAGS
     for _, attrs in parsed.elements:
-        assert "src" not in attrs and "href" not in attrs
-    assert "url(" not in document and "@import" not in document
+        assert not set(attrs) & FETCHING_ATTRIBUTES
+    styles = "".join(parsed.styles)
+    assert "url(" not in styles and "@import" not in styles
+    code = [text for attrs, text in parsed.scripts if attrs.get("type") != "application/json"]
+    assert len(code) == 2 and script_bundle() in code[0] and code[1] == EMBED_SCRIPT
+    specs = [json.loads(text) for attrs, text in parsed.scripts if attrs.get("type")]
+    assert len(specs) == len(charts(document)) >= 6
+    for spec in specs:  # every chart carries its data: nothing to load
+        assert "url" not in set(_walk(spec))
+
+
+def test_every_chart_names_its_unit_window_and_source(full: tuple[Path, str]) -> None:
+    _, document = full
+    found = charts(document)
+    units = {
+        "curve": ("tokens/s per agent", "tokens/s per GPU"),
+        "mix": ("agents", "tokens/s per GPU"),
+        "ttft": ("TTFT (s)", "fraction of requests"),
+        "speed": ("(tokens/s)", "fraction of requests"),
+        "over-time": ("time since start (s", "power (W)"),
+        "cache": ("agents", "cached / prompt tokens"),
+    }
+    assert set(found) == set(units)
+    for chart_id, (x_unit, y_unit) in units.items():
+        spec = found[chart_id]
+        assert any(x_unit in t for t in titles(spec, "x")), chart_id
+        assert any(y_unit in t for t in titles(spec, "y")), chart_id
+        assert "Window:" in subtitle(spec) and "Source:" in subtitle(spec), chart_id
+    assert "tokens/s per GPU" in " ".join(titles(found["over-time"], "y"))
 
 
 def test_every_section_is_there(full: tuple[Path, str]) -> None:
@@ -127,33 +175,24 @@ def test_every_section_is_there(full: tuple[Path, str]) -> None:
     assert "Complete" in document and "INCOMPLETE" not in document
 
 
-def test_every_chart_names_its_source(full: tuple[Path, str]) -> None:
-    _, document = full
-    charts = document.count('<svg xmlns="http://www.w3.org/2000/svg"')
-    sources = len(
-        re.findall(
-            r'<p class="source">[^<]*Source|<p class="source">[^<]*from ', document, flags=re.I
-        )
-    )
-    assert charts >= 7 and sources >= 6
-
-
 def test_a_killed_run_is_marked_incomplete_and_still_drawn(tmp_path: Path) -> None:
     built = build_results(tmp_path / "r", summary=False, torn_line=True)
     document = render_report(load_view(built.path))
     assert "INCOMPLETE" in document and "probes.jsonl" in document
-    assert len(curve_points(document, "probe-point")) == len(built.probes)
+    curve = charts(document)["curve"]
+    assert len(rows(curve, "probe-point")) == len(built.probes)
     assert "torn last line" in document
     assert "Provisional headline per tier" in document
-    assert len(curve_points(document, "tier-point")) == len(TIERS)
+    assert len(rows(curve, "tier-point")) == len(TIERS)
+    assert "Source: probes.jsonl." in subtitle(curve)
 
 
 def test_a_plain_killed_run_gets_one_point_from_its_records(tmp_path: Path) -> None:
     built = build_run(tmp_path / "r", agents=3)
     document = render_report(load_view(built.path))
     assert "INCOMPLETE" in document
-    (point,) = curve_points(document, "probe-point")
-    assert point["data-agents"] == "3"
+    (point,) = rows(charts(document)["curve"], "probe-point")
+    assert point["agents"] == 3
     assert "GPU count not recorded" in document
 
 
@@ -167,8 +206,18 @@ def test_strings_from_files_and_servers_appear_only_escaped(tmp_path: Path, wher
     )
     document = render_report(load_view(built.path))
     assert ATTACK not in document
-    assert "<script" not in document.lower()
+    assert only_our_scripts(document)
     assert ESCAPED in document
+
+
+def only_our_scripts(document: str) -> bool:
+    """Every `<script` of the page opens one of its own: the bundle, the embed, a spec."""
+    parsed = parse(document)
+    scripts = [attrs for tag, attrs in parsed.elements if tag == "script"]
+    ours = all(
+        attrs in ({}, {"type": "application/json", "id": attrs.get("id")}) for attrs in scripts
+    )
+    return ours and document.lower().count("<script") == len(scripts)
 
 
 def test_a_note_and_a_tier_name_are_escaped(tmp_path: Path) -> None:
@@ -177,7 +226,20 @@ def test_a_note_and_a_tier_name_are_escaped(tmp_path: Path) -> None:
         f.write(b'{"agents": "' + ATTACK.encode() + b'"}\n')
     (built.path / "summary.json").write_text('{"kind": "' + ATTACK + '"}')
     document = render_report(load_view(built.path))
-    assert ATTACK not in document and "<script" not in document.lower()
+    assert ATTACK not in document and only_our_scripts(document)
+
+
+def test_a_tier_name_in_a_chart_stays_data(tmp_path: Path) -> None:
+    built = build_results(tmp_path / "r")
+    summary = orjson.loads((built.path / "summary.json").read_bytes())
+    summary["tiers"][0]["name"] = ATTACK
+    (built.path / "summary.json").write_bytes(orjson.dumps(summary))
+    document = render_report(load_view(built.path))
+    assert ATTACK not in document and only_our_scripts(document)
+    assert "\\u003cscript\\u003e" in document
+    curve = charts(document)["curve"]
+    assert f"tier {ATTACK}" in layer(curve, "probe-point")["encoding"]["color"]["scale"]["domain"]
+    assert ATTACK in {r["tier"] for r in rows(curve, "tier-point")}
 
 
 def test_the_report_file_is_owner_only_and_refuses_a_symlink(tmp_path: Path) -> None:
@@ -199,9 +261,72 @@ def test_cache_hit_rates_show_client_server_and_theoretical(tmp_path: Path) -> N
     built = build_results(tmp_path / "r", server_hit_rate=0.875)
     document = render_report(load_view(built.path))
     section = document[document.index("Cache hit rates") :]
-    assert section.count(", server: 87.5%") == len(built.probes)
+    cache = charts(document)["cache"]
+    labels = [r["label"] for r in rows(cache, "cache-bar")]
+    assert sum(label.endswith(", server: 87.5%") for label in labels) == len(built.probes)
     for probe in built.probes:
         words = agents_words(probe.agents)
-        assert f"{words}, client: {probe.cache_hit_rate * 100:.1f}%" in section
-    assert f"workload&#x27;s theoretical {THEORETICAL_HIT_RATE * 100:.1f}%" in section
+        assert f"{words}, client: {probe.cache_hit_rate * 100:.1f}%" in labels
+    (theory,) = rows(cache, "theoretical")
+    assert theory["label"] == f"workload's theoretical {THEORETICAL_HIT_RATE * 100:.1f}%"
     assert "server-side rate not scraped" not in section
+
+
+def test_simulated_results_and_assumed_power_are_marked_on_every_chart(tmp_path: Path) -> None:
+    built = build_results(tmp_path / "r")
+    manifest = orjson.loads((built.path / "manifest.json").read_bytes())
+    manifest["simulated"] = {"engine": "sim"}
+    (built.path / "manifest.json").write_bytes(orjson.dumps(manifest))
+    summary = orjson.loads((built.path / "summary.json").read_bytes())
+    summary["power"].update(source="assumed", assumed=True)
+    (built.path / "summary.json").write_bytes(orjson.dumps(summary))
+    found = charts(render_report(load_view(built.path)))
+    assert found and all("SIMULATED" in subtitle(spec) for spec in found.values())
+    assert "Power ASSUMED" in subtitle(found["over-time"])
+    assert "ASSUMED" not in subtitle(found["curve"])
+
+
+def test_measured_results_carry_no_simulated_marker(full: tuple[Path, str]) -> None:
+    _, document = full
+    assert not any("SIMULATED" in subtitle(spec) for spec in charts(document).values())
+
+
+def test_long_power_records_are_drawn_as_means_of_consecutive_samples(tmp_path: Path) -> None:
+    built = build_results(tmp_path / "r", agents=(1, 2, 4), window_s=400.0)
+    samples = len((built.path / "power.jsonl").read_bytes().splitlines())
+    group = math.ceil(samples / MAX_POWER_POINTS)
+    assert group > 1
+    document = render_report(load_view(built.path))
+    power = rows(charts(document)["over-time"], "power-line")
+    totals = [r for r in power if r["series"] == POWER_TOTAL]
+    assert len(totals) == math.ceil(samples / group) <= MAX_POWER_POINTS
+    assert f"Each point is the mean of {group} consecutive samples." in document
+
+
+def _bare_probe() -> ProbeFigures:
+    return ProbeFigures(
+        index=0, agents=4, window_start=0.0, window_end=10.0, window_s=10.0, requests_ok=10,
+        requests_failed=0, error_rate=0.0, total_tokens_per_s=1.0, output_tokens_per_s=1.0,
+        cached_input_tokens_per_s=0.0, uncached_input_tokens_per_s=0.0, input_tokens_per_s=0.0,
+        p25_output_tokens_per_s=None, p50_output_tokens_per_s=None, p95_ttft_s=None,
+        p50_ttft_s=None, cache_hit_rate=None, achieved_concurrency=1.0,
+    )  # fmt: skip
+
+
+def test_a_probe_with_goodput_sessions_and_a_stamp_shows_them_in_its_notes() -> None:
+    probe = _bare_probe().model_copy(
+        update={
+            "goodput_calls_per_s": {"fast": 1.25},
+            "sessions": SessionFigures(
+                sessions=4, calls=20, wall_s_p50=30.0, model_share=0.6, tool_share=0.4,
+                slowdown_p50=1.5, slowdown_p90=2.0,
+            ),
+            "methodology": MethodologyStamp(valid=False, reasons=("error rate 9.0% above 5%",)),
+        }
+    )  # fmt: skip
+    lines = _probe_extras(probe)
+    assert lines[0] == "goodput (calls/s meeting each tier alone): fast 1.25"
+    assert "60.0% waiting on the model, 40.0% in tool time" in lines[1]
+    assert "slowdown vs one agent p50 1.50x, p90 2.00x" in lines[1]
+    assert lines[2] == "agentperf rules: not valid: error rate 9.0% above 5%"
+    assert _probe_extras(_bare_probe()) == []

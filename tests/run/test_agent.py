@@ -216,3 +216,76 @@ async def test_an_agent_sends_the_prompts_of_its_replies_lengths(
 
 def _no_tool_time(session: Session) -> tuple[Turn, ...]:
     return tuple(t.model_copy(update={"tool_time_s": 0.0}) for t in session.turns)
+
+
+class _Timed:
+    """A `send` taking `call_s` of (virtual) time a call, noting when each call went and ended."""
+
+    def __init__(self, call_s: float) -> None:
+        self.call_s = call_s
+        self.spans: list[tuple[str, int, float, float]] = []
+
+    async def __call__(
+        self,
+        session: Session,
+        segments: list[PromptSegment],
+        index: int,
+        instance: str,
+        replies: Replies,
+    ) -> tuple[RequestRecord, Mapping[str, Any] | None]:
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        await asyncio.sleep(self.call_s)
+        self.spans.append((session.id, index, began, loop.time()))
+        record = RequestRecord(
+            id=f"{session.id}-{index}",
+            agent=0,
+            session=instance,
+            turn=index,
+            t_send=began,
+            t_done=loop.time(),
+            intended_prompt_tokens=sum(s.tokens for s in segments),
+            intended_output_tokens=session.turns[index].output_tokens,
+            completion_tokens=session.turns[index].output_tokens,
+        )
+        return record, {"role": "assistant", "content": "ok"}
+
+
+def test_subagents_run_beside_each_other_and_the_parent_waits_for_those_it_joins() -> None:
+    """The parent's call 0 launches two joined children (3 calls of 1 s each, no tool time)
+    and one detached child; call 1 goes out once both joined children have finished (3 s after
+    call 0 ends), while the detached child's calls overlap the parent's next call."""
+    from agentload.workload.model import Subagent
+
+    child_a, child_b, loose = _session("a", 3), _session("b", 3), _session("loose", 6)
+    parent = Session(
+        id="parent",
+        system=(Segment(key="system", tokens=100, role="system", shared=True),),
+        turns=(
+            Turn(
+                new_input=(Segment(key="parent/in/0", tokens=10),),
+                output_tokens=5,
+                subagents=(
+                    Subagent(session=child_a),
+                    Subagent(session=child_b),
+                    Subagent(session=loose, join=False),
+                ),
+            ),
+            Turn(new_input=(Segment(key="parent/in/1", tokens=10),), output_tokens=5),
+        ),
+    )
+    send = _Timed(call_s=1.0)
+
+    async def play() -> None:
+        await _agent([parent], send)._play(parent, "i0", 0, asyncio.Event())
+
+    from agentload.run.virtual_time import run_virtually
+
+    run_virtually(play(), epoch=0.0)
+    by = {(sid, turn): (start, end) for sid, turn, start, end in send.spans}
+    assert by[("parent", 0)] == (0.0, 1.0)
+    assert by[("a", 0)][0] == by[("b", 0)][0] == 1.0  # launched together, at the reply
+    assert by[("a", 2)][1] == by[("b", 2)][1] == 4.0
+    assert by[("parent", 1)][0] == 4.0  # after the joined children, not the detached one
+    assert by[("loose", 0)][0] == 1.0 and ("loose", 5) not in by  # cancelled with the session
+    assert {sid for sid, *_ in send.spans} == {"parent", "a", "b", "loose"}

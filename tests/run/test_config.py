@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentload.cli import build_parser, main
-from agentload.commands.config import REDACTED, apply_config, effective_config
+from agentload.config_file import REDACTED, apply_config, effective_config
 from agentload.engines.llamacpp import LocalEngine
 from agentload.files import read_json
 from agentload.results.files import CONFIG_FILE, MANIFEST_FILE

@@ -149,3 +149,18 @@ def test_every_worker_drove_its_share(searched: Path) -> None:
     # Each probe's records carry its phase, from whichever process sent them.
     phases = {r.phase for r in records}
     assert {f"probe-{p.index}" for p in summary.probes} <= phases
+
+
+def test_every_probe_carries_goodput_sessions_and_a_methodology_stamp(searched: Path) -> None:
+    summary = Summary.model_validate(read_json(searched / "summary.json"))
+    for probe in summary.probes:
+        assert set(probe.goodput_calls_per_s) == {t.name for t in TIERS}
+        assert probe.goodput_calls_per_s["impossible"] == 0.0
+        assert probe.sessions is not None and probe.sessions.sessions > 0
+        assert probe.methodology is not None
+    one = next(p for p in summary.probes if p.agents == 1)
+    assert one.sessions is not None and one.sessions.baseline is not None
+    busy = max(summary.probes, key=lambda p: p.agents)
+    assert busy.sessions is not None and busy.sessions.slowdown_p50 is not None
+    assert summary.methodology is not None
+    assert summary.methodology.valid == all(p.methodology.valid for p in summary.probes)

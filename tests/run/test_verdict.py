@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from agentload.errors import InputError
 from agentload.measure.metrics import WindowSamples
 from agentload.measure.verdict import judge
 from agentload.results.tiers import Tier, parse_tier, preset
@@ -55,3 +57,42 @@ def test_tier_specs_and_presets() -> None:
         180,
     ]
     assert preset("agentperf", ttft_ceiling_s=3.0)[0].ttft_ceiling_s == 3.0
+
+
+def test_extended_tier_specs_name_the_criteria_they_hold() -> None:
+    agentx = parse_tier("agentx:e2e=20")
+    assert agentx.interactivity_floor_tokens_per_s == 20 and agentx.interactivity_percentile == 90
+    assert agentx.output_speed_floor_tokens_per_s is None and agentx.ttft_ceiling_s is None
+    both = parse_tier("both:60:5:e2e=30@p75")
+    assert (both.output_speed_floor_tokens_per_s, both.ttft_ceiling_s) == (60, 5)
+    assert (both.interactivity_floor_tokens_per_s, both.interactivity_percentile) == (30, 75)
+    keyed = parse_tier("k:ttft=2@p99:speed=40")
+    assert (keyed.ttft_ceiling_s, keyed.ttft_percentile, keyed.output_speed_floor_tokens_per_s) == (
+        2,
+        99,
+        40,
+    )
+    assert both.describe() == (
+        "p25 output >= 60 tokens/s, p95 TTFT <= 5 s, e2e interactivity 1/p75 >= 30 tokens/s"
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("x:1", "a tier is"),
+        ("x:e2e=1:e2e=2", "given twice"),
+        ("x:fast=1", "unknown criterion 'fast'"),
+        ("x:e2e=0", "greater than 0"),
+        ("x:e2e=1@p100", "less than 100"),
+    ],
+)
+def test_bad_extended_tier_specs_say_what_is_wrong_in_one_line(spec: str, says: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_tier(spec)
+    assert says in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_tier_needs_at_least_one_criterion() -> None:
+    with pytest.raises(ValueError, match="needs an output-speed floor"):
+        Tier(name="empty")

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from agentload.cli import EXIT_INTERRUPTED
-from agentload.commands.config import add_config_argument, effective_config
+from agentload.config_file import add_config_argument, effective_config
 from agentload.results.tiers import preset
 from agentload.run import presets
 from agentload.run.search_settings import SearchSettings

@@ -14,7 +14,6 @@ import sys
 import orjson
 from rich.console import Console
 
-from agentload.commands.config import add_config_argument
 from agentload.commands.options import (
     add_power_arguments,
     add_target_arguments,
@@ -22,6 +21,7 @@ from agentload.commands.options import (
     power_from,
     target_from,
 )
+from agentload.config_file import add_config_argument
 
 EXIT_CHECK_FAILED = 3
 """A check failed (1 is an internal error, 2 a usage error)."""
@@ -52,9 +52,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from agentload.doctor.check import STATUS_STYLES, any_failed
     from agentload.doctor.diagnose import DoctorOptions, diagnose
     from agentload.errors import AgentloadError
+    from agentload.target.checks import STATUS_STYLES, any_failed
     from agentload.target.context import Fit
     from agentload.target.deployment import check_target_options
     from agentload.workload.load import load_workload

@@ -8,7 +8,6 @@ import argparse
 
 from pydantic import ValidationError
 
-from agentload.commands.config import add_config_argument, effective_config
 from agentload.commands.options import (
     add_output_arguments,
     add_power_arguments,
@@ -22,8 +21,10 @@ from agentload.commands.options import (
     power_from,
     target_from,
 )
+from agentload.config_file import add_config_argument, effective_config
 from agentload.errors import AgentloadError, first_problem
 from agentload.measure.window import STEADY_STATE_SETTLE_S
+from agentload.run.arrivals import parse_arrivals
 from agentload.run.search_settings import DEFAULT_DRAIN_S, SearchSettings
 
 
@@ -35,7 +36,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "reports window metrics. With no --url, starts the embedded llama.cpp engine.",
     )
     add_workload_arguments(parser)
-    parser.add_argument("--agents", type=int, required=True, help="concurrent agents")
+    load = parser.add_mutually_exclusive_group(required=True)
+    load.add_argument("--agents", type=int, help="concurrent agents (closed loop)")
+    load.add_argument(
+        "--arrivals",
+        metavar="poisson:RATE|trace",
+        help="open loop: sessions start as they arrive, RATE per second (poisson) or at the "
+        "workload trace's own times (Mooncake, Azure, usage logs); each plays once, closed-loop "
+        "within itself; the run reports the concurrency that resulted",
+    )
     parser.add_argument(
         "--duration", type=float, required=True, metavar="S", help="measurement length, s"
     )
@@ -68,13 +77,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def settings_from(args: argparse.Namespace) -> SearchSettings:
     """The run's one probe, with a one-line error for invalid values."""
+    arrivals = parse_arrivals(args.arrivals) if args.arrivals else None
     try:
         return SearchSettings.for_run(
-            args.agents,
+            1 if arrivals is not None else args.agents,
             args.duration,
             ramp_s=args.ramp,
             settle_s=args.settle,
             drain_s=args.drain,
+            arrivals=arrivals,
         )
     except ValidationError as exc:
         field, message = first_problem(exc)

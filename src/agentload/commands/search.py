@@ -7,7 +7,6 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agentload.commands.config import add_config_argument, effective_config
 from agentload.commands.options import (
     add_output_arguments,
     add_power_arguments,
@@ -21,6 +20,7 @@ from agentload.commands.options import (
     power_from,
     target_from,
 )
+from agentload.config_file import add_config_argument, effective_config
 from agentload.errors import AgentloadError, first_problem
 from agentload.measure.verdict import (
     DEFAULT_CONFIDENCE,
@@ -41,8 +41,9 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME:FLOOR[@pQ]:TTFT[@pQ]",
-        help="a custom tier, e.g. fast:100:2.0 (output p25 >= 100 tokens/s, p95 TTFT <= 2 s); "
-        "repeatable",
+        help="a custom tier, e.g. fast:100:2.0 (output p25 >= 100 tokens/s, p95 TTFT <= 2 s), "
+        "or with keyword criteria speed=, ttft=, e2e= (end-to-end interactivity, 1/p90 of "
+        "e2e s per output token: AgentX), e.g. agentx:e2e=20 or fast:100:2:e2e=30; repeatable",
     )
     tiers.add_argument("--tiers-file", type=Path, help="tiers from a JSON file")
     tiers.add_argument(

@@ -1,4 +1,5 @@
-"""`agentload workload` verbs: look at a workload before running it."""
+"""`agentload workload` verbs: look at a workload before running it (`stats`), and measure how
+far one workload's shape is from another's (`compare`)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ from rich.table import Table
 
 from agentload.workload.load import DEFAULT_WORKLOAD, load_workload
 from agentload.workload.mooncake import DEFAULT_BLOCK_SIZE
+from agentload.workload.shape import compare_shapes
 from agentload.workload.stats import Distribution, WorkloadStats, workload_stats
 
 SOURCE_HELP = (
-    "synthetic:agentic-coding[?name=value&...], a trace file (agentperf-local, Mooncake, "
-    "usage log, Azure CSV), an agentperf manifest, a directory, or FORMAT:PATH "
-    f"(default: {DEFAULT_WORKLOAD})"
+    "synthetic:agentic-coding or synthetic:swe-agent [?name=value&...], a trace file "
+    "(agentperf-local, Weka, TraceLab, SGLang agentic, Mooncake, usage log, Azure CSV), an "
+    f"agentperf manifest, a directory, or FORMAT:PATH (default: {DEFAULT_WORKLOAD})"
 )
 
 
@@ -46,6 +48,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"tokens per hash block of Mooncake traces (default {DEFAULT_BLOCK_SIZE})",
     )
     stats.set_defaults(func=run_stats)
+    compare = verbs.add_parser(
+        "compare",
+        help="Kolmogorov-Smirnov distance of each distribution of one workload from another's",
+        description=(
+            "How far CANDIDATE's shape is from REFERENCE's: input, new input and output per "
+            "call, calls per session and tool time, each as a two-sample KS distance (0 = the "
+            "same, 1 = disjoint) beside the distance sampling noise reaches at these sizes."
+        ),
+    )
+    compare.add_argument("reference", help=SOURCE_HELP)
+    compare.add_argument("candidate", help="the workload compared with it (same forms)")
+    compare.add_argument("--json", action="store_true", help="print JSON for machines")
+    compare.set_defaults(func=run_compare)
 
 
 def run_stats(args: argparse.Namespace) -> int:
@@ -61,6 +76,32 @@ def run_stats(args: argparse.Namespace) -> int:
         sys.stdout.write(stats.model_dump_json(indent=2) + "\n")
     else:
         print_stats(stats, Console())
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """Load both workloads and print their distances."""
+    comparison = compare_shapes(load_workload(args.reference), load_workload(args.candidate))
+    if args.json:
+        sys.stdout.write(comparison.model_dump_json(indent=2) + "\n")
+        return 0
+    console = Console()
+    console.print(f"reference: {comparison.reference}", highlight=False)
+    console.print(f"candidate: {comparison.candidate}", highlight=False)
+    table = Table(title="Kolmogorov-Smirnov distance, distribution by distribution")
+    for column in ("quantity", "unit", "KS", "noise (95%)", "p50 ref", "p50 cand", "mean ref",
+                   "mean cand"):  # fmt: skip
+        table.add_column(column, justify="left" if column in ("quantity", "unit") else "right")
+    for d in comparison.distances:
+        table.add_row(
+            d.label,
+            d.unit,
+            "—" if d.ks is None else f"{d.ks:.3f}",
+            "—" if d.critical_95 is None else f"{d.critical_95:.3f}",
+            *("—" if v is None else _number(v) for v in
+              (d.reference_p50, d.candidate_p50, d.reference_mean, d.candidate_mean)),
+        )  # fmt: skip
+    console.print(table)
     return 0
 
 
@@ -81,13 +122,22 @@ def print_stats(stats: WorkloadStats, console: Console) -> None:
     summary.add_column("value", justify="right")
     summary.add_column("unit")
     summary.add_row("sessions", f"{stats.sessions:,}", "sessions")
+    if stats.subagent_sessions:
+        summary.add_row(
+            "subagent sessions", f"{stats.subagent_sessions:,}", "sessions (calls counted above)"
+        )
     summary.add_row("calls", f"{stats.calls:,}", "model calls")
     summary.add_row("input", f"{stats.total_input_tokens:,}", "tokens")
     summary.add_row("output", f"{stats.total_output_tokens:,}", "tokens")
     summary.add_row(
         "prefix-cache hit rate (theoretical)",
         f"{stats.prefix_cache_hit_rate:.1%}",
-        "of input tokens, perfect unbounded cache",
+        "of input tokens, perfect unbounded cache, prompts only",
+    )
+    summary.add_row(
+        "  with replies cached",
+        f"{stats.prefix_cache_hit_rate_with_replies:.1%}",
+        "of input tokens, the cache also keeps each reply",
     )
     if stats.blocks_seen_before_share is not None:
         summary.add_row(
@@ -106,6 +156,7 @@ def print_stats(stats: WorkloadStats, console: Console) -> None:
         ("calls per session", stats.calls_per_session),
         ("input per call", stats.input_tokens),
         ("recorded input per call", stats.recorded_input_tokens),
+        ("new input per call", stats.new_input_tokens),
         ("output per call", stats.output_tokens),
         ("tool time between calls", stats.tool_time_s),
     ]

@@ -17,14 +17,15 @@ from rich.console import Console
 
 from agentload.client.endpoint import Api
 from agentload.client.stream import StreamingClient
-from agentload.doctor.check import Check, failed, passed, warned
 from agentload.doctor.machine import headroom_check
 from agentload.doctor.meters import metrics_check, power_check
-from agentload.doctor.server import cache_check, call_checks, forced_call, reachability
+from agentload.doctor.server import cache_check, reachability
 from agentload.errors import AgentloadError
 from agentload.measure.power_spec import PowerSpec
+from agentload.target.checks import Check, failed, passed, warned
 from agentload.target.context import ContextCheck, Fit, check_context
 from agentload.target.deployment import OpenTarget, TargetOptions, open_target
+from agentload.target.preflight import call_checks, forced_call
 from agentload.workload.text import TextMaker
 
 DOCTOR_ID_PREFIX = "doctor"

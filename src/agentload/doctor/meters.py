@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
-from agentload.doctor.check import Check, failed, passed, warned
 from agentload.errors import AgentloadError
 from agentload.measure.power_recorder import PowerRecorder
 from agentload.measure.power_samplers import rapl_zones
 from agentload.measure.power_spec import PowerSpec
 from agentload.measure.server_metrics import ServerMetricsScraper
+from agentload.target.checks import Check, failed, passed, warned
 
 CACHE_QUANTITIES = (
     "prefix_cache_hits",

@@ -11,7 +11,8 @@ probes at those counts:
 - **an answer**: the limit the first failing count broke, and by how much.
 
 A limit's value is the tier's own percentile as judged (`ProbeFigures.checks`); for older
-results without it, the probe's p25 speed and p95 TTFT when the tier uses those percentiles.
+results without it, the probe's p25 speed, p95 TTFT and 1/p90 interactivity when the tier
+uses those percentiles. Only the criteria a tier has are named.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from agentload.results.tiers import Tier
 
 SPEED_PERCENTILE_FALLBACK = 25.0
 TTFT_PERCENTILE_FALLBACK = 95.0
+INTERACTIVITY_PERCENTILE_FALLBACK = 90.0
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class _Measured:
     speed: float | None
     ttft: float | None
     reason: str
+    interactivity: float | None = None
 
 
 def explain(
@@ -101,7 +104,12 @@ def _limited(tier: Tier, bracket: Bracket, probe: ProbeFigures) -> Explanation:
 def _measured(tier: Tier, probe: ProbeFigures) -> _Measured:
     check = probe.checks.get(tier.name)
     if check is not None:
-        return _Measured(check.output_speed_tokens_per_s, check.ttft_s, check.reason)
+        return _Measured(
+            check.output_speed_tokens_per_s,
+            check.ttft_s,
+            check.reason,
+            check.interactivity_tokens_per_s,
+        )
     return _fallback(tier, probe)
 
 
@@ -113,65 +121,73 @@ def _fallback(tier: Tier, probe: ProbeFigures) -> _Measured:
         else None
     )
     ttft = probe.p95_ttft_s if tier.ttft_percentile == TTFT_PERCENTILE_FALLBACK else None
-    return _Measured(speed, ttft, "")
+    e2e = (
+        probe.p90_interactivity_tokens_per_s
+        if tier.interactivity_percentile == INTERACTIVITY_PERCENTILE_FALLBACK
+        else None
+    )
+    return _Measured(speed, ttft, "", e2e)
 
 
 def _broken(tier: Tier, m: _Measured) -> tuple[Limit, str]:
-    """The limit that failed, and the words for it (TTFT first: it is what a user waits on)."""
-    ttft_failed = m.ttft is not None and m.ttft > tier.ttft_ceiling_s
-    speed_failed = m.speed is not None and m.speed < tier.output_speed_floor_tokens_per_s
-    parts: list[str] = []
-    if ttft_failed:
-        parts.append(_ttft_words(tier, m.ttft))
-    if speed_failed:
-        parts.append(_speed_words(tier, m.speed))
-    if parts:
-        return ("ttft" if ttft_failed else "output_speed"), " and ".join(parts)
-    if m.reason.startswith("error rate"):
-        return "error_rate", m.reason
+    """The limits that failed, and the words for them (TTFT first: what a user waits on)."""
+    found: list[tuple[Limit, str]] = []
+    ceiling = tier.ttft_ceiling_s
+    if ceiling is not None and m.ttft is not None and m.ttft > ceiling:
+        found.append(("ttft", _ttft_words(tier, m.ttft, ceiling)))
+    floor = tier.output_speed_floor_tokens_per_s
+    if floor is not None and m.speed is not None and m.speed < floor:
+        found.append(("output_speed", _floor_words(_speed_name(tier), m.speed, floor)))
+    e2e = tier.interactivity_floor_tokens_per_s
+    if e2e is not None and m.interactivity is not None and m.interactivity < e2e:
+        found.append(("interactivity", _floor_words(_e2e_name(tier), m.interactivity, e2e)))
+    if found:
+        return found[0][0], " and ".join(words for _, words in found)
     return "error_rate", m.reason or "the verdict failed (no figures recorded)"
 
 
-def _ttft_words(tier: Tier, ttft: float | None) -> str:
-    assert ttft is not None
-    times = ttft / tier.ttft_ceiling_s
+def _ttft_words(tier: Tier, ttft: float, ceiling: float) -> str:
     return (
-        f"p{tier.ttft_percentile:g} TTFT {_seconds(ttft)} > {tier.ttft_ceiling_s:g} s ceiling "
-        f"({times:.1f}x)"
+        f"p{tier.ttft_percentile:g} TTFT {_seconds(ttft)} > {ceiling:g} s ceiling "
+        f"({ttft / ceiling:.1f}x)"
     )
 
 
-def _speed_words(tier: Tier, speed: float | None) -> str:
-    assert speed is not None
-    floor = tier.output_speed_floor_tokens_per_s
-    short = 1 - speed / floor
-    return (
-        f"p{tier.output_speed_percentile:g} output speed {_speed(speed)} tokens/s < "
-        f"{floor:g} floor ({short:.0%} short)"
-    )
+def _floor_words(name: str, value: float, floor: float) -> str:
+    return f"{name} {_speed(value)} tokens/s < {floor:g} floor ({1 - value / floor:.0%} short)"
+
+
+def _speed_name(tier: Tier) -> str:
+    return f"p{tier.output_speed_percentile:g} output speed"
+
+
+def _e2e_name(tier: Tier) -> str:
+    return f"e2e interactivity 1/p{tier.interactivity_percentile:g}"
 
 
 def _doing(tier: Tier, m: _Measured) -> str:
-    """What the deployment did, for the side of the tier that did not fail too."""
+    """What the deployment did, on each side the tier judges."""
     parts = []
-    if m.speed is not None:
-        parts.append(f"p{tier.output_speed_percentile:g} output speed {_speed(m.speed)} tokens/s")
-    if m.ttft is not None:
+    if m.speed is not None and tier.output_speed_floor_tokens_per_s is not None:
+        parts.append(f"{_speed_name(tier)} {_speed(m.speed)} tokens/s")
+    if m.ttft is not None and tier.ttft_ceiling_s is not None:
         parts.append(f"p{tier.ttft_percentile:g} TTFT {_seconds(m.ttft)}")
+    if m.interactivity is not None and tier.interactivity_floor_tokens_per_s is not None:
+        parts.append(f"{_e2e_name(tier)} {_speed(m.interactivity)} tokens/s")
     return ", ".join(parts)
 
 
 def _margins(tier: Tier, m: _Measured) -> str:
     parts = []
-    if m.speed is not None:
-        parts.append(
-            f"p{tier.output_speed_percentile:g} output speed {_speed(m.speed)} tokens/s "
-            f"(floor {tier.output_speed_floor_tokens_per_s:g})"
-        )
-    if m.ttft is not None:
-        parts.append(
-            f"p{tier.ttft_percentile:g} TTFT {_seconds(m.ttft)} (ceiling {tier.ttft_ceiling_s:g} s)"
-        )
+    floor = tier.output_speed_floor_tokens_per_s
+    if m.speed is not None and floor is not None:
+        parts.append(f"{_speed_name(tier)} {_speed(m.speed)} tokens/s (floor {floor:g})")
+    ceiling = tier.ttft_ceiling_s
+    if m.ttft is not None and ceiling is not None:
+        parts.append(f"p{tier.ttft_percentile:g} TTFT {_seconds(m.ttft)} (ceiling {ceiling:g} s)")
+    e2e = tier.interactivity_floor_tokens_per_s
+    if m.interactivity is not None and e2e is not None:
+        parts.append(f"{_e2e_name(tier)} {_speed(m.interactivity)} tokens/s (floor {e2e:g})")
     return " and ".join(parts)
 
 
@@ -179,6 +195,7 @@ def _limit_name(limit: Limit) -> str:
     return {
         "ttft": "TTFT",
         "output_speed": "output speed",
+        "interactivity": "e2e interactivity",
         "error_rate": "errors",
         "max_agents": "the cap",
         "not_probed": "nothing",

@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from agentload.measure.metrics import WindowMetrics
-from agentload.results.summary import PowerFigures, ProbeFigures, TierCheck
+from agentload.results.summary import (
+    MethodologyStamp,
+    PowerFigures,
+    ProbeFigures,
+    SessionFigures,
+    TierCheck,
+)
 
 
 def probe_figures(
@@ -14,12 +20,17 @@ def probe_figures(
     agents: int,
     index: int = 0,
     verdicts: Mapping[str, str] | None = None,
+    goodput: Mapping[str, float] | None = None,
+    sessions: SessionFigures | None = None,
+    methodology: MethodologyStamp | None = None,
     server_cache_hit_rate: float | None = None,
     power: PowerFigures | None = None,
     notes: Sequence[str] = (),
     checks: Mapping[str, TierCheck] | None = None,
 ) -> ProbeFigures:
-    """The probe's row: throughput split, percentiles, cache hit rates, power, verdicts."""
+    """The probe's row: throughput split, percentiles, interactivity, cache hit rates, power,
+    verdicts; and, when the caller measured them, goodput per tier (calls/s), session figures
+    and the methodology stamp."""
     rate = metrics.tokens_per_s
     return ProbeFigures(
         index=index,
@@ -40,6 +51,7 @@ def probe_figures(
         p50_output_tokens_per_s=metrics.output_speed_tokens_per_s.p50,
         p95_ttft_s=metrics.ttft_s.p95,
         p50_ttft_s=metrics.ttft_s.p50,
+        p90_interactivity_tokens_per_s=metrics.p90_interactivity_tokens_per_s,
         cache_hit_rate=metrics.cache_hit_rate,
         server_cache_hit_rate=server_cache_hit_rate,
         achieved_concurrency=metrics.achieved_concurrency,
@@ -48,5 +60,8 @@ def probe_figures(
         power_reason=power.reason if power is not None and not power.valid else None,
         verdicts=dict(verdicts or {}),
         checks=dict(checks or {}),
+        goodput_calls_per_s=dict(goodput or {}),
+        sessions=sessions,
+        methodology=methodology,
         notes=tuple(notes),
     )

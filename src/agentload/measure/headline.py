@@ -48,6 +48,12 @@ def _tier(
         "output_speed_percentile": tier.output_speed_percentile,
         "ttft_ceiling_s": tier.ttft_ceiling_s,
         "ttft_percentile": tier.ttft_percentile,
+        "interactivity_floor_tokens_per_s": tier.interactivity_floor_tokens_per_s,
+        "interactivity_percentile": (
+            tier.interactivity_percentile
+            if tier.interactivity_floor_tokens_per_s is not None
+            else None
+        ),
     }
     known = {n: v for n, v in verdicts.items() if tier.name in v}
     if not known:
@@ -84,6 +90,8 @@ def _tier(
         p25_output_tokens_per_s=probe.p25_output_tokens_per_s,
         p50_output_tokens_per_s=probe.p50_output_tokens_per_s,
         p95_ttft_s=probe.p95_ttft_s,
+        p90_interactivity_tokens_per_s=probe.p90_interactivity_tokens_per_s,
+        goodput_calls_per_s=probe.goodput_calls_per_s.get(tier.name),
         cache_hit_rate=probe.cache_hit_rate,
         power_source=probe.power_source if probe.mean_watts is not None else "none",
         limit=why.limit,

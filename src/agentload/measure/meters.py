@@ -1,18 +1,51 @@
-"""What a run reads besides its records, for the whole run: accelerator power (sampled to
-`power.jsonl`) and the server's Prometheus counters at each probe window's edges (scraped to
-`server_metrics.jsonl`)."""
+"""What a run reads besides its records: accelerator power over a window, and the server's
+counters at each probe window's edges. The interfaces (`PowerMeter`, `ServerMetricsProbe`,
+`Meters`), and the real ones: a power sampler for the whole run (samples to `power.jsonl`) and
+Prometheus scrapes (to `server_metrics.jsonl`)."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from agentload.measure.power_recorder import PowerRecorder
 from agentload.measure.power_spec import PowerSpec
 from agentload.measure.server_metrics import ServerMetricsScraper
+from agentload.measure.window import Window
 from agentload.results.files import POWER_FILE, SERVER_METRICS_FILE
 from agentload.results.samples import ServerScrape
+from agentload.results.summary import PowerFigures
+
+
+class PowerMeter(Protocol):
+    """Mean accelerator power over a window (a sampler that has been running)."""
+
+    async def window_figures(self, window: Window) -> PowerFigures: ...
+
+
+class ServerMetricsProbe(Protocol):
+    """Server-side counters over a window: called at its start and its end."""
+
+    async def begin(self) -> None: ...
+
+    async def end(self) -> float | None:
+        """The server-side prefix-cache hit rate over the window, None when not exposed."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what it holds (inside the run's event loop)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Meters:
+    """What a probe reads besides the records: accelerator power and server counters."""
+
+    power: PowerMeter | None = None
+    server: ServerMetricsProbe | None = None
 
 
 @contextlib.contextmanager

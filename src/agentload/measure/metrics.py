@@ -14,6 +14,10 @@ The rules (also in docs/metrics.md):
   end-to-end latency and the inter-token gaps from those that closed in it (for speed and gaps,
   last token in the window). In a steady state this takes each request with the same chance
   whatever its length, and windows that tile a run use every request once.
+- End-to-end normalised interactivity (AgentX's definition, as InferenceX and AIPerf compute
+  it): each successful request closed in the window with output gives end-to-end latency /
+  completion tokens (seconds per output token); the figure is 1 / the 90th percentile of those,
+  tokens/s: the effective token rate of the slow tail, prefill wait included.
 - Failed requests are counted (by close time, per error kind) and left out of every latency
   distribution; the tokens they did process count in throughput when their usage is known.
 - Tokens a record's usage does not report are not counted (never guessed); records closed in
@@ -25,7 +29,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 
 import numpy as np
@@ -37,6 +41,9 @@ from agentload.results.record import RequestRecord
 
 SECONDS = "s"
 TOKENS_PER_S = "tokens/s"
+INTERACTIVITY_PERCENTILE = 90.0
+"""The percentile of end-to-end seconds per output token whose inverse is the reported
+interactivity (AgentX / InferenceX p90)."""
 BIN_COUNT_ROUNDING = 9
 """Decimals (end - start) / bin_s is rounded to before taking its ceiling, so float noise does
 not add a sliver of a bin."""
@@ -225,6 +232,18 @@ class WindowSamples:
     """close - send, s: requests closed in the window."""
     gap_s: np.ndarray
     """Gaps between output-token events, s: requests whose last token lands in the window."""
+    e2e_s_per_token: np.ndarray = field(default_factory=lambda: np.empty(0))
+    """(close - send) / completion tokens, s per token: requests closed in the window with
+    output (end-to-end normalised interactivity is 1 / a percentile of these)."""
+
+
+def interactivity(e2e_s_per_token: np.ndarray, q: float = INTERACTIVITY_PERCENTILE) -> float | None:
+    """1 / the q-th percentile of end-to-end seconds per output token, tokens/s (None without
+    samples): AgentX's end-to-end normalised interactivity, slow-tail convention 1 / p(x)."""
+    if e2e_s_per_token.size == 0:
+        return None
+    value = float(np.percentile(e2e_s_per_token, q))
+    return 1.0 / value if value > 0 else None
 
 
 def window_samples(records: RecordsLike, window: Window) -> WindowSamples:
@@ -236,11 +255,13 @@ def window_samples(records: RecordsLike, window: Window) -> WindowSamples:
     span = t.t_last - t.t_first
     speed_ok = last_in & (t.completion_tokens >= 2) & (span > 0)
     speed = (t.completion_tokens[speed_ok] - 1.0) / span[speed_ok]
+    with_output = done_in & (t.completion_tokens >= 1)
     return WindowSamples(
         ttft_s=(t.t_first - t.t_send)[first_in],
         output_speed_tokens_per_s=speed,
         latency_s=(t.t_done - t.t_send)[done_in],
         gap_s=t.gaps_of(last_in),
+        e2e_s_per_token=(t.t_done - t.t_send)[with_output] / t.completion_tokens[with_output],
     )
 
 
@@ -273,6 +294,9 @@ class WindowMetrics(BaseModel):
     output_speed_tokens_per_s: Distribution
     latency_s: Distribution
     gap_s: Distribution
+    p90_interactivity_tokens_per_s: float | None = None
+    """End-to-end normalised interactivity: 1 / p90 of end-to-end s per output token, tokens/s
+    (AgentX; None without successful requests with output)."""
 
     tokens: TokenCounts
     """Tokens attributed to the window, tokens."""
@@ -352,6 +376,7 @@ def window_metrics(
         ),
         latency_s=Distribution.from_values(samples.latency_s, SECONDS),
         gap_s=Distribution.from_values(samples.gap_s, SECONDS),
+        p90_interactivity_tokens_per_s=interactivity(samples.e2e_s_per_token),
         tokens=tokens,
         tokens_per_s=tokens.per(duration),
         cache_hit_rate=None if math.isnan(hit_rate) else hit_rate,

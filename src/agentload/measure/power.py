@@ -202,7 +202,7 @@ class TokenRates(Protocol):
 class EnergyFigures(BaseModel):
     """Throughput per MW and energy per token at one operating point.
 
-    Field names match `agentload.report.schema.TierResult`, so `model_dump()` can be passed on.
+    Field names match `agentload.results.summary.TierResult`, so `model_dump()` can be passed on.
     All None when the power figure is missing or invalid.
     """
 

@@ -2,11 +2,15 @@
 
 Pure functions of the window's samples. A verdict is `pass` or `fail` by the point estimate;
 it is `uncertain` when a criterion's confidence interval holds its threshold (the verdict could
-flip with another window of the same length), or when too few requests were measured.
+flip with another window of the same length), or when too few requests were measured. A tier
+is judged on the criteria it has: output speed, TTFT, and end-to-end normalised interactivity
+(1 / a percentile of end-to-end seconds per output token; its interval is the inverse of that
+percentile's interval).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -45,9 +49,10 @@ class Verdict:
     outcome: Outcome
     passed: bool
     """The point-estimate decision, used when the noise cannot be resolved."""
-    speed: Criterion
-    ttft: Criterion
+    speed: Criterion | None
+    ttft: Criterion | None
     reason: str
+    interactivity: Criterion | None = None
 
 
 def _criterion(
@@ -61,6 +66,27 @@ def _criterion(
     return Criterion(value, low, high, threshold, met=met, noisy=low <= threshold <= high)
 
 
+def _inverse_criterion(
+    values: np.ndarray, q: float, threshold: float, *, confidence: float
+) -> Criterion:
+    """A floor on 1 / the q-th percentile of `values` (interactivity from s per token)."""
+    if values.size == 0:
+        return Criterion(None, None, None, threshold, met=False, noisy=True)
+    value = percentile(values, q)
+    low, high = percentile_ci(values, q, confidence=confidence)
+    inverse = 1.0 / value if value > 0 else math.inf
+    inv_low = 1.0 / high if high > 0 else math.inf
+    inv_high = 1.0 / low if low > 0 else math.inf
+    return Criterion(
+        inverse,
+        inv_low,
+        inv_high,
+        threshold,
+        met=inverse >= threshold,
+        noisy=inv_low <= threshold <= inv_high,
+    )
+
+
 def judge(
     samples: WindowSamples,
     tier: Tier,
@@ -70,39 +96,61 @@ def judge(
     confidence: float = DEFAULT_CONFIDENCE,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
 ) -> Verdict:
-    """Judge one window's samples against one tier."""
-    speed = _criterion(
-        samples.output_speed_tokens_per_s,
-        tier.output_speed_percentile,
-        tier.output_speed_floor_tokens_per_s,
-        floor=True,
-        confidence=confidence,
-    )
-    ttft = _criterion(
-        samples.ttft_s, tier.ttft_percentile, tier.ttft_ceiling_s, floor=False,
-        confidence=confidence,
-    )  # fmt: skip
+    """Judge one window's samples against one tier, on the criteria it has."""
+    speed = ttft = interactivity = None
+    sizes = []
+    if tier.output_speed_floor_tokens_per_s is not None:
+        speed = _criterion(
+            samples.output_speed_tokens_per_s,
+            tier.output_speed_percentile,
+            tier.output_speed_floor_tokens_per_s,
+            floor=True,
+            confidence=confidence,
+        )
+        sizes.append(samples.output_speed_tokens_per_s.size)
+    if tier.ttft_ceiling_s is not None:
+        ttft = _criterion(
+            samples.ttft_s, tier.ttft_percentile, tier.ttft_ceiling_s, floor=False,
+            confidence=confidence,
+        )  # fmt: skip
+        sizes.append(samples.ttft_s.size)
+    if tier.interactivity_floor_tokens_per_s is not None:
+        interactivity = _inverse_criterion(
+            samples.e2e_s_per_token,
+            tier.interactivity_percentile,
+            tier.interactivity_floor_tokens_per_s,
+            confidence=confidence,
+        )
+        sizes.append(samples.e2e_s_per_token.size)
+    criteria = [c for c in (speed, ttft, interactivity) if c is not None]
+
+    def verdict(outcome: Outcome, passed: bool, reason: str) -> Verdict:
+        return Verdict(tier.name, outcome, passed, speed, ttft, reason, interactivity)
+
     if error_rate is not None and error_rate > max_error_rate:
-        reason = f"error rate {error_rate:.1%} above {max_error_rate:.1%}"
-        return Verdict(tier.name, "fail", False, speed, ttft, reason)
-    passed = speed.met and ttft.met
-    few = min(samples.output_speed_tokens_per_s.size, samples.ttft_s.size) < min_samples
-    if few:
-        reason = f"fewer than {min_samples} requests measured"
-        return Verdict(tier.name, "uncertain", passed, speed, ttft, reason)
-    deciding = [c for c in (speed, ttft) if not c.met] if not passed else [speed, ttft]
+        return verdict("fail", False, f"error rate {error_rate:.1%} above {max_error_rate:.1%}")
+    passed = all(c.met for c in criteria)
+    if min(sizes) < min_samples:
+        return verdict("uncertain", passed, f"fewer than {min_samples} requests measured")
+    deciding = [c for c in criteria if not c.met] if not passed else criteria
     if any(c.noisy for c in deciding):
-        reason = "a percentile's confidence interval holds its threshold"
-        return Verdict(tier.name, "uncertain", passed, speed, ttft, reason)
-    return Verdict(tier.name, "pass" if passed else "fail", passed, speed, ttft, _why(speed, ttft))
+        return verdict(
+            "uncertain", passed, "a percentile's confidence interval holds its threshold"
+        )
+    return verdict("pass" if passed else "fail", passed, _why(speed, ttft, interactivity))
 
 
-def _why(speed: Criterion, ttft: Criterion) -> str:
+def _why(speed: Criterion | None, ttft: Criterion | None, interactivity: Criterion | None) -> str:
     parts = []
-    if speed.value is not None:
+    if speed is not None and speed.value is not None:
         sign = ">=" if speed.met else "<"
         parts.append(f"output {speed.value:,.1f} {sign} {speed.threshold:g} tokens/s")
-    if ttft.value is not None:
+    if ttft is not None and ttft.value is not None:
         sign = "<=" if ttft.met else ">"
         parts.append(f"TTFT {ttft.value:.3f} {sign} {ttft.threshold:g} s")
+    if interactivity is not None and interactivity.value is not None:
+        sign = ">=" if interactivity.met else "<"
+        parts.append(
+            f"interactivity {interactivity.value:,.1f} {sign} {interactivity.threshold:g} tokens/s"
+        )
     return ", ".join(parts)

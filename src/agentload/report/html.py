@@ -1,9 +1,10 @@
-"""The HTML report: one self-contained file (inline CSS and SVG, no scripts, no external assets).
+"""The HTML report: one self-contained file (inline CSS, inline chart scripts and their data,
+nothing fetched), so it opens offline.
 
 Read from a results directory alone (`agentload.report.load`), so a run measured on a GPU box
 can be reported anywhere. Every string that came from a file or a server (labels, model names,
-error bodies, notes) is escaped with `html.escape`; every figure names its unit, its window and
-its source.
+error bodies, notes) is escaped with `html.escape` in the page and as JSON in the charts'
+specs (`agentload.report.vega`); every figure names its unit, its window and its source.
 """
 
 from __future__ import annotations
@@ -17,24 +18,15 @@ from typing import Any
 import orjson
 
 from agentload.errors import InputError
-from agentload.report.charts import (
-    ReportContext,
-    agents_words,
-    cache_section,
-    compact,
-    curve_section,
-    distributions_section,
-    e,
-    fmt,
-    mix_chart,
-    over_time_section,
-    pct,
-    report_context,
-    utc,
-)
+from agentload.report.charts import cache_section, curve_section, mix_chart
+from agentload.report.context import ReportContext, report_context
+from agentload.report.distributions import distributions_section
+from agentload.report.formats import agents_words, compact, e, fmt, pct, utc, with_gpu
 from agentload.report.load import STATUS_UNREADABLE, Point, ResultsView
+from agentload.report.over_time import over_time_section
+from agentload.report.palette import BLUE, tier_color
 from agentload.report.plan_section import plan_section
-from agentload.report.svg import TIER_COLORS
+from agentload.report.vega import CHART_STYLE, page_scripts
 from agentload.results.files import (
     MANIFEST_FILE,
     PROBES_FILE,
@@ -42,7 +34,8 @@ from agentload.results.files import (
     REPORT_FILE,
     SUMMARY_FILE,
 )
-from agentload.results.summary import TierResult
+from agentload.results.summary import ProbeFigures, TierResult
+from agentload.results.tiers import slo_text
 
 FILE_MODE = 0o600
 """The report is a results file: readable by its owner only."""
@@ -87,7 +80,6 @@ td.uncertain { color: #8a6d00; font-weight: 600; }
 .source { color: #666; font-size: 0.82em; margin: 2px 0 10px; }
 .decoded { font-size: 1.05em; background: #f5f8fc; border-left: 4px solid #0072b2;
   padding: 8px 12px; margin: 8px 0; }
-svg.chart { display: block; margin: 6px 0 2px; background: #fff; }
 ul.notes li { margin: 2px 0; }
 code { font-family: ui-monospace, 'SF Mono', Menlo, monospace; font-size: 0.92em; }
 table.facts td:first-child { color: #555; white-space: nowrap; }
@@ -114,12 +106,13 @@ def render_report(view: ResultsView) -> str:
         _facts(ctx),
         _notes(ctx),
     ]
+    body = "".join(sections)
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{e(title)}</title><style>{STYLE}</style></head>"
-        f"<body><main>{''.join(sections)}</main></body></html>\n"
+        f"<title>{e(title)}</title><style>{STYLE}{CHART_STYLE}</style></head>"
+        f"<body><main>{body}</main>{page_scripts(body)}</body></html>\n"
     )
 
 
@@ -214,9 +207,7 @@ def _header(ctx: ReportContext) -> str:
 def _headline(ctx: ReportContext) -> str:
     tiers = ctx.tiers
     if tiers:
-        cards = "".join(
-            _tier_card(ctx, tier, TIER_COLORS[i % len(TIER_COLORS)]) for i, tier in enumerate(tiers)
-        )
+        cards = "".join(_tier_card(ctx, tier, tier_color(i)) for i, tier in enumerate(tiers))
         title = (
             "Provisional headline per tier" if ctx.view.tiers_provisional else "Headline per tier"
         )
@@ -243,10 +234,7 @@ def _tier_source(ctx: ReportContext) -> str:
 
 
 def _tier_card(ctx: ReportContext, tier: TierResult, color: str) -> str:
-    slo = (
-        f"p{tier.output_speed_percentile:g} output ≥ {tier.output_speed_floor_tokens_per_s:g} "
-        f"tokens/s · p{tier.ttft_percentile:g} TTFT ≤ {tier.ttft_ceiling_s:g} s"
-    )
+    slo = slo_text(tier, unicode=True).replace(", ", " · ")
     rows: list[tuple[str, str]] = []
     if tier.max_agents is None:
         big = "none <small>no probe met it</small>"
@@ -298,7 +286,7 @@ def _point_card(ctx: ReportContext, point: Point) -> str:
     ]
     dl = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in rows)
     return (
-        '<div class="cards"><div class="card" style="border-top: 4px solid #0072B2">'
+        f'<div class="cards"><div class="card" style="border-top: 4px solid {BLUE}">'
         f'<div class="tier">{e(ctx.point_label(point))}</div>'
         f'<div class="slo">{e(_window_words(point))}</div>'
         f'<div class="big">{fmt(ctx.per_gpu(f.total_tokens_per_s), 0)} '
@@ -308,12 +296,7 @@ def _point_card(ctx: ReportContext, point: Point) -> str:
 
 
 def _with_gpu(ctx: ReportContext, value: float | None) -> str:
-    """`22,947 · 11,473/GPU` (whole deployment, then per GPU when the GPU count is known)."""
-    if value is None:
-        return "—"
-    if not ctx.gpus_known:
-        return fmt(value, 0)
-    return f"{fmt(value, 0)} · {fmt(value / ctx.gpus, 0)}/GPU"
+    return with_gpu(value, ctx.gpus if ctx.gpus_known else None)
 
 
 def _per_mw(ctx: ReportContext, value: float | None) -> str:
@@ -352,7 +335,8 @@ def _tier_table(ctx: ReportContext) -> str:
     per_gpu = ctx.per_gpu_unit
     figures: list[tuple[str, str, Any]] = [
         ("output-speed floor", "tokens/s per agent", lambda t: _slo_speed(t)),
-        ("TTFT ceiling", "s", lambda t: f"p{t.ttft_percentile:g} ≤ {t.ttft_ceiling_s:g}"),
+        ("TTFT ceiling", "s", lambda t: _slo_ttft(t)),
+        ("e2e interactivity floor", "tokens/s per agent", lambda t: _slo_interactivity(t)),
         ("max agents", "agents", lambda t: "none" if t.max_agents is None else f"{t.max_agents:,}"),
         ("first failing", "agents", lambda t: _int(t.first_failing_agents)),
         ("total", "tokens/s", lambda t: fmt(t.total_tokens_per_s, 0)),
@@ -364,6 +348,12 @@ def _tier_table(ctx: ReportContext) -> str:
         ("p25 output speed", "tokens/s per request", lambda t: fmt(t.p25_output_tokens_per_s)),
         ("p50 output speed", "tokens/s per request", lambda t: fmt(t.p50_output_tokens_per_s)),
         ("p95 TTFT", "s", lambda t: fmt(t.p95_ttft_s, 3)),
+        (
+            "e2e interactivity (1/p90)",
+            "tokens/s per request",
+            lambda t: fmt(t.p90_interactivity_tokens_per_s),
+        ),
+        ("goodput", "calls/s meeting the tier", lambda t: fmt(t.goodput_calls_per_s, 2)),
         ("cache hit rate", "cached / prompt tokens", lambda t: pct(t.cache_hit_rate)),
         ("mean power", "W (all GPUs)", lambda t: fmt(t.mean_watts, 0)),
         ("agents per MW", "agents/MW", lambda t: fmt(t.agents_per_mw, 0)),
@@ -386,11 +376,53 @@ def _tier_table(ctx: ReportContext) -> str:
 
 
 def _slo_speed(tier: TierResult) -> str:
+    if tier.output_speed_floor_tokens_per_s is None:
+        return "—"
     return f"p{tier.output_speed_percentile:g} ≥ {tier.output_speed_floor_tokens_per_s:g}"
+
+
+def _slo_ttft(tier: TierResult) -> str:
+    if tier.ttft_ceiling_s is None:
+        return "—"
+    return f"p{tier.ttft_percentile:g} ≤ {tier.ttft_ceiling_s:g}"
+
+
+def _slo_interactivity(tier: TierResult) -> str:
+    if tier.interactivity_floor_tokens_per_s is None:
+        return "—"
+    return f"1/p{tier.interactivity_percentile or 90:g} ≥ {tier.interactivity_floor_tokens_per_s:g}"
 
 
 def _int(value: int | None) -> str:
     return "—" if value is None else f"{value:,}"
+
+
+def _probe_extras(f: ProbeFigures) -> list[str]:
+    """One line each for a probe's goodput, session figures and methodology stamp, when the
+    results carry them."""
+    lines = []
+    if f.goodput_calls_per_s:
+        lines.append(
+            "goodput (calls/s meeting each tier alone): "
+            + ", ".join(f"{name} {fmt(v, 2)}" for name, v in f.goodput_calls_per_s.items())
+        )
+    if f.sessions is not None and f.sessions.sessions:
+        s = f.sessions
+        slowdown = (
+            f"; slowdown vs one agent p50 {fmt(s.slowdown_p50, 2)}x, p90 {fmt(s.slowdown_p90, 2)}x"
+            if s.slowdown_p50 is not None
+            else ""
+        )
+        lines.append(
+            f"sessions: {s.sessions} over the window, wall time p50 {fmt(s.wall_s_p50)} s, "
+            f"{pct(s.model_share)} waiting on the model, {pct(s.tool_share)} in tool time"
+            + slowdown
+        )
+    if f.methodology is not None:
+        stamp = f.methodology
+        verdict = "valid" if stamp.valid else "not valid: " + "; ".join(stamp.reasons)
+        lines.append(f"{stamp.rules} rules: {verdict}")
+    return lines
 
 
 def _probe_table(ctx: ReportContext) -> str:
@@ -407,6 +439,7 @@ def _probe_table(ctx: ReportContext) -> str:
         "output tokens/s",
         "p25 / p50 output speed, tokens/s",
         "p50 / p95 TTFT, s",
+        "e2e interactivity 1/p90, tokens/s",
         "cache hit (client / server)",
         "in flight (mean)",
         "mean power, W",
@@ -425,6 +458,7 @@ def _probe_table(ctx: ReportContext) -> str:
             _td(fmt(f.output_tokens_per_s, 1)),
             _td(f"{fmt(f.p25_output_tokens_per_s)} / {fmt(f.p50_output_tokens_per_s)}"),
             _td(f"{fmt(f.p50_ttft_s, 3)} / {fmt(f.p95_ttft_s, 3)}"),
+            _td(fmt(f.p90_interactivity_tokens_per_s)),
             _td(f"{pct(f.cache_hit_rate)} / {pct(f.server_cache_hit_rate)}"),
             _td(fmt(f.achieved_concurrency, 2)),
             _td(fmt(f.mean_watts, 0)),
@@ -434,7 +468,7 @@ def _probe_table(ctx: ReportContext) -> str:
             cls = verdict if verdict in ("pass", "fail", "uncertain") else "num"
             cells.append(_td(verdict, cls))
         rows.append("<tr>" + "".join(cells) + "</tr>")
-        for note in f.notes:
+        for note in (*f.notes, *_probe_extras(f)):
             rows.append(f'<tr><td></td><td colspan="{len(head) - 1}">{e(note)}</td></tr>')
     sources = ", ".join(sorted({p.source for p in ctx.points}))
     return (

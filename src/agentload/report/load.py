@@ -120,6 +120,14 @@ class ResultsView:
         return str(model) if model is not None else None
 
     @property
+    def simulated(self) -> bool:
+        """Whether the figures came from a simulated engine: the summary carries the
+        simulator's marker (a `simulated` field, not None) or the manifest says `simulated`."""
+        marker = getattr(self.summary, "simulated", None) if self.summary is not None else None
+        flag = self.manifest.get("simulated")
+        return marker is not None or (flag is not None and flag is not False)
+
+    @property
     def power_words(self) -> str:
         """`power: nvml`, `power: assumed (ASSUMED, ...)`, or why there is no power figure;
         a declared figure says what it stands for."""

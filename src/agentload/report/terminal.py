@@ -23,6 +23,7 @@ from agentload.report.fit import Cell, Column, Grid, console_lines, markdown, pl
 from agentload.report.load import Point, ResultsView
 from agentload.results.files import PROBES_FILE, SUMMARY_FILE
 from agentload.results.summary import SelfCheckFigures, TierResult
+from agentload.results.tiers import slo_text
 
 WIDE_COLUMNS = 160
 """Width for tables when output is not a terminal and COLUMNS is not set (a log file or CI)."""
@@ -98,6 +99,12 @@ def tier_grid(view: ResultsView) -> Grid | None:
         ("output", per_gpu, lambda t: _per_gpu(view, t.output_tokens_per_s)),
         ("p25 output speed", "tokens/s per request", lambda t: fmt(t.p25_output_tokens_per_s)),
         ("p95 TTFT", "s", lambda t: fmt(t.p95_ttft_s, 3)),
+        (
+            "e2e interactivity 1/p90",
+            "tokens/s per request",
+            lambda t: fmt(t.p90_interactivity_tokens_per_s),
+        ),
+        ("goodput", "calls/s meeting the tier", lambda t: fmt(t.goodput_calls_per_s, 2)),
         ("cache hit rate", "cached / prompt tokens", lambda t: pct(t.cache_hit_rate)),
         (
             "mean power",
@@ -135,10 +142,7 @@ def explanations(view: ResultsView) -> list[str]:
 
 
 def _slo(tier: TierResult) -> str:
-    return (
-        f"p{tier.output_speed_percentile:g} ≥ {tier.output_speed_floor_tokens_per_s:g} tok/s, "
-        f"p{tier.ttft_percentile:g} TTFT ≤ {tier.ttft_ceiling_s:g} s"
-    )
+    return slo_text(tier, unicode=True)
 
 
 def _max_agents(tier: TierResult) -> str:
@@ -188,6 +192,7 @@ def probe_grid(view: ResultsView) -> Grid | None:
         Column("p50 output speed, tokens/s"),
         Column("p50 TTFT, s"),
         Column("p95 TTFT, s"),
+        Column("e2e 1/p90, tokens/s"),
         Column("cache hit"),
         Column("mean W"),
         *(Column(name) for name in tier_names),
@@ -215,6 +220,7 @@ def _probe_cells(view: ResultsView, point: Point, tier_names: list[str]) -> tupl
         fmt(f.p50_output_tokens_per_s),
         fmt(f.p50_ttft_s, 3),
         fmt(f.p95_ttft_s, 3),
+        fmt(f.p90_interactivity_tokens_per_s),
         pct(f.cache_hit_rate),
         watts(f.mean_watts),
         *verdicts,

@@ -52,13 +52,74 @@ class TierCheck(_Model):
     """Per-request output speed at the tier's percentile, tokens/s."""
     ttft_s: float | None = None
     """Time to first token at the tier's percentile, s."""
+    interactivity_tokens_per_s: float | None = None
+    """End-to-end interactivity (1 / the tier's percentile of e2e s per output token)."""
     reason: str = ""
     """The verdict in words (`output 69.0 >= 60 tokens/s, TTFT 12.500 > 2 s`, or `error rate
     12.0% above 5.0%`)."""
 
 
+class MethodologyStamp(_Model):
+    """Whether figures were measured under a benchmark's rules (`agentload.measure.methodology`)."""
+
+    rules: str = "agentperf"
+    """The rules checked: `agentperf` (Artificial Analysis AgentPerf's measurement rules)."""
+    valid: bool
+    reasons: tuple[str, ...] = ()
+    """Why the figures are not valid under the rules, one line each (empty when valid)."""
+    notes: tuple[str, ...] = ()
+    """What a reader should know that does not invalidate them."""
+
+
+class OneAgentBaseline(_Model):
+    """A call's latency at one agent, as a one-agent probe measured it (`measure.sessions`):
+    TTFT = ttft_s_at_zero + s_per_uncached_token x uncached prompt tokens, then the other
+    output tokens at output_tokens_per_s."""
+
+    ttft_s_at_zero: float = Field(ge=0)
+    s_per_uncached_token: float = Field(ge=0)
+    output_tokens_per_s: float = Field(gt=0)
+    calls: int = Field(ge=1)
+    """One-agent calls the baseline was fitted on."""
+
+
+class SessionFigures(_Model):
+    """What the sessions felt like over a window, per session instance: its wall time (first
+    send to last close of its calls there), the share of it spent waiting on the model (the
+    rest is tool time and the agent's own), and its slowdown against the same calls at one
+    agent."""
+
+    sessions: int = Field(ge=0)
+    """Session instances with a call closed in the window."""
+    calls: int = Field(ge=0)
+    wall_s_p50: float | None = None
+    wall_s_p90: float | None = None
+    model_share: float | None = None
+    """Time waiting on the model / wall time, summed over the sessions (0..1)."""
+    tool_share: float | None = None
+    """1 - model_share: tool time between calls (and the agent's own time), 0..1."""
+    slowdown_p50: float | None = None
+    """Wall time / the same session's estimated wall time at one agent (1.0 = no slowdown)."""
+    slowdown_p90: float | None = None
+    baseline: OneAgentBaseline | None = None
+    """The one-agent call latencies the slowdown compares with; None when there was none."""
+
+
+class ArrivalFigures(_Model):
+    """An open-loop run's arrivals, and the concurrency they came to over the window."""
+
+    arrivals: str
+    """How sessions arrived (`poisson arrivals at 0.5 sessions/s`, or the trace's times)."""
+    sessions_arrived: int = Field(ge=0)
+    """Sessions that arrived during the run."""
+    sessions_active_mean: float = Field(ge=0)
+    """Sessions in progress (first send to last close), time-averaged over the window."""
+    sessions_active_peak: int = Field(ge=0)
+
+
 class ProbeFigures(_Model):
-    """One concurrency level measured over its steady-state window."""
+    """One concurrency level measured over its steady-state window (for an open-loop run,
+    `agents` is the mean of sessions active, rounded, and `arrivals` says how they came)."""
 
     index: int = Field(ge=0)
     agents: int = Field(ge=1)
@@ -79,6 +140,9 @@ class ProbeFigures(_Model):
     p50_output_tokens_per_s: float | None
     p95_ttft_s: float | None
     p50_ttft_s: float | None
+    p90_interactivity_tokens_per_s: float | None = None
+    """End-to-end normalised interactivity (AgentX, InferenceX, AIPerf): 1 / the 90th
+    percentile of per-request end-to-end latency / output tokens, tokens/s."""
     cache_hit_rate: float | None
     """Client side: cached / prompt tokens from the server's usage."""
     server_cache_hit_rate: float | None = None
@@ -92,22 +156,30 @@ class ProbeFigures(_Model):
     """Tier name -> `pass`, `fail` or `uncertain` (inside the noise)."""
     checks: dict[str, TierCheck] = Field(default_factory=dict)
     """Tier name -> the figures its verdict was judged on (absent in older results)."""
+    goodput_calls_per_s: dict[str, float] = Field(default_factory=dict)
+    """Tier name -> successful calls closed in the window that each met the tier's criteria,
+    per second of window (`agentload.measure.goodput`)."""
+    sessions: SessionFigures | None = None
+    arrivals: ArrivalFigures | None = None
+    methodology: MethodologyStamp | None = None
     notes: tuple[str, ...] = ()
 
 
-Limit = Literal["output_speed", "ttft", "error_rate", "max_agents", "not_probed"]
-"""What set a tier's answer: its output-speed floor, its TTFT ceiling, the error rate, the
-search's --max-agents cap, or nothing measured."""
+Limit = Literal["output_speed", "ttft", "interactivity", "error_rate", "max_agents", "not_probed"]
+"""What set a tier's answer: its output-speed floor, its TTFT ceiling, its e2e interactivity
+floor, the error rate, the search's --max-agents cap, or nothing measured."""
 
 
 class TierResult(_Model):
     """One SLO tier: the most agents that met it, and the figures at that point."""
 
     name: str
-    output_speed_floor_tokens_per_s: float
+    output_speed_floor_tokens_per_s: float | None
     output_speed_percentile: float
-    ttft_ceiling_s: float
+    ttft_ceiling_s: float | None
     ttft_percentile: float
+    interactivity_floor_tokens_per_s: float | None = None
+    interactivity_percentile: float | None = None
     max_agents: int | None = Field(ge=1)
     """None when even the smallest probe failed the tier."""
     first_failing_agents: int | None = Field(default=None, ge=1)
@@ -119,6 +191,9 @@ class TierResult(_Model):
     p25_output_tokens_per_s: float | None = None
     p50_output_tokens_per_s: float | None = None
     p95_ttft_s: float | None = None
+    p90_interactivity_tokens_per_s: float | None = None
+    goodput_calls_per_s: float | None = None
+    """Calls per second that met this tier at `max_agents`."""
     cache_hit_rate: float | None = None
     mean_watts: float | None = Field(default=None, ge=0)
     power_source: str = "none"
@@ -183,4 +258,7 @@ class Summary(_Model):
     """False when the client fell behind its schedule (event-loop lag); figures are suspect."""
     selfcheck: SelfCheckFigures | None = None
     """The client's self-check figures behind `client_ok` (None in older results)."""
+    methodology: MethodologyStamp | None = None
+    """Whether the probes were measured under AgentPerf's rules, and why not
+    (`agentload.measure.methodology.summary_stamp`); None in older results."""
     notes: tuple[str, ...] = ()

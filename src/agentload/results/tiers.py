@@ -1,22 +1,34 @@
-"""SLO tiers: an output-speed floor at a percentile and a TTFT ceiling at a percentile.
+"""SLO tiers: up to three criteria, each a percentile of a per-request figure held to a bound.
 
-A probe meets a tier when, over its steady-state window, the `output_speed_percentile`-th
-percentile of per-request output speed is at least the floor and the `ttft_percentile`-th
-percentile of time to first token is at most the ceiling.
+A probe meets a tier when, over its steady-state window, every criterion the tier has holds:
+- output speed (AgentPerf): the `output_speed_percentile`-th percentile of per-request output
+  speed is at least `output_speed_floor_tokens_per_s`;
+- time to first token (AgentPerf): the `ttft_percentile`-th percentile of TTFT is at most
+  `ttft_ceiling_s`;
+- end-to-end normalised interactivity (AgentX, as InferenceX and AIPerf define it): 1 / the
+  `interactivity_percentile`-th percentile of per-request end-to-end latency / output tokens is
+  at least `interactivity_floor_tokens_per_s`.
+
+Spec syntax (`--tier`): `NAME:FLOOR[@pQ]:TTFT[@pQ]` (speed and TTFT, as before), then or instead
+any of `speed=FLOOR[@pQ]`, `ttft=CEILING[@pQ]`, `e2e=FLOOR[@pQ]`, colon-separated: e.g.
+`fast:100:2`, `agentx:e2e=20`, `both:60:5:e2e=30@p90`.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Protocol
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agentload.errors import InputError
 
 DEFAULT_SPEED_PERCENTILE = 25.0
 DEFAULT_TTFT_PERCENTILE = 95.0
+DEFAULT_INTERACTIVITY_PERCENTILE = 90.0
+"""AgentX's percentile of end-to-end seconds per output token (InferenceX's p90 x-axis)."""
 AGENTPERF_TTFT_CEILING_S = 10.0
 """Our default TTFT ceiling for the AgentPerf-like tiers (the published tiers name speeds;
 set your own ceiling with --ttft-ceiling)."""
@@ -29,23 +41,71 @@ LOCAL_CPU_TTFT_CEILING_S = 2.0
 
 
 class Tier(BaseModel):
-    """One SLO tier."""
+    """One SLO tier: at least one criterion (module docstring)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9._-]+$")
-    output_speed_floor_tokens_per_s: float = Field(gt=0)
+    output_speed_floor_tokens_per_s: float | None = Field(default=None, gt=0)
     output_speed_percentile: float = Field(default=DEFAULT_SPEED_PERCENTILE, gt=0, lt=100)
-    ttft_ceiling_s: float = Field(gt=0)
+    ttft_ceiling_s: float | None = Field(default=None, gt=0)
     ttft_percentile: float = Field(default=DEFAULT_TTFT_PERCENTILE, gt=0, lt=100)
+    interactivity_floor_tokens_per_s: float | None = Field(default=None, gt=0)
+    """Floor on 1 / the `interactivity_percentile`-th percentile of end-to-end seconds per
+    output token, tokens/s (AgentX)."""
+    interactivity_percentile: float = Field(default=DEFAULT_INTERACTIVITY_PERCENTILE, gt=0, lt=100)
+
+    @model_validator(mode="after")
+    def _has_a_criterion(self) -> Tier:
+        if (
+            self.output_speed_floor_tokens_per_s is None
+            and self.ttft_ceiling_s is None
+            and self.interactivity_floor_tokens_per_s is None
+        ):
+            raise ValueError("a tier needs an output-speed floor, a TTFT ceiling or an e2e floor")
+        return self
 
     def describe(self) -> str:
-        """`p25 output >= 40 tokens/s, p95 TTFT <= 10 s`."""
-        return (
-            f"p{self.output_speed_percentile:g} output >= "
-            f"{self.output_speed_floor_tokens_per_s:g} tokens/s, "
-            f"p{self.ttft_percentile:g} TTFT <= {self.ttft_ceiling_s:g} s"
+        """`p25 output >= 40 tokens/s, p95 TTFT <= 10 s` (the criteria the tier has)."""
+        return slo_text(self)
+
+
+class _SloFields(Protocol):
+    """What `slo_text` reads: a Tier, or a summary's TierResult."""
+
+    @property
+    def output_speed_floor_tokens_per_s(self) -> float | None: ...
+    @property
+    def output_speed_percentile(self) -> float: ...
+    @property
+    def ttft_ceiling_s(self) -> float | None: ...
+    @property
+    def ttft_percentile(self) -> float: ...
+    @property
+    def interactivity_floor_tokens_per_s(self) -> float | None: ...
+    @property
+    def interactivity_percentile(self) -> float | None: ...
+
+
+def slo_text(tier: _SloFields, *, unicode: bool = False) -> str:
+    """A tier's criteria in one line: `p25 output >= 40 tokens/s, p95 TTFT <= 10 s,
+    e2e interactivity 1/p90 >= 20 tokens/s` (>= and <= as the symbols when `unicode`)."""
+    at_least, at_most = ("≥", "≤") if unicode else (">=", "<=")
+    parts = []
+    if tier.output_speed_floor_tokens_per_s is not None:
+        parts.append(
+            f"p{tier.output_speed_percentile:g} output {at_least} "
+            f"{tier.output_speed_floor_tokens_per_s:g} tokens/s"
         )
+    if tier.ttft_ceiling_s is not None:
+        parts.append(f"p{tier.ttft_percentile:g} TTFT {at_most} {tier.ttft_ceiling_s:g} s")
+    if tier.interactivity_floor_tokens_per_s is not None:
+        q = tier.interactivity_percentile or DEFAULT_INTERACTIVITY_PERCENTILE
+        parts.append(
+            f"e2e interactivity 1/p{q:g} {at_least} "
+            f"{tier.interactivity_floor_tokens_per_s:g} tokens/s"
+        )
+    return ", ".join(parts)
 
 
 def _ladder(prefix: str, floors: tuple[float, ...], ceiling_s: float) -> tuple[Tier, ...]:
@@ -70,31 +130,56 @@ def preset(name: str, *, ttft_ceiling_s: float | None = None) -> tuple[Tier, ...
 
 PRESETS = ("agentperf", "local-cpu")
 
-_TIER_SPEC = re.compile(
-    r"^(?P<name>[A-Za-z0-9._-]+):(?P<floor>[0-9.]+)(?:@p(?P<sp>[0-9.]+))?"
-    r":(?P<ttft>[0-9.]+)(?:@p(?P<tp>[0-9.]+))?$"
+_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+_BOUND = re.compile(r"^(?P<value>[0-9.]+)(?:@p(?P<q>[0-9.]+))?$")
+_KEYWORD = re.compile(r"^(?P<key>[a-z0-9]+)=(?P<bound>.*)$")
+CRITERIA: dict[str, tuple[str, str, str]] = {
+    "speed": ("output_speed_floor_tokens_per_s", "output_speed_percentile", "floor"),
+    "ttft": ("ttft_ceiling_s", "ttft_percentile", "TTFT ceiling"),
+    "e2e": ("interactivity_floor_tokens_per_s", "interactivity_percentile", "e2e floor"),
+}
+"""Spec keyword -> (bound field, percentile field, what errors call the bound)."""
+POSITIONAL = ("speed", "ttft")
+"""What bare numbers after the name are, in order (the original two-part syntax)."""
+SPEC_HELP = (
+    "a tier is NAME:FLOOR_TOKENS_PER_S[@pQ]:TTFT_CEILING_S[@pQ] and/or NAME:KEY=BOUND[@pQ]... "
+    "with KEY speed, ttft or e2e, e.g. fast:100:2.0, agentx:e2e=20, both:60:5:e2e=30@p90"
 )
 
 
 def parse_tier(spec: str) -> Tier:
-    """`name:FLOOR[@pQ]:TTFT[@pQ]`, e.g. `fast:100:2` or `strict:60@p10:1.5@p99`."""
-    match = _TIER_SPEC.match(spec.strip())
-    spec = spec.strip() if spec.strip().isprintable() else repr(spec)  # as errors show it
-    if not match:
-        raise InputError(
-            "a tier is NAME:FLOOR_TOKENS_PER_S[@pQ]:TTFT_CEILING_S[@pQ], e.g. fast:100:2.0",
-            path=spec,
-        )
-    values: dict[str, object] = {
-        "name": match["name"],
-        "output_speed_floor_tokens_per_s": _number(match["floor"], spec, "floor"),
-        "ttft_ceiling_s": _number(match["ttft"], spec, "TTFT ceiling"),
-    }
-    if match["sp"]:
-        values["output_speed_percentile"] = _number(match["sp"], spec, "speed percentile")
-    if match["tp"]:
-        values["ttft_percentile"] = _number(match["tp"], spec, "TTFT percentile")
-    return _validated(values, source=spec)
+    """A tier from its spec (module docstring), e.g. `fast:100:2`, `strict:60@p10:1.5@p99`,
+    `agentx:e2e=20` or `both:60:5:e2e=30@p90`."""
+    text = spec.strip()
+    shown_spec = text if text.isprintable() else repr(spec)  # as errors show it
+    name, *parts = text.split(":")
+    if not _NAME.match(name) or not parts:
+        raise InputError(SPEC_HELP, path=shown_spec)
+    values: dict[str, object] = {"name": name}
+    positional = [part for part in parts if "=" not in part]
+    keywords = parts[len(positional) :]
+    if any("=" not in part for part in keywords) or len(positional) not in (0, 2):
+        raise InputError(SPEC_HELP, path=shown_spec)
+    named = [(key, part) for key, part in zip(POSITIONAL, positional, strict=False)]
+    for part in keywords:
+        match = _KEYWORD.match(part)
+        if not match or match["key"] not in CRITERIA:
+            raise InputError(
+                f"unknown criterion {part.split('=')[0]!r} (known: {', '.join(CRITERIA)})",
+                path=shown_spec,
+            )
+        named.append((match["key"], match["bound"]))
+    for key, part in named:
+        bound_field, percentile_field, what = CRITERIA[key]
+        if bound_field in values:
+            raise InputError(f"the {what} is given twice", path=shown_spec)
+        match = _BOUND.match(part)
+        if not match:
+            raise InputError(SPEC_HELP, path=shown_spec)
+        values[bound_field] = _number(match["value"], shown_spec, what)
+        if match["q"]:
+            values[percentile_field] = _number(match["q"], shown_spec, f"{what} percentile")
+    return _validated(values, source=shown_spec)
 
 
 def _number(text: str, spec: str, what: str) -> float:

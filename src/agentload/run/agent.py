@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from agentload import clock
 from agentload.results.record import RequestRecord
-from agentload.workload.model import Session
+from agentload.workload.model import Session, Turn
 from agentload.workload.replies import Replies
 
 ERROR_BACKOFF_S = 1.0
@@ -67,8 +67,10 @@ class Agent:
         start_mid_session: bool,
         recorded_history: bool,
         selfcheck: SendClock | None = None,
+        one_session: bool = False,
     ) -> None:
         self.index = index
+        self._one_session = one_session
         self._sessions = sessions
         self._send = send
         self._run_salt = run_salt
@@ -82,8 +84,9 @@ class Agent:
         """When the next call is meant to go out (epoch s): the end of the tool time."""
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Play sessions until `stop` is set: agent i takes sessions i, i+S, i+2S, ... in turn
-        (S the stride: the most agents a run can have, so concurrent agents play different ones)."""
+        """Play sessions until `stop` is set (or one, with `one_session`): agent i takes sessions
+        i, i+S, i+2S, ... in turn (S the stride: the most agents a run can have, so concurrent
+        agents play different ones)."""
         sequence = 0
         self._due = clock.now()
         while not stop.is_set():
@@ -96,23 +99,60 @@ class Agent:
             instance = session_instance(self._run_salt, self.index, sequence)
             await self._play(session, instance, first_turn, stop)
             sequence += 1
+            if self._one_session:
+                return
 
     async def _play(
-        self, session: Session, instance: str, first_turn: int, stop: asyncio.Event
+        self,
+        session: Session,
+        instance: str,
+        first_turn: int,
+        stop: asyncio.Event,
+        *,
+        main: bool = True,
     ) -> None:
+        """Play `session` from `first_turn`. A call that launches subagents starts them when its
+        reply arrives (each a child session played beside the others under the same instance);
+        the next call waits for the children it joins, then the tool time. `main` is False for
+        a subagent: its calls do not count in the client's send-delay self-check."""
         reply_tokens = array("i")  # each reply's length so far, tokens: 4 bytes a reply
         replies = Replies(session.id)
-        for index, turn in enumerate(session.turns):
-            if index < first_turn:
-                reply_tokens.append(turn.output_tokens)
-                continue
-            if stop.is_set():
-                return
-            ok = await self._call(session, index, instance, reply_tokens, replies)
-            pause = turn.tool_time_s if ok else max(turn.tool_time_s, ERROR_BACKOFF_S)
-            self._due = clock.now() + max(pause, 0.0)
-            if pause > 0 and not await _sleep_or_stop(pause, stop):
-                return
+        detached: list[asyncio.Task[None]] = []
+        try:
+            for index, turn in enumerate(session.turns):
+                if index < first_turn:
+                    reply_tokens.append(turn.output_tokens)
+                    continue
+                if stop.is_set():
+                    return
+                ok = await self._call(session, index, instance, reply_tokens, replies, main)
+                if turn.subagents and ok:
+                    await self._fan_out(turn, instance, stop, detached)
+                pause = turn.tool_time_s if ok else max(turn.tool_time_s, ERROR_BACKOFF_S)
+                if main:
+                    self._due = clock.now() + max(pause, 0.0)
+                if pause > 0 and not await _sleep_or_stop(pause, stop):
+                    return
+        finally:
+            for task in detached:
+                task.cancel()
+            if detached:
+                await asyncio.gather(*detached, return_exceptions=True)
+
+    async def _fan_out(
+        self, turn: Turn, instance: str, stop: asyncio.Event, detached: list[asyncio.Task[None]]
+    ) -> None:
+        """Start the call's subagents; wait for those it joins (the others run on, detached,
+        until the parent's session ends)."""
+        joined = []
+        for child in turn.subagents:
+            task = asyncio.create_task(
+                self._play(child.session, instance, 0, stop, main=False),
+                name=f"agent-{self.index}-subagent",
+            )
+            (joined if child.join else detached).append(task)
+        if joined:
+            await asyncio.gather(*joined)
 
     async def _call(
         self,
@@ -121,6 +161,7 @@ class Agent:
         instance: str,
         reply_tokens: array[int],
         replies: Replies,
+        main: bool = True,
     ) -> bool:
         """Send call `index` and note its reply; True when it succeeded. The prompt, the
         record and the reply message live only in this frame, not through the tool time."""
@@ -131,7 +172,7 @@ class Agent:
         finally:
             self.stats.in_flight -= 1
         self._count(record)
-        if self._selfcheck is not None:
+        if self._selfcheck is not None and main:
             self._selfcheck.note_send(self._due, record.t_send)
         turn = session.turns[index]
         if self._recorded_history and turn.recorded_reply is not None:

@@ -23,16 +23,15 @@ from typing import Any, Literal
 from rich.console import Console
 
 from agentload import clock
-from agentload.doctor.preflight import preflight
 from agentload.errors import AgentloadError
 from agentload.files import new_results_dir, owner_only_files, write_bytes_atomic
-from agentload.measure.meters import ServerWindows, power_recorder
-from agentload.measure.power_recorder import PowerRecorder
+from agentload.measure.meters import Meters
 from agentload.measure.power_spec import PowerSpec
 from agentload.results.files import CONFIG_FILE, MANIFEST_FILE, RECORDS_FILE
 from agentload.results.summary import Summary
+from agentload.run.arrivals import ArrivalPlan, plan_arrivals
 from agentload.run.host import INTERRUPT_DRAIN_S, Host, InProcessHost, ShareLost
-from agentload.run.probe import Meters, ProbeOutcome
+from agentload.run.probe import ProbeOutcome
 from agentload.run.progress import ProgressBoard, progress_display, report_progress
 from agentload.run.results_dir import (
     append_probe,
@@ -46,17 +45,16 @@ from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
 from agentload.run.share import ShareJob
 from agentload.run.summarize import Asked, build_summary
+from agentload.run.virtual_time import run_virtually
+from agentload.target.call import Opened, TargetChoice
 from agentload.target.context import Fit
-from agentload.target.deployment import (
-    OpenTarget,
-    TargetOptions,
-    check_target_options,
-    open_target,
-)
 from agentload.workload.load import load_workload
 from agentload.workload.model import Workload
 
 Backend = Literal["local", "ray"]
+OPEN_LOOP_SLOTS = 16
+"""The embedded engine's slots for an open-loop run (how many sessions will overlap is an
+outcome; `--engine-parallel` sets it)."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +73,9 @@ class Request:
     workload: str
     search: SearchSettings
     """Which probes and how long (`SearchSettings.for_run` for a plain run)."""
-    target: TargetOptions
+    target: TargetChoice
+    """Where calls go: `TargetOptions` (a server, or the embedded engine) or a simulated
+    deployment (`agentload.sim`)."""
     out: Path
     label: str
     agents: AgentSettings = field(default_factory=AgentSettings)
@@ -87,7 +87,7 @@ class Request:
     """Continue the interrupted run in `out` (`agentload.run.resume`) instead of starting."""
     hosts: HostOptions = field(default_factory=HostOptions)
     config: str | None = None
-    """The effective options as TOML (`agentload.commands.config`), saved as `config.toml`."""
+    """The effective options as TOML (`agentload.config_file`), saved as `config.toml`."""
 
     @property
     def command(self) -> str:
@@ -104,10 +104,11 @@ def execute(request: Request, console: Console | None = None) -> Summary:
     """Run or search as asked; results land in `request.out` (owner-only), summary last.
     With `request.resume`, continue the interrupted run there."""
     console = console or Console(stderr=True)
-    check_target_options(request.target, request.agents.api)
+    request.target.check(request.agents.api)
     if request.hosts.workers < 1:
         raise AgentloadError(f"--workers: must be at least 1, got {request.hosts.workers}")
     workload = load_workload(request.workload, skip_bad_lines=request.skip_bad_lines)
+    request, arrivals = _open_loop(request, workload)
     with owner_only_files():
         if request.resume:
             resumption = open_resumption(
@@ -115,34 +116,60 @@ def execute(request: Request, console: Console | None = None) -> Summary:
             )
             agents = request.agents.model_copy(update={"run_salt": resumption.run_salt})
             request = dataclasses.replace(request, agents=agents)
-            return _execute_in(request, workload, resumption, console)
+            return _execute_in(request, workload, resumption, console, arrivals)
         with new_results_dir(request.out, RECORDS_FILE, (MANIFEST_FILE, CONFIG_FILE)):
-            return _execute_in(request, workload, None, console)
+            return _execute_in(request, workload, None, console, arrivals)
+
+
+def _open_loop(request: Request, workload: Workload) -> tuple[Request, ArrivalPlan | None]:
+    """For open-loop arrivals, the plan, and the request sized to it (one agent an arrival,
+    each playing one session)."""
+    spec = request.search.arrivals
+    if spec is None or request.search.length_s is None:
+        return request, None
+    plan = plan_arrivals(spec, workload, request.search.length_s, seed=request.agents.seed)
+    if not plan.sessions:
+        raise AgentloadError("--arrivals: no session arrives within --duration")
+    count = len(plan.sessions)
+    search = request.search.model_copy(update={"max_agents": count, "start_agents": count})
+    agents = request.agents.model_copy(update={"one_session": True})
+    return dataclasses.replace(request, search=search, agents=agents), plan
 
 
 def _execute_in(
-    request: Request, workload: Workload, resumption: Resumption | None, console: Console
+    request: Request,
+    workload: Workload,
+    resumption: Resumption | None,
+    console: Console,
+    arrivals: ArrivalPlan | None = None,
 ) -> Summary:
     out = request.out
-    with open_target(
-        request.target,
+    expected = request.search.max_agents
+    if arrivals is not None:
+        expected = min(expected, OPEN_LOOP_SLOTS)
+    opening = request.target.open(
         api=request.agents.api,
-        agents=request.search.max_agents,
+        agents=expected,
         out=out,
         console=console,
         fit=Fit(workload, recorded_history=request.agents.reply_history == "recorded"),
         clients=request.hosts.workers if request.hosts.backend == "local" else 1,
-    ) as target:
+    )
+    with opening as target:
         manifest, state = _begin(request, workload, target, resumption, console)
         times = manifest.get("times")
         started_at = (times.get("started_at") if isinstance(times, dict) else None) or clock.now()
-        with power_recorder(request.power, out) as power:
+        with target.meters(out, request.power) as meters:
             write_manifest(out, manifest)
             if request.config is not None and not (out / CONFIG_FILE).exists():
                 write_bytes_atomic(out / CONFIG_FILE, request.config.encode())
             lost: ShareLost | None = None
+            drive = _drive(request, workload, target, state, meters, resumption, console, arrivals)
             try:
-                asyncio.run(_drive(request, workload, target, state, power, resumption, console))
+                if target.virtual:
+                    run_virtually(drive, epoch=started_at)
+                else:
+                    asyncio.run(drive)
             except KeyboardInterrupt:
                 pass
             except ShareLost as exc:
@@ -162,33 +189,30 @@ def _execute_in(
 def _begin(
     request: Request,
     workload: Workload,
-    target: OpenTarget,
+    target: Opened,
     resumption: Resumption | None,
     console: Console,
 ) -> tuple[dict[str, Any], SearchState]:
     """The manifest to write and the state to start from (a fresh one, or the finished
     probes of the run being resumed)."""
+    facts = target.manifest()
     if resumption is None:
         manifest = build_manifest(
             label=request.label,
             command=request.command,
             workload_spec=request.workload,
             workload=workload,
-            endpoint=target.endpoint,
             settings=_settings_json(request),
-            facts=target.facts,
+            facts=facts,
             gpus=request.gpus,
         )
         manifest["power"] = request.power.describe() if request.power else None
         manifest["workers"] = request.hosts.workers
         manifest["backend"] = request.hosts.backend
         return manifest, SearchState()
-    endpoint: dict[str, Any] = {"model": target.endpoint.model, "api": target.endpoint.api}
-    if request.target.url is not None:
-        endpoint["base_url"] = target.endpoint.base_url
-    check_matches(resumption.manifest, {"endpoint": endpoint}, source=out_manifest(request))
+    check_matches(resumption.manifest, target.identity(), source=out_manifest(request))
     repairs = repair_files(request.out)
-    resumption.record(target.endpoint.model_dump(mode="json"), target.facts, repairs)
+    resumption.record(facts, repairs)
     for note in repairs:
         console.print(f"[yellow]note:[/] {note}")
     console.print(f"resuming after {len(resumption.probes)} finished probe(s)")
@@ -242,20 +266,23 @@ def _times(request: Request, state: SearchState, started_at: float) -> dict[str,
 async def _drive(
     request: Request,
     workload: Workload,
-    target: OpenTarget,
+    target: Opened,
     state: SearchState,
-    power: PowerRecorder | None,
+    meters: Meters,
     resumption: Resumption | None,
     console: Console,
+    arrivals: ArrivalPlan | None = None,
 ) -> None:
-    """Check the server, start the host, search, close; fills `state`."""
+    """Check the target, start the host, search, close; fills `state`."""
     # Ctrl-C here: nothing measured
-    await preflight(target.endpoint, console, strict=not request.search.is_run)
-    host = _host(request, workload, target, resumption.id_prefix if resumption else "")
+    await target.check(console, strict=not request.search.is_run)
+    played = workload
+    if arrivals is not None:  # agent k plays arrival k's session
+        played = workload.model_copy(update={"sessions": arrivals.sessions})
+    host = _host(request, played, target, resumption.id_prefix if resumption else "")
     _say_where(request.hosts, host, console)
     board = ProgressBoard(request.search, clock.now())
     async with host:
-        server = ServerWindows(target.metrics_url, request.out) if target.metrics_url else None
         display = contextlib.ExitStack()
         on_progress = display.enter_context(progress_display(console, board))
         reporter = asyncio.create_task(report_progress(host, clock.now(), on_progress))
@@ -270,9 +297,10 @@ async def _drive(
             await run_search(
                 host,
                 request.search,
-                meters=Meters(power, server),
+                meters=meters,
                 on_probe=on_probe,
                 state=state,
+                arrivals=arrivals.offsets_s if arrivals is not None else None,
                 watch=board,
             )
         finally:
@@ -286,13 +314,15 @@ async def _drive(
             lost = host.lost_note()
             if lost is not None and state.done:  # else ShareLost ended the run: noted there
                 state.notes.append(f"after the run: {lost}")
-            if server is not None:
-                await server.aclose()
+            if meters.server is not None:
+                await meters.server.aclose()
 
 
-def _host(request: Request, workload: Workload, target: OpenTarget, id_prefix: str) -> Host:
+def _host(request: Request, workload: Workload, target: Opened, id_prefix: str) -> Host:
     """The host the options ask for, with one share per worker."""
     options = request.hosts
+    if target.virtual and (options.workers > 1 or options.backend != "local"):
+        raise AgentloadError("a simulated deployment runs in this process: leave out --workers")
     shares = max(1, min(options.workers, request.search.max_agents))
     records = request.out / RECORDS_FILE
     jobs = [

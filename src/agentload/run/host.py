@@ -133,9 +133,24 @@ class Host(ABC):
         self._starts.update(await self._grow(self._split_plan(plan)))
         self._active.extend(index for index, _ in plan)
 
+    async def arrive(self, offsets_s: Sequence[float], phase: str) -> None:
+        """Start one new agent at each offset (seconds from now, in order): open-loop arrivals,
+        each agent playing its one session; returns when the last has started."""
+        self._raise_if_lost()
+        await self._set_phase(phase)
+        began = clock.now() + GROW_MARGIN_S
+        plan = [(self._next_index + m, began + offset) for m, offset in enumerate(offsets_s)]
+        self._next_index += len(plan)
+        self._active.extend(index for index, _ in plan)
+        self._starts.update(await self._grow(self._split_plan(plan)))
+
     def last_start(self) -> float | None:
         """When the most recently started running agent started (epoch s)."""
-        return max((self._starts[i] for i in self._active), default=None)
+        return max((self._starts[i] for i in self._active if i in self._starts), default=None)
+
+    def running_starts(self) -> dict[int, float]:
+        """Each running agent's start, epoch s."""
+        return {i: self._starts[i] for i in self._active if i in self._starts}
 
     def agent_starts(self) -> list[float]:
         """When every agent of the run started, epoch s, in start order."""

@@ -32,6 +32,7 @@ class AgentPool:
         start_mid_session: bool,
         recorded_history: bool,
         selfcheck: SendClock | None = None,
+        one_session: bool = False,
     ) -> None:
         self._workload = workload
         self._send_for = send_for
@@ -42,6 +43,7 @@ class AgentPool:
             "start_mid_session": start_mid_session,
             "recorded_history": recorded_history,
             "selfcheck": selfcheck,
+            "one_session": one_session,
         }
         self.active: list[Agent] = []
         self.retired: list[Agent] = []

@@ -10,17 +10,27 @@ note) when the steady state never came; interrupted, it covers what was measured
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from agentload import clock
 from agentload.measure.figures import probe_figures
+from agentload.measure.goodput import goodput_by_tier
+from agentload.measure.meters import Meters
+from agentload.measure.methodology import probe_stamp
 from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics, window_samples
+from agentload.measure.sessions import (
+    OneAgentBaseline,
+    active_sessions,
+    one_agent_baseline,
+    session_figures,
+)
 from agentload.measure.verdict import Verdict, judge
 from agentload.measure.window import Window
 from agentload.results.record import RequestRecord
-from agentload.results.summary import PowerFigures, ProbeFigures, TierCheck
+from agentload.results.summary import ArrivalFigures, ProbeFigures, TierCheck
 from agentload.run.search_settings import SearchSettings
 from agentload.run.watch import SearchWatch
 
@@ -39,24 +49,16 @@ class ProbeLoad(Protocol):
         """When the most recently started running agent started (epoch s)."""
         ...
 
-    async def records(self) -> Sequence[RequestRecord]:
-        """Every call finished so far."""
+    def running_starts(self) -> dict[int, float]:
+        """Each running agent's start, epoch s."""
         ...
 
+    async def arrive(self, offsets_s: Sequence[float], phase: str) -> None:
+        """Start one agent at each offset from now (open-loop arrivals), each for one session."""
+        ...
 
-class PowerMeter(Protocol):
-    """Mean accelerator power over a window (a sampler that has been running)."""
-
-    async def window_figures(self, window: Window) -> PowerFigures: ...
-
-
-class ServerMetricsProbe(Protocol):
-    """Server-side counters over a window: called at its start and its end."""
-
-    async def begin(self) -> None: ...
-
-    async def end(self) -> float | None:
-        """The server-side prefix-cache hit rate over the window, None when not exposed."""
+    async def records(self) -> Sequence[RequestRecord]:
+        """Every call finished so far."""
         ...
 
 
@@ -69,14 +71,8 @@ class ProbeOutcome:
     metrics: WindowMetrics
     interrupted: bool = False
     """A run's probe cut short by Ctrl-C: its figures cover what was measured."""
-
-
-@dataclass(frozen=True)
-class Meters:
-    """What a probe reads besides the records: accelerator power and server counters."""
-
-    power: PowerMeter | None = None
-    server: ServerMetricsProbe | None = None
+    baseline: OneAgentBaseline | None = None
+    """The one-agent call latency model in use (from this probe, if it had one agent)."""
 
 
 async def measure_probe(
@@ -86,12 +82,20 @@ async def measure_probe(
     index: int,
     phase: str,
     meters: Meters | None = None,
+    baseline: OneAgentBaseline | None = None,
+    arrivals: Sequence[float] | None = None,
+    *,
     watch: SearchWatch | None = None,
 ) -> ProbeOutcome | None:
     """Resize to `agents`, settle, measure, judge. None only for a run interrupted before
-    anything could be measured. `watch` hears when the window opens and what it needs."""
+    anything could be measured. `baseline` (a one-agent probe's latency model, kept by the
+    search) gives the per-session slowdown. With `arrivals` (offsets from the start, s), a run
+    starts one agent at each instead of `agents` over a ramp (open loop). `watch` hears when
+    the window opens and what it needs."""
     meters = meters or Meters()
     began = clock.now()
+    if arrivals is not None:
+        return await _open_loop(load, settings, index, phase, arrivals, meters, baseline)
     await load.resize(agents, settings.ramp_s, phase)
     steady = (load.last_start() or began) + settings.settle_s
     if watch is not None:
@@ -101,7 +105,7 @@ async def measure_probe(
             end = began + settings.length_s
             window_s = max(0.0, end - steady)
             watch.measuring(min(steady, end), window_s, window_s)
-        return await _fixed_window(load, settings, agents, index, began, steady, meters)
+        return await _fixed_window(load, settings, agents, index, began, steady, meters, baseline)
     start = max(clock.now(), steady)
     await _sleep_until(start)
     if watch is not None:
@@ -127,7 +131,51 @@ async def measure_probe(
             settings.window_s * EXTENSION_SHARE, settings.max_window_s - window.duration_s
         )
         await asyncio.sleep(extension)
-    return await _outcome(load, metrics, verdicts, agents, index, window, meters, notes)
+    judged = Judged(table, window, metrics, verdicts)
+    return await _outcome(load, settings, judged, agents, index, meters, notes, baseline)
+
+
+async def _open_loop(
+    load: ProbeLoad,
+    settings: SearchSettings,
+    index: int,
+    phase: str,
+    arrivals: Sequence[float],
+    meters: Meters,
+    baseline: OneAgentBaseline | None,
+) -> ProbeOutcome | None:
+    """An open-loop run: sessions start as they arrive; the window opens `settle_s` after the
+    start (so the system has filled) and closes at the run's end; the concurrency that came of
+    it is reported, and its rounded mean stands for the probe's agents."""
+    began = clock.now()
+    arriving = asyncio.create_task(load.arrive(arrivals, phase))
+    try:
+        outcome = await _fixed_window(
+            load, settings, 1, index, began, began + settings.settle_s, meters, baseline
+        )
+    finally:
+        arriving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await arriving
+    if outcome is None:
+        return None
+    window = Window(outcome.figures.window_start, outcome.figures.window_end)
+    mean, peak = active_sessions(list(await load.records()), window)
+    assert settings.arrivals is not None
+    figures = outcome.figures.model_copy(
+        update={
+            "agents": max(1, round(mean)),
+            "arrivals": ArrivalFigures(
+                arrivals=settings.arrivals.describe(),
+                sessions_arrived=sum(1 for t in arrivals if began + t <= window.end),
+                sessions_active_mean=mean,
+                sessions_active_peak=peak,
+            ),
+            "methodology": None,  # AgentPerf's rules are for a closed-loop agent count
+        }
+    )
+    outcome.figures = figures
+    return outcome
 
 
 async def _fixed_window(
@@ -138,6 +186,7 @@ async def _fixed_window(
     began: float,
     steady: float,
     meters: Meters,
+    baseline: OneAgentBaseline | None,
 ) -> ProbeOutcome | None:
     """A run's probe: from the steady state (or the start) to `length_s` after `began`."""
     assert settings.length_s is not None
@@ -165,34 +214,63 @@ async def _fixed_window(
     table = RecordTable.from_records(await load.records())
     metrics = window_metrics(table, window, agents=agents)
     verdicts = _judge_all(table, window, metrics, settings)
-    outcome = await _outcome(load, metrics, verdicts, agents, index, window, meters, notes)
+    judged = Judged(table, window, metrics, verdicts)
+    outcome = await _outcome(load, settings, judged, agents, index, meters, notes, baseline)
     outcome.interrupted = interrupted
     return outcome
 
 
+@dataclass(frozen=True)
+class Judged:
+    """A window's records, metrics and verdicts."""
+
+    table: RecordTable
+    window: Window
+    metrics: WindowMetrics
+    verdicts: dict[str, Verdict]
+
+
 async def _outcome(
     load: ProbeLoad,
-    metrics: WindowMetrics,
-    verdicts: dict[str, Verdict],
+    settings: SearchSettings,
+    judged: Judged,
     agents: int,
     index: int,
-    window: Window,
     meters: Meters,
     notes: list[str],
+    baseline: OneAgentBaseline | None,
 ) -> ProbeOutcome:
+    """The probe's figures: the window's, the meters', and the AgentX-style extras (goodput
+    per tier, per-session figures, the methodology stamp)."""
+    window = judged.window
     server_hit_rate = await meters.server.end() if meters.server is not None else None
     watts = await meters.power.window_figures(window) if meters.power is not None else None
+    records = list(await load.records())
+    if agents == 1 and baseline is None:
+        baseline = one_agent_baseline(records, window)
+    stamp = probe_stamp(
+        [r for r in records if r.t_send < window.end],
+        window,
+        agents=agents,
+        settle_s=settings.settle_s,
+        agent_starts=load.running_starts(),
+    )
     figures = probe_figures(
-        metrics,
+        judged.metrics,
         agents=agents,
         index=index,
-        verdicts={name: _decided(v) for name, v in verdicts.items()},
-        checks={name: _check(v) for name, v in verdicts.items()},
+        verdicts={name: _decided(v) for name, v in judged.verdicts.items()},
+        checks={name: _check(v) for name, v in judged.verdicts.items()},
+        goodput=goodput_by_tier(judged.table, window, settings.tiers),
+        sessions=session_figures(records, window, baseline=baseline),
+        methodology=stamp,
         server_cache_hit_rate=server_hit_rate,
         power=watts,
         notes=notes,
     )
-    return ProbeOutcome(figures=figures, verdicts=verdicts, metrics=metrics)
+    return ProbeOutcome(
+        figures=figures, verdicts=judged.verdicts, metrics=judged.metrics, baseline=baseline
+    )
 
 
 def _judge_all(
@@ -215,8 +293,11 @@ def _judge_all(
 def _check(verdict: Verdict) -> TierCheck:
     """The figures a verdict was judged on, for the results."""
     return TierCheck(
-        output_speed_tokens_per_s=verdict.speed.value,
-        ttft_s=verdict.ttft.value,
+        output_speed_tokens_per_s=verdict.speed.value if verdict.speed is not None else None,
+        ttft_s=verdict.ttft.value if verdict.ttft is not None else None,
+        interactivity_tokens_per_s=(
+            verdict.interactivity.value if verdict.interactivity is not None else None
+        ),
         reason=verdict.reason,
     )
 

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from agentload import __version__, clock
-from agentload.client.endpoint import Endpoint
 from agentload.files import write_json_atomic
 from agentload.results.files import MANIFEST_FILE, PROBES_FILE, SUMMARY_FILE
 from agentload.results.jsonl import append_line
@@ -23,12 +22,12 @@ def build_manifest(
     command: str,
     workload_spec: str,
     workload: Workload,
-    endpoint: Endpoint,
     settings: dict[str, Any],
     facts: dict[str, Any],
     gpus: int | None,
 ) -> dict[str, Any]:
-    """What ran, where, with what: enough to reproduce and to read the results later."""
+    """What ran, where, with what: enough to reproduce and to read the results later
+    (`facts`: the target's `endpoint` and what it says about itself)."""
     return {
         "tool": {"name": "agentload", "version": __version__},
         "command": command,
@@ -44,7 +43,6 @@ def build_manifest(
             "skipped_lines": workload.skipped_lines,
             "theoretical_cache_hit_rate": workload_stats(workload).prefix_cache_hit_rate,
         },
-        "endpoint": endpoint.model_dump(mode="json"),
         "gpus": gpus,
         "hardware": {
             "client_cpus": os.cpu_count(),

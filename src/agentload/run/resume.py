@@ -66,9 +66,7 @@ class Resumption:
         """Prefix of the resumed part's request ids."""
         return f"r{self.number}."
 
-    def record(
-        self, endpoint: Mapping[str, Any], facts: Mapping[str, Any], repairs: tuple[str, ...]
-    ) -> None:
+    def record(self, facts: Mapping[str, Any], repairs: tuple[str, ...]) -> None:
         """Note this resumption in the manifest (kept in memory; written by the caller)."""
         resumes = self.manifest.setdefault("resumes", [])
         resumes.append(
@@ -76,7 +74,7 @@ class Resumption:
                 "at": clock.now(),
                 "probes_kept": len(self.probes),
                 "run_salt": self.run_salt,
-                "endpoint": dict(endpoint),
+                "endpoint": dict(facts.get("endpoint") or {}),
                 "repairs": list(repairs),
                 **({"engine": facts["engine"]} if "engine" in facts else {}),
             }

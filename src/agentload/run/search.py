@@ -7,12 +7,14 @@ The plan (`agentload.run.plan`) picks the next agent count from the verdicts so 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from agentload.measure.meters import Meters
+from agentload.measure.sessions import OneAgentBaseline
 from agentload.results.summary import ProbeFigures, SelfCheckFigures
 from agentload.run.plan import next_probe
-from agentload.run.probe import Meters, ProbeLoad, ProbeOutcome, measure_probe
+from agentload.run.probe import ProbeLoad, ProbeOutcome, measure_probe
 from agentload.run.search_settings import SearchSettings
 from agentload.run.watch import SearchWatch
 
@@ -37,6 +39,8 @@ class SearchState:
     """Did the client keep up (event-loop lag, send delay, CPU), over the whole run."""
     agent_starts: list[float] = field(default_factory=list)
     """When every agent started, epoch s."""
+    baseline: OneAgentBaseline | None = None
+    """The one-agent probe's call latency model (per-session slowdowns use it)."""
 
     def figures(self) -> tuple[ProbeFigures, ...]:
         """Every probe's figures, the earlier ones first."""
@@ -75,6 +79,7 @@ async def run_search(
     meters: Meters | None = None,
     on_probe: Callable[[ProbeOutcome], None] | None = None,
     state: SearchState | None = None,
+    arrivals: Sequence[float] | None = None,
     watch: SearchWatch | None = None,
 ) -> SearchState:
     """Probe until the plan is done; returns every probe measured. A run's probe interrupted
@@ -91,9 +96,18 @@ async def run_search(
         if watch is not None:
             watch.start_probe(index, agents)
         outcome = await measure_probe(
-            load, settings, agents, index, phase, meters or Meters(), watch
+            load,
+            settings,
+            agents,
+            index,
+            phase,
+            meters or Meters(),
+            state.baseline,
+            arrivals,
+            watch=watch,
         )
         if outcome is not None:
+            state.baseline = state.baseline or outcome.baseline
             state.probes.append(outcome)
             if watch is not None:
                 watch.finish_probe(state.passed())

@@ -16,6 +16,7 @@ from agentload.measure.verdict import (
 )
 from agentload.measure.window import STEADY_STATE_SETTLE_S
 from agentload.results.tiers import Tier
+from agentload.run.arrivals import Arrivals
 
 DEFAULT_WINDOW_S = 60.0
 DEFAULT_MAX_WINDOW_S = 180.0
@@ -47,6 +48,9 @@ class SearchSettings(BaseModel):
     length_s: float | None = Field(default=None, gt=0)
     """A plain run: its one probe lasts this long from its first agent's start (None: a
     search, whose probes last as long as their verdicts need)."""
+    arrivals: Arrivals | None = None
+    """A plain run with open-loop arrivals: sessions start as they arrive, one agent each;
+    `max_agents` is then how many arrive within `length_s`."""
 
     @model_validator(mode="after")
     def _consistent(self) -> SearchSettings:
@@ -58,6 +62,8 @@ class SearchSettings(BaseModel):
             raise ValueError("a search needs at least one tier")
         if self.length_s is not None and self.ramp_s >= self.length_s:
             raise ValueError("ramp_s must be shorter than duration_s")
+        if self.arrivals is not None and self.length_s is None:
+            raise ValueError("open-loop arrivals are for a run (one fixed probe), not a search")
         return self
 
     @classmethod
@@ -70,6 +76,7 @@ class SearchSettings(BaseModel):
         settle_s: float = STEADY_STATE_SETTLE_S,
         drain_s: float = DEFAULT_DRAIN_S,
         tiers: tuple[Tier, ...] = (),
+        arrivals: Arrivals | None = None,
     ) -> SearchSettings:
         """A plain run: `agents` agents for `duration_s`, one window measured."""
         return cls(
@@ -82,6 +89,7 @@ class SearchSettings(BaseModel):
             length_s=duration_s,
             window_s=duration_s,
             max_window_s=duration_s,
+            arrivals=arrivals,
         )
 
     @property

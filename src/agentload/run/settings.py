@@ -30,3 +30,5 @@ class AgentSettings(BaseModel):
     api: Literal["chat", "completions"] = "chat"
     seed: int = 0
     run_salt: str = Field(default_factory=new_run_salt, min_length=1)
+    one_session: bool = False
+    """Each agent plays one session and leaves (open-loop arrivals: one agent per arrival)."""

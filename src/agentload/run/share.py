@@ -71,6 +71,7 @@ class ShareDriver:
             start_mid_session=settings.start_mid_session,
             recorded_history=settings.reply_history == "recorded",
             selfcheck=self._selfcheck,
+            one_session=settings.one_session,
         )
         quiet_collector()
         self._selfcheck.start()

@@ -8,8 +8,15 @@ from dataclasses import dataclass
 
 from agentload import __version__
 from agentload.measure.headline import tier_results
+from agentload.measure.methodology import summary_stamp
 from agentload.measure.power_spec import PowerSpec
-from agentload.results.summary import PowerFigures, ProbeFigures, SelfCheckFigures, Summary
+from agentload.results.summary import (
+    MethodologyStamp,
+    PowerFigures,
+    ProbeFigures,
+    SelfCheckFigures,
+    Summary,
+)
 from agentload.run.search import SearchState
 from agentload.run.search_settings import SearchSettings
 
@@ -68,7 +75,15 @@ def build_summary(
         tiers=tiers,
         client_ok=selfcheck is None or selfcheck.ok,
         selfcheck=selfcheck,
+        methodology=_stamp(probes) if probes else None,
         notes=tuple(notes),
+    )
+
+
+def _stamp(probes: Sequence[ProbeFigures]) -> MethodologyStamp:
+    """The run's methodology stamp: valid when every probe's is."""
+    return summary_stamp(
+        {f"probe at {p.agents} agents": p.methodology for p in probes if p.methodology}
     )
 
 

@@ -13,11 +13,17 @@ process, a worker process, a Ray actor), so one description serves every host.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
+from rich.console import Console
+
+from agentload.measure.meters import Meters
+from agentload.measure.power_spec import PowerSpec
 from agentload.results.record import RequestRecord
+from agentload.target.context import Fit
 from agentload.workload.model import PromptSegment, Session
 from agentload.workload.replies import Replies
 
@@ -72,4 +78,60 @@ class TargetSpec(Protocol):
 
     def open(self, run_salt: str) -> AbstractAsyncContextManager[Target]:
         """The target, ready for calls, for the length of the `async with`."""
+        ...
+
+
+class Opened(Protocol):
+    """A system under test opened for one run: what the hosts open, what the manifest records,
+    and what the run reads besides the records (power, server counters)."""
+
+    @property
+    def spec(self) -> TargetSpec:
+        """What the hosts open to send calls."""
+        ...
+
+    @property
+    def virtual(self) -> bool:
+        """True for a simulated deployment: the run goes on a virtual clock, in this process."""
+        ...
+
+    def manifest(self) -> dict[str, Any]:
+        """What the manifest records of it: `endpoint` and facts (`server`, `engine`,
+        `simulated`, ...)."""
+        ...
+
+    def identity(self) -> dict[str, Any]:
+        """What a resumed run must find unchanged (manifest fields, nested)."""
+        ...
+
+    async def check(self, console: Console, *, strict: bool = True) -> None:
+        """Before any load: fail fast (one line) if it cannot serve; warn what is off (a
+        `strict` check, a search's, fails on what a plain run only warns about)."""
+        ...
+
+    def meters(self, out: Path, power: PowerSpec | None) -> AbstractContextManager[Meters]:
+        """Power and server counters for the whole run (`power` asks for measured power)."""
+        ...
+
+
+class TargetChoice(Protocol):
+    """The target as the user named it, before it is opened."""
+
+    def check(self, api: str) -> None:
+        """Refuse malformed options before anything is created (one line naming the option)."""
+        ...
+
+    def open(
+        self,
+        *,
+        api: str,
+        agents: int,
+        out: Path,
+        console: Console,
+        fit: Fit | None = None,
+        clients: int = 1,
+    ) -> AbstractContextManager[Opened]:
+        """The target opened for a run of at most `agents` agents. `fit` is the workload, to
+        check (or size) the target's context for; `clients` the client processes on this
+        machine (a local engine leaves them a core each). A target may ignore both."""
         ...

@@ -14,11 +14,14 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 from rich.console import Console
 
-from agentload.client.endpoint import Api, Endpoint
+from agentload.client.endpoint import Endpoint
 from agentload.client.facts import server_facts
 from agentload.errors import AgentloadError
+from agentload.measure.meters import Meters, ServerWindows, power_recorder
+from agentload.measure.power_spec import PowerSpec
 from agentload.target.context import ContextCheck, Fit, check_context
 from agentload.target.http import HttpTargetSpec
+from agentload.target.preflight import preflight
 from agentload.workload.text import TextMaker
 from agentload.workload.tokenizers import Tokenizer, load_tokenizer
 
@@ -50,6 +53,26 @@ class TargetOptions:
     """Merged into every request body."""
     ca_bundle: str | None = None
     insecure: bool = False
+
+    def check(self, api: str) -> None:
+        """Refuse malformed options before anything is created (`check_target_options`)."""
+        check_target_options(self, api)
+
+    def open(
+        self,
+        *,
+        api: str,
+        agents: int,
+        out: Path,
+        console: Console,
+        fit: Fit | None = None,
+        clients: int = 1,
+    ) -> contextlib.AbstractContextManager[OpenTarget]:
+        """The server (or the embedded engine, started and sized to `fit`) ready for `agents`
+        agents; a workload that cannot fit is refused before any load."""
+        return open_target(
+            self, api=api, agents=agents, out=out, console=console, fit=fit, clients=clients
+        )
 
     def endpoint(self, api: str, *, base_url: str, model: str) -> Endpoint:
         """The endpoint these options describe at `base_url`; a one-line error naming the
@@ -96,17 +119,42 @@ class OpenTarget:
     context: ContextCheck | None = None
     """The workload's calls against the server's context, when checked."""
 
+    url_given: bool = True
+    """False for the embedded engine (its URL changes from run to run)."""
+    virtual = False
+
     @property
     def spec(self) -> HttpTargetSpec:
         """What the agents' hosts open to send calls here."""
         return HttpTargetSpec.of(self.endpoint, self.tokenizer)
+
+    def manifest(self) -> dict[str, Any]:
+        return {"endpoint": self.endpoint.model_dump(mode="json"), **self.facts}
+
+    def identity(self) -> dict[str, Any]:
+        """The same model and API (and URL, unless the target is the local engine)."""
+        endpoint: dict[str, Any] = {"model": self.endpoint.model, "api": self.endpoint.api}
+        if self.url_given:
+            endpoint["base_url"] = self.endpoint.base_url
+        return {"endpoint": endpoint}
+
+    async def check(self, console: Console, *, strict: bool = True) -> None:
+        """The preflight (`agentload.target.preflight`): one forced-length call."""
+        await preflight(self.endpoint, console, strict=strict)
+
+    @contextlib.contextmanager
+    def meters(self, out: Path, power: PowerSpec | None) -> Iterator[Meters]:
+        """The power sampler asked for, and the server's Prometheus counters when scraped."""
+        server = ServerWindows(self.metrics_url, out) if self.metrics_url else None
+        with power_recorder(power, out) as recorder:
+            yield Meters(recorder, server)
 
 
 @contextlib.contextmanager
 def open_target(
     target: TargetOptions,
     *,
-    api: Api,
+    api: str,
     agents: int,
     out: Path,
     console: Console,
@@ -166,7 +214,9 @@ def open_target(
         if local.context is not None:
             facts["context"] = local.context.facts()
         metrics = target.metrics_url or f"{engine.url}/metrics"
-        yield OpenTarget(local.endpoint, local.tokenizer, facts, metrics, local.context)
+        yield OpenTarget(
+            local.endpoint, local.tokenizer, facts, metrics, local.context, url_given=False
+        )
 
 
 def check_target_options(target: TargetOptions, api: str) -> None:

@@ -19,7 +19,7 @@ from agentload.target.call import Answer, Call
 from agentload.workload.text import TextMaker
 from agentload.workload.tokenizers import FileTokenizer, ServerTokenizer, Tokenizer
 
-TokenizerSpec = Tokenizer | tuple[str, str, str] | str
+TokenizerSpec = Tokenizer | tuple[str, str, str | None] | str
 """A picklable tokenizer, a `("server", url, model)` triple, or a tokenizer.json path."""
 
 

@@ -1,12 +1,14 @@
 """Reading input files line by line, with errors that name the file, the line and the field.
 
 Every loader reads through these helpers so that a malformed line, a missing field or a wrong
-type reads the same everywhere: `FILE:LINE: field 'F': reason`. With `skip_bad_lines` a loader
-counts such lines in a `LineSkipper` and carries on.
+type reads the same everywhere: `FILE:LINE: field 'F': reason` (for a whole-file JSON document,
+`FILE: field 'requests[3].in': reason`). With `skip_bad_lines` a loader counts such lines in a
+`LineSkipper` and carries on. Files ending in `.gz` are read through gzip.
 """
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +20,7 @@ from agentload.errors import InputError
 
 SHOWN_VALUE_CHARS = 40
 """A wrong value is quoted in the error up to this many characters."""
+GZIP_SUFFIX = ".gz"
 
 
 @dataclass
@@ -52,18 +55,44 @@ def check_file(path: Path) -> Path:
     return path
 
 
+def is_gzip(path: Path) -> bool:
+    """Whether a file is read through gzip (its name ends in `.gz`)."""
+    return path.suffix.lower() == GZIP_SUFFIX
+
+
+def plain_suffix(path: Path) -> str:
+    """The suffix that names a file's format, a `.gz` suffix looked through (lower case)."""
+    return Path(path.stem).suffix.lower() if is_gzip(path) else path.suffix.lower()
+
+
 def read_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield (line number, text) for each non-blank line of a text file."""
+    """Yield (line number, text) for each non-blank line of a text file (gzip if `.gz`)."""
     check_file(path)
     try:
-        with path.open("rb") as handle:
+        with gzip.open(path, "rb") if is_gzip(path) else path.open("rb") as handle:
             for number, raw in enumerate(handle, start=1):
                 if raw.strip():
                     yield number, raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason})", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
+    except (OSError, EOFError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise InputError(f"cannot read: {reason}", path=path) from None
+
+
+def read_document(path: Path) -> Any:
+    """A whole-file JSON document (gzip if `.gz`), or an error naming the file (and the line
+    of a syntax error)."""
+    check_file(path)
+    try:
+        raw = gzip.decompress(path.read_bytes()) if is_gzip(path) else path.read_bytes()
+    except (OSError, EOFError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise InputError(f"cannot read: {reason}", path=path) from None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON ({exc.msg})", path=path, line=exc.lineno) from None
 
 
 def parse_object(text: str, path: Path, line: int) -> dict[str, Any]:
@@ -125,15 +154,26 @@ def shown(value: object) -> str:
 
 @dataclass(frozen=True)
 class Fields:
-    """Typed access to one line's fields, raising errors that name file, line and field."""
+    """Typed access to one line's fields, raising errors that name file, line and field.
+
+    `prefix` places the object inside a larger document (`requests[3].`), so errors name the
+    field by its full path; `line` is None for an object of a whole-file document.
+    """
 
     data: Mapping[str, Any]
     path: Path
-    line: int
+    line: int | None
+    prefix: str = ""
 
     def error(self, name: str, reason: str) -> InputError:
         """An error about field `name` of this line."""
-        return InputError(reason, path=self.path, line=self.line, field=name)
+        return InputError(reason, path=self.path, line=self.line, field=self.prefix + name)
+
+    def nested(self, name: str, value: Any) -> Fields:
+        """The fields of an object inside this one (`value`, found at `name`)."""
+        if not isinstance(value, Mapping):
+            raise self.error(name, f"expected an object, got {type_name(value)} {shown(value)}")
+        return Fields(value, self.path, self.line, f"{self.prefix}{name}.")
 
     def get(self, name: str) -> Any:
         """A field that may be absent (None); dotted names reach into nested objects."""

@@ -3,7 +3,11 @@
 A prompt is a sequence of Segments. A Segment is a run of tokens with an identity (its key):
 two segments with the same key are the same text, so a server's prefix cache can reuse them.
 Most sources build prompts as prefix extensions (call k = call k-1 + its reply + new input);
-hash-block traces give each call's whole prompt instead (`Turn.prompt`).
+hash-block traces give each call's whole prompt instead (`Turn.prompt`), and a call after the
+agent compacted its context starts the history afresh (`Turn.restart`).
+
+A call may launch subagents (`Turn.subagents`): child sessions that run beside each other once
+its reply has arrived; the parent's next call waits for the children it joins (fan-out/join).
 """
 
 from __future__ import annotations
@@ -58,12 +62,29 @@ class Turn(_Frozen):
     """The recorded assistant message, when the source has one."""
     recorded_input_tokens: int | None = Field(default=None, ge=0)
     """The prompt length the source recorded for this call, for cross-checks."""
+    restart: bool = Field(default=False, exclude_if=lambda value: not value)
+    """The conversation was reset before this call (the agent compacted its context): the
+    prompt is the session's system prefix and this turn's new input, and later calls extend
+    that. Earlier turns and replies are no longer sent."""
+    subagents: tuple[Subagent, ...] = Field(default=(), exclude_if=lambda value: not value)
+    """Child sessions launched when this call's reply arrives. They run concurrently; the
+    parent waits for every child with `join`, then for its tool time, before its next call."""
 
     @model_validator(mode="after")
     def _has_input(self) -> Turn:
         if self.prompt is None and not self.new_input and not self.transient:
             raise ValueError("a turn needs new input or a whole prompt")
+        if self.restart and self.prompt is not None:
+            raise ValueError("a turn with a whole prompt cannot also restart the history")
         return self
+
+    # The two fields above are left out of dumps when unset, so workloads without restarts or
+    # subagents keep the fingerprints they had before these fields existed.
+
+    @property
+    def joined(self) -> tuple[Subagent, ...]:
+        """The subagents the parent waits for before its next call."""
+        return tuple(s for s in self.subagents if s.join)
 
 
 class Session(_Frozen):
@@ -75,6 +96,10 @@ class Session(_Frozen):
     tools: tuple[Mapping[str, Any], ...] | None = None
     """OpenAI function definitions sent with every call (recorded sources)."""
     turns: tuple[Turn, ...] = Field(min_length=1)
+    arrival_s: float | None = Field(default=None, ge=0, exclude_if=lambda value: value is None)
+    """When the session's first call arrived in the trace it came from, seconds after the
+    trace's first arrival (None for sources without arrival times). `--arrivals trace` starts
+    sessions at these times."""
 
     def prompts(self, reply_tokens: Sequence[int] | None = None) -> Iterator[list[PromptSegment]]:
         """Yield each call's prompt as segments, assuming reply j had `reply_tokens[j]` tokens.
@@ -83,10 +108,11 @@ class Session(_Frozen):
         honours `ignore_eos` produces.
         """
         history: list[PromptSegment] = list(self.system)
+        system = len(self.system)
         for j, turn in enumerate(self.turns):
-            yield _call_prompt(history, turn)
+            yield _call_prompt(history, system, turn)
             replied = turn.output_tokens if reply_tokens is None else reply_tokens[j]
-            _grow(history, self.id, j, turn, replied)
+            _grow(history, system, self.id, j, turn, replied)
 
     def prompt(self, index: int, reply_tokens: Sequence[int]) -> list[PromptSegment]:
         """Call `index`'s prompt alone, built afresh: the same segments as `prompts()` yields
@@ -98,26 +124,50 @@ class Session(_Frozen):
         """
         history: list[PromptSegment] = list(self.system)
         session_id = self.id
+        system = len(self.system)
         for j, turn in enumerate(islice(self.turns, index)):
-            _grow(history, session_id, j, turn, reply_tokens[j])
-        return _call_prompt(history, self.turns[index])
+            _grow(history, system, session_id, j, turn, reply_tokens[j])
+        return _call_prompt(history, system, self.turns[index])
+
+    def calls(self) -> int:
+        """Model calls of this session and of all its subagents, recursively."""
+        return len(self.turns) + sum(
+            child.session.calls() for turn in self.turns for child in turn.subagents
+        )
+
+    def descendants(self) -> Iterator[Session]:
+        """Every subagent session below this one, depth first, in launch order."""
+        for turn in self.turns:
+            for child in turn.subagents:
+                yield child.session
+                yield from child.session.descendants()
 
 
 def _grow(
-    history: list[PromptSegment], session_id: str, index: int, turn: Turn, replied: int
+    history: list[PromptSegment],
+    system: int,
+    session_id: str,
+    index: int,
+    turn: Turn,
+    replied: int,
 ) -> None:
-    """Extend the conversation past call `index` (`turn`): its new input, then its reply."""
+    """Extend the conversation past call `index` (`turn`): its new input, then its reply.
+    `system` is how many leading history segments are the session's system prefix."""
     if turn.prompt is None:
+        if turn.restart:
+            del history[system:]
         history.extend(turn.new_input)
         history.append(ReplySegment(session_id, index, replied))
 
 
-def _call_prompt(history: list[PromptSegment], turn: Turn) -> list[PromptSegment]:
-    """A call's prompt: its whole prompt if it has one, else the history, its new input and
-    its transient segments (a new list; `history` is left as it was)."""
+def _call_prompt(history: list[PromptSegment], system: int, turn: Turn) -> list[PromptSegment]:
+    """A call's prompt: its whole prompt if it has one, else the history (only its system
+    prefix after a restart), its new input and its transient segments (a new list; `history`
+    is left as it was)."""
     if turn.prompt is not None:
         return list(turn.prompt)
-    return [*history, *turn.new_input, *turn.transient]
+    base = history[:system] if turn.restart else history
+    return [*base, *turn.new_input, *turn.transient]
 
 
 class ReplySegment:
@@ -187,6 +237,19 @@ def prompt_tokens(segments: Sequence[PromptSegment]) -> int:
     return sum(s.tokens for s in segments)
 
 
+class Subagent(_Frozen):
+    """A child session launched by a call (e.g. a coding agent's Task tool)."""
+
+    session: Session
+    join: bool = True
+    """Whether the parent waits for this child before its next call (False: launched in the
+    background and never waited for)."""
+
+
+Turn.model_rebuild()
+Session.model_rebuild()
+
+
 class Workload(_Frozen):
     """A named set of sessions from one source, with a content fingerprint."""
 
@@ -206,3 +269,18 @@ class Workload(_Frozen):
         for session in self.sessions:
             digest.update(orjson.dumps(session.model_dump(mode="json")))
         return digest.hexdigest()[:16]
+
+
+def with_arrivals(
+    sessions: Sequence[Session], starts: Sequence[float | None]
+) -> tuple[Session, ...]:
+    """The sessions with `arrival_s` set from each one's first arrival (epoch or any seconds),
+    relative to the earliest; unchanged when any start is unknown."""
+    if not starts or any(s is None for s in starts):
+        return tuple(sessions)
+    known = [float(s) for s in starts if s is not None]
+    first = min(known)
+    return tuple(
+        session.model_copy(update={"arrival_s": start - first})
+        for session, start in zip(sessions, known, strict=True)
+    )

@@ -23,12 +23,12 @@ import itertools
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from agentload.errors import InputError
 from agentload.workload.lines import Fields, LineSkipper, check_file, iter_objects, shown
-from agentload.workload.model import Segment, Session, Turn, Workload
+from agentload.workload.model import Segment, Session, Turn, Workload, with_arrivals
 
 DEFAULT_BLOCK_SIZE = 512
 """Tokens per hash block in Mooncake traces."""
@@ -77,9 +77,12 @@ def load_mooncake(
         raise InputError("no usable requests", path=path)
     groups = _group_sessions(requests)
     made: dict[tuple[str, int], Segment] = {}
-    sessions = tuple(
-        _session(f"{path.stem}/{i:05d}", group, block_size, made, path.stem)
-        for i, group in enumerate(groups)
+    sessions = with_arrivals(
+        [
+            _session(f"{path.stem}/{i:05d}", group, block_size, made, path.stem)
+            for i, group in enumerate(groups)
+        ],
+        [_seconds(group[0].timestamp_ms) for group in groups],
     )
     notes = [
         f"sessions rebuilt from shared hash-block prefixes (block size {block_size} tokens); "
@@ -117,6 +120,10 @@ def _parse_request(fields: Fields, block_size: int) -> _Request:
             f"with {block_size}-token blocks (is the block size right?)",
         )
     return _Request(fields.line, timestamp, input_length, output_length, tuple(map(str, ids)))
+
+
+def _seconds(ms: float | None) -> float | None:
+    return None if ms is None else ms / MS_PER_S
 
 
 def _group_sessions(requests: list[_Request]) -> list[list[_Request]]:
@@ -190,6 +197,7 @@ def load_azure(path: Path, *, skip_bad_lines: bool = False) -> Workload:
     check_file(path)
     skipper = LineSkipper(skip_bad_lines)
     sessions: list[Session] = []
+    arrivals: list[float | None] = []
     raised_outputs = 0
     try:
         with path.open(newline="", encoding="utf-8") as handle:
@@ -201,7 +209,7 @@ def load_azure(path: Path, *, skip_bad_lines: bool = False) -> Workload:
                 )
             for row in reader:
                 try:
-                    tokens, generated = _azure_row(row, path, reader.line_num)
+                    tokens, generated, arrival = _azure_row(row, path, reader.line_num)
                 except InputError as error:
                     skipper.handle(error)
                     continue
@@ -214,6 +222,7 @@ def load_azure(path: Path, *, skip_bad_lines: bool = False) -> Workload:
                     output_tokens=generated,
                 )
                 sessions.append(Session(id=sid, turns=(turn,)))
+                arrivals.append(arrival)
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason})", path=path) from None
     except csv.Error as exc:
@@ -228,13 +237,13 @@ def load_azure(path: Path, *, skip_bad_lines: bool = False) -> Workload:
     return Workload(
         name=f"azure:{path.name}",
         source=str(path),
-        sessions=tuple(sessions),
+        sessions=with_arrivals(sessions, arrivals),
         skipped_lines=skipper.skipped,
         notes=tuple(notes),
     )
 
 
-def _azure_row(row: dict[str, str | None], path: Path, line: int) -> tuple[int, int]:
+def _azure_row(row: dict[str, str | None], path: Path, line: int) -> tuple[int, int, float]:
     def integer(column: str) -> int:
         value = (row.get(column) or "").strip()
         try:
@@ -251,9 +260,10 @@ def _azure_row(row: dict[str, str | None], path: Path, line: int) -> tuple[int, 
 
     stamp = (row.get("TIMESTAMP") or "").strip()
     try:
-        datetime.fromisoformat(stamp)
+        moment = datetime.fromisoformat(stamp)
     except ValueError:
         raise InputError(
             f"expected a date-time, got {shown(stamp)}", path=path, line=line, field="TIMESTAMP"
         ) from None
-    return integer("ContextTokens"), integer("GeneratedTokens")
+    arrival = moment.replace(tzinfo=moment.tzinfo or UTC).timestamp()
+    return integer("ContextTokens"), integer("GeneratedTokens"), arrival

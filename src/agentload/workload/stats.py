@@ -2,23 +2,34 @@
 
 Input lengths come from `Session.prompts()` with the forced output lengths, so they are what a
 server honouring `ignore_eos` will be sent. Tool time counts the gaps between a session's calls
-(the time after each session's last call is not a gap and is left out).
+(the time after each session's last call is not a gap and is left out). New input per call is
+prompt_k - prompt_{k-1} - output_{k-1} for every call after a session's first (what the call
+adds beyond the previous prompt and its reply; negative after a context reset). Subagent
+sessions count as calls of their top-level session: `calls_per_session` counts a top-level
+session with all its subagents' calls, and every other figure takes all calls alike.
 
 Theoretical prefix-cache hit rate: the input tokens a perfect, unbounded prefix cache could
 reuse, over all input tokens. Prompts are walked session by session through a trie of segment
 keys; a segment is reusable only when it and every segment before it were seen in an earlier
 prompt. With an unbounded cache the result does not depend on the order of sessions: every trie
 node misses exactly once, on its first visit, whichever request that is.
+
+Two such rates: *prompt only*, where only what was sent in an earlier prompt can be reused (a
+reply is a miss the first time the next prompt carries it), and *with replies*, where the
+cache also holds each call's prompt followed by its reply, as servers that keep generated
+tokens' KV do (vLLM, SGLang, llama.cpp, DeepSeek's API). Whole-prompt (hash-block) traces do
+not say which blocks are replies, so for them the two rates are equal.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from agentload.workload.model import Segment, Workload
+from agentload.workload.model import PromptSegment, Session, Workload, reply_segment
 
 PERCENTILES = (5.0, 50.0, 95.0)
 """Percentiles reported, numpy's default (linear) interpolation."""
@@ -73,16 +84,27 @@ class WorkloadStats(BaseModel):
     """Prompt length of each call, tokens."""
     output_tokens: Distribution
     """Forced output length of each call, tokens."""
+    new_input_tokens: Distribution | None
+    """Prompt growth beyond the previous prompt and its reply, tokens (None: single-call
+    sessions)."""
     tool_time_s: Distribution | None
     """Tool time between consecutive calls of a session, seconds (None: single-call sessions)."""
+    subagent_sessions: int = 0
+    """Subagent sessions below the top-level ones (their calls are in `calls`)."""
     recorded_input_tokens: Distribution | None
     """Prompt lengths the source recorded, when it recorded them for every call."""
     total_input_tokens: int
     total_output_tokens: int
     reusable_input_tokens: int
-    """Input tokens a perfect unbounded prefix cache could reuse."""
+    """Input tokens a perfect unbounded prefix cache could reuse, prompts only."""
     prefix_cache_hit_rate: float
-    """reusable_input_tokens / total_input_tokens (a fraction, 0..1)."""
+    """reusable_input_tokens / total_input_tokens (a fraction, 0..1): a reply counts as a miss
+    the first time it is sent."""
+    reusable_input_tokens_with_replies: int
+    """Input tokens a perfect unbounded prefix cache could reuse when it also keeps each call's
+    reply after its prompt."""
+    prefix_cache_hit_rate_with_replies: float
+    """reusable_input_tokens_with_replies / total_input_tokens (a fraction, 0..1)."""
     blocks_seen_before_share: float | None
     """Hash-block traces only: share of prompt blocks whose id was seen before (0..1)."""
     output_share: float
@@ -98,8 +120,9 @@ class _PrefixTrie:
     def __init__(self) -> None:
         self._children: dict[tuple[int, str], int] = {}
 
-    def walk(self, prompt: Iterable[Segment]) -> int:
-        """Add `prompt`; return the tokens of its leading run of already-seen segments."""
+    def walk(self, prompt: Iterable[PromptSegment]) -> tuple[int, int]:
+        """Add `prompt`; return the tokens of its leading run of already-seen segments, and the
+        node its last segment ends at."""
         node, reused, seen = 0, 0, True
         children = self._children
         for segment in prompt:
@@ -112,39 +135,108 @@ class _PrefixTrie:
             elif seen:
                 reused += segment.tokens
             node = child
-        return reused
+        return reused, node
+
+    def extend(self, node: int, key: str) -> None:
+        """Add the segment `key` after `node` (a reply after its prompt), counting nothing."""
+        self._children.setdefault((node, key), len(self._children) + 1)
+
+
+@dataclass
+class _Tally:
+    """What the walk over every call collects (the prefix tries only when `tries`)."""
+
+    hash_blocks: bool
+    tries: bool = True
+    prompt_only: _PrefixTrie = field(default_factory=_PrefixTrie)
+    with_replies: _PrefixTrie = field(default_factory=_PrefixTrie)
+    blocks_seen: set[str] = field(default_factory=set)
+    blocks: int = 0
+    blocks_repeated: int = 0
+    inputs: list[int] = field(default_factory=list)
+    new_inputs: list[int] = field(default_factory=list)
+    outputs: list[int] = field(default_factory=list)
+    tool_times: list[float] = field(default_factory=list)
+    recorded: list[int | None] = field(default_factory=list)
+    reusable: int = 0
+    reusable_with_replies: int = 0
+
+    def session(self, session: Session) -> None:
+        """Walk one session's calls, then its subagents' (depth first)."""
+        previous: tuple[int, int] | None = None  # (prompt tokens, output tokens)
+        for index, (turn, prompt) in enumerate(zip(session.turns, session.prompts(), strict=True)):
+            size = sum(segment.tokens for segment in prompt)
+            self.inputs.append(size)
+            self.outputs.append(turn.output_tokens)
+            self.recorded.append(turn.recorded_input_tokens)
+            if previous is not None:
+                self.new_inputs.append(size - previous[0] - previous[1])
+            previous = (size, turn.output_tokens)
+            if not self.tries:
+                continue
+            self.reusable += self.prompt_only.walk(prompt)[0]
+            reused, end = self.with_replies.walk(prompt)
+            self.reusable_with_replies += reused
+            if turn.prompt is None:
+                self.with_replies.extend(end, reply_segment(session.id, index, 0).key)
+            if self.hash_blocks:
+                self._blocks(prompt)
+        self.tool_times.extend(turn.tool_time_s for turn in session.turns[:-1])
+        for turn in session.turns:
+            for child in turn.subagents:
+                self.session(child.session)
+
+    def _blocks(self, prompt: Iterable[PromptSegment]) -> None:
+        for segment in prompt:
+            self.blocks += 1
+            if segment.key in self.blocks_seen:
+                self.blocks_repeated += 1
+            else:
+                self.blocks_seen.add(segment.key)
+
+
+@dataclass(frozen=True, eq=False)
+class CallSamples:
+    """Per-call and per-session samples of a workload, the shape its distributions describe."""
+
+    input_tokens: np.ndarray
+    """Prompt length of every call, tokens."""
+    new_input_tokens: np.ndarray
+    """prompt_k - prompt_{k-1} - output_{k-1} of every call after a session's first, tokens."""
+    output_tokens: np.ndarray
+    """Forced output length of every call, tokens."""
+    calls_per_session: np.ndarray
+    """Calls of each top-level session, its subagents' included."""
+    tool_time_s: np.ndarray
+    """Tool time between consecutive calls of a session, s."""
+
+
+def call_samples(workload: Workload) -> CallSamples:
+    """The samples behind `workload_stats`' distributions (no prefix-cache walk)."""
+    tally = _Tally(hash_blocks=False, tries=False)
+    for session in workload.sessions:
+        tally.session(session)
+    return CallSamples(
+        input_tokens=np.asarray(tally.inputs, dtype=np.float64),
+        new_input_tokens=np.asarray(tally.new_inputs, dtype=np.float64),
+        output_tokens=np.asarray(tally.outputs, dtype=np.float64),
+        calls_per_session=np.asarray([s.calls() for s in workload.sessions], dtype=np.float64),
+        tool_time_s=np.asarray(tally.tool_times, dtype=np.float64),
+    )
 
 
 def workload_stats(workload: Workload) -> WorkloadStats:
     """Everything `agentload workload stats` reports, computed from the sessions alone."""
-    trie = _PrefixTrie()
-    blocks_seen: set[str] = set()
-    blocks, blocks_repeated = 0, 0
-    hash_blocks = all(turn.prompt is not None for s in workload.sessions for turn in s.turns)
-    inputs: list[int] = []
-    outputs: list[int] = []
-    tool_times: list[float] = []
-    recorded: list[int | None] = []
-    calls_per_session: list[int] = []
-    reusable = 0
+    everything = [s for top in workload.sessions for s in (top, *top.descendants())]
+    tally = _Tally(hash_blocks=all(t.prompt is not None for s in everything for t in s.turns))
     for session in workload.sessions:
-        calls_per_session.append(len(session.turns))
-        for turn, prompt in zip(session.turns, session.prompts(), strict=True):
-            inputs.append(sum(segment.tokens for segment in prompt))
-            outputs.append(turn.output_tokens)
-            recorded.append(turn.recorded_input_tokens)
-            reusable += trie.walk(prompt)
-            if hash_blocks:
-                for segment in prompt:
-                    blocks += 1
-                    if segment.key in blocks_seen:
-                        blocks_repeated += 1
-                    else:
-                        blocks_seen.add(segment.key)
-        tool_times.extend(turn.tool_time_s for turn in session.turns[:-1])
+        tally.session(session)
+    inputs, outputs, recorded = tally.inputs, tally.outputs, tally.recorded
+    blocks, blocks_repeated, hash_blocks = tally.blocks, tally.blocks_repeated, tally.hash_blocks
+    reusable, tool_times = tally.reusable, tally.tool_times
     total_in, total_out = sum(inputs), sum(outputs)
     has_recorded = all(value is not None for value in recorded)
-    calls = Distribution.of(calls_per_session, "calls")
+    calls = Distribution.of([s.calls() for s in workload.sessions], "calls")
     input_tokens = Distribution.of(inputs, "tokens")
     output_tokens = Distribution.of(outputs, "tokens")
     assert calls is not None and input_tokens is not None and output_tokens is not None
@@ -157,7 +249,9 @@ def workload_stats(workload: Workload) -> WorkloadStats:
         calls_per_session=calls,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
+        new_input_tokens=Distribution.of(tally.new_inputs, "tokens"),
         tool_time_s=Distribution.of(tool_times, "s"),
+        subagent_sessions=len(everything) - len(workload.sessions),
         recorded_input_tokens=(
             Distribution.of([v for v in recorded if v is not None], "tokens")
             if has_recorded
@@ -167,6 +261,10 @@ def workload_stats(workload: Workload) -> WorkloadStats:
         total_output_tokens=total_out,
         reusable_input_tokens=reusable,
         prefix_cache_hit_rate=reusable / total_in if total_in else 0.0,
+        reusable_input_tokens_with_replies=tally.reusable_with_replies,
+        prefix_cache_hit_rate_with_replies=(
+            tally.reusable_with_replies / total_in if total_in else 0.0
+        ),
         blocks_seen_before_share=(blocks_repeated / blocks if hash_blocks and blocks else None),
         output_share=total_out / (total_in + total_out) if total_in + total_out else 0.0,
         replay_order=REPLAY_ORDER,

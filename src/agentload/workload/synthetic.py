@@ -24,17 +24,21 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from statistics import NormalDist
+from typing import TypeVar
 from urllib.parse import parse_qsl
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agentload.errors import InputError
+from agentload.workload.draws import lognormal as _lognormal
+from agentload.workload.draws import stratified_normal as _stratified_normal
 from agentload.workload.model import Segment, Session, Turn, Workload
 
 PROFILE = "agentic-coding"
-"""The one synthetic profile so far."""
+"""AgentPerf's published shape (`swe_agent` holds the other profile)."""
+PROFILES = ("agentic-coding", "swe-agent")
+P = TypeVar("P", bound=BaseModel)
 SPEC_PREFIX = "synthetic:"
 
 CALIBRATION_SEED = 20_240_527
@@ -44,7 +48,6 @@ SCALE_GRID_POINTS = 29
 SCALE_BOUNDS = (1e-2, 1e5)
 """Bisection bounds of the tool-result median, tokens."""
 MIN_TOOL_RESULT_TOKENS = 1
-_STANDARD_NORMAL = NormalDist()
 
 
 class SyntheticParams(BaseModel):
@@ -105,18 +108,25 @@ class SyntheticParams(BaseModel):
 
 def parse_spec(spec: str) -> SyntheticParams:
     """`synthetic:agentic-coding?sessions=50&seed=3&mean_input=27000` -> parameters."""
+    return parse_params(spec, PROFILE, SyntheticParams)
+
+
+def parse_params(spec: str, profile: str, model: type[P]) -> P:
+    """The parameters of `synthetic:<profile>?name=value&...`, validated by `model`; unknown
+    profiles, unknown names and bad values are one-line errors naming the parameter."""
     body = spec.removeprefix(SPEC_PREFIX)
-    profile, _, query = body.partition("?")
-    if profile != PROFILE:
-        raise InputError(f"unknown synthetic profile {profile!r} (known: {PROFILE})", path=spec)
+    named, _, query = body.partition("?")
+    if named != profile:
+        known = ", ".join(PROFILES)
+        raise InputError(f"unknown synthetic profile {named!r} (known: {known})", path=spec)
     values: dict[str, str] = {}
     for name, value in parse_qsl(query, keep_blank_values=True, strict_parsing=False):
-        if name not in SyntheticParams.model_fields:
-            known = ", ".join(SyntheticParams.model_fields)
+        if name not in model.model_fields:
+            known = ", ".join(model.model_fields)
             raise InputError(f"unknown parameter (known: {known})", path=spec, field=name)
         values[name] = value
     try:
-        return SyntheticParams.model_validate(values)
+        return model.model_validate(values)
     except ValidationError as exc:
         first = exc.errors()[0]
         name = ".".join(str(p) for p in first["loc"]) or None
@@ -132,20 +142,6 @@ class _Draws:
     output: np.ndarray  # (S, max_calls) tokens
     tool_unit: np.ndarray  # (S, max_calls) tool-result size at median 1
     tool_time_s: np.ndarray  # (S, max_calls)
-
-
-def _lognormal(rng: np.random.Generator, median: float, sigma: float, size: object) -> np.ndarray:
-    return median * np.exp(sigma * rng.standard_normal(size))
-
-
-def _stratified_normal(rng: np.random.Generator, size: int) -> np.ndarray:
-    """Standard normal draws, one from each of `size` equal-probability strata, shuffled.
-
-    Calls per session are heavy-tailed and drive the mean prompt length, so stratifying them
-    keeps a small workload's mean close to the target.
-    """
-    uniform = (rng.permutation(size) + rng.random(size)) / size
-    return np.array([_STANDARD_NORMAL.inv_cdf(u) for u in uniform])
 
 
 def _draw(rng: np.random.Generator, p: SyntheticParams, sessions: int) -> _Draws:

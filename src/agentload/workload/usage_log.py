@@ -29,7 +29,7 @@ from typing import Any
 
 from agentload.errors import InputError
 from agentload.workload.lines import Fields, LineSkipper, iter_objects, shown
-from agentload.workload.model import Segment, Session, Turn, Workload
+from agentload.workload.model import Segment, Session, Turn, Workload, with_arrivals
 
 SESSION_FIELDS = ("session_id", "conversation_id", "trace_id", "thread_id", "session")
 CALL_FIELDS = ("call_index", "turn", "turn_index", "call", "step", "index")
@@ -108,16 +108,18 @@ def load_usage_log(path: Path, *, skip_bad_lines: bool = False) -> Workload:
         by_session.setdefault(call.session, []).append(call)
     notes = _Notes()
     sessions = []
+    starts: list[float | None] = []
     for sid, calls in by_session.items():
         ordered = _ordered(calls, path, skipper)
         if ordered:
             sessions.append(_session(sid, ordered, notes))
+            starts.append(ordered[0].start_s)
     if not sessions:
         raise InputError("no usable calls", path=path)
     return Workload(
         name=f"usage-log:{path.name}",
         source=str(path),
-        sessions=tuple(sessions),
+        sessions=with_arrivals(sessions, starts),
         skipped_lines=skipper.skipped,
         notes=tuple(_summary(notes, by_session, skipper)),
     )

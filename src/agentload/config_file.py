@@ -71,6 +71,9 @@ def apply_config(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
     for action in sub._actions:
         if action.dest in values:
             action.required = False
+    for group in sub._mutually_exclusive_groups:
+        if any(a.dest in values for a in group._group_actions):
+            group.required = False
     sub.set_defaults(**values)
 
 

@@ -1,4 +1,5 @@
-"""One check's outcome: a name, pass/warn/fail/skip, one line of detail, and its figures."""
+"""One check's outcome (the preflight's and `agentload doctor`'s): a name, pass/warn/fail/skip,
+one line of detail, and its figures."""
 
 from __future__ import annotations
 

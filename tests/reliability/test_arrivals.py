@@ -1,0 +1,87 @@
+"""Open-loop arrivals: sessions start as they arrive (poisson, or the trace's own times), each
+played once by an agent of its own, and the run reports the concurrency that resulted."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import orjson
+import pytest
+
+from agentload.engines.tokenizer import default_tokenizer_path
+from agentload.errors import InputError
+from agentload.results.record import load_records
+from agentload.run.arrivals import parse_arrivals, plan_arrivals
+from agentload.workload.load import load_workload
+from tests.reliability.conftest import (
+    StartServer,
+    agentload_command,
+    subprocess_env,
+    write_usage_log,
+)
+
+FAST = {"first_ms": 5.0, "gap_ms": 1.0}
+TRACE = Path(__file__).parents[1] / "workload" / "data" / "usage_log.jsonl"
+"""Two sessions whose first calls arrived 4 s apart."""
+
+
+def _run(server_url: str, out: Path, workload: str, *options: str) -> dict:
+    command = agentload_command(
+        "run", "--url", server_url, "--model", "fake-model",
+        "--tokenizer", str(default_tokenizer_path()), "--workload", workload,
+        "--out", str(out), *options,
+    )  # fmt: skip
+    done = subprocess.run(command, capture_output=True, env=subprocess_env(), timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    return orjson.loads((out / "summary.json").read_bytes())
+
+
+def test_poisson_arrivals_each_play_one_session_and_report_the_concurrency(
+    planned_server: StartServer, tmp_path: Path
+) -> None:
+    server = planned_server(defaults=FAST)
+    workload = write_usage_log(tmp_path / "usage.jsonl")
+    options = ("--arrivals", "poisson:4", "--duration", "4", "--settle", "0.5", "--seed", "3")
+    summary = _run(server.base_url, tmp_path / "run", workload, *options)
+    (probe,) = summary["probes"]
+    arrivals = probe["arrivals"]
+    planned = plan_arrivals(parse_arrivals("poisson:4"), load_workload(workload), 4.0, seed=3)
+    assert arrivals["sessions_arrived"] == len(planned.offsets_s) > 5
+    assert arrivals["arrivals"] == "poisson arrivals at 4 sessions/s"
+    records = load_records(tmp_path / "run" / "records.jsonl").records
+    instances: dict[int, set[str]] = {}
+    for record in records:
+        instances.setdefault(record.agent, set()).add(record.session)
+    assert len(instances) == len(planned.offsets_s)  # one agent an arrival ...
+    assert all(len(sessions) == 1 for sessions in instances.values())  # ... one session each
+    assert 0 < arrivals["sessions_active_mean"] <= arrivals["sessions_active_peak"]
+    assert probe["agents"] == max(1, round(arrivals["sessions_active_mean"]))
+
+
+def test_trace_arrivals_start_sessions_at_their_recorded_offsets(
+    planned_server: StartServer, tmp_path: Path
+) -> None:
+    server = planned_server(defaults=FAST)
+    options = ("--arrivals", "trace", "--duration", "6", "--settle", "0.5")
+    summary = _run(server.base_url, tmp_path / "run", str(TRACE), *options)
+    assert summary["probes"][0]["arrivals"]["sessions_arrived"] == 2
+    records = load_records(tmp_path / "run" / "records.jsonl").records
+    first = {}
+    for record in sorted(records, key=lambda r: r.t_send):
+        first.setdefault(record.session, record.t_send)
+    early, late = sorted(first.values())
+    assert late - early == pytest.approx(4.0, abs=0.2)
+
+
+def test_arrivals_need_times_or_a_rate(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="poisson:RATE"):
+        parse_arrivals("uniform:3")
+    workload = load_workload(write_usage_log(tmp_path / "u.jsonl"))
+    untimed = workload.model_copy(
+        update={
+            "sessions": tuple(s.model_copy(update={"arrival_s": None}) for s in workload.sessions)
+        }
+    )
+    with pytest.raises(InputError, match="records no arrival times"):
+        plan_arrivals(parse_arrivals("trace"), untimed, 10.0, seed=0)
