@@ -19,13 +19,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("workload",),
     ("client", "engines"),
     ("measure", "target"),
-    ("sim",),
+    ("sim", "doctor"),
     ("run",),
     ("report", "analysis"),
-    ("commands", "cli"),
+    ("commands", "cli", "config_file"),
 )
 """Bottom to top: a package may import its own layer's modules and those below."""
-ENTRY = ("__main__", "cli", "commands")
+ENTRY = ("__main__", "cli", "commands", "config_file")
 """The entry points sit on top whatever their file name's layer."""
 
 

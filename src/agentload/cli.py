@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "run",
     "search",
     "demo",
+    "doctor",
     "decode",
     "cost",
     "frontier",
@@ -70,7 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one verb; errors the user can fix print as one line, never a traceback."""
+    from agentload.config_file import apply_config
+
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        apply_config(parser, argv)
+    except AgentloadError as exc:
+        return _fail(str(exc))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

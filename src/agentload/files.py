@@ -91,14 +91,21 @@ def owner_only_files() -> Iterator[None]:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write JSON to a temporary file, fsync it, then rename it over `path`."""
+    payload = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
+    write_bytes_atomic(path, payload)
+
+
+def write_bytes_atomic(path: Path, payload: bytes) -> None:
+    """Write bytes (and a final newline) to a temporary file, fsync it, then rename it over
+    `path`; owner-only, never through a symlink."""
     if path.is_symlink():
         raise AgentloadError(f"{path}: is a symlink; refusing to write through it")
     tmp = path.with_name(f".{path.name}.tmp")
-    payload = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
+    payload = payload if payload.endswith(b"\n") else payload + b"\n"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, OWNER_ONLY_FILE)
         try:
-            os.write(fd, payload + b"\n")
+            os.write(fd, payload)
             os.fsync(fd)
         finally:
             os.close(fd)

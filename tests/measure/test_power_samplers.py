@@ -373,7 +373,7 @@ def test_good_specs() -> None:
     ("spec", "why"),
     [
         ("", "unknown power source ''"),
-        ("rapl", "unknown power source 'rapl'"),
+        ("ipmi", "unknown power source 'ipmi'"),
         ("nvml:0,x", "bad GPU index 'x'"),
         ("nvml:1,1", "listed twice"),
         ("prometheus:", "needs a URL"),

@@ -1,14 +1,28 @@
-"""Live progress never holds up the load, even when nobody reads the terminal."""
+"""Live progress never holds up the load, even when nobody reads the terminal, and tells how far
+along a search is: the probe, its window, each tier's bracket, the time spent and left."""
 
 from __future__ import annotations
 
+import io
 import threading
 import time
 
+import pytest
 from rich.console import Console
 
+from agentload.results.tiers import Tier
+from agentload.run import progress
 from agentload.run.messages import Counters
-from agentload.run.progress import PROGRESS_BACKLOG, progress_printer
+from agentload.run.plan import next_probe, remaining_probes
+from agentload.run.progress import (
+    LIVE_REFRESH_PER_S,
+    PROGRESS_BACKLOG,
+    LiveProgress,
+    ProgressBoard,
+    progress_display,
+    progress_printer,
+)
+from agentload.run.search_settings import SearchSettings
 
 CALLS = 50
 CALL_BUDGET_S = 0.5
@@ -65,3 +79,95 @@ def test_a_terminal_that_stops_reading_does_not_block_the_caller() -> None:
     # the rest were dropped rather than waited for.
     assert "calls 0 " in printed
     assert printed.count("in flight") <= PROGRESS_BACKLOG + 1
+
+
+# --- how far along: the board, the estimate, the live display ---------------------------------
+
+
+class FakeClock:
+    def __init__(self, t: float) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+TIERS = (
+    Tier(name="fast", output_speed_floor_tokens_per_s=100.0, ttft_ceiling_s=1.0),
+    Tier(name="slow", output_speed_floor_tokens_per_s=20.0, ttft_ceiling_s=5.0),
+)
+SETTINGS = SearchSettings(
+    tiers=TIERS, max_agents=64, window_s=60.0, max_window_s=180.0, settle_s=30.0, ramp_s=10.0
+)
+
+
+def true_count(limits: dict[str, int]) -> int:
+    """Probes the plan takes against tiers whose limits are known."""
+    verdicts: dict[int, dict[str, bool]] = {}
+    names = list(limits)
+    while (n := next_probe(verdicts, names, start=1, max_agents=64, precision=0.1)) is not None:
+        verdicts[n] = {t: n <= limits[t] for t in names}
+    return len(verdicts)
+
+
+def test_the_estimate_of_probes_left_is_near_what_the_plan_takes() -> None:
+    names = ["fast", "slow"]
+    estimate = remaining_probes({}, names, start=1, max_agents=64, precision=0.1)
+    actual = true_count({"fast": 6, "slow": 20})
+    assert abs(estimate - actual) <= 4
+    done = {n: {"fast": n <= 6, "slow": n <= 20} for n in (1, 2, 4, 6, 7, 8, 16, 20, 21, 32)}
+    assert remaining_probes(done, names, start=1, max_agents=64, precision=0.1) == 0
+
+
+def test_the_board_says_the_probe_its_window_the_brackets_and_the_time_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = FakeClock(1000.0)
+    monkeypatch.setattr(progress.clock, "now", now)
+    board = ProgressBoard(SETTINGS, started_at=1000.0)
+    assert board.stage_words(now()) == "starting"
+    board.start_probe(0, 1)
+    assert board.stage_words(now()) == "probe 0: 1 agent, ramping up"
+    board.settling(1040.0)
+    assert board.stage_words(now()) == "probe 0: 1 agent, settling (40 s to the window)"
+    now.t = 1040.0
+    board.measuring(1040.0, 60.0, 180.0)
+    now.t = 1052.5
+    assert board.stage_words(now()) == "probe 0: 1 agent, measuring 12.5 / 60 s (up to 180 s)"
+    now.t = 1100.0
+    board.finish_probe({1: {"fast": True, "slow": True}})
+    assert board.tier_words() == "fast 1..?  slow 1..?"
+    assert board.remaining is not None and board.remaining > 0
+    left = board.left_s(now())
+    assert left == pytest.approx(board.remaining * 100.0)  # the one probe so far took 100 s
+    assert board.time_words(now()).startswith("1:40 spent, ~")
+    board.start_probe(1, 2)
+    now.t = 1130.0
+    assert board.left_s(now()) == pytest.approx(70.0 + (board.remaining - 1) * 100.0)
+
+
+def test_a_plain_runs_time_left_is_its_length_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = FakeClock(1030.0)
+    monkeypatch.setattr(progress.clock, "now", now)
+    board = ProgressBoard(SearchSettings.for_run(4, 90.0), started_at=1000.0)
+    board.start_probe(0, 4)
+    assert board.left_s(now()) == pytest.approx(60.0)
+    assert board.stage_words(now()).startswith("run: 4 agents")
+
+
+def test_on_a_terminal_the_display_is_live_and_in_a_pipe_it_is_lines() -> None:
+    board = ProgressBoard(SETTINGS, started_at=progress.clock.now())
+    board.start_probe(3, 8)
+    terminal = io.StringIO()
+    with progress_display(Console(file=terminal, force_terminal=True, width=100), board) as show:
+        assert isinstance(getattr(show, "__self__", None), LiveProgress)
+        show(*_progress(1))
+        time.sleep(1.0 / LIVE_REFRESH_PER_S + 0.2)
+    assert "probe 3: 8 agents" in terminal.getvalue()
+    pipe = io.StringIO()
+    with progress_display(Console(file=pipe, width=200), board) as show:
+        show(*_progress(1))
+        deadline = time.monotonic() + 5
+        while "in flight" not in pipe.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert "probe 3: 8 agents, ramping up | agents 4  in flight 2" in pipe.getvalue()

@@ -6,29 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 
 from agentload.report.html import write_report
 from agentload.report.load import load_view
-from agentload.report.terminal import print_tiers, print_window, selfcheck_line, wide_console
+from agentload.report.terminal import print_summary, selfcheck_line, wide_console
 from agentload.results.summary import Summary
 
 
 def finish(summary: Summary, out: Path, console: Console | None = None) -> Path:
-    """Print the headline (a search's tiers, a run's window), the notes and the client's
-    self-check, then write `report.html`; returns its path."""
+    """Print the summary `agentload report` prints (tiers and why, probes or the run's window,
+    notes), the client's self-check, then write `report.html`; returns its path."""
     console = console or Console(stderr=True)
     view = load_view(out)
-    if summary.kind == "search":
-        print_tiers(summary, console=wide_console())
-    elif view.run_metrics is not None and view.run_window is not None:
-        title = f"{summary.label}: {view.run_window.description}"
-        print_window(view.run_metrics, title=escape(title), console=wide_console())
-    notes = list(summary.notes)
-    if summary.kind == "run":
-        notes += [note for probe in summary.probes for note in probe.notes]
-    for note in notes:
-        console.print(f"[yellow]note:[/] {escape(note)}")
+    print_summary(view, wide_console())
     check = selfcheck_line(summary.selfcheck)
     if check:
         console.print(check, highlight=False)

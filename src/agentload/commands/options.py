@@ -24,6 +24,8 @@ from agentload.workload.synthetic import PROFILE, SPEC_PREFIX
 
 DEFAULT_WORKLOAD = SPEC_PREFIX + PROFILE
 _LABEL = re.compile(r"[^A-Za-z0-9._-]+")
+MAX_NICE = 19
+"""The most a process's priority can be lowered (Linux niceness 0..19 without privileges)."""
 
 
 class _RefuseKey(argparse.Action):
@@ -81,6 +83,25 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     )
     target.add_argument(
         "--engine-parallel", type=int, help="local engine slots (default: the most agents)"
+    )
+    target.add_argument(
+        "--engine-ctx",
+        type=int,
+        metavar="TOKENS",
+        help="local engine context per slot (default: sized from the workload's longest call "
+        "as the engine counts it)",
+    )
+    target.add_argument(
+        "--engine-threads",
+        type=int,
+        metavar="N",
+        help="local engine threads (default: every usable CPU but one per client process)",
+    )
+    target.add_argument(
+        "--engine-nice",
+        type=int,
+        metavar="N",
+        help="lower the local engine's priority by N so the client wins the CPU (default: 10)",
     )
     target.add_argument("--request-timeout", type=float, metavar="S", help="per-request limit, s")
     target.add_argument(
@@ -141,7 +162,7 @@ def add_power_arguments(parser: argparse.ArgumentParser) -> None:
         "--power",
         metavar="SPEC",
         help="measure accelerator power: nvml[:0,1], amdsmi[:0,1], dcgm:URL, "
-        "prometheus:URL#metric=NAME, or command:CMD (prints watts)",
+        "prometheus:URL#metric=NAME, command:CMD (prints watts), or rapl (CPU packages)",
     )
     power.add_argument(
         "--gpu-watts",
@@ -198,6 +219,9 @@ def target_from(args: argparse.Namespace) -> TargetOptions:
         tokenizer=args.tokenizer,
         engine_model=args.engine_model,
         engine_parallel=args.engine_parallel,
+        engine_ctx_per_slot=_positive(args.engine_ctx, "--engine-ctx"),
+        engine_threads=_positive(args.engine_threads, "--engine-threads"),
+        engine_nice=_nice(args.engine_nice),
         request_timeout_s=args.request_timeout,
         metrics_url=args.metrics_url,
         headers=tuple(_header(spec) for spec in args.header),
@@ -205,6 +229,18 @@ def target_from(args: argparse.Namespace) -> TargetOptions:
         ca_bundle=args.ca_bundle,
         insecure=args.insecure,
     )
+
+
+def _positive(value: int | None, option: str) -> int | None:
+    if value is not None and value < 1:
+        raise AgentloadError(f"{option}: must be at least 1, got {value}")
+    return value
+
+
+def _nice(value: int | None) -> int | None:
+    if value is not None and not 0 <= value <= MAX_NICE:
+        raise AgentloadError(f"--engine-nice: must be 0 to {MAX_NICE}, got {value}")
+    return value
 
 
 def _header(spec: str) -> tuple[str, str]:

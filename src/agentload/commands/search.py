@@ -20,6 +20,7 @@ from agentload.commands.options import (
     power_from,
     target_from,
 )
+from agentload.config_file import add_config_argument, effective_config
 from agentload.errors import AgentloadError, first_problem
 from agentload.measure.verdict import (
     DEFAULT_CONFIDENCE,
@@ -140,6 +141,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_power_arguments(parser)
     add_search_arguments(parser)
     add_target_arguments(parser)
+    add_config_argument(parser)
     parser.set_defaults(func=handle)
 
 
@@ -161,6 +163,7 @@ def handle(args: argparse.Namespace) -> int:
         skip_bad_lines=args.skip_bad_lines,
         resume=args.resume is not None,
         hosts=hosts_from(args),
+        config=effective_config(args, "search"),
     )
     summary = execute(request)
     finish(summary, request.out)

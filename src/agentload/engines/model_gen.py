@@ -59,6 +59,12 @@ CHATML_TEMPLATE = (
 """ChatML, so `/v1/chat/completions` renders `<|im_start|>role\\ncontent<|im_end|>` turns."""
 
 
+GENERATED_CONTEXT = 262_144
+"""The generated model's trained context: twice the longest published agentic prompt (131,072),
+so the longest AgentPerf-shaped call fits with its chat template and output (measured: the
+default synthetic workload's longest call needs 133,532 tokens)."""
+
+
 class ModelSpec(BaseModel):
     """Shape of a generated llama model; equal specs give byte-identical files."""
 
@@ -69,7 +75,8 @@ class ModelSpec(BaseModel):
     heads: int = Field(default=4, ge=1)
     kv_heads: int = Field(default=2, ge=1)
     ffn: int = Field(default=768, ge=16)
-    context: int = Field(default=131_072, ge=256)
+    context: int = Field(default=GENERATED_CONTEXT, ge=256)
+    """Trained context, tokens: llama.cpp caps a slot here."""
     vocab_size: int = Field(default=DEFAULT_VOCAB_SIZE, ge=512)
     dtype: Literal["f16", "f32"] = "f16"
     seed: int = 0

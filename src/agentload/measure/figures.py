@@ -10,6 +10,7 @@ from agentload.results.summary import (
     PowerFigures,
     ProbeFigures,
     SessionFigures,
+    TierCheck,
 )
 
 
@@ -25,6 +26,7 @@ def probe_figures(
     server_cache_hit_rate: float | None = None,
     power: PowerFigures | None = None,
     notes: Sequence[str] = (),
+    checks: Mapping[str, TierCheck] | None = None,
 ) -> ProbeFigures:
     """The probe's row: throughput split, percentiles, interactivity, cache hit rates, power,
     verdicts; and, when the caller measured them, goodput per tier (calls/s), session figures
@@ -57,6 +59,7 @@ def probe_figures(
         power_source=power.source if power is not None else "none",
         power_reason=power.reason if power is not None and not power.valid else None,
         verdicts=dict(verdicts or {}),
+        checks=dict(checks or {}),
         goodput_calls_per_s=dict(goodput or {}),
         sessions=sessions,
         methodology=methodology,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agentload.measure.explain import explain
 from agentload.measure.metrics import TokenCounts
 from agentload.measure.power import energy_figures
 from agentload.results.brackets import bracket
@@ -22,12 +23,16 @@ def _per(value: float | None, denominator: float | None) -> float | None:
 
 
 def tier_results(
-    tiers: Sequence[Tier], probes: Sequence[ProbeFigures], gpus: int | None
+    tiers: Sequence[Tier],
+    probes: Sequence[ProbeFigures],
+    gpus: int | None,
+    max_agents: int | None = None,
 ) -> tuple[TierResult, ...]:
-    """One TierResult per tier, from the latest probe at each agent count."""
+    """One TierResult per tier, from the latest probe at each agent count; `max_agents` (the
+    search's cap) names the option in a capped tier's explanation."""
     latest = {p.agents: p for p in probes}
     verdicts = {n: {t: v == "pass" for t, v in p.verdicts.items()} for n, p in latest.items()}
-    return tuple(_tier(tier, latest, verdicts, gpus) for tier in tiers)
+    return tuple(_tier(tier, latest, verdicts, gpus, max_agents) for tier in tiers)
 
 
 def _tier(
@@ -35,6 +40,7 @@ def _tier(
     latest: dict[int, ProbeFigures],
     verdicts: dict[int, dict[str, bool]],
     gpus: int | None,
+    max_agents: int | None,
 ) -> TierResult:
     common = {
         "name": tier.name,
@@ -51,13 +57,15 @@ def _tier(
     }
     known = {n: v for n, v in verdicts.items() if tier.name in v}
     if not known:
-        return TierResult(max_agents=None, notes=("not probed",), **common)
+        return TierResult(max_agents=None, notes=("not probed",), limit="not_probed", **common)
     b = bracket(known, tier.name)
+    why = explain(tier, b, latest, max_agents)
     if b.passing == 0:
         return TierResult(
             max_agents=None,
             first_failing_agents=b.failing,
-            notes=(f"failed at the smallest probe ({b.failing} agents)",),
+            limit=why.limit,
+            explanation=why.words,
             **common,
         )
     probe = latest[b.passing]
@@ -70,8 +78,7 @@ def _tier(
         source=probe.power_source, mean_watts=probe.mean_watts, valid=probe.mean_watts is not None
     )
     energy = energy_figures(rates, measured, agents=b.passing)
-    notes = [] if b.failing is not None else ["passed at the largest probe; the cap, not the limit"]
-    notes.extend(probe.notes)
+    notes = list(probe.notes)
     return TierResult(
         max_agents=b.passing,
         first_failing_agents=b.failing,
@@ -86,6 +93,9 @@ def _tier(
         p90_interactivity_tokens_per_s=probe.p90_interactivity_tokens_per_s,
         goodput_calls_per_s=probe.goodput_calls_per_s.get(tier.name),
         cache_hit_rate=probe.cache_hit_rate,
+        power_source=probe.power_source if probe.mean_watts is not None else "none",
+        limit=why.limit,
+        explanation=why.words,
         notes=tuple(notes),
         **energy.model_dump(),
         **common,

@@ -1,6 +1,7 @@
 """Power samplers: NVML, AMD SMI, a Prometheus endpoint (a DCGM exporter by default), a command
-that prints watts, and a declared constant. Each reads the power of a set of accelerators; the
-`--power` spec (`power_spec`) chooses one and the recorder (`power_recorder`) runs it.
+that prints watts, the CPU packages' RAPL energy counters (powercap), and a declared constant.
+Each reads the power of a set of devices; the `--power` spec (`power_spec`) chooses one and the
+recorder (`power_recorder`) runs it.
 """
 
 from __future__ import annotations
@@ -8,11 +9,14 @@ from __future__ import annotations
 import contextlib
 import importlib
 import math
+import re
 import subprocess
+import time
 import urllib.error
 import urllib.request
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -26,6 +30,7 @@ NVML_INTERVAL_S = 0.1
 AMDSMI_INTERVAL_S = 0.1
 HTTP_INTERVAL_S = 1.0
 COMMAND_INTERVAL_S = 1.0
+RAPL_INTERVAL_S = 0.5
 
 HTTP_TIMEOUT_S = 5.0
 """Longest wait for one scrape of a Prometheus endpoint, s."""
@@ -435,6 +440,104 @@ def parse_watts(text: str) -> list[float]:
     if not values:
         raise SamplerError("command printed nothing, expected watts")
     return values
+
+
+# --- RAPL (powercap) ------------------------------------------------------------------------------
+
+
+POWERCAP_ROOT = Path("/sys/class/powercap")
+RAPL_PACKAGE = re.compile(r"^(intel-rapl|amd-rapl):\d+$")
+"""Top-level RAPL zones: one per CPU package (their sub-zones, `intel-rapl:0:0`, are parts of
+it and are not added again). AMD CPUs show up as `intel-rapl` too, through the same driver."""
+RAPL_MIN_SPAN_S = 0.05
+"""Shortest time between two readings a power figure is taken over (the counters tick about
+every millisecond)."""
+
+
+def rapl_zones(root: Path = POWERCAP_ROOT) -> list[Path]:
+    """The readable package zones under a powercap root (empty when none, or unreadable)."""
+    try:
+        zones = sorted(p for p in root.iterdir() if RAPL_PACKAGE.match(p.name))
+    except OSError:
+        return []
+    readable = []
+    for zone in zones:
+        try:
+            int((zone / "energy_uj").read_text())
+        except (OSError, ValueError):
+            continue
+        readable.append(zone)
+    return readable
+
+
+class RaplSampler(PowerSampler):
+    """The CPU packages' RAPL energy counters (`energy_uj`, µJ) under `/sys/class/powercap`:
+    energy exact between readings (wraps at `max_energy_range_uj` undone), power the mean since
+    the previous reading. What it measures is the whole package: every process on it, not only
+    the engine."""
+
+    source = "rapl"
+
+    def __init__(
+        self,
+        *,
+        root: Path = POWERCAP_ROOT,
+        interval_s: float = RAPL_INTERVAL_S,
+        clock: Callable[[], float] = now,
+    ) -> None:
+        self.root = root
+        self.interval_s = interval_s
+        self._clock = clock
+        self._zones: list[Path] = []
+        self._ranges: list[float] = []
+        self._raw: list[float] = []
+        self._wraps: list[int] = []
+        self._last: tuple[float, float] | None = None
+        """(time, total joules) of the previous reading."""
+        # a zone without max_energy_range_uj (0) cannot be unwrapped: its counter then goes
+        # backwards at a wrap, and a window over it falls back to the power samples
+
+    def open(self) -> None:
+        self._zones = rapl_zones(self.root)
+        if not self._zones:
+            raise AgentloadError(
+                f"power source rapl: no readable RAPL package zone under {self.root} "
+                "(not exposed on this machine, or energy_uj is readable by root only)"
+            )
+        self._ranges = [self._number(z / "max_energy_range_uj", default=0.0) for z in self._zones]
+        self._raw = [self._number(z / "energy_uj") for z in self._zones]
+        self._wraps = [0] * len(self._zones)
+        self._last = (self._clock(), self._joules())
+
+    def _number(self, path: Path, default: float | None = None) -> float:
+        try:
+            return float(path.read_text())
+        except (OSError, ValueError) as exc:
+            if default is not None:
+                return default
+            raise SamplerError(f"{path}: {exc}") from None
+
+    def _joules(self) -> float:
+        zones = zip(self._raw, self._wraps, self._ranges, strict=True)
+        return sum(raw + wraps * span for raw, wraps, span in zones) * JOULES_PER_MICROJOULE
+
+    def read(self) -> PowerSample:
+        if self._last is None:
+            raise SamplerError("rapl: read before open")
+        wait = self._last[0] + RAPL_MIN_SPAN_S - self._clock()
+        if wait > 0:
+            time.sleep(wait)
+        t = self._clock()
+        for i, zone in enumerate(self._zones):
+            raw = self._number(zone / "energy_uj")
+            if raw < self._raw[i]:
+                self._wraps[i] += 1
+            self._raw[i] = raw
+        joules = self._joules()
+        t0, j0 = self._last
+        self._last = (t, joules)
+        watts = max(0.0, (joules - j0) / (t - t0)) if t > t0 else 0.0
+        return PowerSample.of(t, [watts], ["+".join(z.name for z in self._zones)], joules)
 
 
 # --- a declared constant ----------------------------------------------------------------------

@@ -23,14 +23,24 @@ from agentload.measure.power_samplers import (
     NvmlSampler,
     PowerSampler,
     PrometheusSampler,
+    RaplSampler,
+    rapl_zones,
 )
+
+CPU_WATTS_PER_VCPU = 2.2
+"""Declared power of one busy vCPU, W, when a CPU engine's power cannot be measured: an AMD
+EPYC 7763's 280 W default TDP (AMD's product page) over its 128 hardware threads (a vCPU is one
+hardware thread). TDP is what the package is built to dissipate under sustained load, so this
+is the package's share for a busy thread, without memory, board or power-supply losses, as GPU
+power is the GPU's alone."""
+CPU_WATTS_SOURCE = "AMD EPYC 7763: 280 W TDP over 128 hardware threads"
 
 SPEC_FIELD = "--power"
 NO_METRIC = "none"
-Kind = Literal["nvml", "amdsmi", "prometheus", "command", "assumed"]
+Kind = Literal["nvml", "amdsmi", "prometheus", "command", "rapl", "assumed"]
 SPEC_HELP = (
     "nvml[:0,1], amdsmi[:0,1], prometheus:URL[#metric=NAME&energy_metric=NAME&LABEL=V], "
-    "dcgm:URL, command:CMD"
+    "dcgm:URL, command:CMD, rapl"
 )
 
 
@@ -53,6 +63,8 @@ class PowerSpec(BaseModel):
     gpus: int = Field(default=1, ge=1)
     interval_s: float | None = Field(default=None, gt=0)
     """Sampling interval, s; None for the source's default."""
+    basis: str | None = None
+    """What a declared constant stands for and where its number comes from (assumed only)."""
 
     @model_validator(mode="after")
     def _check(self) -> PowerSpec:
@@ -69,7 +81,11 @@ class PowerSpec(BaseModel):
     def describe(self) -> str:
         """One line for manifests and reports."""
         if self.kind == "assumed":
+            if self.basis:
+                return f"assumed {self.watts_per_gpu * self.gpus:g} W ({self.basis})"
             return f"assumed {self.watts_per_gpu:g} W x {self.gpus} GPU(s)"
+        if self.kind == "rapl":
+            return "rapl (the CPU packages' energy counters, every process on them)"
         if self.kind in ("nvml", "amdsmi"):
             which = (
                 "all GPUs" if self.devices is None else "GPUs " + ",".join(map(str, self.devices))
@@ -100,6 +116,8 @@ class PowerSpec(BaseModel):
         if self.kind == "command":
             assert self.command is not None
             return CommandSampler(self.command, **interval)
+        if self.kind == "rapl":
+            return RaplSampler(**interval)
         assert self.watts_per_gpu is not None
         return AssumedPower(self.watts_per_gpu, self.gpus)
 
@@ -109,7 +127,8 @@ def _bad(reason: str) -> InputError:
 
 
 def parse_power_spec(spec: str, *, interval_s: float | None = None) -> PowerSpec:
-    """Parse `--power`: nvml[:0,1], amdsmi[:0,1], prometheus:URL[#...], dcgm:URL, command:CMD."""
+    """Parse `--power`: nvml[:0,1], amdsmi[:0,1], prometheus:URL[#...], dcgm:URL, command:CMD,
+    rapl."""
     if interval_s is not None and not (math.isfinite(interval_s) and interval_s > 0):
         raise InputError(
             f"sampling interval must be > 0 s, got {interval_s:g}", field="--power-interval"
@@ -125,6 +144,10 @@ def parse_power_spec(spec: str, *, interval_s: float | None = None) -> PowerSpec
         if not rest:
             raise _bad(f"{kind} needs a URL, e.g. {kind}:http://host:9400/metrics")
         return _prometheus_spec(rest, interval_s)
+    if kind == "rapl":
+        if rest:
+            raise _bad("rapl takes no options (it reads every CPU package)")
+        return PowerSpec(kind="rapl", interval_s=interval_s)
     if kind == "command":
         command = _unquote(rest)
         if not command:
@@ -206,3 +229,20 @@ def power_spec_from_options(
     if power:
         return parse_power_spec(power, interval_s=interval_s)
     return None
+
+
+def cpu_power_spec(vcpus: int, *, watts: float | None = None) -> PowerSpec:
+    """Power for a CPU engine on `vcpus` vCPUs: RAPL where this machine exposes it (measured),
+    else declared (`watts` in all, or `CPU_WATTS_PER_VCPU` each), marked assumed."""
+    if watts is None and rapl_zones():
+        return PowerSpec(kind="rapl")
+    if watts is not None:
+        if not (math.isfinite(watts) and watts > 0):
+            raise InputError(f"must be > 0 W, got {watts:g}", field="--cpu-watts")
+        return PowerSpec(kind="assumed", watts_per_gpu=watts, basis="declared with --cpu-watts")
+    total = vcpus * CPU_WATTS_PER_VCPU
+    return PowerSpec(
+        kind="assumed",
+        watts_per_gpu=total,
+        basis=f"{vcpus} vCPU(s) serving x {CPU_WATTS_PER_VCPU:g} W: {CPU_WATTS_SOURCE}",
+    )

@@ -255,6 +255,8 @@ def _tier_card(ctx: ReportContext, tier: TierResult, color: str) -> str:
         rows.append(("first failing", agents_words(tier.first_failing_agents)))
     dl = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in rows)
     notes = "".join(f'<p class="source">{e(n)}</p>' for n in tier.notes)
+    if tier.explanation:
+        notes = f'<p class="source"><b>Why:</b> {e(tier.explanation)}</p>' + notes
     return (
         f'<div class="card" style="border-top: 4px solid {color}">'
         f'<div class="tier">{e(tier.name)}</div><div class="slo">{e(slo)}</div>'

@@ -129,16 +129,18 @@ class ResultsView:
 
     @property
     def power_words(self) -> str:
-        """`power: nvml`, `power: command (ASSUMED, ...)`, or why there is no power figure."""
+        """`power: nvml`, `power: assumed (ASSUMED, ...)`, or why there is no power figure;
+        a declared figure says what it stands for."""
         if self.summary is None:
             return "power: not summarised (no valid summary)"
         power = self.summary.power
         if power.source == "none":
             return "power: not measured"
-        words = f"power: {power.source}"
         if power.assumed:
-            words += " (ASSUMED: a declared constant, not measured)"
-        elif not power.valid:
+            basis = f": {power.description}" if power.description else ""
+            return f"power: ASSUMED, a declared constant, not measured{basis}"
+        words = f"power: {power.source}"
+        if not power.valid:
             words += f" (invalid: {power.reason or 'coverage gaps'})"
         return words
 
@@ -164,12 +166,20 @@ class ResultsView:
         if not self.recorded_probes:
             return ()
         tiers = self._manifest_tiers()
-        return tier_results(tiers, self.recorded_probes, self.gpus) if tiers else ()
+        if not tiers:
+            return ()
+        return tier_results(tiers, self.recorded_probes, self.gpus, self._manifest_max_agents())
 
     @property
     def tiers_provisional(self) -> bool:
         """Tier results recomputed from an unfinished search's probes, not read from a summary."""
         return self.summary is None and bool(self.tiers)
+
+    def _manifest_max_agents(self) -> int | None:
+        settings = self.manifest.get("settings")
+        search = settings.get("search") if isinstance(settings, dict) else None
+        cap = search.get("max_agents") if isinstance(search, dict) else None
+        return cap if isinstance(cap, int) and cap >= 1 else None
 
     def _manifest_tiers(self) -> tuple[Tier, ...]:
         settings = self.manifest.get("settings")

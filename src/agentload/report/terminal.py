@@ -1,71 +1,271 @@
-"""The terminal summary of a window: what a serving engineer reads first, units named."""
+"""The terminal summary of a results directory: what a serving engineer reads first, units named.
+
+Built from a `ResultsView` alone (`agentload report DIR` and the end of `run`, `search` and
+`demo` print the same thing): a head line, the headline per tier (tiers as columns) with, under
+it, why each tier has the answer it has; the probes (or a plain run's window); the notes. Each
+table is a `Grid` (`agentload.report.fit`), so it fits any terminal without cutting a number,
+and renders as plain text or Markdown for pipes (`summary_text`).
+"""
 
 from __future__ import annotations
 
+import math
+import os
+from collections.abc import Callable
+from typing import Literal
+
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from agentload.measure.metrics import WindowMetrics
 from agentload.measure.stats import Distribution
-from agentload.results.summary import SelfCheckFigures, Summary
+from agentload.report.fit import Cell, Column, Grid, console_lines, markdown, plain
+from agentload.report.load import Point, ResultsView
+from agentload.results.files import PROBES_FILE, SUMMARY_FILE
+from agentload.results.summary import SelfCheckFigures, TierResult
 from agentload.results.tiers import slo_text
 
 WIDE_COLUMNS = 160
-"""Width for tables when output is not a terminal (a log file or CI), so columns stay whole."""
+"""Width for tables when output is not a terminal and COLUMNS is not set (a log file or CI)."""
+TextFormat = Literal["text", "markdown"]
+VERDICT_STYLES = {"pass": "green", "fail": "red", "uncertain": "yellow"}
 
 
 def wide_console() -> Console:
-    """A stdout console; when stdout is not a terminal, wide enough for the tables."""
+    """A stdout console: the terminal's width; else COLUMNS; else `WIDE_COLUMNS`."""
     console = Console()
-    return console if console.is_terminal else Console(width=WIDE_COLUMNS)
+    if console.is_terminal or os.environ.get("COLUMNS"):
+        return console
+    return Console(width=WIDE_COLUMNS)
 
 
-def _fmt(value: float | None, digits: int = 1) -> str:
-    return "—" if value is None else f"{value:,.{digits}f}"
+# --- formats ------------------------------------------------------------------------------------
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:.1f}%"
+def fmt(value: float | None, digits: int = 1) -> str:
+    """A number with thousands separators, or an em dash when unknown."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    return f"{value:,.{digits}f}"
 
 
-def window_table(metrics: WindowMetrics, *, title: str) -> Table:
+def pct(value: float | None) -> str:
+    return "—" if value is None or not math.isfinite(value) else f"{value * 100:.1f}%"
+
+
+def watts(value: float | None) -> str:
+    """Watts: whole above 100 W, else to 0.1 W."""
+    return fmt(value, 0 if value is not None and value >= 100 else 1)
+
+
+def compact(value: float | None) -> str:
+    """Three significant digits with k, M or G, in one word: `32.8M`, `5.71k`."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    scaled, suffix = value, ""
+    for size, name in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            scaled, suffix = value / size, name
+            break
+    if scaled == 0:
+        return "0"
+    digits = max(0, 2 - math.floor(math.log10(abs(scaled))))
+    return f"{scaled:.{digits}f}{suffix}"
+
+
+# --- the headline per tier ----------------------------------------------------------------------
+
+
+def tier_grid(view: ResultsView) -> Grid | None:
+    """The headline per tier, tiers as columns; under it, why each tier has its answer."""
+    tiers = view.tiers
+    if not tiers:
+        return None
+    source = (
+        f"PROVISIONAL: the search did not finish; from {PROBES_FILE} and the manifest's tiers"
+        if view.tiers_provisional
+        else SUMMARY_FILE
+    )
+    per_gpu = "tokens/s (per GPU)" if view.gpus else "tokens/s"
+    assumed = view.summary is not None and view.summary.power.assumed
+    per_mw = " (assumed)" if assumed else ""
+    rows: list[tuple[str, str, Callable[[TierResult], str]]] = [
+        ("SLO", "", _slo),
+        ("max agents", "agents", _max_agents),
+        ("first failing", "agents", lambda t: _int(t.first_failing_agents)),
+        ("total", per_gpu, lambda t: _per_gpu(view, t.total_tokens_per_s)),
+        ("cached input", per_gpu, lambda t: _per_gpu(view, t.cached_input_tokens_per_s)),
+        ("uncached input", per_gpu, lambda t: _per_gpu(view, t.uncached_input_tokens_per_s)),
+        ("output", per_gpu, lambda t: _per_gpu(view, t.output_tokens_per_s)),
+        ("p25 output speed", "tokens/s per request", lambda t: fmt(t.p25_output_tokens_per_s)),
+        ("p95 TTFT", "s", lambda t: fmt(t.p95_ttft_s, 3)),
+        (
+            "e2e interactivity 1/p90",
+            "tokens/s per request",
+            lambda t: fmt(t.p90_interactivity_tokens_per_s),
+        ),
+        ("goodput", "calls/s meeting the tier", lambda t: fmt(t.goodput_calls_per_s, 2)),
+        ("cache hit rate", "cached / prompt tokens", lambda t: pct(t.cache_hit_rate)),
+        (
+            "mean power",
+            ("W (all GPUs)" if view.gpus else "W") + per_mw,
+            lambda t: watts(t.mean_watts),
+        ),
+        ("agents per MW", "agents/MW", lambda t: _per_mw(assumed, t.agents_per_mw)),
+        (
+            "total per MW",
+            "tokens/s per MW",
+            lambda t: _per_mw(assumed, t.total_tokens_per_s_per_mw),
+        ),
+        (
+            "output per MW",
+            "tokens/s per MW",
+            lambda t: _per_mw(assumed, t.output_tokens_per_s_per_mw),
+        ),
+    ]
+    columns = (
+        Column("figure", key=True, justify="left"),
+        Column("unit", key=True, justify="left"),
+        *(Column(t.name) for t in tiers),
+    )
+    return Grid(
+        title=f"Headline per tier, at each tier's max agents ({source})",
+        columns=columns,
+        rows=tuple((name, unit, *(get(t) for t in tiers)) for name, unit, get in rows),
+        notes=tuple(explanations(view)),
+    )
+
+
+def explanations(view: ResultsView) -> list[str]:
+    """`why cpu200: out of reach: ...`, one line per tier that has an explanation."""
+    return [f"why {t.name}: {t.explanation}" for t in view.tiers if t.explanation]
+
+
+def _slo(tier: TierResult) -> str:
+    return slo_text(tier, unicode=True)
+
+
+def _max_agents(tier: TierResult) -> str:
+    if tier.max_agents is None:
+        return "none"
+    capped = "+" if tier.limit == "max_agents" else ""
+    return f"{tier.max_agents:,}{capped}"
+
+
+def _int(value: int | None) -> str:
+    return "—" if value is None else f"{value:,}"
+
+
+def _per_gpu(view: ResultsView, value: float | None) -> str:
+    if value is None:
+        return "—"
+    if not view.gpus:
+        return fmt(value, 0)
+    return f"{fmt(value, 0)} ({fmt(value / view.gpus, 0)}/GPU)"
+
+
+def _per_mw(assumed: bool, value: float | None) -> str:
+    if value is None:
+        return "—"
+    return compact(value) + (" assumed" if assumed else "")
+
+
+# --- probes and a run's window ------------------------------------------------------------------
+
+
+def probe_grid(view: ResultsView) -> Grid | None:
+    """One row per probe (concurrency level), each over its own window."""
+    if not view.points:
+        return None
+    sources = ", ".join(sorted({p.source for p in view.points}))
+    tier_names = [t.name for t in view.tiers] or sorted(
+        {name for p in view.points for name in p.figures.verdicts}
+    )
+    per_gpu = " (per GPU)" if view.gpus else ""
+    columns = (
+        Column("agents", key=True),
+        Column("window, s"),
+        Column("ok / failed"),
+        Column(f"total tokens/s{per_gpu}"),
+        Column("output tokens/s"),
+        Column("p25 output speed, tokens/s"),
+        Column("p50 output speed, tokens/s"),
+        Column("p50 TTFT, s"),
+        Column("p95 TTFT, s"),
+        Column("e2e 1/p90, tokens/s"),
+        Column("cache hit"),
+        Column("mean W"),
+        *(Column(name) for name in tier_names),
+    )
+    return Grid(
+        title=f"Probes (each over its steady-state window; {sources})",
+        columns=columns,
+        rows=tuple(_probe_cells(view, p, tier_names) for p in view.points),
+    )
+
+
+def _probe_cells(view: ResultsView, point: Point, tier_names: list[str]) -> tuple[Cell, ...]:
+    f = point.figures
+    verdicts: list[Cell] = []
+    for name in tier_names:
+        verdict = f.verdicts.get(name, "—")
+        verdicts.append(Text(verdict, style=VERDICT_STYLES.get(verdict, "")))
+    return (
+        f"{f.agents:,}",
+        fmt(f.window_s),
+        f"{f.requests_ok:,} / {f.requests_failed:,}",
+        _per_gpu(view, f.total_tokens_per_s),
+        fmt(f.output_tokens_per_s),
+        fmt(f.p25_output_tokens_per_s),
+        fmt(f.p50_output_tokens_per_s),
+        fmt(f.p50_ttft_s, 3),
+        fmt(f.p95_ttft_s, 3),
+        fmt(f.p90_interactivity_tokens_per_s),
+        pct(f.cache_hit_rate),
+        watts(f.mean_watts),
+        *verdicts,
+    )
+
+
+def window_grid(metrics: WindowMetrics, *, title: str) -> Grid:
     """Throughput split, latency percentiles and request counts over one window."""
-    table = Table(title=escape(title), title_justify="left", show_header=True, header_style="bold")
-    table.add_column("figure")
-    table.add_column("value", justify="right")
-    table.add_column("unit")
     rate = metrics.tokens_per_s
     total = rate.total or None
     rows: list[tuple[str, str, str]] = [
-        ("window", _fmt(metrics.duration_s), "s"),
-        ("total tokens/s (input + output)", _fmt(rate.total), "tokens/s"),
+        ("window", fmt(metrics.duration_s), "s"),
+        ("total tokens/s (input + output)", fmt(rate.total), "tokens/s"),
         (
             "  cached input",
-            _fmt(rate.cached_input),
+            fmt(rate.cached_input),
             f"tokens/s ({_share(rate.cached_input, total)})",
         ),
         (
             "  uncached input",
-            _fmt(rate.uncached_input),
+            fmt(rate.uncached_input),
             f"tokens/s ({_share(rate.uncached_input, total)})",
         ),
-        ("  output", _fmt(rate.output), f"tokens/s ({_share(rate.output, total)})"),
-        ("cache hit rate (client usage)", _pct(metrics.cache_hit_rate), "cached / prompt tokens"),
+        ("  output", fmt(rate.output), f"tokens/s ({_share(rate.output, total)})"),
+        ("cache hit rate (client usage)", pct(metrics.cache_hit_rate), "cached / prompt tokens"),
         ("requests", f"{metrics.requests_ok:,} ok, {metrics.requests_failed:,} failed", "requests"),
-        ("request rate", _fmt(metrics.requests_per_s, 2), "requests/s"),
-        ("achieved concurrency", _fmt(metrics.achieved_concurrency, 2), "requests in flight"),
+        ("request rate", fmt(metrics.requests_per_s, 2), "requests/s"),
+        ("achieved concurrency", fmt(metrics.achieved_concurrency, 2), "requests in flight"),
         ("agents active", f"{metrics.agents_active}", "agents"),
     ]
     rows += _dist_rows("output speed per request", metrics.output_speed_tokens_per_s, "tokens/s")
     rows += _dist_rows("TTFT", metrics.ttft_s, "s", digits=3)
     rows += _dist_rows("end-to-end latency", metrics.latency_s, "s", digits=2)
-    for name, value, unit in rows:
-        table.add_row(name, value, unit)
     if metrics.errors_by_kind:
         kinds = ", ".join(f"{k}: {n}" for k, n in sorted(metrics.errors_by_kind.items()))
-        table.add_row("errors by kind", kinds, "requests")
-    return table
+        rows.append(("errors by kind", kinds, "requests"))
+    return Grid(
+        title=title,
+        columns=(
+            Column("figure", key=True, justify="left"),
+            Column("value"),
+            Column("unit", justify="left"),
+        ),
+        rows=tuple(rows),
+    )
 
 
 def _share(part: float, total: float | None) -> str:
@@ -78,113 +278,86 @@ def _dist_rows(
     if dist.n == 0:
         return [(name, "no samples", unit)]
     return [
-        (f"{name} p25 / p50", f"{_fmt(dist.p25, digits)} / {_fmt(dist.p50, digits)}", unit),
+        (f"{name} p25 / p50", f"{fmt(dist.p25, digits)} / {fmt(dist.p50, digits)}", unit),
         (
             f"{name} p95 / p99",
-            f"{_fmt(dist.p95, digits)} / {_fmt(dist.p99, digits)}",
+            f"{fmt(dist.p95, digits)} / {fmt(dist.p99, digits)}",
             f"{unit} (n={dist.n})",
         ),
     ]
 
 
-def print_window(metrics: WindowMetrics, *, title: str, console: Console | None = None) -> None:
-    (console or wide_console()).print(window_table(metrics, title=title))
+# --- the whole summary --------------------------------------------------------------------------
 
 
-def tiers_table(summary: Summary) -> Table:
-    """The headline: per tier, the most agents that met it and what the deployment did there."""
-    gpus = summary.gpus
-    power = summary.power
-    watts_note = "assumed" if power.assumed else power.source
-    table = Table(
-        title=f"{escape(summary.label)}: max agents per SLO tier"
-        + ("" if summary.complete else " (INCOMPLETE)"),
-        title_justify="left",
-        header_style="bold",
-    )
-    for name in (
-        "tier",
-        "SLO",
-        "max agents",
-        "total tokens/s" + (" per GPU" if gpus else ""),
-        "cached / uncached / output",
-        "p25 output tokens/s",
-        "p95 TTFT s",
-        "cache hit",
-        f"agents per MW ({watts_note})",
-        f"tokens/s per MW ({watts_note})",
-    ):
-        table.add_column(name, justify="left" if name in ("tier", "SLO") else "right")
-    for tier in summary.tiers:
-        slo = slo_text(tier)
-        if tier.max_agents is None:
-            table.add_row(tier.name, slo, "none", *["—"] * 7)
-            continue
-        total = tier.total_tokens_per_s
-        shown_total = total / gpus if (total is not None and gpus) else total
-        mix = "—"
-        if total:
-            mix = " / ".join(
-                f"{(v or 0.0) / total * 100:.1f}%"
-                for v in (
-                    tier.cached_input_tokens_per_s,
-                    tier.uncached_input_tokens_per_s,
-                    tier.output_tokens_per_s,
-                )
-            )
-        capped = "+" if tier.first_failing_agents is None else ""
-        table.add_row(
-            tier.name,
-            slo,
-            f"{tier.max_agents}{capped}",
-            _fmt(shown_total, 0),
-            mix,
-            _fmt(tier.p25_output_tokens_per_s),
-            _fmt(tier.p95_ttft_s, 3),
-            _pct(tier.cache_hit_rate),
-            _fmt(tier.agents_per_mw, 0),
-            _fmt(tier.total_tokens_per_s_per_mw, 0),
+def head_lines(view: ResultsView) -> list[tuple[str, str]]:
+    """(text, style) lines above the tables: status, model and power, warnings."""
+    lines = [
+        (f"{view.label}: {view.kind}, {view.status}  ({view.path})", "bold"),
+    ]
+    facts = [f"model {view.model or 'unknown'}"]
+    if view.gpus:
+        facts.append(f"{view.gpus} GPU(s)")
+    facts.append(view.power_words)
+    lines.append((" · ".join(facts), ""))
+    if view.summary_problem:
+        lines.append((f"{view.status}: {view.summary_problem}", "bold red"))
+    elif view.summary is not None and not view.summary.complete:
+        lines.append(("INCOMPLETE: the run was interrupted", "bold red"))
+    if view.summary is not None and not view.summary.client_ok:
+        lines.append(
+            ("warning: the client fell behind its schedule; figures are suspect", "yellow")
         )
-    return table
+    return lines
 
 
-def probes_table(summary: Summary) -> Table:
-    """Every probe of a search, in the order measured."""
-    table = Table(title="probes", title_justify="left", header_style="bold")
-    for name in (
-        "#",
-        "agents",
-        "window s",
-        "total tokens/s",
-        "output tokens/s",
-        "p25 / p50 output tokens/s",
-        "p50 / p95 TTFT s",
-        "cache hit",
-        "errors",
-        "verdicts",
-    ):
-        table.add_column(name, justify="left" if name == "verdicts" else "right")
-    for p in summary.probes:
-        table.add_row(
-            str(p.index),
-            str(p.agents),
-            _fmt(p.window_s, 0),
-            _fmt(p.total_tokens_per_s, 0),
-            _fmt(p.output_tokens_per_s, 0),
-            f"{_fmt(p.p25_output_tokens_per_s)} / {_fmt(p.p50_output_tokens_per_s)}",
-            f"{_fmt(p.p50_ttft_s, 3)} / {_fmt(p.p95_ttft_s, 3)}",
-            _pct(p.cache_hit_rate),
-            _pct(p.error_rate),
-            " ".join(f"{k}:{v}" for k, v in p.verdicts.items()),
-        )
-    return table
+def summary_grids(view: ResultsView) -> list[Grid]:
+    """The tables, in order: the headline per tier, then the probes or a run's window."""
+    grids = [g for g in (tier_grid(view),) if g is not None]
+    if view.kind == "search" or len(view.points) > 1:
+        probes = probe_grid(view)
+        if probes is not None:
+            grids.append(probes)
+    elif view.run_metrics is not None and view.run_window is not None:
+        window = view.run_window
+        title = f"{view.label}: {window.description} (from {window.source})"
+        grids.append(window_grid(view.run_metrics, title=title))
+    else:
+        probes = probe_grid(view)
+        if probes is not None:
+            grids.append(probes)
+    return grids
 
 
-def print_tiers(summary: Summary, *, console: Console | None = None) -> None:
-    """Probes, then the headline per tier."""
-    console = console or wide_console()
-    console.print(probes_table(summary))
-    console.print(tiers_table(summary))
+def print_summary(view: ResultsView, console: Console) -> None:
+    """Everything the terminal shows of a results directory, fitted to the console."""
+    for text, style in head_lines(view):
+        console.print(Text(text, style=style))
+    grids = summary_grids(view)
+    for grid in grids:
+        console_lines(grid, console)
+    if not grids:
+        console.print(Text("nothing measured: no probes and no completed requests", "yellow"))
+    for note in view.report_notes():
+        console.print(Text(f"note: {note}", style="yellow"))
+
+
+def summary_text(view: ResultsView, form: TextFormat) -> str:
+    """The same summary as plain text or Markdown, for pipes and documents."""
+    render = plain if form == "text" else markdown
+    head = [text for text, _ in head_lines(view)]
+    if form == "markdown":
+        head = [f"**{head[0]}**", "", *head[1:]]
+    parts = ["\n".join(head)]
+    grids = summary_grids(view)
+    parts.extend(render(g) for g in grids)
+    if not grids:
+        parts.append("nothing measured: no probes and no completed requests")
+    notes = view.report_notes()
+    if notes:
+        bullet = "- " if form == "markdown" else "note: "
+        parts.append("\n".join(f"{bullet}{n}" for n in notes))
+    return "\n\n".join(parts) + "\n"
 
 
 def selfcheck_line(figures: SelfCheckFigures | None) -> str | None:

@@ -29,9 +29,13 @@ class PowerFigures(_Model):
     """How power was measured over a window, and what it came to."""
 
     source: str = "none"
-    """`nvml`, `amdsmi`, `prometheus`, `command`, `assumed` (a declared constant) or `none`."""
+    """`nvml`, `amdsmi`, `prometheus`, `command`, `rapl`, `assumed` (a declared constant) or
+    `none`."""
     assumed: bool = False
     """True when the watts are a declared constant, not a measurement."""
+    description: str | None = None
+    """The source as configured, e.g. `nvml (all GPUs)` or `assumed 2.2 W (1 vCPU(s) serving x
+    2.2 W: ...)`: for an assumed figure, what it stands for and where its number comes from."""
     mean_watts: float | None = Field(default=None, ge=0)
     energy_j: float | None = None
     coverage: float | None = None
@@ -39,6 +43,20 @@ class PowerFigures(_Model):
     valid: bool = False
     reason: str | None = None
     """Why the figure is missing or invalid, when it is."""
+
+
+class TierCheck(_Model):
+    """A probe against one tier: the percentiles the tier names, as measured over the window."""
+
+    output_speed_tokens_per_s: float | None = None
+    """Per-request output speed at the tier's percentile, tokens/s."""
+    ttft_s: float | None = None
+    """Time to first token at the tier's percentile, s."""
+    interactivity_tokens_per_s: float | None = None
+    """End-to-end interactivity (1 / the tier's percentile of e2e s per output token)."""
+    reason: str = ""
+    """The verdict in words (`output 69.0 >= 60 tokens/s, TTFT 12.500 > 2 s`, or `error rate
+    12.0% above 5.0%`)."""
 
 
 class MethodologyStamp(_Model):
@@ -136,6 +154,8 @@ class ProbeFigures(_Model):
     """Why the probe has no power figure, when a sampler ran but its figure is invalid."""
     verdicts: dict[str, str] = Field(default_factory=dict)
     """Tier name -> `pass`, `fail` or `uncertain` (inside the noise)."""
+    checks: dict[str, TierCheck] = Field(default_factory=dict)
+    """Tier name -> the figures its verdict was judged on (absent in older results)."""
     goodput_calls_per_s: dict[str, float] = Field(default_factory=dict)
     """Tier name -> successful calls closed in the window that each met the tier's criteria,
     per second of window (`agentload.measure.goodput`)."""
@@ -143,6 +163,11 @@ class ProbeFigures(_Model):
     arrivals: ArrivalFigures | None = None
     methodology: MethodologyStamp | None = None
     notes: tuple[str, ...] = ()
+
+
+Limit = Literal["output_speed", "ttft", "interactivity", "error_rate", "max_agents", "not_probed"]
+"""What set a tier's answer: its output-speed floor, its TTFT ceiling, its e2e interactivity
+floor, the error rate, the search's --max-agents cap, or nothing measured."""
 
 
 class TierResult(_Model):
@@ -171,6 +196,8 @@ class TierResult(_Model):
     """Calls per second that met this tier at `max_agents`."""
     cache_hit_rate: float | None = None
     mean_watts: float | None = Field(default=None, ge=0)
+    power_source: str = "none"
+    """Where `mean_watts` and the per-MW figures come from (`assumed`: a declared constant)."""
     agents_per_mw: float | None = Field(default=None, ge=0)
     total_tokens_per_s_per_mw: float | None = Field(default=None, ge=0)
     output_tokens_per_s_per_mw: float | None = None
@@ -178,6 +205,12 @@ class TierResult(_Model):
     uncached_input_tokens_per_s_per_mw: float | None = None
     joules_per_output_token: float | None = None
     joules_per_token: float | None = None
+    limit: Limit | None = None
+    """What set the answer (None in older results)."""
+    explanation: str | None = None
+    """The answer in words a user acts on: which limit, by how much, and what the deployment
+    did at the probe that decided it (e.g. `out of reach: p95 TTFT 12.5 s at 1 agent > 2 s
+    ceiling (6.2x); unloaded, p25 output speed 69 tokens/s`)."""
     notes: tuple[str, ...] = ()
 
 

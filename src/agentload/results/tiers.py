@@ -35,8 +35,10 @@ set your own ceiling with --ttft-ceiling)."""
 AGENTPERF_FLOORS = (20.0, 40.0, 60.0, 100.0, 180.0)
 """Output-speed floors of the AgentPerf-like tiers, tokens/s per agent."""
 LOCAL_CPU_FLOORS = (60.0, 120.0, 200.0)
-"""Floors scaled to the embedded CPU engine: on two cores one agent sees ~200-350 tokens/s
-p25 output speed, four agents ~110 (measured with `make demo`)."""
+"""Floors scaled to the embedded CPU engine on one thread (the client keeps the other core of
+two): one agent sees 159-177 tokens/s p25 output speed, two 79-81, three 82-99, four 51-58
+(three `agentload demo` runs on a quiet 2-vCPU VM), so the tiers answer 3 agents, 1, and none
+(out of reach unloaded: the demo shows each kind of answer with its explanation)."""
 LOCAL_CPU_TTFT_CEILING_S = 2.0
 
 

@@ -24,15 +24,15 @@ from rich.console import Console
 
 from agentload import clock
 from agentload.errors import AgentloadError
-from agentload.files import new_results_dir, owner_only_files
+from agentload.files import new_results_dir, owner_only_files, write_bytes_atomic
 from agentload.measure.meters import Meters
 from agentload.measure.power_spec import PowerSpec
-from agentload.results.files import MANIFEST_FILE, RECORDS_FILE
+from agentload.results.files import CONFIG_FILE, MANIFEST_FILE, RECORDS_FILE
 from agentload.results.summary import Summary
 from agentload.run.arrivals import ArrivalPlan, plan_arrivals
 from agentload.run.host import INTERRUPT_DRAIN_S, Host, InProcessHost, ShareLost
 from agentload.run.probe import ProbeOutcome
-from agentload.run.progress import progress_printer, report_progress
+from agentload.run.progress import ProgressBoard, progress_display, report_progress
 from agentload.run.results_dir import (
     append_probe,
     build_manifest,
@@ -47,6 +47,7 @@ from agentload.run.share import ShareJob
 from agentload.run.summarize import Asked, build_summary
 from agentload.run.virtual_time import run_virtually
 from agentload.target.call import Opened, TargetChoice
+from agentload.target.context import Fit
 from agentload.workload.load import load_workload
 from agentload.workload.model import Workload
 
@@ -85,6 +86,8 @@ class Request:
     resume: bool = False
     """Continue the interrupted run in `out` (`agentload.run.resume`) instead of starting."""
     hosts: HostOptions = field(default_factory=HostOptions)
+    config: str | None = None
+    """The effective options as TOML (`agentload.config_file`), saved as `config.toml`."""
 
     @property
     def command(self) -> str:
@@ -114,7 +117,7 @@ def execute(request: Request, console: Console | None = None) -> Summary:
             agents = request.agents.model_copy(update={"run_salt": resumption.run_salt})
             request = dataclasses.replace(request, agents=agents)
             return _execute_in(request, workload, resumption, console, arrivals)
-        with new_results_dir(request.out, RECORDS_FILE, (MANIFEST_FILE,)):
+        with new_results_dir(request.out, RECORDS_FILE, (MANIFEST_FILE, CONFIG_FILE)):
             return _execute_in(request, workload, None, console, arrivals)
 
 
@@ -144,13 +147,22 @@ def _execute_in(
     expected = request.search.max_agents
     if arrivals is not None:
         expected = min(expected, OPEN_LOOP_SLOTS)
-    opening = request.target.open(api=request.agents.api, agents=expected, out=out, console=console)
+    opening = request.target.open(
+        api=request.agents.api,
+        agents=expected,
+        out=out,
+        console=console,
+        fit=Fit(workload, recorded_history=request.agents.reply_history == "recorded"),
+        clients=request.hosts.workers if request.hosts.backend == "local" else 1,
+    )
     with opening as target:
         manifest, state = _begin(request, workload, target, resumption, console)
         times = manifest.get("times")
         started_at = (times.get("started_at") if isinstance(times, dict) else None) or clock.now()
         with target.meters(out, request.power) as meters:
             write_manifest(out, manifest)
+            if request.config is not None and not (out / CONFIG_FILE).exists():
+                write_bytes_atomic(out / CONFIG_FILE, request.config.encode())
             lost: ShareLost | None = None
             drive = _drive(request, workload, target, state, meters, resumption, console, arrivals)
             try:
@@ -262,16 +274,18 @@ async def _drive(
     arrivals: ArrivalPlan | None = None,
 ) -> None:
     """Check the target, start the host, search, close; fills `state`."""
-    await target.check(console)  # Ctrl-C here: nothing measured
+    # Ctrl-C here: nothing measured
+    await target.check(console, strict=not request.search.is_run)
     played = workload
     if arrivals is not None:  # agent k plays arrival k's session
         played = workload.model_copy(update={"sessions": arrivals.sessions})
     host = _host(request, played, target, resumption.id_prefix if resumption else "")
     _say_where(request.hosts, host, console)
+    board = ProgressBoard(request.search, clock.now())
     async with host:
-        reporter = asyncio.create_task(
-            report_progress(host, clock.now(), progress_printer(console))
-        )
+        display = contextlib.ExitStack()
+        on_progress = display.enter_context(progress_display(console, board))
+        reporter = asyncio.create_task(report_progress(host, clock.now(), on_progress))
 
         def on_probe(outcome: ProbeOutcome) -> None:
             if not outcome.interrupted:
@@ -287,11 +301,13 @@ async def _drive(
                 on_probe=on_probe,
                 state=state,
                 arrivals=arrivals.offsets_s if arrivals is not None else None,
+                watch=board,
             )
         finally:
             reporter.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reporter
+            display.close()
             state.cancelled_in_flight = await _close(host, request.search.drain_s)
             state.selfcheck = host.selfcheck()
             state.agent_starts = host.agent_starts()
@@ -364,4 +380,5 @@ def print_probe(outcome: ProbeOutcome, console: Console) -> None:
         f"{f.total_tokens_per_s:,.0f} tokens/s total, p25 output {p25} tokens/s, "
         f"p95 TTFT {ttft} s  |  {verdicts}",
         highlight=False,
+        soft_wrap=True,
     )

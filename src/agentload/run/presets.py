@@ -22,5 +22,3 @@ DEMO_MAX_WINDOW_S = 24.0
 DEMO_RAMP_S = 2.0
 DEMO_MIN_SAMPLES = 30
 DEMO_PRECISION = 0.25
-DEMO_CTX_PER_SLOT = 20480
-"""Room for the preset's largest prompt (16K) plus its longest reply."""

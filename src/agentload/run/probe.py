@@ -30,8 +30,9 @@ from agentload.measure.sessions import (
 from agentload.measure.verdict import Verdict, judge
 from agentload.measure.window import Window
 from agentload.results.record import RequestRecord
-from agentload.results.summary import ArrivalFigures, ProbeFigures
+from agentload.results.summary import ArrivalFigures, ProbeFigures, TierCheck
 from agentload.run.search_settings import SearchSettings
+from agentload.run.watch import SearchWatch
 
 EXTENSION_SHARE = 0.5
 """A probe inside the noise is extended by this share of `window_s` at a time."""
@@ -83,21 +84,32 @@ async def measure_probe(
     meters: Meters | None = None,
     baseline: OneAgentBaseline | None = None,
     arrivals: Sequence[float] | None = None,
+    *,
+    watch: SearchWatch | None = None,
 ) -> ProbeOutcome | None:
     """Resize to `agents`, settle, measure, judge. None only for a run interrupted before
     anything could be measured. `baseline` (a one-agent probe's latency model, kept by the
     search) gives the per-session slowdown. With `arrivals` (offsets from the start, s), a run
-    starts one agent at each instead of `agents` over a ramp (open loop)."""
+    starts one agent at each instead of `agents` over a ramp (open loop). `watch` hears when
+    the window opens and what it needs."""
     meters = meters or Meters()
     began = clock.now()
     if arrivals is not None:
         return await _open_loop(load, settings, index, phase, arrivals, meters, baseline)
     await load.resize(agents, settings.ramp_s, phase)
     steady = (load.last_start() or began) + settings.settle_s
+    if watch is not None:
+        watch.settling(steady)
     if settings.length_s is not None:
+        if watch is not None:
+            end = began + settings.length_s
+            window_s = max(0.0, end - steady)
+            watch.measuring(min(steady, end), window_s, window_s)
         return await _fixed_window(load, settings, agents, index, began, steady, meters, baseline)
     start = max(clock.now(), steady)
     await _sleep_until(start)
+    if watch is not None:
+        watch.measuring(start, settings.window_s, settings.max_window_s)
     if meters.server is not None:
         await meters.server.begin()
     await _sleep_until(start + settings.window_s)
@@ -248,6 +260,7 @@ async def _outcome(
         agents=agents,
         index=index,
         verdicts={name: _decided(v) for name, v in judged.verdicts.items()},
+        checks={name: _check(v) for name, v in judged.verdicts.items()},
         goodput=goodput_by_tier(judged.table, window, settings.tiers),
         sessions=session_figures(records, window, baseline=baseline),
         methodology=stamp,
@@ -275,6 +288,18 @@ def _judge_all(
         )
         for tier in settings.tiers
     }
+
+
+def _check(verdict: Verdict) -> TierCheck:
+    """The figures a verdict was judged on, for the results."""
+    return TierCheck(
+        output_speed_tokens_per_s=verdict.speed.value if verdict.speed is not None else None,
+        ttft_s=verdict.ttft.value if verdict.ttft is not None else None,
+        interactivity_tokens_per_s=(
+            verdict.interactivity.value if verdict.interactivity is not None else None
+        ),
+        reason=verdict.reason,
+    )
 
 
 def _decided(verdict: Verdict) -> str:

@@ -1,8 +1,15 @@
-"""Live progress while a run or a search goes: one line every few seconds, never in the way.
+"""Live progress while a run or a search goes: how far along it is, never in the way.
 
-The line is made in the event loop and printed by a daemon thread: a terminal or pipe that
-stops reading (a stalled `ssh`, an undrained `2>|`) then holds up only that thread, and lines
-that cannot wait are dropped, never the load.
+- **On a terminal**, a live display (rich) redrawn twice a second: the current probe, its agents
+  and what it is doing (ramping, settling, measuring: window elapsed / needed, and the most it
+  may extend to), each tier's bracket so far (the most agents that passed, the fewest that
+  failed), the time spent and an estimate of the time left (the plan's remaining probes, run
+  against a guess of each tier's limit, times the mean probe so far), and the live counters.
+- **In a pipe or CI**, one line every few seconds, as before, led by the probe and its window.
+
+Lines are made in the event loop and printed by a daemon thread: a terminal or pipe that stops
+reading (a stalled `ssh`, an undrained `2>|`) then holds up only that thread, and lines that
+cannot wait are dropped, never the load. The live display redraws from rich's own thread.
 """
 
 from __future__ import annotations
@@ -11,39 +18,179 @@ import asyncio
 import contextlib
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Protocol
 
-from rich.console import Console
+from rich.console import Console, Group
+from rich.live import Live
+from rich.text import Text
 
 from agentload import clock
+from agentload.results.brackets import Bracket, bracket
 from agentload.run.messages import PROGRESS_INTERVAL_S, Counters
+from agentload.run.plan import remaining_probes
+from agentload.run.search_settings import SearchSettings
 
 PROGRESS_BACKLOG = 4
 """Progress lines waiting for the terminal; more are dropped, never waited for."""
+LIVE_REFRESH_PER_S = 2.0
 
 ProgressCallback = Callable[[float, Counters], None]
 """Called with the seconds since the start and the host's summed counters."""
 
 
-def progress_printer(console: Console) -> ProgressCallback:
+@dataclass
+class _Stage:
+    index: int
+    agents: int
+    began: float
+    window_from: float | None = None
+    """When the window opens (settling until then) or opened."""
+    needed_s: float = 0.0
+    max_s: float = 0.0
+    measuring: bool = False
+
+
+@dataclass
+class ProgressBoard:
+    """What the search is doing, for the display (a `run.watch.SearchWatch`): written in the
+    event loop, read by the display's thread (plain attribute reads of whole objects)."""
+
+    settings: SearchSettings
+    started_at: float
+    stage: _Stage | None = None
+    durations_s: list[float] = field(default_factory=list)
+    """How long each finished probe took, s."""
+    brackets: tuple[Bracket, ...] = ()
+    remaining: int | None = None
+    """Probes the plan still needs after the current one (an estimate)."""
+
+    def start_probe(self, index: int, agents: int) -> None:
+        self.stage = _Stage(index, agents, clock.now())
+
+    def settling(self, until: float) -> None:
+        if self.stage is not None:
+            self.stage.window_from = until
+
+    def measuring(self, start: float, needed_s: float, max_s: float) -> None:
+        if self.stage is not None:
+            self.stage.window_from = start
+            self.stage.needed_s = needed_s
+            self.stage.max_s = max_s
+            self.stage.measuring = True
+
+    def finish_probe(self, verdicts: Mapping[int, Mapping[str, bool]]) -> None:
+        if self.stage is not None:
+            self.durations_s.append(clock.now() - self.stage.began)
+        names = [t.name for t in self.settings.tiers]
+        self.brackets = tuple(bracket(verdicts, n) for n in names)
+        if not self.settings.is_run:
+            self.remaining = remaining_probes(
+                verdicts,
+                names,
+                start=self.settings.start_agents,
+                max_agents=self.settings.max_agents,
+                precision=self.settings.precision,
+            )
+        self.stage = None
+
+    def _probe_s(self) -> float:
+        """A probe's expected length: the mean so far, else ramp + settle + window."""
+        if self.durations_s:
+            return sum(self.durations_s) / len(self.durations_s)
+        s = self.settings
+        return s.ramp_s + s.settle_s + s.window_s
+
+    def left_s(self, now: float) -> float | None:
+        """Estimated seconds left (the drain after the last probe not counted)."""
+        s = self.settings
+        if s.is_run:
+            return max(0.0, self.started_at + (s.length_s or 0.0) - now)
+        current = 0.0
+        if self.stage is not None:
+            current = max(0.0, self._probe_s() - (now - self.stage.began))
+        if self.remaining is None:
+            return None if self.stage is None else current
+        return current + max(0, self.remaining - (1 if self.stage is not None else 0)) * (
+            self._probe_s()
+        )
+
+    def stage_words(self, now: float) -> str:
+        """`probe 3: 8 agents, measuring 4.2 / 12 s (up to 24 s)`."""
+        stage = self.stage
+        if stage is None:
+            return "between probes" if self.durations_s else "starting"
+        what = "run" if self.settings.is_run else f"probe {stage.index}"
+        head = f"{what}: {stage.agents} agent" + ("" if stage.agents == 1 else "s")
+        if stage.window_from is None:
+            return f"{head}, ramping up"
+        if not stage.measuring or now < stage.window_from:
+            return f"{head}, settling ({max(0.0, stage.window_from - now):.0f} s to the window)"
+        elapsed = now - stage.window_from
+        upto = f" (up to {stage.max_s:.0f} s)" if stage.max_s > stage.needed_s else ""
+        return f"{head}, measuring {elapsed:.1f} / {stage.needed_s:.0f} s{upto}"
+
+    def tier_words(self) -> str:
+        """`cpu60 4-8  cpu120 done: 1  cpu200 0-1`: each tier's bracket so far."""
+        parts = []
+        for b in self.brackets:
+            high = "?" if b.failing is None else str(b.failing)
+            done = b.resolved(self.settings.precision, self.settings.max_agents)
+            parts.append(f"{b.tier} {'done: ' if done else ''}{b.passing}..{high}")
+        return "  ".join(parts)
+
+    def time_words(self, now: float) -> str:
+        spent = _clock(now - self.started_at)
+        left = self.left_s(now)
+        probes = "" if self.remaining is None else f", ~{self.remaining} probe(s) to go"
+        ahead = "" if left is None else f", ~{_clock(left)} left (estimate)"
+        return f"{spent} spent{probes}{ahead}"
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _counter_words(c: Counters, rate: float) -> str:
+    return (
+        f"agents {c.agents_started}  in flight {c.in_flight}  calls {c.calls}  "
+        f"errors {c.errors}  output {rate:,.0f} tokens/s"
+    )
+
+
+class _Rate:
+    """Output tokens/s between two snapshots."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+        self.out = 0.0
+
+    def __call__(self, elapsed_s: float, c: Counters) -> float:
+        dt = elapsed_s - self.t
+        rate = (c.output_tokens - self.out) / dt if dt > 0 else 0.0
+        self.t, self.out = elapsed_s, float(c.output_tokens)
+        return rate
+
+
+def progress_printer(console: Console, board: ProgressBoard | None = None) -> ProgressCallback:
     """A callback printing one line of live progress per snapshot, from a daemon thread."""
-    last = {"t": 0.0, "out": 0.0}
+    rate_of = _Rate()
     lines: queue.Queue[str] = queue.Queue(maxsize=PROGRESS_BACKLOG)
     printer: list[threading.Thread] = []
 
     def write() -> None:
         while True:
-            console.print(lines.get(), highlight=False)
+            console.print(lines.get(), highlight=False, soft_wrap=True)
 
     def show(elapsed_s: float, c: Counters) -> None:
-        dt = elapsed_s - last["t"]
-        rate = (c.output_tokens - last["out"]) / dt if dt > 0 else 0.0
-        last.update(t=elapsed_s, out=c.output_tokens)
-        line = (
-            f"{elapsed_s:6.1f} s  agents {c.agents_started}  in flight {c.in_flight}  "
-            f"calls {c.calls}  errors {c.errors}  output {rate:,.0f} tokens/s"
-        )
+        rate = rate_of(elapsed_s, c)
+        lead = ""
+        if board is not None and board.stage is not None:
+            lead = f"{board.stage_words(clock.now())} | "
+        line = f"{elapsed_s:6.1f} s  {lead}{_counter_words(c, rate)}"
         with contextlib.suppress(queue.Full):
             lines.put_nowait(line)
         if not printer:
@@ -51,6 +198,53 @@ def progress_printer(console: Console) -> ProgressCallback:
             printer[0].start()
 
     return show
+
+
+class LiveProgress:
+    """The live display on a terminal (module docstring); `update` takes each snapshot."""
+
+    def __init__(self, console: Console, board: ProgressBoard) -> None:
+        self.board = board
+        self._rate_of = _Rate()
+        self._counters = Counters()
+        self._rate = 0.0
+        self._live = Live(
+            get_renderable=self._render,
+            console=console,
+            refresh_per_second=LIVE_REFRESH_PER_S,
+            transient=True,
+        )
+
+    def __enter__(self) -> LiveProgress:
+        self._live.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._live.stop()
+
+    def update(self, elapsed_s: float, c: Counters) -> None:
+        self._rate = self._rate_of(elapsed_s, c)
+        self._counters = c
+
+    def _render(self) -> Group:
+        now = clock.now()
+        board = self.board
+        lines = [Text(board.stage_words(now), style="bold")]
+        if board.brackets:
+            lines.append(Text("tiers (passed..failed): " + board.tier_words()))
+        lines.append(Text(board.time_words(now)))
+        lines.append(Text(_counter_words(self._counters, self._rate), style="dim"))
+        return Group(*lines)
+
+
+@contextlib.contextmanager
+def progress_display(console: Console, board: ProgressBoard) -> Iterator[ProgressCallback]:
+    """The live display on a terminal, else the line printer; yields the snapshot callback."""
+    if console.is_terminal:
+        with LiveProgress(console, board) as live:
+            yield live.update
+        return
+    yield progress_printer(console, board)
 
 
 class CountersSource(Protocol):

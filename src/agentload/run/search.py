@@ -16,6 +16,7 @@ from agentload.results.summary import ProbeFigures, SelfCheckFigures
 from agentload.run.plan import next_probe
 from agentload.run.probe import ProbeLoad, ProbeOutcome, measure_probe
 from agentload.run.search_settings import SearchSettings
+from agentload.run.watch import SearchWatch
 
 RUN_PHASE = "run"
 """The phase of a plain run's calls (a search's are `probe-<index>`)."""
@@ -79,9 +80,11 @@ async def run_search(
     on_probe: Callable[[ProbeOutcome], None] | None = None,
     state: SearchState | None = None,
     arrivals: Sequence[float] | None = None,
+    watch: SearchWatch | None = None,
 ) -> SearchState:
     """Probe until the plan is done; returns every probe measured. A run's probe interrupted
-    by Ctrl-C is kept (figures over what was measured) before the cancellation goes on."""
+    by Ctrl-C is kept (figures over what was measured) before the cancellation goes on.
+    `watch` (the live display) hears each probe start, its window, and the verdicts after."""
     state = state or SearchState()
     while True:
         agents = next_count(settings, state)
@@ -90,12 +93,24 @@ async def run_search(
             return state
         index = len(state.earlier) + len(state.probes)
         phase = RUN_PHASE if settings.is_run else f"probe-{index}"
+        if watch is not None:
+            watch.start_probe(index, agents)
         outcome = await measure_probe(
-            load, settings, agents, index, phase, meters or Meters(), state.baseline, arrivals
+            load,
+            settings,
+            agents,
+            index,
+            phase,
+            meters or Meters(),
+            state.baseline,
+            arrivals,
+            watch=watch,
         )
         if outcome is not None:
             state.baseline = state.baseline or outcome.baseline
             state.probes.append(outcome)
+            if watch is not None:
+                watch.finish_probe(state.passed())
             if on_probe is not None:
                 on_probe(outcome)
         if outcome is None or outcome.interrupted:

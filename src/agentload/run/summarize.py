@@ -41,7 +41,11 @@ def build_summary(
     """The summary; `resumed` holds the resumption's notes (empty for a fresh start)."""
     run = asked.search.is_run
     probes = state.figures()
-    tiers = tier_results(asked.search.tiers, state.finished, asked.gpus) if not run else ()
+    tiers = (
+        tier_results(asked.search.tiers, state.finished, asked.gpus, asked.search.max_agents)
+        if not run
+        else ()
+    )
     notes: list[str] = []
     if not state.done:
         notes.append(
@@ -97,6 +101,7 @@ def overall_power(spec: PowerSpec | None, probes: Sequence[ProbeFigures]) -> Pow
     return PowerFigures(
         source=spec.source,
         assumed=spec.kind == "assumed",
+        description=spec.describe(),
         mean_watts=mean,
         valid=mean is not None and not invalid,
         reason=reason,

@@ -23,6 +23,7 @@ from rich.console import Console
 from agentload.measure.meters import Meters
 from agentload.measure.power_spec import PowerSpec
 from agentload.results.record import RequestRecord
+from agentload.target.context import Fit
 from agentload.workload.model import PromptSegment, Session
 from agentload.workload.replies import Replies
 
@@ -103,8 +104,9 @@ class Opened(Protocol):
         """What a resumed run must find unchanged (manifest fields, nested)."""
         ...
 
-    async def check(self, console: Console) -> None:
-        """Before any load: fail fast (one line) if it cannot serve; warn what is off."""
+    async def check(self, console: Console, *, strict: bool = True) -> None:
+        """Before any load: fail fast (one line) if it cannot serve; warn what is off (a
+        `strict` check, a search's, fails on what a plain run only warns about)."""
         ...
 
     def meters(self, out: Path, power: PowerSpec | None) -> AbstractContextManager[Meters]:
@@ -120,7 +122,16 @@ class TargetChoice(Protocol):
         ...
 
     def open(
-        self, *, api: str, agents: int, out: Path, console: Console
+        self,
+        *,
+        api: str,
+        agents: int,
+        out: Path,
+        console: Console,
+        fit: Fit | None = None,
+        clients: int = 1,
     ) -> AbstractContextManager[Opened]:
-        """The target opened for a run of at most `agents` agents."""
+        """The target opened for a run of at most `agents` agents. `fit` is the workload, to
+        check (or size) the target's context for; `clients` the client processes on this
+        machine (a local engine leaves them a core each). A target may ignore both."""
         ...

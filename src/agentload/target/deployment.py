@@ -16,15 +16,14 @@ from rich.console import Console
 
 from agentload.client.endpoint import Endpoint
 from agentload.client.facts import server_facts
-from agentload.client.probe import probe_output_length
-from agentload.client.stream import StreamingClient
 from agentload.errors import AgentloadError
 from agentload.measure.meters import Meters, ServerWindows, power_recorder
 from agentload.measure.power_spec import PowerSpec
+from agentload.target.context import ContextCheck, Fit, check_context
 from agentload.target.http import HttpTargetSpec
+from agentload.target.preflight import preflight
+from agentload.workload.text import TextMaker
 from agentload.workload.tokenizers import Tokenizer, load_tokenizer
-
-DEFAULT_ENGINE_CTX_PER_SLOT = 32768
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,12 @@ class TargetOptions:
     engine_model: str = "generated"
     engine_parallel: int | None = None
     """Slots for the local engine; default: the most agents the run will have."""
-    engine_ctx_per_slot: int = DEFAULT_ENGINE_CTX_PER_SLOT
+    engine_ctx_per_slot: int | None = None
+    """Each slot's context, tokens; None: sized from the workload (`agentload.target.local`)."""
+    engine_threads: int | None = None
+    """The local engine's threads; None: every usable CPU but one per client process."""
+    engine_nice: int | None = None
+    """How much lower the local engine's priority is; None: `LOCAL_ENGINE_NICE`."""
     request_timeout_s: float | None = None
     metrics_url: str | None = None
     """The server's Prometheus endpoint; default: `<server root>/metrics` for the local engine."""
@@ -55,10 +59,20 @@ class TargetOptions:
         check_target_options(self, api)
 
     def open(
-        self, *, api: str, agents: int, out: Path, console: Console
+        self,
+        *,
+        api: str,
+        agents: int,
+        out: Path,
+        console: Console,
+        fit: Fit | None = None,
+        clients: int = 1,
     ) -> contextlib.AbstractContextManager[OpenTarget]:
-        """The server (or the embedded engine, started) ready for `agents` agents."""
-        return open_target(self, api=api, agents=agents, out=out, console=console)
+        """The server (or the embedded engine, started and sized to `fit`) ready for `agents`
+        agents; a workload that cannot fit is refused before any load."""
+        return open_target(
+            self, api=api, agents=agents, out=out, console=console, fit=fit, clients=clients
+        )
 
     def endpoint(self, api: str, *, base_url: str, model: str) -> Endpoint:
         """The endpoint these options describe at `base_url`; a one-line error naming the
@@ -102,6 +116,8 @@ class OpenTarget:
     tokenizer: Tokenizer
     facts: dict[str, Any]
     metrics_url: str | None
+    context: ContextCheck | None = None
+    """The workload's calls against the server's context, when checked."""
 
     url_given: bool = True
     """False for the embedded engine (its URL changes from run to run)."""
@@ -122,8 +138,9 @@ class OpenTarget:
             endpoint["base_url"] = self.endpoint.base_url
         return {"endpoint": endpoint}
 
-    async def check(self, console: Console) -> None:
-        await check_server(self.endpoint, console)
+    async def check(self, console: Console, *, strict: bool = True) -> None:
+        """The preflight (`agentload.target.preflight`): one forced-length call."""
+        await preflight(self.endpoint, console, strict=strict)
 
     @contextlib.contextmanager
     def meters(self, out: Path, power: PowerSpec | None) -> Iterator[Meters]:
@@ -135,34 +152,71 @@ class OpenTarget:
 
 @contextlib.contextmanager
 def open_target(
-    target: TargetOptions, *, api: str, agents: int, out: Path, console: Console
+    target: TargetOptions,
+    *,
+    api: str,
+    agents: int,
+    out: Path,
+    console: Console,
+    fit: Fit | None = None,
+    clients: int = 1,
+    refuse_misfit: bool = True,
 ) -> Iterator[OpenTarget]:
-    """Yield the target ready for `agents` concurrent agents; a local engine stops on exit."""
+    """Yield the target ready for `agents` concurrent agents; a local engine stops on exit.
+
+    With `fit`, the workload's calls are counted against the server's context first: a local
+    engine's slots are sized to them (`agentload.target.local`), and a server they would not
+    fit is refused before any load, in one line naming the fix. `clients` is the number of
+    client processes sharing this machine with a local engine. Without `refuse_misfit`
+    (doctor), a misfit is not refused: the check is in `OpenTarget.context`."""
     if target.url is not None:
         if not target.model:
             raise AgentloadError("--model is required with --url")
         endpoint = target.endpoint(api, base_url=target.url, model=target.model)
         tokenizer = load_tokenizer(target.tokenizer or target.url, model=target.model)
-        facts = {"server": server_facts(endpoint)}
-        yield OpenTarget(endpoint, tokenizer, facts, target.metrics_url)
+        facts: dict[str, Any] = {"server": server_facts(endpoint)}
+        context = None
+        if fit is not None:
+            context = check_context(endpoint, TextMaker(tokenizer, "context-check"), fit)
+            if context.window.tokens is not None or context.need.ratio is not None:
+                console.print(context.line(), highlight=False, soft_wrap=True)
+            facts["context"] = context.facts()
+            if not context.fits and refuse_misfit:
+                raise AgentloadError(
+                    f"{context.line()}: serve the model with a longer context (vLLM "
+                    "--max-model-len, SGLang --context-length, llama.cpp --ctx-size per slot) "
+                    "or use a workload with shorter calls"
+                )
+        yield OpenTarget(endpoint, tokenizer, facts, target.metrics_url, context)
         return
-    from agentload.engines.llamacpp import LocalEngine
+    from agentload.target.local import LocalOptions, open_local
 
-    parallel = target.engine_parallel or agents
-    console.print(f"starting the local llama.cpp engine ({target.engine_model}, {parallel} slots)")
-    with LocalEngine.start(
+    options = LocalOptions(
         model=target.engine_model,
-        parallel=parallel,
-        ctx_size=parallel * target.engine_ctx_per_slot,
+        parallel=target.engine_parallel or agents,
+        slot_tokens=target.engine_ctx_per_slot,
+        threads=target.engine_threads,
+        nice=target.engine_nice,
+        clients=clients,
+    )
+    with open_local(
+        options,
+        api=api,
+        endpoint_for=lambda a, engine: target.endpoint(a, base_url=engine.url, model=engine.model),
+        tokenizer=target.tokenizer,
+        fit=fit,
         log_dir=out / "engine",
-    ) as engine:
-        console.print(f"engine ready at {engine.url} in {engine.ready_s:.1f} s")
-        endpoint = target.endpoint(api, base_url=engine.url, model=engine.model)
-        path = target.tokenizer or (str(engine.tokenizer_path) if engine.tokenizer_path else None)
-        tokenizer = load_tokenizer(path or engine.url, model=engine.model)
-        facts = {"server": server_facts(endpoint), "engine": engine.facts()}
+        console=console,
+        refuse_misfit=refuse_misfit,
+    ) as local:
+        engine = local.engine
+        facts = {"server": server_facts(local.endpoint), "engine": engine.facts()}
+        if local.context is not None:
+            facts["context"] = local.context.facts()
         metrics = target.metrics_url or f"{engine.url}/metrics"
-        yield OpenTarget(endpoint, tokenizer, facts, metrics, url_given=False)
+        yield OpenTarget(
+            local.endpoint, local.tokenizer, facts, metrics, local.context, url_given=False
+        )
 
 
 def check_target_options(target: TargetOptions, api: str) -> None:
@@ -183,21 +237,3 @@ def check_target_options(target: TargetOptions, api: str) -> None:
     else:
         endpoint = target.endpoint(api, base_url=target.url, model=target.model)
     endpoint.secrets()  # a one-line error now if a variable it needs is not set
-
-
-async def check_server(endpoint: Endpoint, console: Console) -> None:
-    """One forced-length call first: fail fast if the server is unusable, warn if it ignores
-    `ignore_eos` (output lengths then follow the model, not the workload)."""
-    async with StreamingClient(endpoint) as client:
-        probe = await probe_output_length(client)
-    if not probe.ok:
-        raise AgentloadError(
-            f"the server at {endpoint.base_url} failed a first call: {probe.error}"
-            f" ({probe.error_detail})"
-        )
-    if probe.completion_tokens != probe.intended_output_tokens:
-        console.print(
-            f"[yellow]warning:[/] the server returned {probe.completion_tokens} tokens when "
-            f"{probe.intended_output_tokens} were forced (ignore_eos not honoured); output "
-            "lengths will follow the model, not the workload"
-        )

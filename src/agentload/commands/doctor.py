@@ -1,0 +1,86 @@
+"""`agentload doctor`: check a deployment before spending GPU time on it, one line per check.
+
+reachable, model, context, streaming, usage, ignore_eos, cached tokens, metrics, power, client
+headroom (`agentload.doctor.diagnose`). Takes the options `run` takes for the target, the
+workload, the agents and the power source. Exit status 0 when nothing failed (warnings are
+allowed), `EXIT_CHECK_FAILED` when a check failed; `--json` prints the checks as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import orjson
+from rich.console import Console
+
+from agentload.commands.options import (
+    add_power_arguments,
+    add_target_arguments,
+    add_workload_arguments,
+    power_from,
+    target_from,
+)
+from agentload.config_file import add_config_argument
+
+EXIT_CHECK_FAILED = 3
+"""A check failed (1 is an internal error, 2 a usage error)."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "doctor",
+        help="check a deployment before a costly run: one line per check, pass/warn/fail",
+        description="Checks reachability, the model name, the workload's fit to the server's "
+        "context, streaming, usage reporting, cached-token reporting on a repeated prefix, "
+        "ignore_eos, the metrics endpoint and its cache counters, the power source, and the "
+        "client's headroom on this machine for --agents. With no --url, starts the embedded "
+        f"engine as run would. Exit status {EXIT_CHECK_FAILED} when a check failed.",
+    )
+    add_workload_arguments(parser)
+    parser.add_argument(
+        "--agents", type=int, default=1, help="agents planned (client headroom; default: 1)"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=1, metavar="N", help="client processes planned (default: 1)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the checks as JSON")
+    add_power_arguments(parser)
+    add_target_arguments(parser)
+    add_config_argument(parser)
+    parser.set_defaults(func=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from agentload.doctor.diagnose import DoctorOptions, diagnose
+    from agentload.errors import AgentloadError
+    from agentload.target.checks import STATUS_STYLES, any_failed
+    from agentload.target.context import Fit
+    from agentload.target.deployment import check_target_options
+    from agentload.workload.load import load_workload
+
+    if args.agents < 1:
+        raise AgentloadError(f"--agents: must be at least 1, got {args.agents}")
+    if args.workers < 1:
+        raise AgentloadError(f"--workers: must be at least 1, got {args.workers}")
+    target = target_from(args)
+    check_target_options(target, args.api)
+    workload = load_workload(args.workload, skip_bad_lines=args.skip_bad_lines)
+    options = DoctorOptions(
+        target=target,
+        api=args.api,
+        fit=Fit(workload, recorded_history=args.history == "recorded"),
+        agents=args.agents,
+        workers=args.workers,
+        power=power_from(args),
+    )
+    checks = diagnose(options, Console(stderr=True))
+    if args.json:
+        document = {"ok": not any_failed(checks), "checks": [c.model_dump() for c in checks]}
+        sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        console = Console(highlight=False, soft_wrap=True)  # one line per check, even in pipes
+        for check in checks:
+            style = STATUS_STYLES[check.status]
+            console.print(f"[{style}]{check.status.upper():<4}[/]  {check.name:<14}{check.detail}")
+    return EXIT_CHECK_FAILED if any_failed(checks) else 0

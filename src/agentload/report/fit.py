@@ -1,0 +1,183 @@
+"""Tables that fit the terminal and never cut a number.
+
+A `Grid` is a table as data: a title, columns (the key columns repeat in every part), rows of
+cells. `fit` makes rich tables of it no wider than the console: the data columns are split
+over as many stacked tables as it takes, each holding the key columns and as many data columns
+as fit. rich wraps a cell only between words and never below its longest word, and every
+number is one word, so digits are never cut. When even the key columns and one data column do
+not fit, the grid is stacked as `column: value` lines instead.
+
+The same grid renders as Markdown (`markdown`) and as plain text (`plain`) for pipes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rich.cells import cell_len
+from rich.console import Console, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+Cell = str | Text
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    key: bool = False
+    """Repeated in every part when the table is split."""
+    justify: str = "right"
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A table as data (module docstring)."""
+
+    title: str
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    notes: tuple[str, ...] = field(default=())
+    """Lines printed under the table."""
+
+
+TABLE_OVERHEAD = 1
+"""Cells of a boxed table beside its columns: the left edge (each column adds 3 more: its
+padding of one on each side and its right border)."""
+COLUMN_OVERHEAD = 3
+
+
+def fit(grid: Grid, console: Console) -> list[RenderableType]:
+    """Rich tables (or stacked lines) of the grid, each no wider than the console."""
+    width = console.width
+    lows = [_widest_word(grid, i) for i in range(len(grid.columns))]
+    highs = [max(lo, _widest_line(grid, i)) for i, lo in enumerate(lows)]
+    keys = [i for i, c in enumerate(grid.columns) if c.key]
+    data = [i for i, c in enumerate(grid.columns) if not c.key]
+
+    def needs(indices: Sequence[int]) -> int:
+        return TABLE_OVERHEAD + sum(lows[i] + COLUMN_OVERHEAD for i in indices)
+
+    parts: list[list[int]] = []
+    current: list[int] = []
+    for index in data:
+        if current and needs([*keys, *current, index]) > width:
+            parts.append(current)
+            current = [index]
+        else:
+            current = [*current, index]
+    if current or not data:
+        parts.append(current)
+    if any(needs([*keys, *part]) > width for part in parts):
+        return [_stacked(grid)]
+    out: list[RenderableType] = []
+    for n, part in enumerate(parts):
+        indices = [*keys, *part]
+        room = width - TABLE_OVERHEAD - COLUMN_OVERHEAD * len(indices)
+        widths = _widths([lows[i] for i in indices], [highs[i] for i in indices], room)
+        suffix = f" ({n + 1} of {len(parts)})" if len(parts) > 1 else ""
+        out.append(_table(grid, indices, widths, grid.title + suffix))
+    return out
+
+
+def _widths(lows: list[int], highs: list[int], room: int) -> list[int]:
+    """Column widths within `room` cells: each as wide as its longest line if all fit, else
+    the widest columns narrowed first, never below their longest word."""
+    widths = list(highs)
+    while sum(widths) > room:
+        slack = [w - lo for w, lo in zip(widths, lows, strict=True)]
+        if not any(slack):
+            break
+        widest = max(range(len(widths)), key=lambda i: (slack[i] > 0, widths[i]))
+        widths[widest] -= 1
+    return widths
+
+
+def _table(grid: Grid, indices: Sequence[int], widths: Sequence[int], title: str) -> Table:
+    table = Table(title=Text(title), title_justify="left", header_style="bold")
+    for i, width in zip(indices, widths, strict=True):
+        column = grid.columns[i]
+        table.add_column(
+            Text(column.header),
+            justify=column.justify,  # type: ignore[arg-type]
+            width=width,
+            overflow="fold",
+        )
+    for row in grid.rows:
+        table.add_row(*(_text(row[i]) for i in indices))
+    return table
+
+
+def _cells(grid: Grid, index: int) -> list[str]:
+    return [grid.columns[index].header, *(_plain(row[index]) for row in grid.rows)]
+
+
+def _widest_word(grid: Grid, index: int) -> int:
+    return max((cell_len(word) for text in _cells(grid, index) for word in text.split()), default=1)
+
+
+def _widest_line(grid: Grid, index: int) -> int:
+    return max(
+        (cell_len(line) for text in _cells(grid, index) for line in text.splitlines()), default=1
+    )
+
+
+def _text(cell: Cell) -> Text:
+    return cell if isinstance(cell, Text) else Text(cell)
+
+
+def _plain(cell: Cell) -> str:
+    return cell.plain if isinstance(cell, Text) else cell
+
+
+def _stacked(grid: Grid) -> Text:
+    """`column: value` lines, one block per row, for a console too narrow for any table."""
+    out = Text(grid.title + "\n", style="bold")
+    for row in grid.rows:
+        for column, cell in zip(grid.columns, row, strict=True):
+            out.append(f"  {column.header}: ", style="bold" if column.key else "")
+            out.append(_text(cell))
+            out.append("\n")
+        out.append("\n")
+    return out
+
+
+def plain(grid: Grid) -> str:
+    """Plain text for pipes: one block per row, `column: value` a line, no colour."""
+    lines = [grid.title]
+    for row in grid.rows:
+        key = " · ".join(
+            _plain(row[i]) for i, c in enumerate(grid.columns) if c.key and _plain(row[i])
+        )
+        lines.append(f"- {key}")
+        lines.extend(
+            f"    {c.header}: {_plain(cell)}"
+            for c, cell in zip(grid.columns, row, strict=True)
+            if not c.key
+        )
+    lines.extend(grid.notes)
+    return "\n".join(lines)
+
+
+def markdown(grid: Grid) -> str:
+    """A GitHub-flavoured Markdown table (numbers right-aligned), its notes as a list."""
+    head = "| " + " | ".join(_md(c.header) for c in grid.columns) + " |"
+    rule = "|" + "|".join(":---" if c.justify == "left" else "---:" for c in grid.columns) + "|"
+    rows = ["| " + " | ".join(_md(_plain(cell)) for cell in row) + " |" for row in grid.rows]
+    notes = [f"- {_md(n)}" for n in grid.notes]
+    return "\n".join(
+        [f"**{_md(grid.title)}**", "", head, rule, *rows, *(["", *notes] if notes else [])]
+    )
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def console_lines(grid: Grid, console: Console) -> None:
+    """Print the grid fitted to the console, then its notes."""
+    for part in fit(grid, console):
+        console.print(part)
+    for note in grid.notes:
+        console.print(Text(note), highlight=False)

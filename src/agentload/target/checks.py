@@ -1,0 +1,56 @@
+"""One check's outcome (the preflight's and `agentload doctor`'s): a name, pass/warn/fail/skip,
+one line of detail, and its figures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Status = Literal["pass", "warn", "fail", "skip"]
+STATUS_STYLES: dict[str, str] = {
+    "pass": "green",
+    "warn": "yellow",
+    "fail": "bold red",
+    "skip": "dim",
+}
+NAME_WIDTH = 14
+"""Check names are padded to this many characters in the one-line form."""
+
+
+class Check(BaseModel):
+    """What one check found."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    status: Status
+    detail: str
+    """One line: what was asked, what came back, and what to do when it is not a pass."""
+    figures: dict[str, Any] = Field(default_factory=dict)
+    """The numbers behind the line, units in the keys (for --json)."""
+
+    def line(self) -> str:
+        """`PASS  streaming       16 tokens in 0.21 s, first after 0.05 s`."""
+        return f"{self.status.upper():<4}  {self.name:<{NAME_WIDTH}}{self.detail}"
+
+
+def passed(name: str, detail: str, **figures: Any) -> Check:
+    return Check(name=name, status="pass", detail=detail, figures=figures)
+
+
+def warned(name: str, detail: str, **figures: Any) -> Check:
+    return Check(name=name, status="warn", detail=detail, figures=figures)
+
+
+def failed(name: str, detail: str, **figures: Any) -> Check:
+    return Check(name=name, status="fail", detail=detail, figures=figures)
+
+
+def skipped(name: str, detail: str) -> Check:
+    return Check(name=name, status="skip", detail=detail)
+
+
+def any_failed(checks: Sequence[Check]) -> bool:
+    return any(c.status == "fail" for c in checks)

@@ -1,0 +1,201 @@
+"""The embedded llama.cpp engine as a target: started beside the client without starving it,
+and with slots long enough for the workload's calls.
+
+- **The client keeps a core.** The engine gets every usable CPU but one per client process
+  (`--engine-threads`), and runs `LOCAL_ENGINE_NICE` lower in priority (`--engine-nice`), so
+  the client's event loop wakes on time when both want the CPU.
+- **Slots fit the workload.** Each slot's context is sized from the workload's longest call as
+  this engine counts it (`agentload.target.context`: its own template and tokenizer): the engine
+  starts at a first guess from the workload's intended lengths, the longest calls are counted,
+  and it is restarted once, larger, when they do not fit. A slot cannot exceed the model's
+  trained context (llama.cpp caps it there); a workload that needs more, or an explicit
+  `--engine-ctx` that is too small, is refused before any load, in one line naming the fix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from agentload.client.endpoint import Api, Endpoint
+from agentload.client.facts import context_window
+from agentload.engines.llamacpp import LOCAL_ENGINE_NICE, LocalEngine, engine_threads
+from agentload.engines.model_gen import GENERATED_CONTEXT
+from agentload.errors import AgentloadError
+from agentload.target.context import (
+    SLOT_ROUND_TOKENS,
+    ContextCheck,
+    Fit,
+    LlamaCppCounter,
+    measure_need,
+)
+from agentload.workload.model import prompt_tokens
+from agentload.workload.text import TextMaker
+from agentload.workload.tokenizers import Tokenizer, load_tokenizer
+
+FIRST_GUESS_MARGIN = 0.10
+"""The first slot size: the workload's longest intended call plus this share."""
+MIN_SLOT_TOKENS = 4096
+
+EndpointFor = Callable[[Api, LocalEngine], Endpoint]
+"""Makes the endpoint for a started engine (the target options' headers, timeout, ...)."""
+
+
+@dataclass(frozen=True)
+class LocalOptions:
+    """How to start the local engine (from `TargetOptions`)."""
+
+    model: str
+    parallel: int
+    slot_tokens: int | None
+    """Each slot's context, tokens; None to size it from the workload."""
+    threads: int | None
+    """None: every usable CPU but one per client process."""
+    nice: int | None
+    """None: `LOCAL_ENGINE_NICE`."""
+    clients: int = 1
+    """Client processes on this machine."""
+
+
+@dataclass
+class LocalTarget:
+    """A started engine, its endpoint and tokenizer, and the context check it passed."""
+
+    engine: LocalEngine
+    endpoint: Endpoint
+    tokenizer: Tokenizer
+    context: ContextCheck | None
+
+
+@contextlib.contextmanager
+def open_local(
+    options: LocalOptions,
+    *,
+    api: Api,
+    endpoint_for: EndpointFor,
+    tokenizer: str | None,
+    fit: Fit | None,
+    log_dir: Path,
+    console: Console,
+    refuse_misfit: bool = True,
+) -> Iterator[LocalTarget]:
+    """Start the engine, sized for `fit`'s workload when given; stopped on exit. A workload
+    that cannot fit is refused (`AgentloadError`), or, without `refuse_misfit` (doctor), served
+    as well as it can be, its failing check in `LocalTarget.context`."""
+    threads = options.threads or engine_threads(options.clients)
+    nice = LOCAL_ENGINE_NICE if options.nice is None else options.nice
+    slot = options.slot_tokens or first_guess(fit)
+    with contextlib.ExitStack() as stack:
+        engine = stack.enter_context(_start(options, slot, threads, nice, log_dir, console))
+        endpoint = endpoint_for(api, engine)
+        tok = load_tokenizer(_tokenizer_path(tokenizer, engine), model=engine.model)
+        check = None
+        if fit is not None:
+            check = _check(engine, endpoint, tok, fit)
+            if not check.fits and options.slot_tokens is None and not _capped(check, slot):
+                stack.close()
+                slot = check.need.slot_tokens()
+                engine = stack.enter_context(_start(options, slot, threads, nice, log_dir, console))
+                endpoint = endpoint_for(api, engine)
+                check = ContextCheck(check.need, context_window(endpoint))
+            if not check.fits and refuse_misfit:
+                raise AgentloadError(_refusal(options, check))
+            console.print(
+                f"engine slots: {options.parallel} x {check.window.tokens or 0:,} tokens; "
+                f"{check.need.describe()}",
+                highlight=False,
+                soft_wrap=True,
+            )
+            if ratio := check.need.ratio_words():
+                console.print(f"note: {ratio}", highlight=False, soft_wrap=True)
+        yield LocalTarget(engine, endpoint, tok, check)
+
+
+def _capped(check: ContextCheck, asked: int) -> bool:
+    """The engine gave each slot less than asked (llama.cpp caps a slot at the model's trained
+    context), so a restart with more would not help."""
+    window = check.window.tokens
+    return window is not None and window < asked
+
+
+@contextlib.contextmanager
+def _start(
+    options: LocalOptions, slot: int, threads: int, nice: int, log_dir: Path, console: Console
+) -> Iterator[LocalEngine]:
+    console.print(
+        f"starting the local llama.cpp engine ({options.model}, {options.parallel} slots of "
+        f"{slot:,} tokens, {threads} thread(s), nice {nice})",
+        highlight=False,
+        soft_wrap=True,
+    )
+    with LocalEngine.start(
+        model=options.model,
+        parallel=options.parallel,
+        ctx_size=options.parallel * slot,
+        log_dir=log_dir,
+        threads=threads,
+        nice=nice,
+    ) as engine:
+        console.print(
+            f"engine ready at {engine.url} in {engine.ready_s:.1f} s",
+            highlight=False,
+            soft_wrap=True,
+        )
+        yield engine
+
+
+def _tokenizer_path(given: str | None, engine: LocalEngine) -> str:
+    if given:
+        return given
+    return str(engine.tokenizer_path) if engine.tokenizer_path else engine.url
+
+
+def first_guess(fit: Fit | None) -> int:
+    """A slot size from the workload's intended lengths (before anything is counted)."""
+    if fit is None:
+        return GENERATED_CONTEXT // 4
+    longest = max(
+        prompt_tokens(segments) + turn.output_tokens
+        for session in fit.workload.sessions
+        for segments, turn in zip(session.prompts(), session.turns, strict=True)
+    )
+    guess = max(MIN_SLOT_TOKENS, longest * (1 + FIRST_GUESS_MARGIN))
+    return int(math.ceil(guess / SLOT_ROUND_TOKENS) * SLOT_ROUND_TOKENS)
+
+
+def _check(engine: LocalEngine, endpoint: Endpoint, tokenizer: Tokenizer, fit: Fit) -> ContextCheck:
+    text = TextMaker(tokenizer, "context-check")
+    counter = LlamaCppCounter(endpoint)
+    need = measure_need(
+        fit.workload, counter, text, recorded_history=fit.recorded_history, api=endpoint.api
+    )
+    return ContextCheck(need, context_window(endpoint))
+
+
+def _refusal(options: LocalOptions, check: ContextCheck) -> str:
+    """Why the workload cannot run on this engine, and what to change, in one line."""
+    if options.slot_tokens is not None and (check.window.tokens or 0) >= options.slot_tokens:
+        return (
+            f"--engine-ctx {options.slot_tokens}: {check.over:,} of {check.need.calls:,} calls "
+            f"would not fit ({check.need.describe()}); give at least "
+            f"{check.need.slot_tokens():,}, or leave --engine-ctx out to size each slot from "
+            "the workload"
+        )
+    window = check.window.tokens or 0
+    trained = check.window.trained_tokens or window
+    fix = (
+        f"use --engine-model generated (trained context {GENERATED_CONTEXT:,} tokens) "
+        "or a workload with shorter calls"
+        if options.model != "generated"
+        else "use a workload with shorter calls (synthetic: a lower max_input)"
+    )
+    return (
+        f"the workload does not fit the local engine: {check.over:,} of {check.need.calls:,} "
+        f"calls exceed {options.model}'s longest slot of {window:,} tokens (its trained "
+        f"context {trained:,}); {check.need.describe()}: {fix}"
+    )
