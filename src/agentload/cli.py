@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "engine",
     "run",
     "search",
+    "simulate",
     "demo",
     "doctor",
     "decode",

@@ -167,7 +167,7 @@ def _execute_in(
             drive = _drive(request, workload, target, state, meters, resumption, console, arrivals)
             try:
                 if target.virtual:
-                    run_virtually(drive, epoch=started_at)
+                    run_virtually(drive, epoch=clock.now())
                 else:
                     asyncio.run(drive)
             except KeyboardInterrupt:
@@ -179,7 +179,7 @@ def _execute_in(
                 raise lost or KeyboardInterrupt()  # nothing measured: no directory is left
     manifest["times"] = _times(request, state, started_at)
     write_manifest(out, manifest)
-    asked = Asked(request.label, request.search, request.gpus, request.power)
+    asked = Asked(request.label, request.search, request.gpus, request.power, target.simulated)
     resumed = _resumed_notes(resumption, state)
     summary = build_summary(asked, state, resumed=resumed, selfcheck=state.selfcheck)
     write_summary(out, summary)
@@ -336,6 +336,7 @@ def _host(request: Request, workload: Workload, target: Opened, id_prefix: str) 
             records_path=str(records),
             clock_anchor=clock.anchor(),
             id_prefix=id_prefix,
+            selfcheck=not target.virtual,
         )
         for k in range(shares)
     ]

@@ -161,7 +161,7 @@ class Host(ABC):
         returns how many were cancelled. The self-checks are then in `selfcheck()`."""
         self._closed = True
         reports = await self._close(drain_s)
-        self._checks.extend(r.selfcheck for r in reports)
+        self._checks.extend(r.selfcheck for r in reports if r.selfcheck is not None)
         return sum(r.cancelled for r in reports)
 
     def selfcheck(self) -> SelfCheckFigures | None:

@@ -123,7 +123,8 @@ class Closed:
     """Share -> host: the last message: calls cancelled at the close, and the self-check."""
 
     cancelled: int
-    selfcheck: SelfCheckFigures
+    selfcheck: SelfCheckFigures | None
+    """None when the share was not checked (a virtual clock)."""
     kind: Kind = field(default=Kind.CLOSED, init=False)
 
 

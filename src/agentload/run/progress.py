@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -256,9 +258,13 @@ class CountersSource(Protocol):
 async def report_progress(
     source: CountersSource, started_at: float, on_progress: ProgressCallback
 ) -> None:
-    """Call `on_progress` every PROGRESS_INTERVAL_S until cancelled (once counters exist)."""
+    """Call `on_progress` every PROGRESS_INTERVAL_S until cancelled (once counters exist), and
+    on a virtual clock no more often than every half PROGRESS_INTERVAL_S of wall time."""
+    shown = -math.inf
     while True:
         await asyncio.sleep(PROGRESS_INTERVAL_S)
         counters = source.counters()
-        if counters is not None:
-            on_progress(clock.now() - started_at, counters)
+        if counters is None or time.monotonic() - shown < PROGRESS_INTERVAL_S / 2:
+            continue
+        shown = time.monotonic()
+        on_progress(clock.now() - started_at, counters)

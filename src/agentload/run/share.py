@@ -42,6 +42,8 @@ class ShareJob:
     """The host's clock (`agentload.clock.adopt`), for shares on the host's machine."""
     phase: str = "probe-0"
     id_prefix: str = ""
+    selfcheck: bool = True
+    """Check that the client keeps up (False on a virtual clock: there is no client to check)."""
 
 
 class ShareDriver:
@@ -74,7 +76,8 @@ class ShareDriver:
             one_session=settings.one_session,
         )
         quiet_collector()
-        self._selfcheck.start()
+        if job.selfcheck:
+            self._selfcheck.start()
 
     @property
     def pool(self) -> AgentPool:
@@ -120,7 +123,7 @@ class ShareDriver:
         finally:
             await self._stack.aclose()
             gc.unfreeze()  # the load is over: what it froze may be collected again
-        return Closed(cancelled, self._selfcheck.figures())
+        return Closed(cancelled, self._selfcheck.figures() if self.job.selfcheck else None)
 
 
 def quiet_collector() -> None:

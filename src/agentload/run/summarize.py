@@ -15,6 +15,7 @@ from agentload.results.summary import (
     PowerFigures,
     ProbeFigures,
     SelfCheckFigures,
+    SimulationFacts,
     Summary,
 )
 from agentload.run.search import SearchState
@@ -29,6 +30,8 @@ class Asked:
     search: SearchSettings
     gpus: int | None
     power: PowerSpec | None
+    simulated: SimulationFacts | None = None
+    """Set for a simulated deployment: its figures are computed, and its power modelled."""
 
 
 def build_summary(
@@ -70,7 +73,8 @@ def build_summary(
         label=asked.label,
         complete=state.done,
         gpus=asked.gpus,
-        power=overall_power(asked.power, probes),
+        power=overall_power(asked.power, probes, simulated=asked.simulated is not None),
+        simulated=asked.simulated,
         probes=probes,
         tiers=tiers,
         client_ok=selfcheck is None or selfcheck.ok,
@@ -87,9 +91,15 @@ def _stamp(probes: Sequence[ProbeFigures]) -> MethodologyStamp:
     )
 
 
-def overall_power(spec: PowerSpec | None, probes: Sequence[ProbeFigures]) -> PowerFigures:
-    """The run's power line: source, and the window-weighted mean over probes that have one."""
-    if spec is None:
+SIMULATED_POWER = "modelled by the simulator's power model (not measured)"
+
+
+def overall_power(
+    spec: PowerSpec | None, probes: Sequence[ProbeFigures], *, simulated: bool = False
+) -> PowerFigures:
+    """The run's power line: source, and the window-weighted mean over probes that have one
+    (a simulated deployment's: its power model's)."""
+    if spec is None and not simulated:
         return PowerFigures(reason="no power source given (--power or --gpu-watts)")
     measured = [(p.mean_watts, p.window_s) for p in probes if p.mean_watts is not None]
     invalid = len(probes) - len(measured)
@@ -99,9 +109,9 @@ def overall_power(spec: PowerSpec | None, probes: Sequence[ProbeFigures]) -> Pow
     if invalid:
         reason = f"{invalid} of {len(probes)} probes without a valid power figure"
     return PowerFigures(
-        source=spec.source,
-        assumed=spec.kind == "assumed",
-        description=spec.describe(),
+        source=spec.source if spec is not None else "simulated",
+        assumed=spec is not None and spec.kind == "assumed",
+        description=spec.describe() if spec is not None else SIMULATED_POWER,
         mean_watts=mean,
         valid=mean is not None and not invalid,
         reason=reason,

@@ -42,7 +42,9 @@ def simulation_facts(
             routing=request.routing,
         ),
         step_source=built.step_source,
-        step_library=f"{PACKAGE} {built.aiconfigurator_core}" if built.aiconfigurator_core else None,
+        step_library=f"{PACKAGE} {built.aiconfigurator_core}"
+        if built.aiconfigurator_core
+        else None,
         power_model=power_words,
         kv=kv_working_set(built, workload, agents) if workload is not None else None,
         notes=built.notes,

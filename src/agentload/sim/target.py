@@ -87,6 +87,11 @@ class OpenSimulation:
     engine: Deployment
     facts: SimulationFacts
     virtual: bool = True
+
+    @property
+    def simulated(self) -> SimulationFacts:
+        return self.facts
+
     _driver: EngineDriver | None = field(default=None, repr=False)
 
     @property
@@ -194,9 +199,7 @@ class SimTarget:
 
     async def call(self, call: Call) -> Answer:
         salt = call.instance
-        prompt = [
-            (s.key if s.shared else f"{salt}/{s.key}", s.tokens) for s in call.segments
-        ]
+        prompt = [(s.key if s.shared else f"{salt}/{s.key}", s.tokens) for s in call.segments]
         request = SimRequest(call.request_id, call.instance, prompt, call.output_tokens)
         result = await self._driver.submit(request)
         return Answer(record_of(result, call, self._driver), None)
@@ -286,6 +289,4 @@ def write_power_samples(engine: Deployment, path: Path, epoch: float) -> None:
         return
     with JsonlAppender(path) as appender:
         for start, watts in samples:
-            appender.write(
-                PowerSample.of(epoch + float(start), [float(watts)], [SIMULATED])
-            )
+            appender.write(PowerSample.of(epoch + float(start), [float(watts)], [SIMULATED]))

@@ -23,6 +23,7 @@ from rich.console import Console
 from agentload.measure.meters import Meters
 from agentload.measure.power_spec import PowerSpec
 from agentload.results.record import RequestRecord
+from agentload.results.summary import SimulationFacts
 from agentload.target.context import Fit
 from agentload.workload.model import PromptSegment, Session
 from agentload.workload.replies import Replies
@@ -93,6 +94,11 @@ class Opened(Protocol):
     @property
     def virtual(self) -> bool:
         """True for a simulated deployment: the run goes on a virtual clock, in this process."""
+        ...
+
+    @property
+    def simulated(self) -> SimulationFacts | None:
+        """What a simulated deployment stands for (None for a real one)."""
         ...
 
     def manifest(self) -> dict[str, Any]:

@@ -122,6 +122,7 @@ class OpenTarget:
     url_given: bool = True
     """False for the embedded engine (its URL changes from run to run)."""
     virtual = False
+    simulated = None
 
     @property
     def spec(self) -> HttpTargetSpec:
