@@ -21,13 +21,9 @@ Provenance = Literal["measured", "simulated", "typed in"]
 
 
 def provenance_of(summary: Summary) -> Provenance:
-    """`simulated` when the summary carries the simulator's marker, else `measured`.
-
-    The simulator adds a field to `Summary` (e.g. `simulated: SimulationFacts | None`); until it
-    lands this reads it by name, so a summary without the field is measured. When it lands,
-    point this line at the real field; nothing else changes.
-    """
-    return SIMULATED if getattr(summary, "simulated", None) is not None else MEASURED
+    """`simulated` when the summary carries the simulator's facts (`Summary.simulated`), else
+    `measured`."""
+    return SIMULATED if summary.simulated is not None else MEASURED
 
 
 def describe_source(provenance: str, origin: str) -> str:

@@ -59,6 +59,7 @@ p { margin: 6px 0; line-height: 1.45; }
 .banner.bad { background: #fde8e4; border: 1px solid #d55e00; color: #8a2a00; }
 .banner.warn { background: #fff5db; border: 1px solid #e69f00; color: #6b4a00; }
 .banner.ok { background: #e5f5ef; border: 1px solid #009e73; color: #00553e; }
+.banner.sim { background: #f3e8f7; border: 1px solid #cc79a7; color: #5e2750; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 12px;
   margin: 12px 0; }
 .card { border: 1px solid #ddd; border-radius: 8px; padding: 12px 14px; background: #fcfcfd; }
@@ -174,6 +175,8 @@ def _header(ctx: ReportContext) -> str:
         + (f" and {PROBES_FILE}" if view.recorded_probes else "")
         + " over the windows stated with each figure."
     )
+    if view.simulated_words:
+        parts.append(f'<div class="banner sim">{e(view.simulated_words)}</div>')
     if view.status == STATUS_UNREADABLE:
         parts.append(
             f'<div class="banner warn">Summary unreadable: {e(view.summary_problem)}. '

@@ -120,10 +120,26 @@ class ResultsView:
         return str(model) if model is not None else None
 
     @property
+    def simulated_words(self) -> str | None:
+        """`SIMULATED: ...` in one line (what stands for what, and where its numbers came from),
+        or None for measured results."""
+        if not self.simulated:
+            return None
+        facts = self.summary.simulated if self.summary is not None else None
+        if facts is None:
+            return "SIMULATED: figures from a simulated engine, not measured on a server"
+        d = facts.deployment
+        return (
+            f"SIMULATED: {d.gpus} x {d.system}, {d.backend}, {d.model}, {d.parallel} "
+            f"({d.replicas} replicas), not measured; step times: {facts.step_source}; "
+            f"power: {facts.power_model}; errors against measurements: {facts.validation}"
+        )
+
+    @property
     def simulated(self) -> bool:
         """Whether the figures came from a simulated engine: the summary carries the
         simulator's marker (a `simulated` field, not None) or the manifest says `simulated`."""
-        marker = getattr(self.summary, "simulated", None) if self.summary is not None else None
+        marker = self.summary.simulated if self.summary is not None else None
         flag = self.manifest.get("simulated")
         return marker is not None or (flag is not None and flag is not False)
 
