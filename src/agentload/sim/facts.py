@@ -10,6 +10,7 @@ from agentload.sim.aic import PACKAGE
 from agentload.sim.build import BuiltDeployment
 from agentload.sim.kvset import agent_tokens, hbm_needed_bytes, max_agents
 from agentload.workload.model import Workload
+from agentload.workload.stats import call_samples
 
 GB = 1e9
 
@@ -54,17 +55,15 @@ def simulation_facts(
 def kv_working_set(built: BuiltDeployment, workload: Workload, agents: int) -> KvWorkingSet:
     """Tokens per agent over the workload's calls, and what they need of the deployment's HBM
     with a perfect prefix cache (each replica caches its own sessions and the shared prefix)."""
-    prompts: list[int] = []
-    outputs: list[int] = []
-    last: list[bool] = []
-    shared = 0
-    for session in workload.sessions:
-        shared = max(shared, sum(s.tokens for s in session.system if s.shared))
-        for k, (turn, prompt) in enumerate(zip(session.turns, session.prompts(), strict=True)):
-            prompts.append(sum(s.tokens for s in prompt))
-            outputs.append(turn.output_tokens)
-            last.append(k == len(session.turns) - 1)
-    tokens = agent_tokens(np.array(prompts), np.array(outputs), np.array(last))
+    samples = call_samples(workload)
+    ends = np.cumsum(samples.calls_per_session).astype(int) - 1
+    last = np.zeros(samples.input_tokens.size, dtype=bool)
+    last[ends[ends < last.size]] = True
+    shared = max(
+        (sum(s.tokens for s in session.system if s.shared) for session in workload.sessions),
+        default=0,
+    )
+    tokens = agent_tokens(samples.input_tokens, samples.output_tokens, last)
     per_token = built.kv_bytes_per_token
     replicas = built.config.replicas
     capacity = built.config.engine.kv_capacity_tokens
