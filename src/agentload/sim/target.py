@@ -38,9 +38,11 @@ from agentload.results.summary import PowerFigures, SimulationFacts
 from agentload.sim.build import BuiltDeployment, DeploymentRequest, build_deployment
 from agentload.sim.deployment import Deployment
 from agentload.sim.facts import simulation_facts
-from agentload.sim.request import SimRequest, SimResult
+from agentload.sim.request import Chain, SimRequest, SimResult
 from agentload.target.call import Answer, Call
 from agentload.target.context import Fit
+from agentload.workload.model import PromptSegment
+from agentload.workload.stats import common_run
 
 SIMULATED = "simulated"
 """The power source, and the endpoint's kind, of a simulated deployment."""
@@ -196,19 +198,48 @@ class SimTarget:
     def __init__(self, driver: EngineDriver, run_salt: str) -> None:
         self._driver = driver
         self._salt = run_salt
+        self._chains: dict[int, _Chain] = {}
 
     async def call(self, call: Call) -> Answer:
-        salt = call.instance
-        prompt = [(s.key if s.shared else f"{salt}/{s.key}", s.tokens) for s in call.segments]
-        request = SimRequest(call.request_id, call.instance, prompt, call.output_tokens)
+        chain = self._chains.get(call.agent)
+        if chain is None or chain.instance != call.instance:
+            chain = self._chains[call.agent] = _Chain(call.instance)
+        request = SimRequest(
+            call.request_id, call.instance, chain.of(call.segments), call.output_tokens
+        )
         result = await self._driver.submit(request)
         return Answer(record_of(result, call, self._driver), None)
+
+
+class _Chain:
+    """One session instance's prompt as salted keys and token counts, kept between its calls:
+    each call's run of segments shared with the previous call (the same objects) reuses their
+    keys, so a call costs its new segments, not its whole prompt."""
+
+    __slots__ = ("_keys", "_last", "_tokens", "instance")
+
+    def __init__(self, instance: str) -> None:
+        self.instance = instance
+        self._last: list[PromptSegment] = []
+        self._keys: list[Hashable] = []
+        self._tokens: list[int] = []
+
+    def of(self, segments: list[PromptSegment]) -> Chain:
+        same = common_run(segments, self._last)
+        keys, tokens = self._keys, self._tokens
+        del keys[same:], tokens[same:]
+        salt = self.instance
+        for s in segments[same:]:
+            keys.append(s.key if s.shared else f"{salt}/{s.key}")
+            tokens.append(s.tokens)
+        self._last = segments
+        return Chain(tuple(keys), tuple(tokens))
 
 
 def record_of(result: SimResult, call: Call, driver: EngineDriver) -> RequestRecord:
     """A simulated result as a request record (epoch seconds; no stream details)."""
     failed = result.error is not None
-    return RequestRecord(
+    return RequestRecord.model_construct(  # from checked values: no validation per call
         id=call.request_id,
         agent=call.agent,
         session=call.instance,
