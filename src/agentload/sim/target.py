@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,7 +59,7 @@ class SimOptions:
 
     def check(self, api: str) -> None:
         """Build it once: an unknown system, model or layout is one line now."""
-        build_deployment(self.deployment)
+        built_deployment(self.deployment)
 
     @contextlib.contextmanager
     def open(
@@ -71,7 +72,7 @@ class SimOptions:
         fit: Fit | None = None,
         clients: int = 1,
     ) -> Iterator[OpenSimulation]:
-        built = build_deployment(self.deployment)
+        built = built_deployment(self.deployment)
         facts = simulation_facts(built, fit.workload if fit is not None else None, agents)
         console.print(
             f"simulated: {built.request.gpus} x {built.request.system}, "
@@ -79,6 +80,12 @@ class SimOptions:
             f"({built.config.replicas} replicas); step times: {built.step_source}"
         )
         yield OpenSimulation(built, Deployment(built.config), facts)
+
+
+@functools.lru_cache(maxsize=4)
+def built_deployment(request: DeploymentRequest) -> BuiltDeployment:
+    """The deployment a request names, built once per request (its step tables take seconds)."""
+    return build_deployment(request)
 
 
 @dataclass
