@@ -289,3 +289,21 @@ def test_subagents_run_beside_each_other_and_the_parent_waits_for_those_it_joins
     assert by[("parent", 1)][0] == 4.0  # after the joined children, not the detached one
     assert by[("loose", 0)][0] == 1.0 and ("loose", 5) not in by  # cancelled with the session
     assert {sid for sid, *_ in send.spans} == {"parent", "a", "b", "loose"}
+
+
+@pytest.mark.parametrize("start_mid_session", [False, True])
+async def test_a_kept_history_sends_the_very_prompts_a_rebuilt_one_does(
+    start_mid_session: bool,
+) -> None:
+    """Agents that keep their prompt between calls (a simulated deployment's) send the same
+    segments, reply lengths included, as agents that rebuild each prompt from reply lengths."""
+    sent = []
+    for keep in (False, True):
+        stop = Stop()
+        send = _Recorder(stop, limit=9)
+        agent = _agent(
+            [_session("s", 6)], send, keep_history=keep, start_mid_session=start_mid_session
+        )
+        await agent.run(stop)
+        sent.append([[(s.key, s.tokens) for s in segments] for _, segments, _, _ in send.calls])
+    assert sent[0] == sent[1] and len(sent[0]) == 9

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from agentload import clock
 from agentload.results.record import RequestRecord
-from agentload.workload.model import Session, Turn
+from agentload.workload.model import PromptSegment, Session, Turn
 from agentload.workload.replies import Replies
 
 ERROR_BACKOFF_S = 1.0
@@ -110,9 +110,11 @@ class Agent:
         recorded_history: bool,
         selfcheck: SendClock | None = None,
         one_session: bool = False,
+        keep_history: bool = False,
     ) -> None:
         self.index = index
         self._one_session = one_session
+        self._keep_history = keep_history
         self._sessions = sessions
         self._send = send
         self._run_salt = run_salt
@@ -160,14 +162,18 @@ class Agent:
         reply_tokens = array("i")  # each reply's length so far, tokens: 4 bytes a reply
         replies = Replies(session.id)
         detached: list[asyncio.Task[None]] = []
+        kept = session.prompts(reply_tokens) if self._keep_history else None
         try:
             for index, turn in enumerate(session.turns):
+                segments = next(kept) if kept is not None else None
                 if index < first_turn:
                     reply_tokens.append(turn.output_tokens)
                     continue
                 if stop.is_set():
                     return
-                ok = await self._call(session, index, instance, reply_tokens, replies, main)
+                ok = await self._call(
+                    session, index, instance, reply_tokens, replies, main, segments
+                )
                 if turn.subagents and ok:
                     await self._fan_out(turn, instance, stop, detached)
                 pause = turn.tool_time_s if ok else max(turn.tool_time_s, ERROR_BACKOFF_S)
@@ -204,10 +210,14 @@ class Agent:
         reply_tokens: array[int],
         replies: Replies,
         main: bool = True,
+        segments: list[PromptSegment] | None = None,
     ) -> bool:
         """Send call `index` and note its reply; True when it succeeded. The prompt, the
-        record and the reply message live only in this frame, not through the tool time."""
-        segments = session.prompt(index, reply_tokens)
+        record and the reply message live only in this frame, not through the tool time
+        (unless the agent keeps its history: then `segments` is the prompt, grown from the
+        previous call's)."""
+        if segments is None:
+            segments = session.prompt(index, reply_tokens)
         self.stats.in_flight += 1
         try:
             record, reply = await self._send(session, segments, index, instance, replies)

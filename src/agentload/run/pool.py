@@ -33,6 +33,7 @@ class AgentPool:
         recorded_history: bool,
         selfcheck: SendClock | None = None,
         one_session: bool = False,
+        keep_history: bool = False,
     ) -> None:
         self._workload = workload
         self._send_for = send_for
@@ -44,6 +45,7 @@ class AgentPool:
             "recorded_history": recorded_history,
             "selfcheck": selfcheck,
             "one_session": one_session,
+            "keep_history": keep_history,
         }
         self.active: list[Agent] = []
         self.retired: list[Agent] = []
