@@ -219,7 +219,8 @@ class Deployment:
             return index
         index = self._assigned.get(session_key)
         if index is None:
-            index = min(range(len(self.replicas)), key=lambda i: self.replicas[i].sessions)
+            counts = [replica.sessions for replica in self.replicas]
+            index = counts.index(min(counts))
             self._assigned[session_key] = index
             self.replicas[index].sessions += 1
         return index

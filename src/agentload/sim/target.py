@@ -179,14 +179,12 @@ class EngineDriver:
         self._planning = False
         self._deliver(self.engine.advance(self._loop.time()))
         due = self.engine.next_event_time()
-        if due == self._due:
-            return
+        if due is None or (self._due is not None and self._due <= due):
+            return  # nothing to do, or the timer set fires first (and plans again)
         if self._timer is not None:
             self._timer.cancel()
-            self._timer = None
         self._due = due
-        if due is not None:
-            self._timer = self._loop.call_at(due, self._fire)
+        self._timer = self._loop.call_at(due, self._fire)
 
     def _fire(self) -> None:
         self._timer, self._due = None, None
@@ -210,6 +208,8 @@ class SimTarget:
     async def call(self, call: Call) -> Answer:
         chain = self._chains.get(call.agent)
         if chain is None or chain.instance != call.instance:
+            if chain is not None:  # the agent's previous session is over: free its route
+                self._driver.engine.forget_session(chain.instance)
             chain = self._chains[call.agent] = _Chain(call.instance)
         request = SimRequest(
             call.request_id, call.instance, chain.of(call.segments), call.output_tokens
@@ -258,7 +258,7 @@ def record_of(result: SimResult, call: Call, driver: EngineDriver) -> RequestRec
         t_done=driver.epoch(result.t_done),
         t_headers=driver.epoch(result.t_first if not failed else result.t_done),
         token_events=0 if failed else result.completion_tokens,
-        intended_prompt_tokens=call.prompt_tokens,
+        intended_prompt_tokens=result.prompt_tokens,  # the engine's sum of the same segments
         intended_output_tokens=call.output_tokens,
         prompt_tokens=result.prompt_tokens,
         cached_tokens=None if failed else result.cached_tokens,
