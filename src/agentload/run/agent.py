@@ -192,7 +192,7 @@ class Agent:
     ) -> None:
         """Start the call's subagents; wait for those it joins (the others run on, detached,
         until the parent's session ends)."""
-        joined = []
+        joined: list[asyncio.Task[None]] = []
         for child in turn.subagents:
             task = asyncio.create_task(
                 self._play(child.session, instance, 0, stop, main=False),
