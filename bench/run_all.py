@@ -202,14 +202,20 @@ def pinned(cpu: int, command: list[str]) -> list[str]:
 
 
 def run_python_client(
-    client: str, sc: Scenario, out: Path, place: ServerPlace = DEFAULT_PLACE
+    client: str,
+    sc: Scenario,
+    out: Path,
+    place: ServerPlace = DEFAULT_PLACE,
+    tree: Path = REPO,
 ) -> Result:
+    """`client` through `tree`'s bench/drive.py and agentload (another checkout: an earlier
+    version, for `bench/loadgen_regression.py`)."""
     log_writes = sc.gap_ms > 0
     with place.server(sc, log_writes) as server:
         path = out / f"{client}-{sc.name}.json"
         command = [
             sys.executable,
-            str(BENCH / "drive.py"),
+            str(tree / "bench" / "drive.py"),
             "--client",
             client,
             "--url",
@@ -227,7 +233,8 @@ def run_python_client(
         ]
         if client == "agentload":
             command += ["--records", str(out / f"records-{sc.name}.jsonl"), "--gaps"]
-        done = subprocess.run(pinned(CLIENT_CPU, command), capture_output=True, text=True)
+        env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+        done = subprocess.run(pinned(CLIENT_CPU, command), capture_output=True, text=True, env=env)
         if done.returncode != 0:
             return Result(client, sc.name, note=f"failed: {done.stderr.strip()[-200:]}")
         log = server.log() if log_writes else []
