@@ -92,6 +92,9 @@ class DeploymentRequest(BaseModel):
     """`auto` (aiconfigurator-core if it evaluates, else roofline), `aic` or `roofline`."""
     roofline: RooflineParams = RooflineParams()
     power_gain: float = Field(default=CALIBRATED_GAIN, gt=0)
+    prompt_token_scale: float = Field(default=1.0, gt=0)
+    """Prompt tokens the served model counts per token the workload intends (its chat
+    template and tokenizer); a calibration sets it from the measured run's own counts."""
 
 
 class BuiltDeployment(BaseModel):

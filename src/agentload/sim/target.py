@@ -34,11 +34,11 @@ from agentload.results.files import POWER_FILE
 from agentload.results.jsonl import JsonlAppender
 from agentload.results.record import RequestRecord
 from agentload.results.samples import PowerSample
-from agentload.results.summary import PowerFigures, SimulationFacts
+from agentload.results.summary import CalibrationFacts, PowerFigures, SimulationFacts
 from agentload.sim.build import BuiltDeployment, DeploymentRequest, build_deployment
 from agentload.sim.deployment import Deployment
 from agentload.sim.facts import simulation_facts
-from agentload.sim.request import SimRequest, SimResult
+from agentload.sim.request import SimRequest, SimResult, scale_tokens
 from agentload.target.call import Answer, Call
 from agentload.target.context import Fit
 
@@ -53,6 +53,8 @@ class SimOptions:
     """The deployment as the user named it (`agentload simulate`), before it is built."""
 
     deployment: DeploymentRequest
+    calibration: CalibrationFacts | None = None
+    """The fit behind the deployment's factors, when calibrated on a measured run."""
 
     def check(self, api: str) -> None:
         """Build it once: an unknown system, model or layout is one line now."""
@@ -70,7 +72,9 @@ class SimOptions:
         clients: int = 1,
     ) -> Iterator[OpenSimulation]:
         built = build_deployment(self.deployment)
-        facts = simulation_facts(built, fit.workload if fit is not None else None, agents)
+        facts = simulation_facts(
+            built, fit.workload if fit is not None else None, agents, self.calibration
+        )
         console.print(
             f"simulated: {built.request.gpus} x {built.request.system}, "
             f"{built.request.backend}, {built.model.name}, {built.request.parallel} "
@@ -137,7 +141,9 @@ class SimTargetSpec:
 
     @contextlib.asynccontextmanager
     async def open(self, run_salt: str) -> AsyncIterator[SimTarget]:
-        yield SimTarget(self.opened.driver(), run_salt)
+        yield SimTarget(
+            self.opened.driver(), run_salt, self.opened.built.request.prompt_token_scale
+        )
 
 
 class EngineDriver:
@@ -193,13 +199,18 @@ class EngineDriver:
 class SimTarget:
     """Calls turned into simulated requests and their results into records."""
 
-    def __init__(self, driver: EngineDriver, run_salt: str) -> None:
+    def __init__(
+        self, driver: EngineDriver, run_salt: str, prompt_token_scale: float = 1.0
+    ) -> None:
         self._driver = driver
         self._salt = run_salt
+        self._scale = prompt_token_scale
 
     async def call(self, call: Call) -> Answer:
         salt = call.instance
         prompt = [(s.key if s.shared else f"{salt}/{s.key}", s.tokens) for s in call.segments]
+        if self._scale != 1.0:
+            prompt = [(key, scale_tokens(tokens, self._scale)) for key, tokens in prompt]
         request = SimRequest(call.request_id, call.instance, prompt, call.output_tokens)
         result = await self._driver.submit(request)
         return Answer(record_of(result, call, self._driver), None)
