@@ -4,9 +4,12 @@ A probe is a `ProbePoint`: an agent count and what its window measured (total to
 and p50 per-request output speed, p95 and p50 TTFT). A model is a function from named factors
 to the points it predicts for the same probes (`agentload.sim.predict` replays the measured
 run on a simulated deployment with them). `fit` minimises the sum over the fitted probes and
-figures of squared log errors, log(predicted / measured), by Nelder-Mead over the factors'
-logarithms within their bounds, restarted once from its best point; it returns the factors,
-every figure's error and the number of model evaluations. Deterministic: no random starts.
+figures of squared log errors, log(predicted / measured), over the factors' logarithms within
+their bounds: first `GLOBAL_SAMPLES` points of a scrambled Sobol sequence (fixed seed) over the
+box and the start, then Nelder-Mead from the best of them, restarted once from its best point
+(a simulated probe's figures move in small jumps as events cross window edges, so a local
+search alone stalls). It returns the factors, every figure's error and the number of model
+evaluations. Deterministic: the same points give the same fit.
 
 A predicted figure that is missing (no sample in the simulated window) or not positive costs
 `MISSING_LOG_ERROR`, so a fit never prefers a model that produces nothing.
@@ -20,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 from scipy.optimize import minimize
+from scipy.stats import qmc
 
 from agentload.results.summary import CalibrationFigure
 
@@ -33,8 +37,11 @@ FIGURES = (
 """The probe figures a calibration compares (units in the names)."""
 MISSING_LOG_ERROR = 3.0
 """Log error charged for a predicted figure that is missing or not positive (a factor e^3)."""
-DEFAULT_MAX_EVALUATIONS = 240
-"""Model evaluations per Nelder-Mead run (two runs: the start, then a restart from the best)."""
+DEFAULT_MAX_EVALUATIONS = 200
+"""Model evaluations per Nelder-Mead run (two runs: the best sample, then a restart)."""
+GLOBAL_SAMPLES = 64
+"""Sobol points over the factors' box evaluated before the local search (a power of 2)."""
+SOBOL_SEED = 0
 TOLERANCE = 1e-3
 """Nelder-Mead's tolerance on the log factors and on the objective."""
 
@@ -144,6 +151,7 @@ def fit(
     *,
     figures: Sequence[str] = FIGURES,
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
+    global_samples: int = GLOBAL_SAMPLES,
 ) -> FitResult:
     """The factors minimising the sum of squared log errors of `model` against `points` over
     `figures` (module docstring)."""
@@ -167,6 +175,9 @@ def fit(
             best = (value, np.array(x, dtype=float))
         return value
 
+    objective(best[1])
+    for unit in qmc.Sobol(len(factors), scramble=True, seed=SOBOL_SEED).random(global_samples):
+        objective(lower + unit * (upper - lower))
     bounds = list(zip(lower, upper, strict=True))
     for _ in range(2):  # the start, then a restart from the best point (a fresh simplex)
         minimize(

@@ -71,6 +71,9 @@ class ModelSpec(BaseModel):
     weight_dtype: Dtype = "bf16"
     expert_dtype: Dtype | None = None
     """Routed experts' dtype when it differs (e.g. FP4 experts in an FP8 model)."""
+    bytes_per_param: float | None = Field(default=None, gt=0)
+    """Every weight's bytes when a model is quantised to a width of its own (e.g. 5.2 bits:
+    0.65), overriding the dtypes' widths; compute still runs at `weight_dtype`."""
     max_context: int | None = None
 
     @property
@@ -87,13 +90,17 @@ class ModelSpec(BaseModel):
     def _routed_params(self) -> float:
         return self.expert_params * self.experts * self.moe_layers
 
+    def _expert_width(self) -> float:
+        return self.bytes_per_param or BYTES_PER_PARAM[self.expert_dtype or self.weight_dtype]
+
     def routed_weight_bytes(self) -> float:
         """Bytes of all routed experts."""
-        return self._routed_params() * BYTES_PER_PARAM[self.expert_dtype or self.weight_dtype]
+        return self._routed_params() * self._expert_width()
 
     def dense_weight_bytes(self) -> float:
         """Bytes of everything but the routed experts."""
-        return (self.total_params - self._routed_params()) * BYTES_PER_PARAM[self.weight_dtype]
+        width = self.bytes_per_param or BYTES_PER_PARAM[self.weight_dtype]
+        return (self.total_params - self._routed_params()) * width
 
     def weight_bytes(self) -> float:
         """All weight bytes (one copy of the model)."""
@@ -116,8 +123,7 @@ class ModelSpec(BaseModel):
             active_params=self.active_params,
             attention_flops=self.attention_flops(),
             dense_weight_bytes=self.dense_weight_bytes(),
-            expert_bytes=self.expert_params
-            * BYTES_PER_PARAM[self.expert_dtype or self.weight_dtype],
+            expert_bytes=self.expert_params * self._expert_width(),
             experts=self.experts,
             experts_per_token=self.experts_per_token,
             moe_layers=self.moe_layers,

@@ -43,6 +43,8 @@ class AgentRules(BaseModel):
     seed: int = 0
     start_mid_session: bool = True
     prompt_token_scale: float = Field(default=1.0, gt=0)
+    tool_time_scale: float = Field(default=1.0, ge=0)
+    """Each call's tool time times this (a fit of the time a harness spends between calls)."""
 
 
 class AgentSpan(BaseModel):
@@ -75,13 +77,15 @@ def _pairs(
 
 
 def _session_calls(
-    session: Session, instance: str, first_turn: int, agent: int, scale: float
+    session: Session, instance: str, first_turn: int, agent: int, rules: AgentRules
 ) -> Iterator[Call]:
     reply_tokens = [turn.output_tokens for turn in session.turns]
+    scale = rules.prompt_token_scale
     for index in range(first_turn, len(session.turns)):
         turn = session.turns[index]
         prompt = _pairs(session.prompt(index, reply_tokens), instance, scale)
-        yield Call((agent, instance), prompt, turn.output_tokens, turn.tool_time_s)
+        tool = turn.tool_time_s * rules.tool_time_scale
+        yield Call((agent, instance), prompt, turn.output_tokens, tool)
 
 
 def agent_calls(workload: Workload, index: int, rules: AgentRules, salt: str) -> Iterator[Call]:
@@ -95,7 +99,7 @@ def agent_calls(workload: Workload, index: int, rules: AgentRules, salt: str) ->
         if sequence == 0 and rules.start_mid_session:
             first = random.Random(f"{rules.seed}:{index}").randrange(len(session.turns))
         instance = f"{salt}.a{index}.s{sequence}"
-        yield from _session_calls(session, instance, first, index, rules.prompt_token_scale)
+        yield from _session_calls(session, instance, first, index, rules)
         sequence += 1
 
 
