@@ -100,7 +100,9 @@ def test_the_fit_recovers_the_figures_a_simulation_was_made_with(small_workload)
 
     truth = model(TRUE.model_dump())
     wrong = model(RooflineParams(step_overhead_s=0.02).model_dump())
-    assert max(abs(log_error(t.total_tokens_per_s, w.total_tokens_per_s)) for t, w in zip(truth, wrong, strict=True)) > 0.05  # fmt: skip
+    pairs = zip(truth, wrong, strict=True)
+    gaps = [log_error(t.total_tokens_per_s or 1.0, w.total_tokens_per_s) for t, w in pairs]
+    assert max(abs(g) for g in gaps) > 0.05  # the figures do depend on the factors
     factors = [
         Factor(name="compute_efficiency", start=0.8, lower=1e-3, upper=1.0),
         Factor(name="bandwidth_efficiency", start=0.8, lower=1e-3, upper=1.0),
