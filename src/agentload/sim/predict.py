@@ -45,6 +45,11 @@ class AgentRules(BaseModel):
     prompt_token_scale: float = Field(default=1.0, gt=0)
     tool_time_scale: float = Field(default=1.0, ge=0)
     """Each call's tool time times this (a fit of the time a harness spends between calls)."""
+    stationary_start: bool = False
+    """Start each agent where a long run's agent would be found: in a session drawn with
+    probability proportional to its calls, at a uniformly drawn call of it (then sessions in
+    turn). A run's agents draw their first session uniformly instead, so a short window sees
+    shorter prompts than the workload's mean (long sessions' late calls are rarely reached)."""
 
 
 class AgentSpan(BaseModel):
@@ -93,10 +98,15 @@ def agent_calls(workload: Workload, index: int, rules: AgentRules, salt: str) ->
     session key is `(index, instance)`)."""
     sessions = workload.sessions
     sequence = 0
+    if rules.stationary_start:
+        draw = random.Random(f"{rules.seed}:{index}:stationary")
+        session = draw.choices(sessions, weights=[len(s.turns) for s in sessions])[0]
+        first = draw.randrange(len(session.turns))
+        yield from _session_calls(session, f"{salt}.a{index}.first", first, index, rules)
     while True:
         session = sessions[(index + sequence * rules.stride) % len(sessions)]
         first = 0
-        if sequence == 0 and rules.start_mid_session:
+        if sequence == 0 and rules.start_mid_session and not rules.stationary_start:
             first = random.Random(f"{rules.seed}:{index}").randrange(len(session.turns))
         instance = f"{salt}.a{index}.s{sequence}"
         yield from _session_calls(session, instance, first, index, rules)
