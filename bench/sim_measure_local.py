@@ -5,7 +5,9 @@
 Three runs of the embedded llama.cpp engine (the generated 4-layer llama, one engine thread at
 nice 10, the client on the other core), one after another, each into OUT_DIR/NAME:
 
-- `demo`: `agentload demo` (the calibration source: its probes at 1-4 agents);
+- `demo`: the demo's search (`agentload demo`'s workload, tiers and settings, as `agentload
+  search` so the engine's niceness can be set): the calibration source, its probes at 1-4
+  agents;
 - `search-demo`: a search up to 12 agents on the demo workload (`run/presets.py`
   LOCAL_WORKLOAD, the demo's settle/window/ramp/precision), with the `local-cpu` tiers plus two
   laxer ones (`reach`, `mid`) so the search doubles up to 12 agents and bisects in between;
@@ -14,8 +16,11 @@ nice 10, the client on the other core), one after another, each into OUT_DIR/NAM
   session's first call: a mid-session start would open with a cold 35K-token prefill that
   takes minutes on this CPU), with a longer settle and window (its calls take seconds).
 
-The machine is shared: the load average and the busiest processes are sampled every
-`LOAD_EVERY_S` into OUT_DIR/NAME/load.jsonl, so the validation can say how loaded it was.
+The machine is shared: the load average, the busiest processes and the CPU time the engine
+(the run's `llama-server` child) has used are sampled every `LOAD_EVERY_S` into
+OUT_DIR/NAME/load.jsonl, so the validation can say how loaded the machine was and how much of
+a core the engine got in each probe's window. `--engine-nice N` sets the engine's niceness
+(default: the local engine's, 10).
 """
 
 from __future__ import annotations
@@ -60,7 +65,11 @@ TRACE_SEARCH = (
 def runs(out: Path) -> dict[str, list[str]]:
     common = ["--tiers", "local-cpu", *EXTRA_TIERS, "--max-agents", "12"]
     return {
-        "demo": [*AGENTLOAD, "demo", "--out", str(out / "demo")],
+        "demo": [
+            *AGENTLOAD, "search", "--workload", presets.LOCAL_WORKLOAD, "--tiers",
+            presets.DEMO_TIERS, "--max-agents", str(presets.DEMO_MAX_AGENTS), *DEMO_SEARCH,
+            "--label", "demo", "--out", str(out / "demo"),
+        ],
         "search-demo": [
             *AGENTLOAD, "search", "--workload", presets.LOCAL_WORKLOAD, *common, *DEMO_SEARCH,
             "--label", "search-demo", "--out", str(out / "search-demo"),
@@ -82,13 +91,34 @@ def _busiest() -> list[str]:
     return [line.strip()[:120] for line in ps.stdout.splitlines()[:5]]
 
 
-def sample_load(path: Path, stop: threading.Event) -> None:
-    """Load average and the busiest processes every LOAD_EVERY_S until `stop`."""
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+ENGINE_NAME = "llama-server"
+
+
+def engine_cpu_s(parent: int) -> float | None:
+    """CPU seconds (user + system) of `parent`'s llama-server children, None if none runs."""
+    total = None
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        fields = text[text.rindex(")") + 2 :].split()
+        if name == ENGINE_NAME and int(fields[1]) == parent:
+            total = (total or 0.0) + (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return total
+
+
+def sample_load(path: Path, stop: threading.Event, parent: int | None = None) -> None:
+    """Load average, the busiest processes and the engine's CPU seconds every LOAD_EVERY_S
+    until `stop`."""
     with path.open("a") as f:
         while not stop.is_set():
             one, five, fifteen = os.getloadavg()
             row = {"t": time.time(), "load1": one, "load5": five, "load15": fifteen}
             row["busiest"] = _busiest()
+            row["engine_cpu_s"] = engine_cpu_s(parent) if parent else None
             f.write(json.dumps(row) + "\n")
             f.flush()
             stop.wait(LOAD_EVERY_S)
@@ -98,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--only", nargs="*", help="run only these (demo, search-demo, ...)")
+    parser.add_argument("--engine-nice", type=int, help="the searches' engine niceness")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     for name, command in runs(args.out).items():
@@ -105,11 +136,16 @@ def main(argv: list[str] | None = None) -> int:
             continue
         stop = threading.Event()
         load_path = args.out / f"{name}.load.jsonl"
-        sampler = threading.Thread(target=sample_load, args=(load_path, stop), daemon=True)
-        sampler.start()
+        if args.engine_nice is not None:
+            command = [*command, "--engine-nice", str(args.engine_nice)]
         began = time.time()
         print(f"== {name}: {' '.join(command)}", flush=True)
-        code = subprocess.run(command, check=False).returncode
+        process = subprocess.Popen(command)
+        sampler = threading.Thread(
+            target=sample_load, args=(load_path, stop, process.pid), daemon=True
+        )
+        sampler.start()
+        code = process.wait()
         stop.set()
         sampler.join()
         print(f"== {name}: exit {code} after {time.time() - began:.0f} s", flush=True)
