@@ -151,9 +151,35 @@ def local_part(measured: Path, scratch: Path) -> dict[str, Any]:
             "load": load_figures(measured / name),
             "conditions": probe_conditions(measured / name),
         }
+    result["quiet"] = quiet_part(measured)
     result["load"] = {"demo": load_figures(measured / "demo")}
     result["demo_conditions"] = probe_conditions(measured / "demo")
     return result
+
+
+QUIET_RUNS = ("quiet-demo-1", "quiet-demo-2", "quiet-demo-3")
+"""Three `agentload demo` runs measured on a quiet machine earlier (the runs behind
+`LOCAL_CPU_FLOORS`' docstring): calibrated on the first, the other two predicted."""
+
+
+def quiet_part(measured: Path) -> dict[str, Any]:
+    """Calibrate on the first quiet demo (all its probes), predict the other two's probes."""
+    if not all((measured / name).is_dir() for name in QUIET_RUNS):
+        return {}
+    source = read_measured(measured / QUIET_RUNS[0])
+    request = DeploymentRequest(system=CPU_SYSTEM, **engine_defaults(source))  # type: ignore[arg-type]
+    workload = load_workload(source.workload)
+    calibrated, facts = calibrate_on_run(source, request, workload)
+    rows = []
+    for name in QUIET_RUNS[1:]:
+        run = read_measured(measured / name)
+        target = calibrated.model_copy(update={"prompt_token_scale": run.rules.prompt_token_scale})
+        predicted = predict_run(target, run, workload)
+        rows += [
+            {"run": name, **row.model_dump(mode="json")}
+            for row in compare(run.points, predicted, fitted=[False] * len(run.points))
+        ]
+    return {"factors": facts.factors, "rms_log_error": facts.rms_log_error, "rows": rows}
 
 
 def probe_conditions(run_dir: Path) -> list[dict[str, float | None]]:
@@ -470,6 +496,17 @@ def print_local(result: Mapping[str, Any]) -> None:
         for tier, measured in run["tiers"]["measured"].items():
             print(f"| {name} | {tier} | {measured} | {run['tiers']['simulated'].get(tier)} |")
     print("load:", result["load"], {n: r["load"] for n, r in result["runs"].items()})
+    print("demo conditions:", result["demo_conditions"])
+    quiet = result.get("quiet")
+    if quiet:
+        print("## quiet demos: calibrated on 1, factors", quiet["factors"])
+        print("| run | agents | figure | measured | simulated | error |")
+        print("| --- | ---: | --- | ---: | ---: | ---: |")
+        for row in quiet["rows"]:
+            print(
+                f"| {row['run']} | {row['agents']} | {row['figure']} | {_num(row['measured'])} "
+                f"| {_num(row['predicted'])} | {_pct(row['error'])} |"
+            )
 
 
 def print_muse(result: Mapping[str, Any]) -> None:
