@@ -8,11 +8,11 @@ import json
 import math
 
 import pytest
+from bench import sim_validate
 
 from agentload.sim.build import build_deployment
 from agentload.sim.calibrate import ProbePoint
 from agentload.sim.roofline import RooflineParams
-from bench import sim_validate
 from tests.paths import SHARED
 
 PUBLISHED = SHARED / "data" / "published" / "agentic_serving_results.json"
@@ -72,7 +72,7 @@ def test_the_calibrated_simulator_predicts_the_measured_demo_search_as_published
         system=sim_validate.CPU_SYSTEM,
         **engine_defaults(source),  # type: ignore[arg-type]
     )
-    calibrated, facts = calibrate_on_run(
+    calibrated, _facts = calibrate_on_run(
         source, request, load_workload(source.workload), max_agents=4
     )
     run = read_measured(sim_validate.MEASURED / "search-demo")

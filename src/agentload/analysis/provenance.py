@@ -7,14 +7,14 @@ returns, so a simulated figure is never passed off as measured.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from agentload.results.summary import Summary
 
-MEASURED = "measured"
-SIMULATED = "simulated"
-TYPED_IN = "typed in"
-COMPUTED = "computed"
+MEASURED: Final = "measured"
+SIMULATED: Final = "simulated"
+TYPED_IN: Final = "typed in"
+COMPUTED: Final = "computed"
 """A figure worked out from others (typed or read); its inputs say where they came from."""
 
 Provenance = Literal["measured", "simulated", "typed in"]

@@ -16,7 +16,7 @@ left out are taken from the run where it says (the embedded engine's model, thre
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
@@ -30,6 +30,11 @@ from agentload.commands.options import (
 from agentload.commands.search import add_search_arguments, search_settings_from
 from agentload.config_file import add_config_argument, effective_config
 from agentload.errors import AgentloadError
+
+if TYPE_CHECKING:
+    from agentload.results.summary import CalibrationFacts
+    from agentload.sim.build import DeploymentRequest
+    from agentload.sim.roofline import RooflineParams
 
 BACKENDS = ("sglang", "vllm", "trtllm", "llama.cpp")
 """Engines whose step times aiconfigurator-core has (llama.cpp: the roofline only)."""
@@ -146,7 +151,9 @@ def handle(args: argparse.Namespace) -> int:
     return 0 if summary.complete else EXIT_INTERRUPTED
 
 
-def deployment_from(args: argparse.Namespace, defaults: dict[str, object] | None = None) -> Any:
+def deployment_from(
+    args: argparse.Namespace, defaults: dict[str, object] | None = None
+) -> DeploymentRequest:
     """The deployment request from the options (`defaults` fill options left out); one line
     naming what is missing."""
     from agentload.sim.build import DeploymentRequest
@@ -175,7 +182,7 @@ def deployment_from(args: argparse.Namespace, defaults: dict[str, object] | None
     return DeploymentRequest.model_validate(values)
 
 
-def roofline_from(text: str) -> Any:
+def roofline_from(text: str) -> RooflineParams:
     """`C,B,O[,S]` as roofline factors; one line when malformed."""
     from pydantic import ValidationError
 
@@ -196,7 +203,9 @@ def roofline_from(text: str) -> Any:
         ) from None
 
 
-def calibrated_deployment(args: argparse.Namespace) -> tuple[Any, Any]:
+def calibrated_deployment(
+    args: argparse.Namespace,
+) -> tuple[DeploymentRequest, CalibrationFacts | None]:
     """The deployment request, fitted to `--calibrate`'s run when given (with the fit's
     facts; the fit and its errors are printed)."""
     if not args.calibrate:
@@ -221,7 +230,7 @@ def calibrated_deployment(args: argparse.Namespace) -> tuple[Any, Any]:
     return calibrated, facts
 
 
-def print_calibration(facts: Any) -> None:
+def print_calibration(facts: CalibrationFacts) -> None:
     """The fit in a few lines: factors, and the errors of fitted and predicted figures."""
     from agentload.report.terminal import wide_console
 

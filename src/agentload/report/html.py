@@ -151,10 +151,10 @@ def write_report(view: ResultsView, out: Path | None = None) -> Path:
 def _header(ctx: ReportContext) -> str:
     view = ctx.view
     manifest = view.manifest
-    endpoint = manifest.get("endpoint") if isinstance(manifest.get("endpoint"), dict) else {}
-    workload = manifest.get("workload") if isinstance(manifest.get("workload"), dict) else {}
-    tool = manifest.get("tool") if isinstance(manifest.get("tool"), dict) else {}
-    times = manifest.get("times") if isinstance(manifest.get("times"), dict) else {}
+    endpoint = view.manifest_section("endpoint")
+    workload = view.manifest_section("workload")
+    tool = view.manifest_section("tool")
+    times = view.manifest_section("times")
     version = tool.get("version") or (view.summary.tool_version if view.summary else None)
     bits = [
         f"model <b>{e(view.model or 'unknown')}</b>",

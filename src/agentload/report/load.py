@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 
@@ -77,6 +77,12 @@ class ResultsView:
 
     summary_missing: bool = False
     """No `summary.json` at all: the run did not finish."""
+
+    def manifest_section(self, key: str) -> dict[str, Any]:
+        """One object of the manifest (`times`, `endpoint`, ...); empty when absent or not
+        an object."""
+        section = self.manifest.get(key)
+        return section if isinstance(section, dict) else {}
 
     @property
     def complete(self) -> bool:
@@ -299,7 +305,8 @@ def load_view(path: str | Path) -> ResultsView:
     )
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> TypeGuard[float]:
+    """A finite int or float (not a bool)."""
     return (
         isinstance(value, int | float)
         and not isinstance(value, bool)

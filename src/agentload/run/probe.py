@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -20,7 +21,13 @@ from agentload.measure.figures import probe_figures
 from agentload.measure.goodput import goodput_by_tier
 from agentload.measure.meters import Meters
 from agentload.measure.methodology import probe_stamp
-from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics, window_samples
+from agentload.measure.metrics import (
+    GrowingTable,
+    RecordTable,
+    WindowMetrics,
+    window_metrics,
+    window_samples,
+)
 from agentload.measure.sessions import (
     OneAgentBaseline,
     active_sessions,
@@ -116,7 +123,7 @@ async def measure_probe(
     notes: list[str] = []
     while True:
         window = Window(start, clock.now())
-        table = RecordTable.from_records(await load.records())
+        table = table_of(load, await load.records())
         metrics = window_metrics(table, window, agents=agents)
         verdicts = _judge_all(table, window, metrics, settings)
         noisy = [v.tier for v in verdicts.values() if v.outcome == "uncertain"]
@@ -211,7 +218,7 @@ async def _fixed_window(
     window = Window(start, max(start, end))
     if window.duration_s <= 0:
         return None
-    table = RecordTable.from_records(await load.records())
+    table = table_of(load, await load.records())
     metrics = window_metrics(table, window, agents=agents)
     verdicts = _judge_all(table, window, metrics, settings)
     judged = Judged(table, window, metrics, verdicts)
@@ -308,6 +315,18 @@ def _decided(verdict: Verdict) -> str:
     if verdict.outcome != "uncertain":
         return verdict.outcome
     return "pass" if verdict.passed else "fail"
+
+
+_TABLES: weakref.WeakKeyDictionary[ProbeLoad, GrowingTable] = weakref.WeakKeyDictionary()
+
+
+def table_of(load: ProbeLoad, records: Sequence[RequestRecord]) -> RecordTable:
+    """The records' columns, grown from the last window judged on this load (the records of a
+    run only grow), not rebuilt."""
+    growing = _TABLES.get(load)
+    if growing is None:
+        growing = _TABLES[load] = GrowingTable()
+    return growing.of(records)
 
 
 async def _sleep_until(t: float) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Hashable, Iterator, Sequence
+from typing import cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -162,7 +163,7 @@ def table_of(results: Sequence[SimResult]) -> RecordTable:
         completion_tokens=completion,
         ok=ok,
         error=np.array([r.error for r in results], dtype=object),
-        agent=np.fromiter((r.session_key[0] for r in results), dtype=np.int64, count=n),
+        agent=np.fromiter((_agent_of(r.session_key) for r in results), dtype=np.int64, count=n),
         phase=np.full(n, "sim", dtype=object),
         gap_values=np.empty(0),
         gap_offsets=np.zeros(n + 1, dtype=np.int64),
@@ -225,3 +226,8 @@ def predict_fixed(
     """One fixed probe of `agents` (see `fixed_schedule`)."""
     spans, window = fixed_schedule(agents, ramp_s, settle_s, window_s)
     return predict_schedule(config, workload, spans, [window], rules)[0]
+
+
+def _agent_of(session_key: Hashable) -> int:
+    """The agent of a replayed call's session key, `(agent, session)`."""
+    return int(cast("tuple[int, int]", session_key)[0])
