@@ -44,7 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,7 @@ from agentload.sim.modelspec import ModelSpec, spec_from_config
 from agentload.sim.predict import AgentRules, predict_fixed
 from agentload.sim.roofline import RooflineParams
 from agentload.workload.load import load_workload
+from agentload.workload.model import Workload
 from agentload.workload.synthetic import SyntheticParams, generate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -440,7 +441,11 @@ def muse_points() -> list[dict[str, Any]]:
     return points
 
 
-def muse_request(point: Mapping[str, Any], model: ModelSpec, params: RooflineParams) -> Any:
+def muse_request(
+    point: Mapping[str, Any], model: ModelSpec, params: RooflineParams
+) -> DeploymentRequest:
+    """A published point's deployment on GB300 with roofline steps (HiCache: a host tier of
+    `HICACHE_RATIO` times the device KV pool)."""
     request = DeploymentRequest(
         system="gb300",
         backend="sglang",
@@ -456,7 +461,12 @@ def muse_request(point: Mapping[str, Any], model: ModelSpec, params: RooflinePar
     return request
 
 
-def muse_predict(points: Sequence[Mapping[str, Any]], workload: Any, model: ModelSpec) -> Any:
+def muse_predict(
+    points: Sequence[Mapping[str, Any]], workload: Workload, model: ModelSpec
+) -> Callable[[Mapping[str, float]], list[ProbePoint]]:
+    """The fit's model: factors in, each point's simulated fixed probe out (AgentPerf's settle
+    and window, agents started where a long run would find them)."""
+
     def predict(values: Mapping[str, float]) -> list[ProbePoint]:
         params = RooflineParams(
             step_overhead_s=values["step_overhead_s"],
