@@ -31,7 +31,7 @@ tables from that file (`render_markdown`; a test checks the docs hold exactly th
   not disaggregated; wide expert parallelism up to EP64), on the AgentPerf-shaped workload.
 
 Published figures come from `shared/data/published/agentic_serving_results.json` (sources
-named there). About 15 minutes of CPU, most of it the Muse Spark fits.
+named there). About 8-9 minutes of CPU, most of it the Muse Spark fits.
 """
 
 from __future__ import annotations
