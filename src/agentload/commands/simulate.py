@@ -5,6 +5,12 @@ plus the deployment: `--system NAME --backend {sglang,vllm,trtllm} --model HF_ID
 --parallel SPEC`, optional `--kv-host-gb` and `--max-batch-tokens`. It writes a normal results
 directory whose summary and report say SIMULATED, with the step-time source and its version.
 `--list` prints the systems, backends, models and layouts with step-time data.
+
+`--calibrate RESULTS_DIR` first fits the roofline's factors to a measured run's probes (those
+with at most `--calibrate-max-agents` agents; `agentload.sim.calibrate_run`), then runs the
+search with them; the fit (factors, figures, errors) goes into the summary. Deployment options
+left out are taken from the run where it says (the embedded engine's model, threads, slots).
+`--roofline` gives the factors directly (e.g. those a calibration found, on other hardware).
 """
 
 from __future__ import annotations
@@ -26,9 +32,12 @@ from agentload.config_file import add_config_argument, effective_config
 from agentload.errors import AgentloadError
 
 if TYPE_CHECKING:
+    from agentload.results.summary import CalibrationFacts
     from agentload.sim.build import DeploymentRequest
+    from agentload.sim.roofline import RooflineParams
 
-BACKENDS = ("sglang", "vllm", "trtllm")
+BACKENDS = ("sglang", "vllm", "trtllm", "llama.cpp")
+"""Engines whose step times aiconfigurator-core has (llama.cpp: the roofline only)."""
 DEFAULT_BACKEND = "sglang"
 
 
@@ -84,6 +93,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="step-time source: aiconfigurator-core's data where it evaluates, else a roofline "
         "(auto); only one of them (aic, roofline)",
     )
+    deployment.add_argument(
+        "--roofline",
+        metavar="C,B,O[,S]",
+        help="roofline factors: compute efficiency, bandwidth efficiency, step overhead s "
+        "[, overhead s per decoding sequence] (implies --steps roofline)",
+    )
+    deployment.add_argument(
+        "--prompt-token-scale",
+        type=float,
+        metavar="R",
+        help="prompt tokens the served model counts per intended token (default: 1, or the "
+        "calibration run's own count)",
+    )
+    calibration = parser.add_argument_group("calibration on a measured run")
+    calibration.add_argument(
+        "--calibrate",
+        metavar="RESULTS_DIR",
+        help="fit the roofline's factors to this measured run's probes first, then simulate",
+    )
+    calibration.add_argument(
+        "--calibrate-max-agents",
+        type=int,
+        metavar="N",
+        help="fit only the probes with at most N agents (default: all; the others are "
+        "predicted, errors in the summary)",
+    )
     add_search_arguments(parser)
     add_config_argument(parser)
     parser.set_defaults(func=handle, api="chat")
@@ -98,10 +133,11 @@ def handle(args: argparse.Namespace) -> int:
     from agentload.sim.target import SimOptions
 
     label = label_from(args, "simulate")
+    deployment, calibration = calibrated_deployment(args)
     request = Request(
         workload=args.workload,
         search=search_settings_from(args),
-        target=SimOptions(deployment_from(args)),
+        target=SimOptions(deployment, calibration),
         out=out_from(args, label),
         label=label,
         agents=agents_from(args, start_mid_session=not args.start_at_turn_zero),
@@ -115,28 +151,114 @@ def handle(args: argparse.Namespace) -> int:
     return 0 if summary.complete else EXIT_INTERRUPTED
 
 
-def deployment_from(args: argparse.Namespace) -> DeploymentRequest:
-    """The deployment request from the options; one line naming what is missing."""
+def deployment_from(
+    args: argparse.Namespace, defaults: dict[str, object] | None = None
+) -> DeploymentRequest:
+    """The deployment request from the options (`defaults` fill options left out); one line
+    naming what is missing."""
     from agentload.sim.build import DeploymentRequest
 
-    missing = [f"--{name}" for name in ("system", "model", "gpus") if getattr(args, name) is None]
+    given = {
+        name: getattr(args, name)
+        for name in ("system", "model", "gpus", "max_batch_tokens", "max_running")
+        if getattr(args, name) is not None
+    }
+    values: dict[str, object] = {**(defaults or {}), **given}
+    missing = [f"--{name}" for name in ("system", "model", "gpus") if name not in values]
     if missing:
         raise AgentloadError(f"simulate needs {', '.join(missing)} (see --list)")
-    values: dict[str, object] = {
-        "system": args.system,
-        "backend": args.backend or DEFAULT_BACKEND,
-        "model": args.model,
-        "gpus": args.gpus,
-        "parallel": args.parallel,
-        "kv_host_gb": args.kv_host_gb,
-        "routing": args.routing,
-        "steps": args.steps,
-    }
-    if args.max_batch_tokens is not None:
-        values["max_batch_tokens"] = args.max_batch_tokens
-    if args.max_running is not None:
-        values["max_running"] = args.max_running
+    values.update(
+        backend=args.backend or values.get("backend") or DEFAULT_BACKEND,
+        parallel=args.parallel,
+        kv_host_gb=args.kv_host_gb,
+        routing=args.routing,
+        steps=args.steps,
+    )
+    if args.roofline:
+        values["roofline"] = roofline_from(args.roofline)
+        values["steps"] = "roofline"
+    if args.prompt_token_scale is not None:
+        values["prompt_token_scale"] = args.prompt_token_scale
     return DeploymentRequest.model_validate(values)
+
+
+def roofline_from(text: str) -> RooflineParams:
+    """`C,B,O[,S]` as roofline factors; one line when malformed."""
+    from pydantic import ValidationError
+
+    from agentload.sim.roofline import RooflineParams
+
+    names = ("compute_efficiency", "bandwidth_efficiency", "step_overhead_s")
+    parts = text.split(",")
+    try:
+        values = [float(p) for p in parts]
+        if len(values) not in (3, 4):
+            raise ValueError
+        extra = {"sequence_overhead_s": values[3]} if len(values) == 4 else {}
+        return RooflineParams(**dict(zip(names, values[:3], strict=True)), **extra)
+    except (ValueError, ValidationError):
+        raise AgentloadError(
+            f"--roofline {text!r}: expected COMPUTE,BANDWIDTH,OVERHEAD_S[,SEQUENCE_OVERHEAD_S] "
+            "(efficiencies in (0, 1], overheads in seconds)"
+        ) from None
+
+
+def calibrated_deployment(
+    args: argparse.Namespace,
+) -> tuple[DeploymentRequest, CalibrationFacts | None]:
+    """The deployment request, fitted to `--calibrate`'s run when given (with the fit's
+    facts; the fit and its errors are printed)."""
+    if not args.calibrate:
+        if args.calibrate_max_agents is not None:
+            raise AgentloadError("--calibrate-max-agents needs --calibrate RESULTS_DIR")
+        return deployment_from(args), None
+    from agentload.sim.calibrate_run import calibrate_on_run, engine_defaults
+    from agentload.sim.measured import read_measured
+    from agentload.workload.load import load_workload
+
+    if args.steps == "aic":
+        raise AgentloadError("--calibrate fits the roofline's factors: not with --steps aic")
+    run = read_measured(args.calibrate)
+    request = deployment_from(args, engine_defaults(run))
+    workload = load_workload(run.workload, skip_bad_lines=args.skip_bad_lines)
+    calibrated, facts = calibrate_on_run(
+        run, request, workload, max_agents=args.calibrate_max_agents
+    )
+    if args.prompt_token_scale is not None:
+        calibrated = calibrated.model_copy(update={"prompt_token_scale": args.prompt_token_scale})
+    print_calibration(facts)
+    return calibrated, facts
+
+
+def print_calibration(facts: CalibrationFacts) -> None:
+    """The fit in a few lines: factors, and the errors of fitted and predicted figures."""
+    from agentload.report.terminal import wide_console
+
+    console = wide_console()
+    factors = ", ".join(f"{name} {value:.4g}" for name, value in facts.factors.items())
+    console.print(
+        f"calibrated on {facts.source} ({facts.measured}; probes at "
+        f"{', '.join(str(a) for a in facts.fitted_agents)} agents, {facts.evaluations} "
+        f"simulations): {factors}; prompt tokens x{facts.prompt_token_scale:.3f}"
+    )
+    table = Table(title="measured vs calibrated simulation", title_justify="left")
+    for column in ("agents", "figure", "measured", "simulated", "error", "fitted"):
+        table.add_column(column, justify="right" if column != "figure" else "left")
+    for row in facts.points:
+        table.add_row(
+            str(row.agents),
+            row.figure,
+            _figure(row.measured),
+            "—" if row.predicted is None else _figure(row.predicted),
+            "—" if row.error is None else f"{row.error:+.1%}",
+            "yes" if row.fitted else "no",
+        )
+    console.print(table)
+
+
+def _figure(value: float) -> str:
+    """Three significant figures, thousands separated."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
 def list_deployments(

@@ -279,6 +279,53 @@ class KvWorkingSet(_Model):
     max_agents: int
 
 
+class CalibrationFigure(_Model):
+    """One figure of one probe of a measured run: as measured, as the calibrated simulation
+    predicts it, and the error. `fitted` figures were minimised by the fit (their errors are
+    residuals, small by construction); the others are predictions."""
+
+    agents: int = Field(ge=1)
+    figure: str
+    """A `ProbeFigures` field: `total_tokens_per_s`, `p25_output_tokens_per_s`,
+    `p50_output_tokens_per_s`, `p95_ttft_s` or `p50_ttft_s` (units in the name)."""
+    measured: float
+    predicted: float | None
+    """None when the simulated probe had no sample of it."""
+    error: float | None
+    """predicted / measured - 1."""
+    fitted: bool
+
+
+class CalibrationFacts(_Model):
+    """How a simulation's fitted factors were obtained from a measured run (`agentload
+    simulate --calibrate`): the run, the probes fitted, the factors found and every error."""
+
+    source: str
+    """The measured results directory, as given."""
+    label: str | None = None
+    measured: str
+    """What was measured: the endpoint or engine, and its model."""
+    workload: str
+    fitted_agents: tuple[int, ...]
+    """Agent counts of the probes the factors were fitted to."""
+    fitted_figures: tuple[str, ...]
+    objective: str
+    """What the fit minimised, in words."""
+    factors: dict[str, float]
+    """The fitted factors by name (the roofline's `compute_efficiency`,
+    `bandwidth_efficiency`, `step_overhead_s`, and any other the model fits)."""
+    prompt_token_scale: float = 1.0
+    """Prompt tokens as the measured server counted them per token the workload intended
+    (its chat template and tokenizer), applied to the simulated prompts."""
+    rms_log_error: float
+    """Root mean square of log(predicted / measured) over the fitted figures."""
+    evaluations: int
+    """Simulations the fit ran."""
+    points: tuple[CalibrationFigure, ...]
+    """Every probe of the measured run, fitted and not, figure by figure."""
+    notes: tuple[str, ...] = ()
+
+
 class SimulationFacts(_Model):
     """What a simulated result stands for and where its numbers came from: it was computed by
     `agentload.sim`, not measured, and says so everywhere it shows."""
@@ -290,8 +337,9 @@ class SimulationFacts(_Model):
     step_library: str | None = None
     power_model: str
     kv: KvWorkingSet | None = None
-    calibration: str | None = None
-    """The measured results its factors were fitted to, when calibrated (`--calibrate`)."""
+    calibration: CalibrationFacts | None = None
+    """The measured run its factors were fitted to, the fit and its errors, when calibrated
+    (`--calibrate`)."""
     validation: str = "docs/simulation.md (predicted vs published and measured, with errors)"
     notes: tuple[str, ...] = ()
 

@@ -92,6 +92,9 @@ class DeploymentRequest(BaseModel):
     """`auto` (aiconfigurator-core if it evaluates, else roofline), `aic` or `roofline`."""
     roofline: RooflineParams = RooflineParams()
     power_gain: float = Field(default=CALIBRATED_GAIN, gt=0)
+    prompt_token_scale: float = Field(default=1.0, gt=0)
+    """Prompt tokens the served model counts per token the workload intends (its chat
+    template and tokenizer); a calibration sets it from the measured run's own counts."""
 
 
 class BuiltDeployment(BaseModel):
@@ -193,8 +196,10 @@ def _steps(
     return table, notes
 
 
-def build_deployment(request: DeploymentRequest) -> BuiltDeployment:
-    """The deployment a request names (InputError when it cannot exist).
+def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None) -> BuiltDeployment:
+    """The deployment a request names (InputError when it cannot exist); `model` describes a
+    model no config file has (e.g. one whose architecture is fitted), in place of
+    `request.model`'s.
 
     An engine replica is one attention rank: `tp` GPUs with their own scheduler and prefix
     cache. Without attention data parallelism that is one model copy; with `dp` ranks, a model
@@ -205,7 +210,8 @@ def build_deployment(request: DeploymentRequest) -> BuiltDeployment:
     tp = layout.tp
     if request.gpus % layout.group:
         raise InputError(f"{request.gpus} GPUs do not split into model copies of {layout.group}")
-    model = model_spec(request.model, kv_dtype_bytes=request.kv_dtype_bytes)
+    if model is None:
+        model = model_spec(request.model, kv_dtype_bytes=request.kv_dtype_bytes)
     gpu = gpu_spec(request.system)
     copies = kv_replication(tp, model.kv_heads, mla=model.mla)
     memory = replica_memory(

@@ -6,7 +6,12 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from agentload.results.summary import KvWorkingSet, SimulatedDeployment, SimulationFacts
+from agentload.results.summary import (
+    CalibrationFacts,
+    KvWorkingSet,
+    SimulatedDeployment,
+    SimulationFacts,
+)
 from agentload.sim.aic import PACKAGE
 from agentload.sim.build import BuiltDeployment, parse_parallel, replica_memory
 from agentload.sim.hardware import gpu_spec
@@ -19,9 +24,13 @@ GB = 1e9
 
 
 def simulation_facts(
-    built: BuiltDeployment, workload: Workload | None, agents: int
+    built: BuiltDeployment,
+    workload: Workload | None,
+    agents: int,
+    calibration: CalibrationFacts | None = None,
 ) -> SimulationFacts:
-    """The facts of a simulation of `built` on `workload` with at most `agents` agents."""
+    """The facts of a simulation of `built` on `workload` with at most `agents` agents (and
+    the calibration behind its factors, if any)."""
     request = built.request
     power = built.config.power
     power_words = (
@@ -51,6 +60,7 @@ def simulation_facts(
         else None,
         power_model=power_words,
         kv=kv_working_set(built, workload, agents) if workload is not None else None,
+        calibration=calibration,
         notes=built.notes,
     )
 

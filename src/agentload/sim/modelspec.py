@@ -10,12 +10,15 @@ efficiency factors are fitted anyway. KV bytes per token follow the config exact
 dtype (`kv_dtype_bytes`, default 2: SGLang and vLLM keep BF16 KV unless told otherwise).
 
 Configs come from aiconfigurator-core's `model_configs` when it is installed, else from the
-few shipped in `data/models/`, or are passed as a dict.
+few shipped in `data/models/`, or are passed as a dict. The local engine's generated model
+(`agentload-random-llama-<layers>x<hidden>`, `agentload.engines.model_gen`) is described from
+its generator's spec (f16 weights and KV: 2 bytes each, filed as bf16).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -23,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentload.engines import model_gen
 from agentload.errors import InputError
 from agentload.sim.work import WorkModel
 
@@ -67,6 +71,9 @@ class ModelSpec(BaseModel):
     weight_dtype: Dtype = "bf16"
     expert_dtype: Dtype | None = None
     """Routed experts' dtype when it differs (e.g. FP4 experts in an FP8 model)."""
+    bytes_per_param: float | None = Field(default=None, gt=0)
+    """Every weight's bytes when a model is quantised to a width of its own (e.g. 5.2 bits:
+    0.65), overriding the dtypes' widths; compute still runs at `weight_dtype`."""
     max_context: int | None = None
 
     @property
@@ -83,13 +90,17 @@ class ModelSpec(BaseModel):
     def _routed_params(self) -> float:
         return self.expert_params * self.experts * self.moe_layers
 
+    def _expert_width(self) -> float:
+        return self.bytes_per_param or BYTES_PER_PARAM[self.expert_dtype or self.weight_dtype]
+
     def routed_weight_bytes(self) -> float:
         """Bytes of all routed experts."""
-        return self._routed_params() * BYTES_PER_PARAM[self.expert_dtype or self.weight_dtype]
+        return self._routed_params() * self._expert_width()
 
     def dense_weight_bytes(self) -> float:
         """Bytes of everything but the routed experts."""
-        return (self.total_params - self._routed_params()) * BYTES_PER_PARAM[self.weight_dtype]
+        width = self.bytes_per_param or BYTES_PER_PARAM[self.weight_dtype]
+        return (self.total_params - self._routed_params()) * width
 
     def weight_bytes(self) -> float:
         """All weight bytes (one copy of the model)."""
@@ -112,8 +123,7 @@ class ModelSpec(BaseModel):
             active_params=self.active_params,
             attention_flops=self.attention_flops(),
             dense_weight_bytes=self.dense_weight_bytes(),
-            expert_bytes=self.expert_params
-            * BYTES_PER_PARAM[self.expert_dtype or self.weight_dtype],
+            expert_bytes=self.expert_params * self._expert_width(),
             experts=self.experts,
             experts_per_token=self.experts_per_token,
             moe_layers=self.moe_layers,
@@ -279,6 +289,40 @@ def spec_from_config(
     )
 
 
+GENERATED_NAME = re.compile(r"^agentload-random-llama-(?P<layers>\d+)x(?P<hidden>\d+)$")
+"""The name the local engine serves its generated model as (`engines.llamacpp.resolve_model`)."""
+
+
+def generated_config(spec: model_gen.ModelSpec) -> dict[str, Any]:
+    """The HF-style config of a model `agentload.engines.model_gen` writes (tied embeddings,
+    gated SiLU MLP, GQA)."""
+    return {
+        "num_hidden_layers": spec.layers,
+        "hidden_size": spec.hidden,
+        "num_attention_heads": spec.heads,
+        "num_key_value_heads": spec.kv_heads,
+        "head_dim": spec.head_dim,
+        "intermediate_size": spec.ffn,
+        "vocab_size": spec.vocab_size,
+        "tie_word_embeddings": True,
+        "hidden_act": "silu",
+        "max_position_embeddings": spec.context,
+    }
+
+
+def generated_name(spec: model_gen.ModelSpec) -> str:
+    """The name the local engine serves a generated model as."""
+    return f"agentload-random-llama-{spec.layers}x{spec.hidden}"
+
+
+def _generated(hf_id: str) -> model_gen.ModelSpec | None:
+    """The generator's spec behind a served name (other fields at their defaults)."""
+    found = GENERATED_NAME.match(hf_id)
+    if found is None:
+        return None
+    return model_gen.ModelSpec(layers=int(found["layers"]), hidden=int(found["hidden"]))
+
+
 def _config_dirs() -> list[Path]:
     dirs = [Path(str(resources.files("agentload.sim") / "data" / "models"))]
     try:
@@ -301,7 +345,11 @@ def known_models() -> list[str]:
 
 
 def model_spec(hf_id: str, *, kv_dtype_bytes: float = DEFAULT_KV_DTYPE_BYTES) -> ModelSpec:
-    """The spec of a model known by its HF id (see `known_models`)."""
+    """The spec of a model known by its HF id (see `known_models`), or of the local engine's
+    generated model by the name it is served as."""
+    generated = _generated(hf_id)
+    if generated is not None:
+        return spec_from_config(hf_id, generated_config(generated), kv_dtype_bytes=kv_dtype_bytes)
     stem = hf_id.replace("/", "--", 1)
     for folder in _config_dirs():
         path = folder / f"{stem}_config.json"

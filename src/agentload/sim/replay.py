@@ -55,9 +55,11 @@ def replay(
     *,
     start_times: Sequence[float] | None = None,
     until: float | None = None,
+    stop_times: Sequence[float | None] | None = None,
 ) -> list[SimResult]:
     """Play each agent's calls closed-loop until every agent is done (or virtual time
-    `until`, after which no call is sent); returns every result in completion order."""
+    `until`, after which no call is sent; agent i sends none after `stop_times[i]` either, as
+    an agent a search stops); returns every result in completion order."""
     arrivals: list[tuple[float, int, int]] = []
     seq = itertools.count()
     pending: dict[Hashable, tuple[int, float]] = {}
@@ -81,6 +83,9 @@ def replay(
         while arrivals and arrivals[0][0] <= t:
             _, _, index = heapq.heappop(arrivals)
             if until is not None and t > until:
+                continue
+            stop = None if stop_times is None else stop_times[index]
+            if stop is not None and t > stop:
                 continue
             call = next(agents[index], None)
             if call is None:

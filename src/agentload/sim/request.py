@@ -62,3 +62,11 @@ class SimResult(NamedTuple):
     host_tokens: int
     completion_tokens: int
     error: SimError | None = None
+
+
+def scale_tokens(tokens: int, scale: float) -> int:
+    """A segment's token count as a server whose template and tokenizer count `scale` tokens
+    per intended token sees it (at least 1 unless empty; the same count for the same key)."""
+    if scale == 1.0 or not tokens:
+        return tokens
+    return max(1, round(tokens * scale))

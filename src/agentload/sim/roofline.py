@@ -2,15 +2,20 @@
 
 Per replica (`gpus` accelerators, work split evenly, no communication cost modelled):
 
-    decode(b, c)            = overhead + max(FLOPs / F, bytes / BW)   for the step's work
-    shared(p, b)            = overhead + max(2 A (p + b) / F, (weights(p + b) + KV written) / BW)
-    decode_attention(b, c)  = max(attention FLOPs / F, KV read / BW)
-    chunk_attention(p, s)   = max(attention FLOPs / F, KV read / BW)
+    decode(b, c)           = (overhead + b s + max(FLOPs / F, bytes / BW)) / L  (the step's work)
+    shared(p, b)           = overhead + b s + max(2 A (p + b) / F, (weights + KV written) / BW)
+    decode_attention(b, c) = max(attention FLOPs / F, KV read / BW)
+    chunk_attention(p, x)  = max(attention FLOPs / F, KV read / BW)
 
 with `F = gpus * peak FLOP/s (weight dtype) * compute_efficiency`, `BW = gpus * HBM bandwidth
-* bandwidth_efficiency`, `A` the active parameters and work from `WorkModel`. For systems that
-aiconfigurator-core has no data for (AMD MI355X, CPUs) and as a cross-check elsewhere. The
-three factors live in one frozen model (`RooflineParams`) so a calibration fits them.
+* bandwidth_efficiency`, `A` the active parameters and work from `WorkModel`, and `s` a fixed
+cost per decoding sequence per step (sampling, detokenising and streaming each token: 0 by
+default, it matters on a CPU engine serving a small model, whose work per token is tiny), and
+`L` the tokens a sequence gains per decode step (speculative decoding: a step verifies `L`
+tokens a sequence, its KV read once; 1 by default). For
+systems that aiconfigurator-core has no data for (AMD MI355X, CPUs) and as a cross-check
+elsewhere. The factors live in one frozen model (`RooflineParams`) so a calibration fits them
+(`agentload.sim.calibrate`).
 """
 
 from __future__ import annotations
@@ -37,6 +42,13 @@ class RooflineParams(BaseModel):
     """Achieved / peak HBM bandwidth."""
     step_overhead_s: float = Field(default=0.004, ge=0)
     """Fixed cost per step (scheduling, launches, synchronisation)."""
+    sequence_overhead_s: float = Field(default=0.0, ge=0)
+    """Fixed cost per decoding sequence per step (sampling, detokenising, streaming a token)."""
+    tokens_per_step: float = Field(default=1.0, ge=1.0)
+    """Tokens a decoding sequence gains per decode step on average: speculative decoding
+    (e.g. MTP) verifies drafts in one pass, so a step does the work of `tokens_per_step` tokens
+    per sequence (its KV read once) and the engine's one-token steps take 1/`tokens_per_step`
+    of it. 1: none."""
 
 
 def grid_for(limit: float, grid: tuple[int, ...]) -> tuple[int, ...]:
@@ -61,16 +73,21 @@ def roofline_table(
     flops_per_s = gpus * gpu.peak_flops(model.weight_dtype) * params.compute_efficiency
     bytes_per_s = gpus * gpu.bandwidth_bytes_per_s * params.bandwidth_efficiency
     overhead = params.step_overhead_s
+    per_sequence = params.sequence_overhead_s
+
+    accepted = params.tokens_per_step
 
     def decode(b: int, c: float) -> float:
-        flops, moved = work.mixed(0, b, c, 0.0, 0.0)
-        return overhead + max(flops / flops_per_s, moved / bytes_per_s)
+        drafts = round(b * (accepted - 1.0))
+        flops, moved = work.mixed(drafts, b, c, drafts * c, 0.0)
+        step = overhead + b * per_sequence + max(flops / flops_per_s, moved / bytes_per_s)
+        return step / accepted
 
     def shared(p: int, b: int) -> float:
         tokens = p + b
         flops = 2.0 * work.active_params * tokens
         moved = work.weight_bytes(tokens) + work.kv_bytes_per_token * tokens
-        return overhead + max(flops / flops_per_s, moved / bytes_per_s)
+        return overhead + b * per_sequence + max(flops / flops_per_s, moved / bytes_per_s)
 
     def decode_attention(b: int, c: float) -> float:
         pairs = b * c
@@ -97,6 +114,13 @@ def roofline_table(
         source=(
             f"roofline ({gpu.name} x{gpus}{f' of dp{data_parallel}' if data_parallel > 1 else ''}, "
             f"{model.name}, compute {params.compute_efficiency:g}, "
-            f"bandwidth {params.bandwidth_efficiency:g}, overhead {params.step_overhead_s:g} s)"
+            f"bandwidth {params.bandwidth_efficiency:g}, overhead {params.step_overhead_s:g} s"
+            + (
+                f", {params.sequence_overhead_s:g} s a sequence"
+                if params.sequence_overhead_s
+                else ""
+            )
+            + (f", {params.tokens_per_step:g} tokens a step" if params.tokens_per_step != 1 else "")
+            + ")"
         ),
     )

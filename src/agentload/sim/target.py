@@ -35,11 +35,11 @@ from agentload.results.files import POWER_FILE
 from agentload.results.jsonl import JsonlAppender
 from agentload.results.record import RequestRecord
 from agentload.results.samples import PowerSample
-from agentload.results.summary import PowerFigures, SimulationFacts
+from agentload.results.summary import CalibrationFacts, PowerFigures, SimulationFacts
 from agentload.sim.build import BuiltDeployment, DeploymentRequest, build_deployment
 from agentload.sim.deployment import Deployment
 from agentload.sim.facts import simulation_facts
-from agentload.sim.request import Chain, SimRequest, SimResult
+from agentload.sim.request import Chain, SimRequest, SimResult, scale_tokens
 from agentload.target.call import Answer, Call
 from agentload.target.context import Fit
 from agentload.workload.model import PromptSegment
@@ -56,6 +56,8 @@ class SimOptions:
     """The deployment as the user named it (`agentload simulate`), before it is built."""
 
     deployment: DeploymentRequest
+    calibration: CalibrationFacts | None = None
+    """The fit behind the deployment's factors, when calibrated on a measured run."""
 
     def check(self, api: str) -> None:
         """Build it once: an unknown system, model or layout is one line now."""
@@ -73,7 +75,9 @@ class SimOptions:
         clients: int = 1,
     ) -> Iterator[OpenSimulation]:
         built = built_deployment(self.deployment)
-        facts = simulation_facts(built, fit.workload if fit is not None else None, agents)
+        facts = simulation_facts(
+            built, fit.workload if fit is not None else None, agents, self.calibration
+        )
         console.print(
             f"simulated: {built.request.gpus} x {built.request.system}, "
             f"{built.request.backend}, {built.model.name}, {built.request.parallel} "
@@ -146,7 +150,9 @@ class SimTargetSpec:
 
     @contextlib.asynccontextmanager
     async def open(self, run_salt: str) -> AsyncIterator[SimTarget]:
-        yield SimTarget(self.opened.driver(), run_salt)
+        yield SimTarget(
+            self.opened.driver(), run_salt, self.opened.built.request.prompt_token_scale
+        )
 
 
 class EngineDriver:
@@ -200,9 +206,12 @@ class EngineDriver:
 class SimTarget:
     """Calls turned into simulated requests and their results into records."""
 
-    def __init__(self, driver: EngineDriver, run_salt: str) -> None:
+    def __init__(
+        self, driver: EngineDriver, run_salt: str, prompt_token_scale: float = 1.0
+    ) -> None:
         self._driver = driver
         self._salt = run_salt
+        self._scale = prompt_token_scale
         self._chains: dict[int, _Chain] = {}
 
     async def call(self, call: Call) -> Answer:
@@ -210,7 +219,7 @@ class SimTarget:
         if chain is None or chain.instance != call.instance:
             if chain is not None:  # the agent's previous session is over: free its route
                 self._driver.engine.forget_session(chain.instance)
-            chain = self._chains[call.agent] = _Chain(call.instance)
+            chain = self._chains[call.agent] = _Chain(call.instance, self._scale)
         request = SimRequest(
             call.request_id, call.instance, chain.of(call.segments), call.output_tokens
         )
@@ -223,10 +232,11 @@ class _Chain:
     each call's run of segments shared with the previous call (the same objects) reuses their
     keys, so a call costs its new segments, not its whole prompt."""
 
-    __slots__ = ("_keys", "_last", "_tokens", "instance")
+    __slots__ = ("_keys", "_last", "_scale", "_tokens", "instance")
 
-    def __init__(self, instance: str) -> None:
+    def __init__(self, instance: str, scale: float = 1.0) -> None:
         self.instance = instance
+        self._scale = scale
         self._last: list[PromptSegment] = []
         self._keys: list[Hashable] = []
         self._tokens: list[int] = []
@@ -238,7 +248,7 @@ class _Chain:
         salt = self.instance
         for s in segments[same:]:
             keys.append(s.key if s.shared else f"{salt}/{s.key}")
-            tokens.append(s.tokens)
+            tokens.append(scale_tokens(s.tokens, self._scale))
         self._last = segments
         return Chain(tuple(keys), tuple(tokens))
 

@@ -1,0 +1,913 @@
+"""The simulator's validation: predicted vs measured and published figures, with the errors.
+
+    PYTHONPATH=src .venv/bin/python bench/sim_validate.py [--only local muse aa]
+        [--measured bench/data/sim-validation] [--out bench/data/sim-validation/validation.json]
+    PYTHONPATH=src .venv/bin/python bench/sim_validate.py --markdown   # the docs' tables
+
+Three parts; each writes its results into `--out` (a part run alone replaces only its own
+entry) with the date and versions, and `--markdown` prints docs/simulation.md's Validation
+tables from that file (`render_markdown`; a test checks the docs hold exactly them):
+
+- **local**: the roofline's factors fitted to the demo search's probes at 1-4 agents (measured
+  on this machine's llama.cpp engine, `demo` in `--measured`), then, with those factors, (a)
+  the most agents for each tier of two measured searches up to 12 agents (`search-demo`: the
+  demo workload; `search-agentperf`: the recorded agentperf traces; both made by
+  `bench/sim_measure_local.py`), from simulated searches with the same settings, and (b) the
+  total tokens/s at each of their probes, replaying each search's own schedule of agents.
+  Prompts are scaled by each run's own count of prompt tokens per intended token (its chat
+  template and tokenizer: a count, not a timing). Beside each probe: the machine's load and
+  the share of a core the engine got (`load.jsonl`). Then the three quiet demo runs:
+  calibrated on the first, the other two predicted, beside how well the first run's own
+  figures predict the other two (the measurement's repeatability).
+- **muse**: SGLang's four published GB300 points for Muse Spark Open on the AA-AgentPerf
+  coding-agent workload. Its architecture is not public: a DeepSeek-V3-style proxy (MLA, 61
+  layers, 8 routed experts a token) with routed experts added to reach 825B parameters, at 5.2
+  bits a parameter. Fitted (`MUSE_FACTORS`): tokens per decode step (MTP), KV bytes per token,
+  the roofline's step overhead and the harness's time between calls; fit on three points,
+  predict the fourth, all four ways.
+- **aa**: AA-AgentPerf's GB300 NVL72 DeepSeek V4 Pro figures (61,354 agents per MW, 57.5 agents
+  per GPU at 20 tokens/s p25 with p95 TTFT <= 10 s) beside coarse simulated searches (one
+  tier, precision 0.25, no window extension) of the closest layouts with data (aggregated,
+  not disaggregated; wide expert parallelism up to EP64), on the AgentPerf-shaped workload.
+
+Published figures come from `shared/data/published/agentic_serving_results.json` (sources
+named there). About 8-9 minutes of CPU, most of it the Muse Spark fits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentload import __version__
+from agentload.results.load import read_summary
+from agentload.sim.aic import aic_version
+from agentload.sim.build import DeploymentRequest, build_deployment
+from agentload.sim.calibrate import Factor, ProbePoint, compare, fit
+from agentload.sim.calibrate_run import calibrate_on_run, engine_defaults, predict_run
+from agentload.sim.measured import MeasuredRun, read_measured
+from agentload.sim.modelspec import ModelSpec, spec_from_config
+from agentload.sim.predict import AgentRules, predict_fixed
+from agentload.sim.roofline import RooflineParams
+from agentload.workload.load import load_workload
+from agentload.workload.model import Workload
+from agentload.workload.synthetic import SyntheticParams, generate
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "data").is_dir()), REPO)
+PUBLISHED = SHARED / "data" / "published" / "agentic_serving_results.json"
+MEASURED = REPO / "bench" / "data" / "sim-validation"
+RESULTS = MEASURED / "validation.json"
+"""Where the validation's results are kept (the docs' tables are rendered from it)."""
+AGENTLOAD = [sys.executable, "-m", "agentload"]
+COMMAND = "PYTHONPATH=src .venv/bin/python bench/sim_validate.py"
+
+# --- local -------------------------------------------------------------------------------------
+
+CPU_SYSTEM = "cpu-epyc-genoa-vcpu"
+CALIBRATION_RUN = "demo"
+CALIBRATION_MAX_AGENTS = 4
+VALIDATION_RUNS = ("search-demo", "search-agentperf")
+LOCAL_CPU_PREFIX = "cpu"
+"""The `local-cpu` preset's tiers are named cpu60, cpu120, cpu200 (the searches add laxer
+ones so they probe up to 12 agents)."""
+AIM_THROUGHPUT = 0.15
+"""The issue's aim for total tokens/s: within +-15%."""
+AIM_AGENTS = 1
+AIM_AGENTS_SHARE = 0.20
+"""The issue's aim for a tier's most agents: within +-1 agent or +-20%."""
+SEARCH_OPTIONS = {
+    "max_agents": "--max-agents", "settle_s": "--settle", "window_s": "--window",
+    "max_window_s": "--max-window", "ramp_s": "--ramp", "min_samples": "--min-samples",
+    "precision": "--precision", "confidence": "--confidence",
+    "max_error_rate": "--max-error-rate",
+}  # fmt: skip
+"""A measured search's settings (manifest names) and the `simulate` options that set them."""
+
+
+def search_flags(run_dir: Path) -> list[str]:
+    """A measured search's settings as `agentload simulate` options (tiers as --tier specs)."""
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    search = manifest["settings"]["search"]
+    flags = []
+    for tier in search["tiers"]:
+        floor, ceiling = tier["output_speed_floor_tokens_per_s"], tier["ttft_ceiling_s"]
+        speed, ttft = tier["output_speed_percentile"], tier["ttft_percentile"]
+        flags += ["--tier", f"{tier['name']}:{floor:g}@p{speed:g}:{ceiling:g}@p{ttft:g}"]
+    for key, flag in SEARCH_OPTIONS.items():
+        value = search[key]
+        flags += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    if not manifest["settings"]["agents"].get("start_mid_session", True):
+        flags.append("--start-at-turn-zero")
+    return flags
+
+
+def roofline_flag(params: RooflineParams) -> str:
+    """`--roofline C,B,O,S` for these factors."""
+    return (
+        f"{params.compute_efficiency:.6g},{params.bandwidth_efficiency:.6g},"
+        f"{params.step_overhead_s:.6g},{params.sequence_overhead_s:.6g}"
+    )
+
+
+def simulated_search(request: DeploymentRequest, run: MeasuredRun, out: Path) -> dict[str, Any]:
+    """`agentload simulate` with the calibrated factors and the measured search's settings;
+    each tier's most agents (None: none passed)."""
+    command = [
+        *AGENTLOAD, "simulate", "--system", request.system, "--backend", request.backend,
+        "--model", request.model, "--gpus", str(request.gpus),
+        "--max-batch-tokens", str(request.max_batch_tokens),
+        "--max-running", str(request.max_running), "--roofline", roofline_flag(request.roofline),
+        "--prompt-token-scale", f"{request.prompt_token_scale:.6g}",
+        "--workload", run.workload, "--salt", "validate", "--out", str(out),
+        *search_flags(Path(run.path)),
+    ]  # fmt: skip
+    subprocess.run(command, check=True, capture_output=True, text=True)
+    return {t.name: t.max_agents for t in read_summary(out).tiers}
+
+
+def agents_error(measured: int | None, simulated: int | None) -> dict[str, Any]:
+    """A tier's most agents, simulated beside measured (None counts as 0: no count passed),
+    with the error in agents and as a share, and whether it is within the aim."""
+    m, s = measured or 0, simulated or 0
+    share = (s - m) / m if m else None
+    within = abs(s - m) <= AIM_AGENTS or (share is not None and abs(share) <= AIM_AGENTS_SHARE)
+    return {
+        "measured": measured,
+        "simulated": simulated,
+        "error_agents": s - m,
+        "error": share,
+        "within_aim": within,
+    }
+
+
+def local_part(measured: Path, scratch: Path) -> dict[str, Any]:
+    """Calibrate on the demo's probes at 1-4 agents; predict the two measured searches."""
+    source = read_measured(measured / CALIBRATION_RUN)
+    request = DeploymentRequest(system=CPU_SYSTEM, **engine_defaults(source))  # type: ignore[arg-type]
+    began = time.perf_counter()
+    calibrated, facts = calibrate_on_run(
+        source,
+        request,
+        load_workload(source.workload),
+        max_agents=CALIBRATION_MAX_AGENTS,
+    )
+    result: dict[str, Any] = {
+        "source": CALIBRATION_RUN,
+        "calibration": facts.model_dump(mode="json"),
+        "fit_wall_s": time.perf_counter() - began,
+        "runs": {},
+    }
+    for name in VALIDATION_RUNS:
+        if not (measured / name).is_dir():
+            continue
+        run = read_measured(measured / name)
+        engine = engine_defaults(run)
+        target = calibrated.model_copy(
+            update={
+                "prompt_token_scale": run.rules.prompt_token_scale,
+                "max_running": engine.get("max_running", calibrated.max_running),
+            }
+        )
+        predicted = predict_run(target, run, load_workload(run.workload))
+        rows = compare(
+            run.points, predicted, ("total_tokens_per_s",), fitted=[False] * len(predicted)
+        )
+        conditions = probe_conditions(measured / name)
+        throughput = []
+        for row, cond in zip(rows, conditions, strict=True):
+            within = row.error is not None and abs(row.error) <= AIM_THROUGHPUT
+            throughput.append({**row.model_dump(mode="json"), **cond, "within_aim": within})
+        measured_tiers = {t.name: t.max_agents for t in read_summary(measured / name).tiers}
+        simulated = simulated_search(target, run, scratch / name)
+        result["runs"][name] = {
+            "workload": run.workload,
+            "prompt_token_scale": run.rules.prompt_token_scale,
+            "throughput": throughput,
+            "tiers": [
+                {
+                    "tier": tier,
+                    "local_cpu": tier.startswith(LOCAL_CPU_PREFIX),
+                    **agents_error(count, simulated.get(tier)),
+                }
+                for tier, count in measured_tiers.items()
+            ],
+            "load": load_figures(measured / name),
+        }
+    if (measured / DIAGNOSTIC_RUN).is_dir():
+        result["in_sample"] = in_sample_part(measured / DIAGNOSTIC_RUN, request)
+    result["quiet"] = quiet_part(measured)
+    return result
+
+
+DIAGNOSTIC_RUN = "search-demo"
+DIAGNOSTIC_FIGURES = ("total_tokens_per_s", "p50_output_tokens_per_s")
+
+
+def in_sample_part(run_dir: Path, request: DeploymentRequest) -> dict[str, Any]:
+    """A diagnostic, not a prediction: the same model fitted to all of a search's own probes
+    (total tokens/s and median output speed). Small errors say the model's form can follow
+    the measured run and the miss out of sample is in what probes at 1-4 agents pin down."""
+    run = read_measured(run_dir)
+    workload = load_workload(run.workload)
+    target = request.model_copy(update={"max_running": engine_defaults(run)["max_running"]})
+    _, facts = calibrate_on_run(run, target, workload, figures=DIAGNOSTIC_FIGURES)
+    return {
+        "run": run_dir.name,
+        "factors": facts.factors,
+        "rms_log_error": facts.rms_log_error,
+        "rows": [row.model_dump(mode="json") for row in facts.points],
+    }
+
+
+QUIET_RUNS = ("quiet-demo-1", "quiet-demo-2", "quiet-demo-3")
+"""Three `agentload demo` runs measured on a quiet machine earlier (the runs behind
+`LOCAL_CPU_FLOORS`' docstring): calibrated on the first, the other two predicted."""
+QUIET_FIGURES = ("total_tokens_per_s", "p25_output_tokens_per_s", "p95_ttft_s")
+
+
+def quiet_part(measured: Path) -> dict[str, Any]:
+    """Calibrate on the first quiet demo (all its probes), predict the other two's probes;
+    beside each error, the error of the first run's own measured figure as the prediction."""
+    if not all((measured / name).is_dir() for name in QUIET_RUNS):
+        return {}
+    source = read_measured(measured / QUIET_RUNS[0])
+    request = DeploymentRequest(system=CPU_SYSTEM, **engine_defaults(source))  # type: ignore[arg-type]
+    workload = load_workload(source.workload)
+    calibrated, facts = calibrate_on_run(source, request, workload)
+    first = {p.agents: p for p in source.points}
+    rows = []
+    for name in QUIET_RUNS[1:]:
+        run = read_measured(measured / name)
+        target = calibrated.model_copy(update={"prompt_token_scale": run.rules.prompt_token_scale})
+        predicted = predict_run(target, run, workload)
+        never = [False] * len(run.points)
+        repeat = [first[p.agents] for p in run.points]
+        baseline = {
+            (r.agents, r.figure): r.error
+            for r in compare(run.points, repeat, QUIET_FIGURES, fitted=never)
+        }
+        rows += [
+            {"run": name, **row.model_dump(mode="json"), "first_run_error": baseline[key]}
+            for row in compare(run.points, predicted, QUIET_FIGURES, fitted=never)
+            for key in [(row.agents, row.figure)]
+        ]
+    return {
+        "factors": facts.factors,
+        "rms_log_error": facts.rms_log_error,
+        "fitted_agents": list(facts.fitted_agents),
+        "rows": rows,
+    }
+
+
+def _busy_share(records: Sequence[Mapping[str, Any]], start: float, end: float) -> float | None:
+    """The share of [start, end] during which at least one request was in flight."""
+    spans = sorted(
+        (max(r["t_send"], start), min(r["t_done"], end))
+        for r in records
+        if r.get("t_done") is not None and r["t_send"] < end and r["t_done"] > start
+    )
+    busy, reach = 0.0, start
+    for a, b in spans:
+        if b > reach:
+            busy += b - max(a, reach)
+            reach = b
+    return busy / (end - start) if end > start else None
+
+
+def probe_conditions(run_dir: Path) -> list[dict[str, float | None]]:
+    """Per probe, from `load.jsonl` and the records: the mean 1-minute load average over its
+    window, the share of a core the engine used (its CPU seconds over the window's wall
+    seconds), the share of the window with a request in flight, and the engine's share of a
+    core while it had work (the first over the second: 1 when it got its core whenever it
+    needed it; llama.cpp here runs one thread)."""
+    path = run_dir / "load.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
+    records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
+    out: list[dict[str, float | None]] = []
+    for line in (run_dir / "probes.jsonl").read_text().splitlines():
+        probe = json.loads(line)
+        start, end = probe["window_start"], probe["window_end"]
+        inside = [r for r in rows if start <= r["t"] <= end]
+        load = sum(r["load1"] for r in inside) / len(inside) if inside else None
+        cpu = [r for r in inside if r.get("engine_cpu_s") is not None]
+        share = None
+        if len(cpu) >= 2 and cpu[-1]["t"] > cpu[0]["t"]:
+            used = cpu[-1]["engine_cpu_s"] - cpu[0]["engine_cpu_s"]
+            share = used / (cpu[-1]["t"] - cpu[0]["t"])
+        busy = _busy_share(records, start, end)
+        out.append(
+            {
+                "load1": load,
+                "engine_core_share": share,
+                "busy_share": busy,
+                "engine_share_while_busy": share / busy if share is not None and busy else None,
+            }
+        )
+    return out
+
+
+def load_figures(run_dir: Path) -> dict[str, float] | None:
+    """The 1-minute load average over a measured run: min, mean, max."""
+    path = run_dir / "load.jsonl"
+    if not path.is_file():
+        return None
+    loads = [json.loads(line)["load1"] for line in path.read_text().splitlines() if line]
+    if not loads:
+        return None
+    return {"min": min(loads), "mean": sum(loads) / len(loads), "max": max(loads)}
+
+
+# --- Muse Spark Open on GB300 ------------------------------------------------------------------
+
+MUSE_PARAMS = 825e9
+MUSE_BITS_PER_PARAM = 5.2
+BITS_PER_BYTE = 8
+AGENTPERF_RAMP_S = 10.0
+AGENTPERF_SETTLE_S = 30.0
+"""AgentPerf's rule: every agent active at least 30 s before the window."""
+AGENTPERF_WINDOW_S = 60.0
+HICACHE_RATIO = 2.0
+"""SGLang HiCache's default host pool: twice the device KV pool (`--hicache-ratio 2`)."""
+MUSE_FIGURES = (
+    "p50_output_tokens_per_s",
+    "total_tokens_per_s",
+    "output_tokens_per_s",
+    "p95_ttft_s",
+)
+"""Compared: published per-user output speed with the median per-request output speed, total
+and output tokens/s (per GPU x GPUs), p95 TTFT."""
+MUSE_FIT_FIGURES = MUSE_FIGURES[:3]
+"""Fitted: all but TTFT (the simulated engine has no API server, tokenizer or network in front
+of it: its TTFT at one agent is a step or two, the published 0.10 s is not an engine figure)."""
+MUSE_FACTORS = (
+    Factor(name="tokens_per_step", start=2.0, lower=1.0, upper=4.0),
+    Factor(name="kv_bytes_per_token", start=30_000, lower=2_000, upper=300_000),
+    Factor(name="step_overhead_s", start=0.002, lower=1e-4, upper=0.05),
+    Factor(name="tool_time_scale", start=2.0, lower=0.02, upper=10.0),
+)
+"""Fitted: tokens a decode step gains per sequence (SGLang serves such models with MTP
+speculative decoding), the proxy's KV bytes per token (the architecture is not public; a
+compressed attention's, so attention FLOPs shrink with it), the roofline's step overhead, and
+the harness's time between calls (a scale on the workload's tool times). Held at the proxy's
+or the roofline's defaults: active parameters (36.6B, DeepSeek-V3's share), compute and
+bandwidth efficiency (0.5, 0.7): three points do not separate them from the fitted ones."""
+MUSE_GLOBAL_SAMPLES = 32
+MUSE_EVALUATIONS = 60
+"""Nelder-Mead evaluations per run of a fold's fit (two runs, after the Sobol points)."""
+MUSE_WORKLOAD = SyntheticParams(
+    sessions=400,
+    seed=1,
+    tool_call_output_median=70,
+    burst_share=0.05,
+    burst_output_median=1000,
+    tool_time_median_s=0.15,
+)
+"""AgentPerf's published input shape (mean ~27K tokens, the generator's defaults) with output
+and tool times as in AA's own recorded traces (`shared/data/agentperf-local`: output median
+70-74, p95 266-629 tokens; tool delay mean 0.07-0.26 s): output median 73, p95 537, mean 152
+tokens; tool time mean 0.23 s. (The generator's defaults, median 148 and mean 409 tokens of
+output, would put 1.5% of tokens in output; SGLang's c=160 point has 0.67%.)"""
+
+
+def muse_proxy() -> ModelSpec:
+    """A DeepSeek-V3-style MoE of 825B parameters at 5.2 bits each (routed experts added)."""
+    config = {
+        "hidden_size": 7168, "num_hidden_layers": 61, "num_attention_heads": 128,
+        "num_key_value_heads": 128, "q_lora_rank": 1536, "kv_lora_rank": 512,
+        "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+        "intermediate_size": 18432, "moe_intermediate_size": 2048, "first_k_dense_replace": 3,
+        "n_shared_experts": 1, "num_experts_per_tok": 8, "vocab_size": 129280,
+        "max_position_embeddings": 163840, "quantization_config": {"quant_method": "fp8"},
+        "n_routed_experts": 256,
+    }  # fmt: skip
+    spec = spec_from_config("muse-spark-open-proxy", config)
+    per_expert = spec.expert_params * spec.moe_layers
+    config["n_routed_experts"] = 256 + round((MUSE_PARAMS - spec.total_params) / per_expert)
+    spec = spec_from_config("muse-spark-open-proxy", config)
+    return spec.model_copy(update={"bytes_per_param": MUSE_BITS_PER_PARAM / BITS_PER_BYTE})
+
+
+def muse_model(base: ModelSpec, active_params: float, kv_bytes_per_token: float) -> ModelSpec:
+    """The proxy with `active_params` active (routed experts resized, their count set so the
+    total stays 825B) and `kv_bytes_per_token` of KV, as a compressed attention keeps it (the
+    full-context layers counted down, as DeepSeek V4's compression ratios do: the attended
+    pairs' FLOPs shrink with the KV)."""
+    routed_layers = base.experts_per_token * base.moe_layers
+    dense_active = base.active_params - base.expert_params * routed_layers
+    dense = base.total_params - base.expert_params * base.experts * base.moe_layers
+    expert = (active_params - dense_active) / routed_layers
+    experts = max(base.experts_per_token, round((MUSE_PARAMS - dense) / (expert * base.moe_layers)))
+    return base.model_copy(
+        update={
+            "expert_params": expert,
+            "experts": experts,
+            "active_params": dense_active + expert * routed_layers,
+            "total_params": dense + expert * experts * base.moe_layers,
+            "kv_layers": base.kv_layers * kv_bytes_per_token / base.kv_bytes_per_token(),
+        }
+    )
+
+
+def muse_points() -> list[dict[str, Any]]:
+    """The published points with their deployments (c=64 and c=160 on TP4·EP4, as c=16)."""
+    data = json.loads(PUBLISHED.read_text())["sglang_gb300_muse_spark_open"]
+    points = []
+    for p in data["points"]:
+        gpus, parallel = (8, "tp8,ep8") if p["concurrency"] == 1 else (4, "tp4,ep4")
+        measured = ProbePoint(
+            agents=p["concurrency"],
+            window_s=AGENTPERF_WINDOW_S,
+            requests=0,
+            total_tokens_per_s=p["total_tokens_per_s_per_gpu"] * gpus,
+            output_tokens_per_s=(p["output_tokens_per_s_per_gpu"] * gpus)
+            if "output_tokens_per_s_per_gpu" in p
+            else None,
+            p50_output_tokens_per_s=p["output_tokens_per_s_per_user"],
+            p95_ttft_s=p.get("p95_ttft_s"),
+        )
+        points.append(
+            {"gpus": gpus, "parallel": parallel, "host": "kv_host_tier" in p, "point": measured}
+        )
+    return points
+
+
+def muse_request(
+    point: Mapping[str, Any], model: ModelSpec, params: RooflineParams
+) -> DeploymentRequest:
+    """A published point's deployment on GB300 with roofline steps (HiCache: a host tier of
+    `HICACHE_RATIO` times the device KV pool)."""
+    request = DeploymentRequest(
+        system="gb300",
+        backend="sglang",
+        model=model.name,
+        gpus=point["gpus"],
+        parallel=point["parallel"],
+        steps="roofline",
+        roofline=params,
+    )
+    if point["host"]:
+        budget = build_deployment(request, model).kv_budget_bytes
+        request = request.model_copy(update={"kv_host_gb": HICACHE_RATIO * budget / 1e9})
+    return request
+
+
+def muse_predict(
+    points: Sequence[Mapping[str, Any]], workload: Workload, model: ModelSpec
+) -> Callable[[Mapping[str, float]], list[ProbePoint]]:
+    """The fit's model: factors in, each point's simulated fixed probe out (AgentPerf's settle
+    and window, agents started where a long run would find them)."""
+
+    def predict(values: Mapping[str, float]) -> list[ProbePoint]:
+        params = RooflineParams(
+            step_overhead_s=values["step_overhead_s"],
+            tokens_per_step=values.get("tokens_per_step", 1.0),
+        )
+        active = values.get("active_params", model.active_params)
+        fitted = muse_model(model, active, values["kv_bytes_per_token"])
+        out = []
+        for point in points:
+            built = build_deployment(muse_request(point, fitted, params), fitted)
+            agents = point["point"].agents
+            rules = AgentRules(
+                stride=agents, tool_time_scale=values["tool_time_scale"], stationary_start=True
+            )
+            out.append(
+                predict_fixed(
+                    built.config,
+                    workload,
+                    agents,
+                    rules,
+                    ramp_s=AGENTPERF_RAMP_S,
+                    settle_s=AGENTPERF_SETTLE_S,
+                    window_s=AGENTPERF_WINDOW_S,
+                )
+            )
+        return out
+
+    return predict
+
+
+def muse_part(max_evaluations: int) -> dict[str, Any]:
+    """Fit on three published points, predict the fourth, all four ways."""
+    model = muse_proxy()
+    workload = generate(MUSE_WORKLOAD)
+    points = muse_points()
+    published = json.loads(PUBLISHED.read_text())["sglang_gb300_muse_spark_open"]
+    folds = []
+    for held in range(len(points)):
+        fitted = [p for i, p in enumerate(points) if i != held]
+        began = time.perf_counter()
+        found = fit(
+            [p["point"] for p in fitted],
+            muse_predict(fitted, workload, model),
+            MUSE_FACTORS,
+            figures=MUSE_FIT_FIGURES,
+            max_evaluations=max_evaluations,
+            global_samples=MUSE_GLOBAL_SAMPLES,
+        )
+        predicted = muse_predict([points[held]], workload, model)(found.factors)
+        rows = compare([points[held]["point"]], predicted, MUSE_FIGURES, fitted=[False])
+        folds.append(
+            {
+                "held_out": points[held]["point"].agents,
+                "gpus": points[held]["gpus"],
+                "parallel": points[held]["parallel"],
+                "host_tier": points[held]["host"],
+                "factors": found.factors,
+                "fitted": [r.model_dump(mode="json") for r in found.points],
+                "predicted": [r.model_dump(mode="json") for r in rows],
+                "cache_hit_rate": predicted[0].cache_hit_rate,
+                "rms_log_error": found.rms_log_error,
+                "evaluations": found.evaluations,
+                "wall_s": time.perf_counter() - began,
+            }
+        )
+    return {
+        "model": {
+            "total_params": model.total_params,
+            "active_params": model.active_params,
+            "experts": model.experts,
+            "weight_bytes": model.weight_bytes(),
+            "kv_bytes_per_token": model.kv_bytes_per_token(),
+        },
+        "folds": folds,
+        "published_hit_rate_range": published["prefix_cache_hit_rate_range"],
+        "source": published["source"],
+    }
+
+
+# --- AA-AgentPerf DeepSeek V4 Pro on GB300 NVL72 -----------------------------------------------
+
+AA_RACK_GPUS = 72
+"""GPUs in the published GB300 NVL72 rack."""
+AA_MODEL = "sgl-project/DeepSeek-V4-Pro-FP8"
+AA_BACKEND = "sglang"
+AA_LAYOUTS = (
+    (AA_RACK_GPUS, "tp1,dp8,ep8"),
+    (64, "tp1,dp16,ep16"),
+    (64, "tp1,dp64,ep64"),
+    (AA_RACK_GPUS, "tp8,ep8"),
+)
+"""(GPUs, layout) simulated: attention DP with EP8 over the rack (9 groups); wider EP16 and EP64
+on 64 GPUs (the widest with SGLang data: EP72, EP48 and EP24 have none; per-GPU figures are
+compared); plain TP8/EP8 replicas. All aggregated: prefill and decode share every step."""
+AA_WORKLOAD = "synthetic:agentic-coding?sessions=4096"
+"""The AgentPerf-shaped synthetic workload (mean input ~27K tokens, ~97% cacheable)."""
+AA_START_AGENTS = 512
+AA_MAX_AGENTS = 8192
+AA_PRECISION = 0.25
+"""Coarse: bisection stops within 25% (a search of 4-5 probes, ~10-45 s of CPU a layout)."""
+AA_SETTLE_S = AGENTPERF_SETTLE_S
+AA_WINDOW_S = AGENTPERF_WINDOW_S
+"""AgentPerf's settle and window; windows are not extended (`--max-window` = `--window`)."""
+W_PER_MW = 1e6
+
+
+def aa_tier(published: Mapping[str, Any]) -> str:
+    """The published tier as a `--tier` spec (p25 output floor, p95 TTFT ceiling)."""
+    tier = published["tier"]
+    return f"aa:{tier['output_tokens_per_s_p25_floor']:g}@p25:{tier['ttft_s_p95_ceiling']:g}@p95"
+
+
+def aa_row(gpus: int, layout: str, summary: Any, published: Mapping[str, Any]) -> dict[str, Any]:
+    """One simulated layout's figures at its tier limit beside the published ones."""
+    tier = summary.tiers[0]
+    agents = tier.max_agents or 0
+    watts = tier.mean_watts or 0.0
+    per_gpu = agents / gpus
+    per_mw = agents / (watts / W_PER_MW) if watts else None
+    published_w = W_PER_MW / published["agents_per_mw"] * published["agents_per_gpu"]
+    return {
+        "gpus": gpus,
+        "layout": layout,
+        "step_source": summary.simulated.step_source if summary.simulated else None,
+        "max_agents": tier.max_agents,
+        "first_failing_agents": tier.first_failing_agents,
+        "agents_per_gpu": per_gpu,
+        "agents_per_gpu_error": per_gpu / published["agents_per_gpu"] - 1,
+        "agents_per_mw": per_mw,
+        "agents_per_mw_error": None if per_mw is None else per_mw / published["agents_per_mw"] - 1,
+        "watts_per_gpu": watts / gpus,
+        "watts_per_gpu_error": watts / gpus / published_w - 1,
+        "p25_output_tokens_per_s": tier.p25_output_tokens_per_s,
+        "p95_ttft_s": tier.p95_ttft_s,
+        "cache_hit_rate": tier.cache_hit_rate,
+        "limit": tier.limit,
+        "probes": [p.agents for p in summary.probes],
+    }
+
+
+def aa_part(scratch: Path) -> dict[str, Any]:
+    """Coarse simulated searches beside AA's figures (agents per GPU and per MW at its tier)."""
+    data = json.loads(PUBLISHED.read_text())["aa_agentperf_deepseek_v4_pro"]
+    published = data["gb300_nvl72_rack_scale_disaggregated"]
+    rows = []
+    for gpus, layout in AA_LAYOUTS:
+        out = scratch / f"aa-{gpus}-{layout.replace(',', '-')}"
+        command = [
+            *AGENTLOAD, "simulate", "--system", "gb300", "--backend", AA_BACKEND,
+            "--model", AA_MODEL, "--gpus", str(gpus), "--parallel", layout,
+            "--workload", AA_WORKLOAD, "--tier", aa_tier(data),
+            "--start-agents", str(AA_START_AGENTS), "--max-agents", str(AA_MAX_AGENTS),
+            "--settle", f"{AA_SETTLE_S:g}", "--window", f"{AA_WINDOW_S:g}",
+            "--max-window", f"{AA_WINDOW_S:g}", "--precision", f"{AA_PRECISION:g}",
+            "--salt", "validate", "--out", str(out),
+        ]  # fmt: skip
+        began, cpu = time.perf_counter(), _children_cpu_s()
+        subprocess.run(command, check=True, capture_output=True, text=True)
+        row = aa_row(gpus, layout, read_summary(out), published)
+        row["wall_s"] = time.perf_counter() - began
+        row["cpu_s"] = _children_cpu_s() - cpu
+        rows.append(row)
+    return {
+        "published": published,
+        "published_watts_per_gpu": W_PER_MW
+        / published["agents_per_mw"]
+        * published["agents_per_gpu"],
+        "tier": data["tier"],
+        "source": data["source"],
+        "workload": AA_WORKLOAD,
+        "precision": AA_PRECISION,
+        "simulated": rows,
+    }
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and its finished children."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime + _children_cpu_s()
+
+
+# --- the docs' tables ---------------------------------------------------------------------------
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{x:+.0%}" if abs(x) >= 0.995 else f"{x:+.1%}"
+
+
+def _num(x: float | None) -> str:
+    if x is None:
+        return "—"
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def _yes(x: bool) -> str:
+    return "yes" if x else "**no**"
+
+
+def _agents(x: int | None) -> str:
+    return "0" if x is None else str(x)
+
+
+FIGURE_NAMES = {
+    "total_tokens_per_s": "total tokens/s",
+    "output_tokens_per_s": "output tokens/s",
+    "p25_output_tokens_per_s": "p25 output speed, tokens/s",
+    "p50_output_tokens_per_s": "output tokens/s per user (p50 per request)",
+    "p95_ttft_s": "p95 TTFT, s",
+    "p50_ttft_s": "p50 TTFT, s",
+}
+
+
+def _runs(local: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The validation runs present, in `VALIDATION_RUNS` order."""
+    return [(name, local["runs"][name]) for name in VALIDATION_RUNS if name in local["runs"]]
+
+
+def render_local(local: Mapping[str, Any]) -> list[str]:
+    facts = local["calibration"]
+    factors = facts["factors"]
+    fitted = [r for r in facts["points"] if r["fitted"]]
+    totals = [r["error"] for r in fitted if r["figure"] == "total_tokens_per_s"]
+    lines = [
+        f"**Calibration** (fitted): the `{local['source']}` search's probes at "
+        f"{', '.join(str(a) for a in facts['fitted_agents'])} agents, all five figures: compute "
+        f"efficiency {factors['compute_efficiency']:.3g}, bandwidth efficiency "
+        f"{factors['bandwidth_efficiency']:.3g}, step overhead "
+        f"{factors['step_overhead_s'] * 1e3:.2f} ms, {factors['sequence_overhead_s'] * 1e3:.3f} "
+        f"ms per decoding sequence; prompt scale {facts['prompt_token_scale']:.3f}; RMS log "
+        f"error {facts['rms_log_error']:.3f} over {len(fitted)} figures (total tokens/s "
+        f"residuals {_pct(min(totals))} to {_pct(max(totals))}).",
+        "",
+        "**Total tokens/s at each probe** (predicted: the measured search's own schedule of "
+        "agents replayed with the calibrated factors):",
+        "",
+        "| run | agents | measured | simulated | error | within ±15% | load avg | engine "
+        "core share (while busy) | in-sample fit's error |",
+        "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
+    ]
+    diagnostic = local.get("in_sample") or {"run": None, "rows": []}
+    in_sample = {
+        (diagnostic["run"], r["agents"]): r["error"]
+        for r in diagnostic["rows"]
+        if r["figure"] == "total_tokens_per_s"
+    }
+    for name, run in _runs(local):
+        for row in run["throughput"]:
+            share = row["engine_core_share"]
+            busy = row["engine_share_while_busy"]
+            lines.append(
+                f"| {name} | {row['agents']} | {_num(row['measured'])} | "
+                f"{_num(row['predicted'])} | {_pct(row['error'])} | {_yes(row['within_aim'])} | "
+                f"{_num(row['load1'])} | {_num(share)} ({_num(busy)}) | "
+                f"{_pct(in_sample.get((name, row['agents'])))} |"
+            )
+    if diagnostic["run"]:
+        f = diagnostic["factors"]
+        lines += [
+            "",
+            f"In-sample fit (a diagnostic, not a prediction): the same four factors fitted to all "
+            f"of `{diagnostic['run']}`'s probes (total tokens/s and p50 output speed) give "
+            f"{f['sequence_overhead_s'] * 1e3:.2f} ms per decoding sequence (against "
+            f"{factors['sequence_overhead_s'] * 1e3:.3f} ms from 1-4 agents), compute "
+            f"{f['compute_efficiency']:.3g}, bandwidth {f['bandwidth_efficiency']:.3g}, step "
+            f"overhead {f['step_overhead_s'] * 1e3:.2f} ms; RMS log error "
+            f"{diagnostic['rms_log_error']:.3f}.",
+        ]
+    lines += [
+        "",
+        "**Most agents per tier** (simulated: `agentload simulate` with the calibrated factors "
+        "and the measured search's settings; 0 = no count passed; a count at the cap of 12 "
+        "passed at 12):",
+        "",
+        "| run | tier | measured | simulated | error | within ±1 or ±20% |",
+        "| --- | --- | ---: | ---: | ---: | --- |",
+    ]
+    for name, run in _runs(local):
+        for row in run["tiers"]:
+            tier = row["tier"] + ("" if row["local_cpu"] else " (extra)")
+            lines.append(
+                f"| {name} | {tier} | {_agents(row['measured'])} | "
+                f"{_agents(row['simulated'])} | {row['error_agents']:+d} | "
+                f"{_yes(row['within_aim'])} |"
+            )
+    quiet = local.get("quiet")
+    if quiet:
+        lines += [
+            "",
+            f"**Quiet demo runs** (calibrated on `{QUIET_RUNS[0]}`, all its probes; beside "
+            "each error, the error of that run's own measured figure as the prediction, i.e. "
+            "how well the engine repeats itself):",
+            "",
+            "| run | agents | figure | measured | simulated | error | first run's figure |",
+            "| --- | ---: | --- | ---: | ---: | ---: | ---: |",
+        ]
+        for row in quiet["rows"]:
+            lines.append(
+                f"| {row['run']} | {row['agents']} | {FIGURE_NAMES[row['figure']]} | "
+                f"{_num(row['measured'])} | {_num(row['predicted'])} | {_pct(row['error'])} | "
+                f"{_pct(row['first_run_error'])} |"
+            )
+    return lines
+
+
+def render_muse(muse: Mapping[str, Any]) -> list[str]:
+    model = muse["model"]
+    low, high = muse["published_hit_rate_range"]
+    lines = [
+        f"Proxy (given): {model['total_params'] / 1e9:.0f}B parameters at "
+        f"{model['weight_bytes'] * BITS_PER_BYTE / model['total_params']:.1f} bits, "
+        f"{model['active_params'] / 1e9:.1f}B active, {model['experts']} routed experts. "
+        f"Published prefix hits {low:.1%}-{high:.1%}.",
+        "",
+        "| held out | figure | published | predicted | error | factors fitted on the other "
+        "three | simulated prefix hits |",
+        "| ---: | --- | ---: | ---: | ---: | --- | ---: |",
+    ]
+    for fold in muse["folds"]:
+        f = fold["factors"]
+        factors = (
+            f"{f['tokens_per_step']:.2f} tokens a step, {f['kv_bytes_per_token'] / 1e3:.1f} KB "
+            f"KV a token, {f['step_overhead_s'] * 1e3:.1f} ms a step, tool time "
+            f"x{f['tool_time_scale']:.2f} (fit RMS log error {fold['rms_log_error']:.2f})"
+        )
+        hits = f"{fold['cache_hit_rate']:.1%}"
+        layout = fold["parallel"] + (", HiCache" if fold["host_tier"] else "")
+        label = f"c={fold['held_out']} ({layout})"
+        for i, row in enumerate(fold["predicted"]):
+            per = fold["gpus"] if row["figure"] in PER_GPU_FIGURES else 1
+            name = FIGURE_NAMES[row["figure"]] + (" per GPU" if per > 1 else "")
+            lines.append(
+                f"| {label if i == 0 else ''} | {name} | "
+                f"{_num(row['measured'] / per)} | {_num(row['predicted'] / per)} | "
+                f"{_pct(row['error'])} | {factors if i == 0 else ''} | {hits if i == 0 else ''} |"
+            )
+    return lines
+
+
+PER_GPU_FIGURES = ("total_tokens_per_s", "output_tokens_per_s")
+"""Published per GPU; compared per deployment (the errors are the same)."""
+
+
+def render_aa(aa: Mapping[str, Any]) -> list[str]:
+    published, tier = aa["published"], aa["tier"]
+    lines = [
+        "| deployment (all GB300, SGLang perf data, DeepSeek-V4-Pro-FP8, aggregated) | most "
+        "agents | agents/GPU | error | agents/MW | error | W/GPU | p25 tokens/s | p95 TTFT, s "
+        "| limited by |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        f"| published: GB300 NVL72, rack-scale, disaggregated | "
+        f"{published['agents_per_gpu'] * AA_RACK_GPUS:,.0f} | {published['agents_per_gpu']:g} | | "
+        f"{published['agents_per_mw']:,} | | {aa['published_watts_per_gpu']:.0f} (implied) | "
+        f"≥ {tier['output_tokens_per_s_p25_floor']:g} | ≤ {tier['ttft_s_p95_ceiling']:g} | |",
+    ]
+    for row in aa["simulated"]:
+        lines.append(
+            f"| simulated: {row['gpus']} GPUs, {row['layout']} | {_agents(row['max_agents'])} | "
+            f"{row['agents_per_gpu']:.1f} | {_pct(row['agents_per_gpu_error'])} | "
+            f"{_num(row['agents_per_mw'])} | {_pct(row['agents_per_mw_error'])} | "
+            f"{row['watts_per_gpu']:.0f} | {_num(row['p25_output_tokens_per_s'])} | "
+            f"{_num(row['p95_ttft_s'])} | {row['limit']} (fails at "
+            f"{_agents(row['first_failing_agents'])}) |"
+        )
+    return lines
+
+
+def render_markdown(results: Mapping[str, Any]) -> str:
+    """docs/simulation.md's Validation tables from the results (pure)."""
+    lines = [
+        f"Produced by `{COMMAND}` (`--markdown` prints these tables from "
+        f"`bench/data/sim-validation/validation.json`).",
+    ]
+    for part, title, render in PARTS:
+        if part not in results:
+            continue
+        made = results[part]["meta"]
+        lines += [
+            "",
+            f"#### {title}",
+            "",
+            f"Run on {made['date']} (agentload {made['agentload']}, aiconfigurator-core "
+            f"{made['aiconfigurator_core']}, {made['cpu_s']:.0f} s of CPU).",
+            "",
+            *render(results[part]),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+PARTS = (
+    ("local", "Measured here: llama.cpp on one vCPU", render_local),
+    ("muse", "Published: Muse Spark Open on SGLang, GB300", render_muse),
+    ("aa", "Published: AA-AgentPerf, DeepSeek V4 Pro on GB300 NVL72", render_aa),
+)
+"""The parts in the docs' order: key, heading, renderer."""
+
+
+def meta(cpu_s: float) -> dict[str, Any]:
+    """When and with what a part's results were made, and the CPU it took."""
+    return {
+        "cpu_s": cpu_s,
+        "date": datetime.datetime.now(datetime.UTC).date().isoformat(),
+        "agentload": __version__,
+        "aiconfigurator_core": aic_version(),
+        "python": sys.version.split()[0],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", choices=("local", "muse", "aa"))
+    parser.add_argument("--measured", type=Path, default=MEASURED)
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results file (JSON)")
+    parser.add_argument("--markdown", action="store_true", help="print the docs' tables only")
+    parser.add_argument("--muse-evaluations", type=int, default=MUSE_EVALUATIONS)
+    args = parser.parse_args(argv)
+    if args.markdown:
+        print(render_markdown(json.loads(args.out.read_text())), end="")
+        return 0
+    parts = args.only or ["local", "muse", "aa"]
+    results: dict[str, Any] = json.loads(args.out.read_text()) if args.out.is_file() else {}
+    with tempfile.TemporaryDirectory(prefix="sim-validate-") as tmp:
+        scratch = Path(tmp)
+        for part in parts:
+            began = _cpu_s()
+            if part == "local":
+                results["local"] = local_part(args.measured, scratch)
+            elif part == "muse":
+                results["muse"] = muse_part(args.muse_evaluations)
+            else:
+                results["aa"] = aa_part(scratch)
+            results[part]["meta"] = meta(_cpu_s() - began)
+            print(f"{part}: {results[part]['meta']['cpu_s']:.0f} s of CPU", file=sys.stderr)
+    args.out.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    print(render_markdown(results), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

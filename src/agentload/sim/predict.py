@@ -1,0 +1,233 @@
+"""Simulated probes: agentload's agents replayed on a simulated deployment and measured as a
+probe is, without asyncio (fits run thousands of these).
+
+The agents play as `agentload.run.agent.Agent` does: agent i takes sessions i, i + S, i + 2S,
+... (S the stride: the search's most agents), the first one from a random call when starting
+mid-session (the same draw: `random.Random(f"{seed}:{i}")`), keys salted per session instance,
+each call sent when the previous one finished plus its tool time; an agent sends nothing after
+its stop time (a search shrinking its pool). Subagents are not replayed. Prompts can be scaled
+(`prompt_token_scale`: tokens the measured server counted per token the workload intended).
+
+A window's figures come from agentload's own metrics (`agentload.measure.metrics`) over the
+simulated records, so a predicted probe is computed exactly as a measured one. Times are
+virtual seconds from 0.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Hashable, Iterator, Sequence
+from typing import cast
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentload.measure.metrics import RecordTable, window_metrics
+from agentload.measure.window import Window
+from agentload.sim.calibrate import ProbePoint
+from agentload.sim.config import DeploymentConfig
+from agentload.sim.deployment import Deployment
+from agentload.sim.replay import Call, replay
+from agentload.sim.request import SimResult, scale_tokens
+from agentload.workload.model import PromptSegment, Session, Workload
+
+DEFAULT_SALT = "sim"
+
+
+class AgentRules(BaseModel):
+    """How the agents pick and play sessions (a measured run's settings)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    stride: int = Field(ge=1)
+    """Sessions between one agent's consecutive sessions: the search's most agents."""
+    seed: int = 0
+    start_mid_session: bool = True
+    prompt_token_scale: float = Field(default=1.0, gt=0)
+    tool_time_scale: float = Field(default=1.0, ge=0)
+    """Each call's tool time times this (a fit of the time a harness spends between calls)."""
+    stationary_start: bool = False
+    """Start each agent where a long run's agent would be found: in a session drawn with
+    probability proportional to its calls, at a uniformly drawn call of it (then sessions in
+    turn). A run's agents draw their first session uniformly instead, so a short window sees
+    shorter prompts than the workload's mean (long sessions' late calls are rarely reached)."""
+
+
+class AgentSpan(BaseModel):
+    """When one agent played: from `start_s`; no call sent after `stop_s` (None: to the end)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    index: int = Field(ge=0)
+    start_s: float = Field(ge=0)
+    stop_s: float | None = None
+
+
+class ProbeWindow(BaseModel):
+    """A probe's window: its agent count and [start_s, end_s)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agents: int = Field(ge=1)
+    start_s: float = Field(ge=0)
+    end_s: float
+
+
+def _pairs(
+    segments: Sequence[PromptSegment], instance: str, scale: float
+) -> list[tuple[Hashable, int]]:
+    return [
+        (s.key if s.shared else f"{instance}/{s.key}", scale_tokens(s.tokens, scale))
+        for s in segments
+    ]
+
+
+def _session_calls(
+    session: Session, instance: str, first_turn: int, agent: int, rules: AgentRules
+) -> Iterator[Call]:
+    reply_tokens = [turn.output_tokens for turn in session.turns]
+    scale = rules.prompt_token_scale
+    for index in range(first_turn, len(session.turns)):
+        turn = session.turns[index]
+        prompt = _pairs(session.prompt(index, reply_tokens), instance, scale)
+        tool = turn.tool_time_s * rules.tool_time_scale
+        yield Call((agent, instance), prompt, turn.output_tokens, tool)
+
+
+def agent_calls(workload: Workload, index: int, rules: AgentRules, salt: str) -> Iterator[Call]:
+    """Agent `index`'s calls, session after session, as `run.agent.Agent` plays them (its
+    session key is `(index, instance)`)."""
+    sessions = workload.sessions
+    sequence = 0
+    if rules.stationary_start:
+        draw = random.Random(f"{rules.seed}:{index}:stationary")
+        session = draw.choices(sessions, weights=[len(s.turns) for s in sessions])[0]
+        first = draw.randrange(len(session.turns))
+        yield from _session_calls(session, f"{salt}.a{index}.first", first, index, rules)
+    while True:
+        session = sessions[(index + sequence * rules.stride) % len(sessions)]
+        first = 0
+        if sequence == 0 and rules.start_mid_session and not rules.stationary_start:
+            first = random.Random(f"{rules.seed}:{index}").randrange(len(session.turns))
+        instance = f"{salt}.a{index}.s{sequence}"
+        yield from _session_calls(session, instance, first, index, rules)
+        sequence += 1
+
+
+def play(
+    config: DeploymentConfig,
+    workload: Workload,
+    spans: Sequence[AgentSpan],
+    rules: AgentRules,
+    until: float,
+    *,
+    salt: str = DEFAULT_SALT,
+) -> RecordTable:
+    """Replay the agents over [0, until] on a fresh engine: the requests as a record table
+    (virtual seconds; failed requests have no first or last token)."""
+    engine = Deployment(config)
+    agents = [agent_calls(workload, span.index, rules, salt) for span in spans]
+    results = replay(
+        engine,
+        agents,
+        start_times=[span.start_s for span in spans],
+        stop_times=[span.stop_s for span in spans],
+        until=until,
+    )
+    return table_of(results)
+
+
+def table_of(results: Sequence[SimResult]) -> RecordTable:
+    """Simulated results as the columns agentload's metrics read (no inter-token gaps)."""
+    n = len(results)
+    ok = np.fromiter((r.error is None for r in results), dtype=bool, count=n)
+
+    def column(values: Iterator[float]) -> np.ndarray:
+        return np.fromiter(values, dtype=float, count=n)
+
+    first = column(r.t_first for r in results)
+    last = column(r.t_last for r in results)
+    first[~ok] = np.nan
+    last[~ok] = np.nan
+    cached = column(r.cached_tokens for r in results)
+    completion = column(r.completion_tokens for r in results)
+    cached[~ok] = np.nan
+    completion[~ok] = np.nan
+    return RecordTable(
+        t_send=column(r.t_submit for r in results),
+        t_first=first,
+        t_last=last,
+        t_done=column(r.t_done for r in results),
+        prompt_tokens=column(r.prompt_tokens for r in results),
+        cached_tokens=cached,
+        completion_tokens=completion,
+        ok=ok,
+        error=np.array([r.error for r in results], dtype=object),
+        agent=np.fromiter((_agent_of(r.session_key) for r in results), dtype=np.int64, count=n),
+        phase=np.full(n, "sim", dtype=object),
+        gap_values=np.empty(0),
+        gap_offsets=np.zeros(n + 1, dtype=np.int64),
+    )
+
+
+def window_point(table: RecordTable, window: ProbeWindow) -> ProbePoint:
+    """A window's figures, computed by agentload's metrics."""
+    metrics = window_metrics(table, Window(window.start_s, window.end_s), agents=window.agents)
+    speed = metrics.output_speed_tokens_per_s
+    ttft = metrics.ttft_s
+    return ProbePoint(
+        agents=window.agents,
+        window_s=metrics.duration_s,
+        requests=metrics.requests_ok,
+        total_tokens_per_s=metrics.tokens_per_s.total,
+        output_tokens_per_s=metrics.tokens_per_s.output,
+        p25_output_tokens_per_s=speed.p25,
+        p50_output_tokens_per_s=speed.p50,
+        p95_ttft_s=ttft.p95,
+        p50_ttft_s=ttft.p50,
+        cache_hit_rate=metrics.cache_hit_rate,
+    )
+
+
+def predict_schedule(
+    config: DeploymentConfig,
+    workload: Workload,
+    spans: Sequence[AgentSpan],
+    windows: Sequence[ProbeWindow],
+    rules: AgentRules,
+) -> list[ProbePoint]:
+    """The figures of each window when the agents play `spans` (a measured run's schedule)."""
+    until = max(w.end_s for w in windows)
+    table = play(config, workload, spans, rules, until)
+    return [window_point(table, w) for w in windows]
+
+
+def fixed_schedule(
+    agents: int, ramp_s: float, settle_s: float, window_s: float
+) -> tuple[list[AgentSpan], ProbeWindow]:
+    """One probe of `agents` started evenly over `ramp_s` (as a host grows its pool), its
+    window opening `settle_s` after the last start."""
+    step = ramp_s / agents
+    spans = [AgentSpan(index=i, start_s=i * step) for i in range(agents)]
+    start = spans[-1].start_s + settle_s
+    return spans, ProbeWindow(agents=agents, start_s=start, end_s=start + window_s)
+
+
+def predict_fixed(
+    config: DeploymentConfig,
+    workload: Workload,
+    agents: int,
+    rules: AgentRules,
+    *,
+    ramp_s: float,
+    settle_s: float,
+    window_s: float,
+) -> ProbePoint:
+    """One fixed probe of `agents` (see `fixed_schedule`)."""
+    spans, window = fixed_schedule(agents, ramp_s, settle_s, window_s)
+    return predict_schedule(config, workload, spans, [window], rules)[0]
+
+
+def _agent_of(session_key: Hashable) -> int:
+    """The agent of a replayed call's session key, `(agent, session)`."""
+    return int(cast("tuple[int, int]", session_key)[0])

@@ -1,0 +1,217 @@
+"""The validation's inputs and published results hold: the published points with their
+deployments, the Muse Spark proxy's size, the measured runs with their load; the docs carry
+exactly the tables of `bench/data/sim-validation/validation.json`; and re-running the cheap
+parts of the validation (a prediction with the published factors, the local calibration)
+gives the errors the docs publish."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from bench import sim_validate
+
+from agentload.sim.build import DeploymentRequest, build_deployment
+from agentload.sim.calibrate_run import calibrate_on_run, engine_defaults, predict_run
+from agentload.sim.measured import read_measured
+from agentload.sim.predict import AgentRules, predict_fixed
+from agentload.sim.roofline import RooflineParams
+from agentload.workload.load import load_workload
+from agentload.workload.synthetic import generate
+from tests.paths import REPO, SHARED
+
+PUBLISHED = SHARED / "data" / "published" / "agentic_serving_results.json"
+needs_shared = pytest.mark.skipif(not PUBLISHED.is_file(), reason="shared data not present")
+SAME = 0.005
+"""Errors recomputed from the published factors match the published ones to half a percent
+(the simulation is deterministic; this leaves room for floating-point differences)."""
+
+
+def _results() -> dict[str, Any]:
+    return json.loads(sim_validate.RESULTS.read_text())
+
+
+def test_the_docs_hold_exactly_the_published_validation_tables() -> None:
+    docs = (REPO / "docs" / "simulation.md").read_text()
+    assert sim_validate.render_markdown(_results()) in docs
+
+
+@pytest.mark.parametrize(
+    ("measured", "simulated", "within"),
+    [(1, 2, True), (5, 6, True), (10, 12, True), (10, 13, False), (6, 12, False),
+     (None, None, True), (None, 1, True), (None, 3, False), (1, 4, False)],
+)  # fmt: skip
+def test_a_tiers_most_agents_is_within_the_aim_at_one_agent_or_a_fifth(
+    measured: int | None, simulated: int | None, within: bool
+) -> None:
+    assert sim_validate.agents_error(measured, simulated)["within_aim"] is within
+
+
+def test_the_busy_share_counts_overlapping_requests_once() -> None:
+    records = [
+        {"t_send": 0.0, "t_done": 2.0},
+        {"t_send": 1.0, "t_done": 3.0},
+        {"t_send": 5.0, "t_done": 6.0},
+        {"t_send": 9.0, "t_done": 12.0},
+    ]
+    assert sim_validate._busy_share(records, 0.0, 10.0) == pytest.approx(0.5)
+
+
+def test_the_measured_runs_keep_their_records_and_the_searches_their_load() -> None:
+    for name in (sim_validate.CALIBRATION_RUN, *sim_validate.VALIDATION_RUNS):
+        run = sim_validate.MEASURED / name
+        assert (run / "summary.json").is_file() and (run / "records.jsonl").is_file()
+    for name in sim_validate.VALIDATION_RUNS:
+        conditions = sim_validate.probe_conditions(sim_validate.MEASURED / name)
+        assert conditions and all(c["engine_core_share"] is not None for c in conditions)
+
+
+def test_the_published_local_errors_are_what_the_published_factors_give() -> None:
+    """Each measured search's schedule replayed with the calibrated factors gives the total
+    tokens/s the docs publish, probe by probe."""
+    local = _results()["local"]
+    params = RooflineParams(**local["calibration"]["factors"])
+    for name, published in local["runs"].items():
+        run = read_measured(sim_validate.MEASURED / name)
+        request = DeploymentRequest(
+            system=sim_validate.CPU_SYSTEM,
+            **engine_defaults(run),  # type: ignore[arg-type]
+        ).model_copy(
+            update={
+                "steps": "roofline",
+                "roofline": params,
+                "prompt_token_scale": run.rules.prompt_token_scale,
+            }
+        )
+        predicted = predict_run(request, run, load_workload(run.workload))
+        errors = [
+            p.total_tokens_per_s / m.total_tokens_per_s - 1
+            for m, p in zip(run.points, predicted, strict=True)
+        ]  # type: ignore[operator]
+        assert errors == pytest.approx([r["error"] for r in published["throughput"]], abs=SAME)
+
+
+@pytest.mark.slow
+def test_the_calibration_on_the_demo_finds_the_published_factors() -> None:
+    """The fit itself, end to end on the measured demo's probes at 1-4 agents (~5-8 s)."""
+    local = _results()["local"]
+    run = read_measured(sim_validate.MEASURED / sim_validate.CALIBRATION_RUN)
+    request = DeploymentRequest(system=sim_validate.CPU_SYSTEM, **engine_defaults(run))  # type: ignore[arg-type]
+    _, facts = calibrate_on_run(
+        run, request, load_workload(run.workload), max_agents=sim_validate.CALIBRATION_MAX_AGENTS
+    )
+    assert facts.factors == pytest.approx(local["calibration"]["factors"], rel=0.02)
+    assert facts.rms_log_error == pytest.approx(local["calibration"]["rms_log_error"], abs=SAME)
+
+
+@needs_shared
+def test_the_published_muse_points_keep_their_figures_and_layouts() -> None:
+    points = sim_validate.muse_points()
+    assert [p["point"].agents for p in points] == [1, 16, 64, 160]
+    assert [(p["gpus"], p["parallel"], p["host"]) for p in points] == [
+        (8, "tp8,ep8", False),
+        (4, "tp4,ep4", False),
+        (4, "tp4,ep4", False),
+        (4, "tp4,ep4", True),
+    ]
+    first, last = points[0]["point"], points[-1]["point"]
+    assert first.total_tokens_per_s == 2514 * 8 and first.p95_ttft_s == 0.1
+    assert first.p50_output_tokens_per_s == 485.8
+    assert last.output_tokens_per_s == 1237 * 4 and last.total_tokens_per_s == 185382 * 4
+
+
+def test_the_muse_proxy_has_825b_parameters_at_5_2_bits() -> None:
+    proxy = sim_validate.muse_proxy()
+    assert proxy.total_params == pytest.approx(825e9, rel=0.005)
+    assert proxy.weight_bytes() == pytest.approx(825e9 * 5.2 / 8, rel=0.005)
+    fitted = sim_validate.muse_model(proxy, 25e9, 20_000)
+    assert fitted.active_params == pytest.approx(25e9)
+    assert fitted.kv_bytes_per_token() == pytest.approx(20_000)
+    assert fitted.total_params == pytest.approx(825e9, rel=0.005)
+
+
+@needs_shared
+def test_hicache_gets_twice_the_device_kv_pool_at_160_agents() -> None:
+    proxy = sim_validate.muse_proxy()
+    host = sim_validate.muse_points()[-1]
+    request = sim_validate.muse_request(host, proxy, RooflineParams())
+    built = build_deployment(request, proxy)
+    assert request.kv_host_gb * 1e9 == pytest.approx(2 * built.kv_budget_bytes)
+
+
+@needs_shared
+@pytest.mark.slow
+def test_each_held_out_muse_point_gets_the_published_error_from_its_folds_factors() -> None:
+    """Fit on three, predict the fourth: the prediction with each fold's published factors
+    (the fits themselves take minutes: bench/sim_validate.py --only muse)."""
+    muse = _results()["muse"]
+    model, workload = sim_validate.muse_proxy(), generate(sim_validate.MUSE_WORKLOAD)
+    points = sim_validate.muse_points()
+    for fold in muse["folds"]:
+        held = next(p for p in points if p["point"].agents == fold["held_out"])
+        predicted = sim_validate.muse_predict([held], workload, model)(fold["factors"])[0]
+        for row in fold["predicted"]:
+            value = predicted.figure(row["figure"])
+            assert value is not None and value / row["measured"] - 1 == pytest.approx(
+                row["error"], abs=SAME
+            )
+        assert predicted.cache_hit_rate == pytest.approx(fold["cache_hit_rate"], abs=SAME)
+
+
+@needs_shared
+def test_the_aa_rows_compare_per_gpu_and_per_mw_with_the_published_figures() -> None:
+    aa = _results()["aa"]
+    published = json.loads(PUBLISHED.read_text())["aa_agentperf_deepseek_v4_pro"]
+    target = published["gb300_nvl72_rack_scale_disaggregated"]
+    assert aa["published"] == target
+    assert aa["published_watts_per_gpu"] == pytest.approx(937.2, abs=0.1)
+    assert [(r["gpus"], r["layout"]) for r in aa["simulated"]] == list(sim_validate.AA_LAYOUTS)
+    for row in aa["simulated"]:
+        agents = row["max_agents"] or 0
+        assert row["agents_per_gpu"] == pytest.approx(agents / row["gpus"])
+        assert row["agents_per_gpu_error"] == pytest.approx(
+            agents / row["gpus"] / target["agents_per_gpu"] - 1
+        )
+        megawatts = row["watts_per_gpu"] * row["gpus"] / 1e6
+        assert row["agents_per_mw"] == pytest.approx(agents / megawatts)
+        assert row["agents_per_mw_error"] == pytest.approx(
+            agents / megawatts / target["agents_per_mw"] - 1
+        )
+
+
+AA_SAMPLE = "synthetic:agentic-coding?sessions=512"
+"""A smaller sample of the same AgentPerf-shaped workload (the search uses 4,096 sessions)."""
+AA_GROUP_GPUS = 8
+
+
+@needs_shared
+@pytest.mark.slow
+def test_one_ep8_group_at_the_racks_simulated_load_runs_at_its_published_speed() -> None:
+    """The AA comparison's operating point, cheaply: one of the rack's nine attention-DP8 / EP8
+    groups at the rack's simulated most agents per GPU meets the tier at the p25 output speed
+    the docs publish for the rack (within 10%); the search itself is in bench/."""
+    aa = _results()["aa"]
+    row = next(r for r in aa["simulated"] if r["layout"] == "tp1,dp8,ep8")
+    agents = round(row["agents_per_gpu"] * AA_GROUP_GPUS)
+    built = build_deployment(
+        DeploymentRequest(
+            system="gb300",
+            backend=sim_validate.AA_BACKEND,
+            model=sim_validate.AA_MODEL,
+            gpus=AA_GROUP_GPUS,
+            parallel=row["layout"],
+            steps="aic",
+        )
+    )
+    point = predict_fixed(
+        built.config,
+        load_workload(AA_SAMPLE),
+        agents,
+        AgentRules(stride=agents),
+        ramp_s=sim_validate.AGENTPERF_RAMP_S,
+        settle_s=sim_validate.AA_SETTLE_S,
+        window_s=sim_validate.AA_WINDOW_S,
+    )
+    assert point.p25_output_tokens_per_s == pytest.approx(row["p25_output_tokens_per_s"], rel=0.1)
+    assert point.p95_ttft_s is not None and point.p95_ttft_s <= aa["tier"]["ttft_s_p95_ceiling"]
