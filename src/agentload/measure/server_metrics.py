@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import aiohttp
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.clock import now
-from agentload.errors import InputError
+from agentload.errors import InputError, validated
 from agentload.measure.prometheus import Exposition, parse
 from agentload.results.jsonl import JsonlAppender
 from agentload.results.samples import ServerScrape
@@ -158,12 +158,7 @@ def engine_names_from_mapping(
         for k, v in mapping.items()
     }
     data.setdefault("engine", "custom")
-    try:
-        return EngineNames.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(p) for p in error["loc"]) or None
-        raise InputError(error["msg"], path=path, field=field) from None
+    return validated(EngineNames, data, path=path)
 
 
 # --- one scrape -------------------------------------------------------------------------------

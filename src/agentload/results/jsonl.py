@@ -25,7 +25,7 @@ from typing import Generic, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from agentload.errors import InputError
+from agentload.errors import InputError, first_problem
 
 FILE_MODE = 0o600
 """Results files are readable by their owner only."""
@@ -165,9 +165,8 @@ def parse_line(line: bytes, model: type[M]) -> M | BadLine:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or None
-        return BadLine(0, where, first["msg"])
+        where, message = first_problem(exc)
+        return BadLine(0, where, message)
 
 
 class JsonlTail(Generic[M]):

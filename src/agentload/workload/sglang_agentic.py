@@ -36,9 +36,10 @@ from agentload.workload.agentperf import (
     ROLE_NAMES,
     SYSTEM_ROLES,
     estimate_tokens,
+    messages_of,
     split_tokens,
 )
-from agentload.workload.lines import Fields, read_document, shown, type_name
+from agentload.workload.lines import Fields, read_document, type_name
 from agentload.workload.model import Segment, Session, Turn, Workload
 
 DEFAULT_OUTPUT_TOKENS = 220
@@ -105,20 +106,7 @@ class _Turn:
 
 def _turn(document: Fields, where: str, value: object) -> _Turn:
     fields = document.nested(where, value)
-    messages = fields.array("messages")
-    if not messages:
-        raise fields.error("messages", "empty")
-    for index, message in enumerate(messages):
-        if not isinstance(message, dict):
-            raise fields.error(
-                f"messages[{index}]", f"expected an object, got {type_name(message)}"
-            )
-        role = message.get("role")
-        if not isinstance(role, str) or role not in ROLE_NAMES:
-            raise fields.error(
-                f"messages[{index}].role",
-                f"expected one of {', '.join(ROLE_NAMES)}, got {shown(role)}",
-            )
+    messages = messages_of(fields)
     return _Turn(messages, fields.integer("prompt_tokens", minimum=1, required=False))
 
 
