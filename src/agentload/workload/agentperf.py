@@ -254,6 +254,11 @@ def messages_of(fields: Fields[Any]) -> list[dict[str, Any]]:
     return messages
 
 
+def message_segment(key: str, tokens: int, message: dict[str, Any]) -> Segment:
+    """A recorded message as one segment of `tokens`, with the message's role."""
+    return Segment(key=key, tokens=tokens, role=ROLE_NAMES[message["role"]], messages=(message,))
+
+
 def _parse_call(fields: Fields[int], default_conversation: str) -> _Call:
     messages = messages_of(fields)
     conversation = (
@@ -441,23 +446,13 @@ class _ConversationBuilder:
             if first_tools and k == 0 and not self.steps[0].start:
                 parts[0] += estimate_tokens(first_tools)  # no system message to carry them
         new_input = [
-            Segment(
-                key=f"{self.sid}/msg/{step.start + i}",
-                tokens=parts[i],
-                role=ROLE_NAMES[m["role"]],
-                messages=(m,),
-            )
+            message_segment(f"{self.sid}/msg/{step.start + i}", parts[i], m)
             for i, m in enumerate(messages)
         ]
         transient: tuple[Segment, ...] = ()
         if transient_message is not None:
             transient = (
-                Segment(
-                    key=f"{self.sid}/transient/{k}",
-                    tokens=parts[-1],
-                    role=ROLE_NAMES[transient_message["role"]],
-                    messages=(transient_message,),
-                ),
+                message_segment(f"{self.sid}/transient/{k}", parts[-1], transient_message),
             )
         elif not messages:
             new_input = [Segment(key=f"{self.sid}/empty/{k}", tokens=parts[0], messages=())]

@@ -33,9 +33,9 @@ from typing import Any
 from agentload.errors import InputError
 from agentload.workload.agentperf import (
     CHARS_PER_TOKEN,
-    ROLE_NAMES,
     SYSTEM_ROLES,
     estimate_tokens,
+    message_segment,
     messages_of,
     split_tokens,
 )
@@ -143,22 +143,9 @@ def _session(sid: str, turns: list[_Turn], subsequent: int | None, notes: _Notes
                 new = 0
             parts = split_tokens(new, weights)
         if k == 0 and system_message is not None:
-            system = (
-                Segment(
-                    key=f"{sid}/system",
-                    tokens=parts.pop(0),
-                    role="system",
-                    messages=(system_message,),
-                ),
-            )
+            system = (message_segment(f"{sid}/system", parts.pop(0), system_message),)
         new_input = tuple(
-            Segment(
-                key=f"{sid}/msg/{k}/{i}",
-                tokens=parts[i],
-                role=ROLE_NAMES[m["role"]],
-                messages=(m,),
-            )
-            for i, m in enumerate(messages)
+            message_segment(f"{sid}/msg/{k}/{i}", parts[i], m) for i, m in enumerate(messages)
         )
         history += sum(parts) + (sum(s.tokens for s in system) if k == 0 else 0) + outputs[k]
         made.append(
