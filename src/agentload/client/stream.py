@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 from dataclasses import dataclass
 from itertools import pairwise
-from types import TracebackType
 from typing import Any
 
 import aiohttp
@@ -35,6 +34,7 @@ from agentload.client.sse import parse_sse
 from agentload.clock import now
 from agentload.errors import ServerError
 from agentload.results.record import RequestRecord
+from agentload.tasks import cancel
 
 __all__ = ["CallMeta", "CallResult", "Endpoint", "Reply", "StreamingClient"]
 
@@ -174,21 +174,13 @@ class StreamingClient:
         self._watchdog = asyncio.create_task(self._watch_stalls(), name="agentload-stall-watch")
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *_: object) -> None:
         await self.close()
 
     async def close(self) -> None:
         """Stop the watchdog and close every connection."""
-        if self._watchdog is not None:
-            self._watchdog.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watchdog
-            self._watchdog = None
+        await cancel(self._watchdog)
+        self._watchdog = None
         for session in (self._session, self._fresh):
             if session is not None:
                 await session.close()

@@ -26,7 +26,6 @@ import urllib.request
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -654,12 +653,7 @@ class LocalEngine:
     def __enter__(self) -> LocalEngine:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         self.stop()
 
     def __repr__(self) -> str:

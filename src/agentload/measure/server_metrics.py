@@ -19,7 +19,6 @@ failed one carries its error, and a window built on it says so.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -33,6 +32,7 @@ from agentload.errors import InputError, validated
 from agentload.measure.prometheus import Exposition, parse
 from agentload.results.jsonl import JsonlAppender
 from agentload.results.samples import ServerScrape
+from agentload.tasks import cancel
 
 SCRAPE_TIMEOUT_S = 5.0
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -291,11 +291,8 @@ class ServerMetricsScraper:
         self._periodic = asyncio.create_task(loop(), name="agentload-server-metrics")
 
     async def stop_periodic(self) -> None:
-        if self._periodic is not None:
-            self._periodic.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._periodic
-            self._periodic = None
+        await cancel(self._periodic)
+        self._periodic = None
 
     async def aclose(self) -> None:
         """Stop the background scrapes, close the HTTP session and the file."""
