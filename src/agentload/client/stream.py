@@ -78,6 +78,19 @@ class CallMeta(BaseModel):
     intended_prompt_tokens: int = Field(ge=0)
     intended_output_tokens: int = Field(ge=0)
 
+    def record(self, **measured: Any) -> RequestRecord:
+        """This call's record: who sent it and what it was meant to be, and `measured`."""
+        return RequestRecord(
+            id=self.request_id,
+            agent=self.agent,
+            session=self.session,
+            turn=self.turn,
+            phase=self.phase,
+            intended_prompt_tokens=self.intended_prompt_tokens,
+            intended_output_tokens=self.intended_output_tokens,
+            **measured,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class CallResult:
@@ -314,12 +327,7 @@ class StreamingClient:
             error, detail = _stream_verdict(summary, parsed.bad_lines, parsed.first_bad_line)
         times = summary.output_times
         gaps = _gaps(times)
-        record = RequestRecord(
-            id=meta.request_id,
-            agent=meta.agent,
-            session=meta.session,
-            turn=meta.turn,
-            phase=meta.phase,
+        record = meta.record(
             t_send=t_send,
             t_first=times[0] if times else None,
             t_last=times[-1] if times else None,
@@ -329,8 +337,6 @@ class StreamingClient:
             token_events=len(times),
             gaps_s=gaps,
             bytes_in=sum(len(chunk) for _, chunk in reads),
-            intended_prompt_tokens=meta.intended_prompt_tokens,
-            intended_output_tokens=meta.intended_output_tokens,
             prompt_tokens=summary.prompt_tokens,
             cached_tokens=summary.cached_tokens,
             completion_tokens=summary.completion_tokens,
