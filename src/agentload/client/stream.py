@@ -80,16 +80,8 @@ class CallMeta(BaseModel):
 
     def record(self, **measured: Any) -> RequestRecord:
         """This call's record: who sent it and what it was meant to be, and `measured`."""
-        return RequestRecord(
-            id=self.request_id,
-            agent=self.agent,
-            session=self.session,
-            turn=self.turn,
-            phase=self.phase,
-            intended_prompt_tokens=self.intended_prompt_tokens,
-            intended_output_tokens=self.intended_output_tokens,
-            **measured,
-        )
+        identity = self.model_dump(exclude={"request_id"})
+        return RequestRecord(id=self.request_id, **identity, **measured)
 
 
 @dataclass(frozen=True, slots=True)

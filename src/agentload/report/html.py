@@ -182,7 +182,7 @@ def _header(ctx: ReportContext) -> str:
     ]
     from_records = (
         f"Figures below are computed from {RECORDS_FILE}"
-        + (f" and {PROBES_FILE}" if view.recorded_probes else "")
+        + (f" and {PROBES_FILE}" if view.probes else "")
         + " over the windows stated with each figure."
     )
     if view.simulated_words:
