@@ -115,17 +115,18 @@ class _LibrarySampler(PowerSampler):
 
     library: str
     """The library's name in a reading's error (`NVML: ...`)."""
+    default_interval_s: float
     joules_per_unit: float = 1.0
 
     def __init__(
         self,
         devices: Sequence[int] | None = None,
         *,
-        interval_s: float,
+        interval_s: float | None = None,
         clock: Callable[[], float] = now,
     ) -> None:
         self.devices = tuple(devices) if devices is not None else None
-        self.interval_s = interval_s
+        self.interval_s = self.default_interval_s if interval_s is None else interval_s
         self._clock = clock
         self._lib: Any = None
         self._failure: type[Exception] = Exception
@@ -208,16 +209,8 @@ class NvmlSampler(_LibrarySampler):
 
     source = "nvml"
     library = "NVML"
+    default_interval_s = NVML_INTERVAL_S
     joules_per_unit = JOULES_PER_MILLIJOULE
-
-    def __init__(
-        self,
-        devices: Sequence[int] | None = None,
-        *,
-        interval_s: float = NVML_INTERVAL_S,
-        clock: Callable[[], float] = now,
-    ) -> None:
-        super().__init__(devices, interval_s=interval_s, clock=clock)
 
     def _start(self) -> tuple[Any, type[Exception]]:
         nvml = _import("pynvml", "nvidia-ml-py", self.source)
@@ -252,16 +245,9 @@ class AmdSmiSampler(_LibrarySampler):
 
     source = "amdsmi"
     library = "AMD SMI"
-
-    def __init__(
-        self,
-        devices: Sequence[int] | None = None,
-        *,
-        interval_s: float = AMDSMI_INTERVAL_S,
-        clock: Callable[[], float] = now,
-    ) -> None:
-        super().__init__(devices, interval_s=interval_s, clock=clock)
-        self._all: list[Any] = []
+    default_interval_s = AMDSMI_INTERVAL_S
+    _all: list[Any]
+    """Every GPU's handle, as the library listed them."""
 
     def _start(self) -> tuple[Any, type[Exception]]:
         smi = _import("amdsmi", "amdsmi", self.source)
