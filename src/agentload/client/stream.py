@@ -78,10 +78,9 @@ class CallMeta(BaseModel):
     intended_prompt_tokens: int = Field(ge=0)
     intended_output_tokens: int = Field(ge=0)
 
-    def record(self, **measured: Any) -> RequestRecord:
-        """This call's record: who sent it and what it was meant to be, and `measured`."""
-        identity = self.model_dump(exclude={"request_id"})
-        return RequestRecord(id=self.request_id, **identity, **measured)
+    def identity(self) -> dict[str, Any]:
+        """These fields as the call's record names them (`id` for `request_id`)."""
+        return {"id": self.request_id, **self.model_dump(exclude={"request_id"})}
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,7 +318,8 @@ class StreamingClient:
             error, detail = _stream_verdict(summary, parsed.bad_lines, parsed.first_bad_line)
         times = summary.output_times
         gaps = _gaps(times)
-        record = meta.record(
+        record = RequestRecord(
+            **meta.identity(),
             t_send=t_send,
             t_first=times[0] if times else None,
             t_last=times[-1] if times else None,

@@ -80,7 +80,8 @@ class CallSender:
 
 def cancelled_record(call: Call, t_send: float) -> RequestRecord:
     """The record of a call cancelled in flight: who sent it, when, and that it was cut off."""
-    return call.meta.record(
+    return RequestRecord(
+        **call.meta.identity(),
         t_send=t_send,
         t_done=clock.now(),
         error=errors.CANCELLED,
