@@ -14,7 +14,7 @@ from tests.paths import REPO
 
 SOURCE = REPO / "src" / "agentload"
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("__init__", "__main__", "errors", "clock", "files", "home", "units"),
+    ("__init__", "__main__", "errors", "clock", "files", "home", "tasks", "units"),
     ("results",),
     ("workload",),
     ("client", "engines"),

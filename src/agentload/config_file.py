@@ -24,6 +24,7 @@ from typing import Any
 from agentload import __version__
 from agentload.client.endpoint import is_secret
 from agentload.errors import AgentloadError
+from agentload.files import read_parsed
 
 CONFIG_OPTION = "--config"
 CONFIG_DEST = "config"
@@ -103,14 +104,15 @@ def load_config(
 ) -> dict[str, Any]:
     """The file's values as the verb's parsed values (each converted by its option's type);
     keys that are options of a `tolerate` parser are skipped (doctor reads a search's file)."""
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise AgentloadError(f"{CONFIG_OPTION} {path}: no such file") from None
-    except OSError as exc:
-        raise AgentloadError(f"{CONFIG_OPTION} {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise AgentloadError(f"{CONFIG_OPTION} {path}: not valid TOML ({exc})") from None
+    data = read_parsed(
+        path,
+        lambda raw: tomllib.loads(raw.decode()),
+        tomllib.TOMLDecodeError,
+        "TOML",
+        what=f"{CONFIG_OPTION} {path}",
+        missing="no such file",
+        unreadable="",
+    )
     actions = {a.dest: a for a in parser._actions if a.dest not in (CONFIG_DEST, "help")}
     tolerated = {a.dest for p in tolerate for a in p._actions}
     values: dict[str, Any] = {}

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class AgentloadError(Exception):
@@ -48,3 +51,12 @@ def first_problem(exc: ValidationError) -> tuple[str | None, str]:
     first = exc.errors()[0]
     where = ".".join(str(part) for part in first["loc"])
     return (where or None), first["msg"]
+
+
+def validated(model: type[M], data: object, *, path: str | Path | None = None) -> M:
+    """`data` validated as `model`; its first problem as an InputError naming the field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        where, message = first_problem(exc)
+        raise InputError(message, path=path, field=where) from None

@@ -1,16 +1,19 @@
-"""Writing results files safely: atomic JSON, owner-only permissions, no symlinks followed."""
+"""Writing results files safely: atomic JSON, owner-only permissions, no symlinks followed;
+reading a file with one-line errors."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
 from agentload.errors import AgentloadError
+
+T = TypeVar("T")
 
 OWNER_ONLY_FILE = 0o600
 OWNER_ONLY_DIR = 0o700
@@ -116,11 +119,27 @@ def write_bytes_atomic(path: Path, payload: bytes) -> None:
 
 def read_json(path: Path) -> Any:
     """Read a JSON file, with a one-line error naming it when it is missing or malformed."""
+    return read_parsed(path, orjson.loads, orjson.JSONDecodeError, "JSON")
+
+
+def read_parsed(
+    path: Path,
+    parse: Callable[[bytes], T],
+    invalid: type[Exception],
+    kind: str,
+    *,
+    what: str | None = None,
+    missing: str = "not found",
+    unreadable: str = "cannot read: ",
+) -> T:
+    """`parse` of a file's bytes; a missing, unreadable or malformed (`invalid`, not valid
+    `kind`) file is one `AgentloadError` line that starts with `what` (the path)."""
+    where = str(path) if what is None else what
     try:
-        return orjson.loads(path.read_bytes())
+        return parse(path.read_bytes())
     except FileNotFoundError:
-        raise AgentloadError(f"{path}: not found") from None
-    except orjson.JSONDecodeError as exc:
-        raise AgentloadError(f"{path}: not valid JSON ({exc})") from None
+        raise AgentloadError(f"{where}: {missing}") from None
+    except invalid as exc:
+        raise AgentloadError(f"{where}: not valid {kind} ({exc})") from None
     except OSError as exc:
-        raise AgentloadError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise AgentloadError(f"{where}: {unreadable}{exc.strerror or exc}") from None

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentload.results.record import RequestRecord
-from agentload.run.agent import Agent, Stop
+from agentload.run.agent import Agent, AgentOptions, Stop
 from agentload.workload.model import PromptSegment, Segment, Session, Turn
 from agentload.workload.replies import Replies
 from tests.workload.test_prompt_build import SESSIONS, reference_prompts, shape
@@ -81,7 +81,7 @@ def _agent(sessions: list[Session], send: _Recorder, **kw: Any) -> Agent:
         "recorded_history": False,
     }
     options.update(kw)
-    return Agent(0, sessions, send, **options)
+    return Agent(0, sessions, send, AgentOptions(**options))
 
 
 async def test_prompts_grow_by_reply_and_new_input() -> None:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentload.results.record import RequestRecord
-from agentload.run.agent import Agent, Stop
+from agentload.run.agent import Agent, AgentOptions, Stop
 from agentload.workload.model import Segment, Session, Turn
 
 TURNS = 150
@@ -87,22 +87,16 @@ async def _idle_bytes_per_agent() -> tuple[float, list[Any]]:
     sessions = [_long_session(f"s{i}") for i in range(4)]
     answer = _Answer()
     stop = Stop()
+    options = AgentOptions(
+        run_salt="mem", stride=AGENTS, seed=0, start_mid_session=False, recorded_history=False
+    )
     gc.collect()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
         tasks = []
         for index in range(AGENTS):
-            agent = Agent(
-                index,
-                sessions,
-                answer(index),
-                run_salt="mem",
-                stride=AGENTS,
-                seed=0,
-                start_mid_session=False,
-                recorded_history=False,
-            )
+            agent = Agent(index, sessions, answer(index), options)
             tasks.append(asyncio.create_task(agent.run(stop)))
         while answer.parked < AGENTS:
             await asyncio.sleep(0.01)

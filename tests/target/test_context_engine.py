@@ -17,7 +17,7 @@ from agentload.engines.llamacpp import LocalEngine
 from agentload.engines.model_gen import ModelSpec, generated_model
 from agentload.errors import AgentloadError
 from agentload.target.context import CHECK_INSTANCE, Fit, LlamaCppCounter, measure_need
-from agentload.target.deployment import TargetOptions, open_target
+from agentload.target.deployment import TargetOptions
 from agentload.workload.load import load_workload
 from agentload.workload.replies import Replies
 from agentload.workload.text import TextMaker
@@ -70,8 +70,8 @@ def test_the_count_is_the_prompt_tokens_the_server_reports(llama_server: LocalEn
 def test_recorded_traces_get_slots_sized_to_their_longest_call(tmp_path: Path) -> None:
     require_engine()
     fit = Fit(load_workload(str(DEFAULT_SET)), recorded_history=True)
-    with open_target(
-        TargetOptions(), api="chat", agents=3, out=tmp_path, console=quiet(), fit=fit
+    with TargetOptions().open(
+        api="chat", agents=3, out=tmp_path, console=quiet(), fit=fit
     ) as target:
         context = target.context
         assert context is not None and context.fits
@@ -90,7 +90,7 @@ def test_an_explicit_engine_ctx_too_short_is_refused_naming_the_fix(tmp_path: Pa
     options = TargetOptions(engine_ctx_per_slot=8192)
     with (
         pytest.raises(AgentloadError, match=r"--engine-ctx 8192: .* give at least [0-9,]+"),
-        open_target(options, api="chat", agents=1, out=tmp_path, console=quiet(), fit=fit),
+        options.open(api="chat", agents=1, out=tmp_path, console=quiet(), fit=fit),
     ):
         pass
 
@@ -105,7 +105,7 @@ def test_a_model_trained_too_short_for_the_workload_is_refused_naming_the_fix(
     options = TargetOptions(engine_model=str(short.path))
     with (
         pytest.raises(AgentloadError) as refused,
-        open_target(options, api="chat", agents=1, out=tmp_path, console=quiet(), fit=fit),
+        options.open(api="chat", agents=1, out=tmp_path, console=quiet(), fit=fit),
     ):
         pass
     words = str(refused.value)

@@ -13,7 +13,7 @@ import orjson
 from pydantic import ValidationError
 
 from agentload.analysis.plan import FleetPlan
-from agentload.errors import InputError
+from agentload.errors import InputError, first_problem
 from agentload.files import write_json_atomic
 
 PLAN_FILE = "plan.json"
@@ -37,6 +37,5 @@ def read_plan(directory: Path) -> FleetPlan | None:
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=path) from None
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or None
-        raise InputError(str(first["msg"]).lower(), path=path, field=where) from None
+        where, message = first_problem(exc)
+        raise InputError(message.lower(), path=path, field=where) from None

@@ -26,6 +26,17 @@ from agentload.units import WATTS_PER_MW
 __all__ = ["TYPED_IN", "OperatingPoint", "Results", "load_recorded_calls", "load_results"]
 
 Kind = Literal["tier", "probe", "typed"]
+SERVED_FIGURES = (
+    "total_tokens_per_s",
+    "output_tokens_per_s",
+    "cached_input_tokens_per_s",
+    "uncached_input_tokens_per_s",
+    "cache_hit_rate",
+    "p25_output_tokens_per_s",
+    "p50_output_tokens_per_s",
+    "p95_ttft_s",
+)
+"""The figures an operating point takes as they are from a tier result or a probe."""
 
 
 class _Record(BaseModel):
@@ -159,14 +170,7 @@ def _tier_point(tier: TierResult, summary: Summary, common: dict[str, Any]) -> O
             f"{tier.ttft_ceiling_s:g} s"
         ),
         agents=tier.max_agents,
-        total_tokens_per_s=tier.total_tokens_per_s,
-        output_tokens_per_s=tier.output_tokens_per_s,
-        cached_input_tokens_per_s=tier.cached_input_tokens_per_s,
-        uncached_input_tokens_per_s=tier.uncached_input_tokens_per_s,
-        cache_hit_rate=tier.cache_hit_rate,
-        p25_output_tokens_per_s=tier.p25_output_tokens_per_s,
-        p50_output_tokens_per_s=p50,
-        p95_ttft_s=tier.p95_ttft_s,
+        **{**_served(tier), "p50_output_tokens_per_s": p50},
         watts=watts,
         recorded_tokens_per_s_per_mw=tier.total_tokens_per_s_per_mw,
         recorded_agents_per_mw=tier.agents_per_mw,
@@ -182,18 +186,17 @@ def _probe_point(
         label=f"probe {probe.agents} agents",
         kind="probe",
         agents=probe.agents,
-        total_tokens_per_s=probe.total_tokens_per_s,
-        output_tokens_per_s=probe.output_tokens_per_s,
-        cached_input_tokens_per_s=probe.cached_input_tokens_per_s,
-        uncached_input_tokens_per_s=probe.uncached_input_tokens_per_s,
-        cache_hit_rate=probe.cache_hit_rate,
-        p25_output_tokens_per_s=probe.p25_output_tokens_per_s,
-        p50_output_tokens_per_s=probe.p50_output_tokens_per_s,
-        p95_ttft_s=probe.p95_ttft_s,
+        **_served(probe),
         watts=probe.mean_watts if probe.mean_watts is not None else power.mean_watts,
         calls_per_s=_calls_per_s(probe),
         **common,
     )
+
+
+def _served(source: TierResult | ProbeFigures) -> dict[str, Any]:
+    """The throughput split, output speeds, TTFT and cache hit rate, as an operating point
+    names them (tier results and probes name them alike)."""
+    return {name: getattr(source, name) for name in SERVED_FIGURES}
 
 
 def _calls_per_s(probe: ProbeFigures) -> float | None:

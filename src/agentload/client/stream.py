@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 from dataclasses import dataclass
 from itertools import pairwise
-from types import TracebackType
 from typing import Any
 
 import aiohttp
@@ -35,6 +34,7 @@ from agentload.client.sse import parse_sse
 from agentload.clock import now
 from agentload.errors import ServerError
 from agentload.results.record import RequestRecord
+from agentload.tasks import cancel
 
 __all__ = ["CallMeta", "CallResult", "Endpoint", "Reply", "StreamingClient"]
 
@@ -77,6 +77,10 @@ class CallMeta(BaseModel):
     phase: str = "run"
     intended_prompt_tokens: int = Field(ge=0)
     intended_output_tokens: int = Field(ge=0)
+
+    def identity(self) -> dict[str, Any]:
+        """These fields as the call's record names them (`id` for `request_id`)."""
+        return {"id": self.request_id, **self.model_dump(exclude={"request_id"})}
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,21 +178,13 @@ class StreamingClient:
         self._watchdog = asyncio.create_task(self._watch_stalls(), name="agentload-stall-watch")
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *_: object) -> None:
         await self.close()
 
     async def close(self) -> None:
         """Stop the watchdog and close every connection."""
-        if self._watchdog is not None:
-            self._watchdog.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watchdog
-            self._watchdog = None
+        await cancel(self._watchdog)
+        self._watchdog = None
         for session in (self._session, self._fresh):
             if session is not None:
                 await session.close()
@@ -323,11 +319,7 @@ class StreamingClient:
         times = summary.output_times
         gaps = _gaps(times)
         record = RequestRecord(
-            id=meta.request_id,
-            agent=meta.agent,
-            session=meta.session,
-            turn=meta.turn,
-            phase=meta.phase,
+            **meta.identity(),
             t_send=t_send,
             t_first=times[0] if times else None,
             t_last=times[-1] if times else None,
@@ -337,8 +329,6 @@ class StreamingClient:
             token_events=len(times),
             gaps_s=gaps,
             bytes_in=sum(len(chunk) for _, chunk in reads),
-            intended_prompt_tokens=meta.intended_prompt_tokens,
-            intended_output_tokens=meta.intended_output_tokens,
             prompt_tokens=summary.prompt_tokens,
             cached_tokens=summary.cached_tokens,
             completion_tokens=summary.completion_tokens,

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from agentload.analysis.cost import HostedPrices
 from agentload.analysis.render import print_tables, tables_json
 from agentload.analysis.table import Table
-from agentload.errors import InputError
+from agentload.errors import InputError, first_problem
 
 PERCENT = 100.0
 SLIP_BELOW_PERCENT = 1.0
@@ -32,9 +32,8 @@ def one_line_errors(handler: Handler) -> Handler:
         try:
             return handler(args)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or None
-            raise InputError(str(first["msg"]).lower(), field=where) from None
+            where, message = first_problem(exc)
+            raise InputError(message.lower(), field=where) from None
         except ValueError as exc:
             raise InputError(str(exc)) from None
 

@@ -24,7 +24,7 @@ from agentload.errors import AgentloadError
 from agentload.measure.power_spec import PowerSpec
 from agentload.target.checks import Check, failed, passed, warned
 from agentload.target.context import ContextCheck, Fit, check_context
-from agentload.target.deployment import OpenTarget, TargetOptions, open_target
+from agentload.target.deployment import OpenTarget, TargetOptions
 from agentload.target.preflight import call_checks, forced_call
 from agentload.workload.text import TextMaker
 
@@ -58,8 +58,7 @@ def diagnose(options: DoctorOptions, console: Console) -> list[Check]:
             return checks
     with tempfile.TemporaryDirectory(prefix="agentload-doctor-") as scratch:
         try:
-            with open_target(
-                options.target,
+            with options.target.open(
                 api=options.api,
                 agents=options.agents,
                 out=Path(scratch),

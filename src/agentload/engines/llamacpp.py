@@ -25,8 +25,8 @@ import urllib.error
 import urllib.request
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -280,20 +280,14 @@ def pid_alive(pid: int) -> bool:
 
 def terminate_pid(pid: int, grace_s: float = STOP_GRACE_S) -> bool:
     """SIGTERM, then SIGKILL after `grace_s`; True if the process is gone at the end."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        if not pid_alive(pid):
-            return True
-        time.sleep(HEALTH_POLL_S)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        if not pid_alive(pid):
-            return True
-        time.sleep(HEALTH_POLL_S)
+    for sent in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sent)
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline:
+            if not pid_alive(pid):
+                return True
+            time.sleep(HEALTH_POLL_S)
     return not pid_alive(pid)
 
 
@@ -405,38 +399,24 @@ def _stop_attached() -> None:
 atexit.register(_stop_attached)
 
 
+@dataclass(eq=False, repr=False)
 class LocalEngine:
     """A running llama.cpp server; use `LocalEngine.start(...)`, ideally as a context manager."""
 
-    def __init__(
-        self,
-        process: subprocess.Popen[bytes] | None,
-        pid: int,
-        port: int,
-        model: ResolvedModel,
-        log_path: Path,
-        parallel: int,
-        ctx_size: int,
-        threads: int,
-        args: list[str],
-        started_at: float,
-        ready_s: float,
-        nice: int = 0,
-    ) -> None:
-        self.process = process
-        self.pid = pid
-        self.port = port
-        self.resolved = model
-        self.log_path = log_path
-        self.parallel = parallel
-        self.ctx_size = ctx_size
-        self.threads = threads
-        self.nice = nice
-        """How much the server's priority was lowered (0: the default priority)."""
-        self.args = args
-        self.started_at = started_at
-        self.ready_s = ready_s
-        """Seconds from launch to the first healthy /health."""
+    process: subprocess.Popen[bytes] | None
+    pid: int
+    port: int
+    resolved: ResolvedModel
+    log_path: Path
+    parallel: int
+    ctx_size: int
+    threads: int
+    args: list[str]
+    started_at: float
+    ready_s: float
+    """Seconds from launch to the first healthy /health."""
+    nice: int = 0
+    """How much the server's priority was lowered (0: the default priority)."""
 
     @property
     def url(self) -> str:
@@ -535,7 +515,7 @@ class LocalEngine:
             process=process,
             pid=process.pid,
             port=port,
-            model=resolved,
+            resolved=resolved,
             log_path=log_path,
             parallel=parallel,
             ctx_size=ctx,
@@ -654,12 +634,7 @@ class LocalEngine:
     def __enter__(self) -> LocalEngine:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         self.stop()
 
     def __repr__(self) -> str:

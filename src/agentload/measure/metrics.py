@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import chain
 
 import numpy as np
@@ -101,23 +101,13 @@ class RecordTable:
 
     def then(self, more: RecordTable) -> RecordTable:
         """This table's records followed by `more`'s."""
-        return RecordTable(
-            t_send=np.concatenate((self.t_send, more.t_send)),
-            t_first=np.concatenate((self.t_first, more.t_first)),
-            t_last=np.concatenate((self.t_last, more.t_last)),
-            t_done=np.concatenate((self.t_done, more.t_done)),
-            prompt_tokens=np.concatenate((self.prompt_tokens, more.prompt_tokens)),
-            cached_tokens=np.concatenate((self.cached_tokens, more.cached_tokens)),
-            completion_tokens=np.concatenate((self.completion_tokens, more.completion_tokens)),
-            ok=np.concatenate((self.ok, more.ok)),
-            error=np.concatenate((self.error, more.error)),
-            agent=np.concatenate((self.agent, more.agent)),
-            phase=np.concatenate((self.phase, more.phase)),
-            gap_values=np.concatenate((self.gap_values, more.gap_values)),
-            gap_offsets=np.concatenate(
-                (self.gap_offsets, more.gap_offsets[1:] + self.gap_offsets[-1])
-            ),
-        )
+        joined = {
+            f.name: np.concatenate((getattr(self, f.name), getattr(more, f.name)))
+            for f in fields(self)
+            if f.name != "gap_offsets"
+        }
+        offsets = np.concatenate((self.gap_offsets, more.gap_offsets[1:] + self.gap_offsets[-1]))
+        return RecordTable(**joined, gap_offsets=offsets)
 
     def select(self, mask: np.ndarray) -> RecordTable:
         """The records where mask is true."""

@@ -20,7 +20,6 @@ import math
 import threading
 import time
 from pathlib import Path
-from types import TracebackType
 
 from agentload.errors import AgentloadError
 from agentload.measure.power import WindowLike, assumed_figures, default_max_gap_s, integrate
@@ -116,12 +115,7 @@ class PowerRecorder:
         self.start()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         self.stop()
 
     @property

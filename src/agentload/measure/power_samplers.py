@@ -105,132 +105,173 @@ def _select(count: int, devices: Sequence[int] | None, source: str) -> list[int]
     return list(devices)
 
 
-class NvmlSampler(PowerSampler):
-    """NVIDIA GPUs through NVML (`nvidia-ml-py`): the energy counter where every selected GPU
-    has one (Volta and newer), and the power reading of each GPU."""
+class _LibrarySampler(PowerSampler):
+    """GPUs through a vendor's library: the power reading of each selected GPU, and the sum of
+    their energy counters where every one of them has one.
 
-    source = "nvml"
+    A subclass starts and stops the library and reads one GPU; `failure` is what the library
+    raises, and `joules_per_unit` turns the summed counters into joules.
+    """
+
+    library: str
+    """The library's name in a reading's error (`NVML: ...`)."""
+    default_interval_s: float
+    joules_per_unit: float = 1.0
 
     def __init__(
         self,
         devices: Sequence[int] | None = None,
         *,
-        interval_s: float = NVML_INTERVAL_S,
+        interval_s: float | None = None,
         clock: Callable[[], float] = now,
     ) -> None:
         self.devices = tuple(devices) if devices is not None else None
-        self.interval_s = interval_s
+        self.interval_s = self.default_interval_s if interval_s is None else interval_s
         self._clock = clock
-        self._nvml: Any = None
+        self._lib: Any = None
+        self._failure: type[Exception] = Exception
         self._handles: list[Any] = []
         self._ids: tuple[str, ...] = ()
         self.has_energy_counter = False
 
+    @abstractmethod
+    def _start(self) -> tuple[Any, type[Exception]]:
+        """The library, initialised, and the exception it raises; `AgentloadError` if not."""
+
+    @abstractmethod
+    def _stop(self) -> None:
+        """Shut the library down."""
+
+    @abstractmethod
+    def _count(self) -> int:
+        """How many GPUs the library sees."""
+
+    @abstractmethod
+    def _handle(self, index: int) -> Any:
+        """The library's handle of GPU `index`."""
+
+    @abstractmethod
+    def _watts(self, handle: Any) -> float:
+        """The GPU's power, W."""
+
+    @abstractmethod
+    def _energy(self, handle: Any) -> float:
+        """The GPU's energy counter, in units of `joules_per_unit`."""
+
+    def _check(self, handle: Any) -> None:
+        """Refuse a GPU that cannot be read (`open` calls it on each selected GPU)."""
+
     def open(self) -> None:
+        self._lib, self._failure = self._start()
+        try:
+            indices = _select(self._count(), self.devices, self.source)
+            self._handles = [self._handle(i) for i in indices]
+            self._ids = tuple(str(i) for i in indices)
+            for handle in self._handles:
+                self._check(handle)
+            self.has_energy_counter = True
+            for handle in self._handles:
+                try:
+                    self._energy(handle)
+                except self._failure:
+                    self.has_energy_counter = False
+        except AgentloadError:
+            self.close()
+            raise
+        except self._failure as exc:
+            self.close()
+            raise AgentloadError(f"power source {self.source}: {exc}") from None
+
+    def read(self) -> PowerSample:
+        if self._lib is None:
+            raise SamplerError(f"{self.library} is not open")
+        before = self._clock()
+        try:
+            watts = [self._watts(h) for h in self._handles]
+            energy = None
+            if self.has_energy_counter:
+                energy = math.fsum(self._energy(h) for h in self._handles) * self.joules_per_unit
+        except self._failure as exc:
+            raise SamplerError(f"{self.library}: {exc}") from None
+        after = self._clock()
+        return PowerSample.of((before + after) / 2, watts, self._ids, energy)
+
+    def close(self) -> None:
+        if self._lib is not None:
+            with contextlib.suppress(Exception):
+                self._stop()
+            self._lib = None
+
+
+class NvmlSampler(_LibrarySampler):
+    """NVIDIA GPUs through NVML (`nvidia-ml-py`): the energy counter where every selected GPU
+    has one (Volta and newer), and the power reading of each GPU."""
+
+    source = "nvml"
+    library = "NVML"
+    default_interval_s = NVML_INTERVAL_S
+    joules_per_unit = JOULES_PER_MILLIJOULE
+
+    def _start(self) -> tuple[Any, type[Exception]]:
         nvml = _import("pynvml", "nvidia-ml-py", self.source)
         try:
             nvml.nvmlInit()
         except nvml.NVMLError as exc:
             raise AgentloadError(f"power source nvml: cannot initialise NVML: {exc}") from None
-        self._nvml = nvml
-        try:
-            indices = _select(int(nvml.nvmlDeviceGetCount()), self.devices, self.source)
-            self._handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in indices]
-            self._ids = tuple(str(i) for i in indices)
-            self.has_energy_counter = True
-            for handle in self._handles:
-                try:
-                    nvml.nvmlDeviceGetTotalEnergyConsumption(handle)
-                except nvml.NVMLError:
-                    self.has_energy_counter = False
-        except nvml.NVMLError as exc:
-            self.close()
-            raise AgentloadError(f"power source nvml: {exc}") from None
-        except AgentloadError:
-            self.close()
-            raise
+        return nvml, nvml.NVMLError
 
-    def read(self) -> PowerSample:
-        nvml = self._nvml
-        if nvml is None:
-            raise SamplerError("NVML is not open")
-        before = self._clock()
-        try:
-            milliwatts = [nvml.nvmlDeviceGetPowerUsage(h) for h in self._handles]
-            energy = None
-            if self.has_energy_counter:
-                millijoules = [nvml.nvmlDeviceGetTotalEnergyConsumption(h) for h in self._handles]
-                energy = math.fsum(millijoules) * JOULES_PER_MILLIJOULE
-        except nvml.NVMLError as exc:
-            raise SamplerError(f"NVML: {exc}") from None
-        after = self._clock()
-        return PowerSample.of(
-            (before + after) / 2,
-            [mw * WATTS_PER_MILLIWATT for mw in milliwatts],
-            self._ids,
-            energy,
-        )
+    def _stop(self) -> None:
+        self._lib.nvmlShutdown()
 
-    def close(self) -> None:
-        if self._nvml is not None:
-            with contextlib.suppress(Exception):
-                self._nvml.nvmlShutdown()
-            self._nvml = None
+    def _count(self) -> int:
+        return int(self._lib.nvmlDeviceGetCount())
+
+    def _handle(self, index: int) -> Any:
+        return self._lib.nvmlDeviceGetHandleByIndex(index)
+
+    def _watts(self, handle: Any) -> float:
+        return float(self._lib.nvmlDeviceGetPowerUsage(handle) * WATTS_PER_MILLIWATT)
+
+    def _energy(self, handle: Any) -> float:
+        return float(self._lib.nvmlDeviceGetTotalEnergyConsumption(handle))
 
 
 # --- AMD SMI ----------------------------------------------------------------------------------
 
 
-class AmdSmiSampler(PowerSampler):
+class AmdSmiSampler(_LibrarySampler):
     """AMD GPUs through the `amdsmi` Python package: the energy counter where every selected
     GPU has one, and the socket power of each GPU."""
 
     source = "amdsmi"
+    library = "AMD SMI"
+    default_interval_s = AMDSMI_INTERVAL_S
+    _all: list[Any]
+    """Every GPU's handle, as the library listed them."""
 
-    def __init__(
-        self,
-        devices: Sequence[int] | None = None,
-        *,
-        interval_s: float = AMDSMI_INTERVAL_S,
-        clock: Callable[[], float] = now,
-    ) -> None:
-        self.devices = tuple(devices) if devices is not None else None
-        self.interval_s = interval_s
-        self._clock = clock
-        self._smi: Any = None
-        self._handles: list[Any] = []
-        self._ids: tuple[str, ...] = ()
-        self.has_energy_counter = False
-
-    def open(self) -> None:
+    def _start(self) -> tuple[Any, type[Exception]]:
         smi = _import("amdsmi", "amdsmi", self.source)
         try:
             smi.amdsmi_init()
         except Exception as exc:
             raise AgentloadError(f"power source amdsmi: cannot initialise AMD SMI: {exc}") from None
-        self._smi = smi
-        try:
-            handles = list(smi.amdsmi_get_processor_handles())
-            indices = _select(len(handles), self.devices, self.source)
-            self._handles = [handles[i] for i in indices]
-            self._ids = tuple(str(i) for i in indices)
-            for handle in self._handles:
-                self._watts(handle)
-            self.has_energy_counter = True
-            for handle in self._handles:
-                try:
-                    self._energy(handle)
-                except Exception:
-                    self.has_energy_counter = False
-        except AgentloadError:
-            self.close()
-            raise
-        except Exception as exc:
-            self.close()
-            raise AgentloadError(f"power source amdsmi: {exc}") from None
+        return smi, Exception
+
+    def _stop(self) -> None:
+        self._lib.amdsmi_shut_down()
+
+    def _count(self) -> int:
+        self._all = list(self._lib.amdsmi_get_processor_handles())
+        return len(self._all)
+
+    def _handle(self, index: int) -> Any:
+        return self._all[index]
+
+    def _check(self, handle: Any) -> None:
+        self._watts(handle)
 
     def _watts(self, handle: Any) -> float:
-        info = self._smi.amdsmi_get_power_info(handle)
+        info = self._lib.amdsmi_get_power_info(handle)
         for key in AMD_POWER_KEYS:
             value = info.get(key)
             if isinstance(value, int | float) and math.isfinite(value):
@@ -240,32 +281,12 @@ class AmdSmiSampler(PowerSampler):
         )
 
     def _energy(self, handle: Any) -> float:
-        info = self._smi.amdsmi_get_energy_count(handle)
+        info = self._lib.amdsmi_get_energy_count(handle)
         ticks = next((info[k] for k in AMD_ENERGY_KEYS if k in info), None)
         resolution = info.get("counter_resolution")
         if not isinstance(ticks, int | float) or not isinstance(resolution, int | float):
             raise SamplerError("no energy counter")
         return float(ticks) * float(resolution) * JOULES_PER_MICROJOULE
-
-    def read(self) -> PowerSample:
-        if self._smi is None:
-            raise SamplerError("AMD SMI is not open")
-        before = self._clock()
-        try:
-            watts = [self._watts(h) for h in self._handles]
-            energy = None
-            if self.has_energy_counter:
-                energy = math.fsum(self._energy(h) for h in self._handles)
-        except Exception as exc:
-            raise SamplerError(f"AMD SMI: {exc}") from None
-        after = self._clock()
-        return PowerSample.of((before + after) / 2, watts, self._ids, energy)
-
-    def close(self) -> None:
-        if self._smi is not None:
-            with contextlib.suppress(Exception):
-                self._smi.amdsmi_shut_down()
-            self._smi = None
 
 
 # --- Prometheus (DCGM exporter) ---------------------------------------------------------------

@@ -15,13 +15,13 @@ note naming which limit and by how much; its figures describe the client as much
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Iterable
 
 import numpy as np
 
 from agentload.results.summary import SelfCheckFigures
+from agentload.tasks import cancel
 
 LAG_INTERVAL_S = 0.05
 """How often the lag probe wakes."""
@@ -56,11 +56,8 @@ class SelfCheck:
     async def stop(self) -> None:
         """End measuring; the figures cover start to stop."""
         self._cpu1, self._wall1 = time.process_time(), time.perf_counter()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel(self._task)
+        self._task = None
 
     def note_send(self, intended: float, actual: float) -> None:
         """An agent meant to send at `intended` and sent at `actual` (epoch s)."""

@@ -19,20 +19,20 @@ failed one carries its error, and a window built on it says so.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import aiohttp
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.clock import now
-from agentload.errors import InputError
+from agentload.errors import InputError, validated
 from agentload.measure.prometheus import Exposition, parse
 from agentload.results.jsonl import JsonlAppender
 from agentload.results.samples import ServerScrape
+from agentload.tasks import cancel
 
 SCRAPE_TIMEOUT_S = 5.0
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -158,12 +158,7 @@ def engine_names_from_mapping(
         for k, v in mapping.items()
     }
     data.setdefault("engine", "custom")
-    try:
-        return EngineNames.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(p) for p in error["loc"]) or None
-        raise InputError(error["msg"], path=path, field=field) from None
+    return validated(EngineNames, data, path=path)
 
 
 # --- one scrape -------------------------------------------------------------------------------
@@ -296,11 +291,8 @@ class ServerMetricsScraper:
         self._periodic = asyncio.create_task(loop(), name="agentload-server-metrics")
 
     async def stop_periodic(self) -> None:
-        if self._periodic is not None:
-            self._periodic.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._periodic
-            self._periodic = None
+        await cancel(self._periodic)
+        self._periodic = None
 
     async def aclose(self) -> None:
         """Stop the background scrapes, close the HTTP session and the file."""

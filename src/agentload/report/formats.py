@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from html import escape
 from typing import Any
+
+from agentload.results.summary import TierResult
 
 DASH = "—"
 
@@ -29,6 +32,11 @@ def fmt(value: float | None, digits: int = 1) -> str:
     if value is None or not math.isfinite(value):
         return DASH
     return f"{value:,.{digits}f}"
+
+
+def whole(value: int | None) -> str:
+    """A whole number with thousands separators, or an em dash when unknown."""
+    return DASH if value is None else f"{value:,}"
 
 
 def pct(value: float | None, digits: int = 1) -> str:
@@ -53,16 +61,36 @@ def with_gpu(value: float | None, gpus: int | None, template: str = "{total} · 
     return template.format(total=fmt(value, 0), each=fmt(value / gpus, 0))
 
 
-def compact(value: float | None) -> str:
-    """A figure to three significant digits with k, M or G: `32.8 M`, `41.0 M`, `5.71 k`."""
+def compact(value: float | None, sep: str = " ") -> str:
+    """A figure to three significant digits with k, M or G: `32.8 M`, `41.0 M`, `5.71 k`
+    (`32.8M` with `sep=""`)."""
     if value is None or not math.isfinite(value):
         return DASH
     scaled, suffix = value, ""
-    for size, name in ((1e9, " G"), (1e6, " M"), (1e3, " k")):
+    for size, name in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(value) >= size:
-            scaled, suffix = value / size, name
+            scaled, suffix = value / size, sep + name
             break
     if scaled == 0:
         return "0"
     digits = max(0, 2 - math.floor(math.log10(abs(scaled))))
     return f"{scaled:.{digits}f}{suffix}"
+
+
+TierRow = tuple[str, str, Callable[[TierResult], str]]
+"""A figure of a tier: its name, its unit and how to write it."""
+
+
+def service_rows(*, p50: bool, interactivity: str) -> list[TierRow]:
+    """How a tier's calls were served: output speed (p25, and p50 when asked), p95 TTFT, e2e
+    interactivity (named `interactivity`), goodput and cache hit rate."""
+    speed = "tokens/s per request"
+    rows: list[TierRow] = [
+        ("p25 output speed", speed, lambda t: fmt(t.p25_output_tokens_per_s)),
+        ("p50 output speed", speed, lambda t: fmt(t.p50_output_tokens_per_s)),
+        ("p95 TTFT", "s", lambda t: fmt(t.p95_ttft_s, 3)),
+        (interactivity, speed, lambda t: fmt(t.p90_interactivity_tokens_per_s)),
+        ("goodput", "calls/s meeting the tier", lambda t: fmt(t.goodput_calls_per_s, 2)),
+        ("cache hit rate", "cached / prompt tokens", lambda t: pct(t.cache_hit_rate)),
+    ]
+    return rows if p50 else [rows[0], *rows[2:]]

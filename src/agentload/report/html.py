@@ -21,7 +21,17 @@ from agentload.errors import InputError
 from agentload.report.charts import cache_section, curve_section, mix_chart
 from agentload.report.context import ReportContext, report_context
 from agentload.report.distributions import distributions_section
-from agentload.report.formats import agents_words, compact, e, fmt, pct, utc, with_gpu
+from agentload.report.formats import (
+    agents_words,
+    compact,
+    e,
+    fmt,
+    pct,
+    service_rows,
+    utc,
+    whole,
+    with_gpu,
+)
 from agentload.report.load import STATUS_UNREADABLE, Point, ResultsView
 from agentload.report.over_time import over_time_section
 from agentload.report.palette import BLUE, tier_color
@@ -172,7 +182,7 @@ def _header(ctx: ReportContext) -> str:
     ]
     from_records = (
         f"Figures below are computed from {RECORDS_FILE}"
-        + (f" and {PROBES_FILE}" if view.recorded_probes else "")
+        + (f" and {PROBES_FILE}" if view.probes else "")
         + " over the windows stated with each figure."
     )
     if view.simulated_words:
@@ -341,23 +351,14 @@ def _tier_table(ctx: ReportContext) -> str:
         ("TTFT ceiling", "s", lambda t: _slo_ttft(t)),
         ("e2e interactivity floor", "tokens/s per agent", lambda t: _slo_interactivity(t)),
         ("max agents", "agents", lambda t: "none" if t.max_agents is None else f"{t.max_agents:,}"),
-        ("first failing", "agents", lambda t: _int(t.first_failing_agents)),
+        ("first failing", "agents", lambda t: whole(t.first_failing_agents)),
         ("total", "tokens/s", lambda t: fmt(t.total_tokens_per_s, 0)),
         ("total", f"tokens/s {per_gpu}", lambda t: fmt(ctx.tier_total_per_gpu(t), 0)),
         ("cached input", "tokens/s", lambda t: fmt(t.cached_input_tokens_per_s, 0)),
         ("uncached input", "tokens/s", lambda t: fmt(t.uncached_input_tokens_per_s, 0)),
         ("output", "tokens/s", lambda t: fmt(t.output_tokens_per_s, 0)),
         ("output", f"tokens/s {per_gpu}", lambda t: fmt(ctx.per_gpu(t.output_tokens_per_s), 0)),
-        ("p25 output speed", "tokens/s per request", lambda t: fmt(t.p25_output_tokens_per_s)),
-        ("p50 output speed", "tokens/s per request", lambda t: fmt(t.p50_output_tokens_per_s)),
-        ("p95 TTFT", "s", lambda t: fmt(t.p95_ttft_s, 3)),
-        (
-            "e2e interactivity (1/p90)",
-            "tokens/s per request",
-            lambda t: fmt(t.p90_interactivity_tokens_per_s),
-        ),
-        ("goodput", "calls/s meeting the tier", lambda t: fmt(t.goodput_calls_per_s, 2)),
-        ("cache hit rate", "cached / prompt tokens", lambda t: pct(t.cache_hit_rate)),
+        *service_rows(p50=True, interactivity="e2e interactivity (1/p90)"),
         ("mean power", "W (all GPUs)", lambda t: fmt(t.mean_watts, 0)),
         ("agents per MW", "agents/MW", lambda t: fmt(t.agents_per_mw, 0)),
         ("total per MW", "tokens/s per MW", lambda t: fmt(t.total_tokens_per_s_per_mw, 0)),
@@ -394,10 +395,6 @@ def _slo_interactivity(tier: TierResult) -> str:
     if tier.interactivity_floor_tokens_per_s is None:
         return "—"
     return f"1/p{tier.interactivity_percentile or 90:g} ≥ {tier.interactivity_floor_tokens_per_s:g}"
-
-
-def _int(value: int | None) -> str:
-    return "—" if value is None else f"{value:,}"
 
 
 def _probe_extras(f: ProbeFigures) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -21,10 +21,8 @@ from agentload.measure.headline import tier_results
 from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics
 from agentload.measure.window import STEADY_STATE_SETTLE_S, Window, steady_state_window
 from agentload.results.files import MANIFEST_FILE, RECORDS_FILE
-from agentload.results.load import load_results
-from agentload.results.record import RequestRecord
-from agentload.results.samples import PowerSample
-from agentload.results.summary import ProbeFigures, Summary, TierResult
+from agentload.results.load import ResultsFiles, load_results
+from agentload.results.summary import ProbeFigures, TierResult
 from agentload.results.tiers import Tier
 
 STATUS_INCOMPLETE = "INCOMPLETE"
@@ -60,23 +58,13 @@ class RunWindow:
 
 
 @dataclass(frozen=True, eq=False)
-class ResultsView:
-    """Everything in a results directory the report uses."""
+class ResultsView(ResultsFiles):
+    """Everything in a results directory the report uses, and what it derives from it."""
 
-    path: Path
-    summary: Summary | None
-    summary_problem: str | None
-    """Why `summary` is None (missing, or not matching the schema); None when it loaded."""
-    manifest: dict[str, Any]
-    records: list[RequestRecord]
-    recorded_probes: tuple[ProbeFigures, ...]
-    """Probes from `probes.jsonl` (the summary's own probes are in `summary.probes`)."""
-    power: tuple[PowerSample, ...]
-    notes: tuple[str, ...] = field(default=())
-    """What the loader worked around, one line each."""
-
-    summary_missing: bool = False
-    """No `summary.json` at all: the run did not finish."""
+    @classmethod
+    def of(cls, files: ResultsFiles) -> ResultsView:
+        """The view of a directory's files."""
+        return cls(**{f.name: getattr(files, f.name) for f in fields(ResultsFiles)})
 
     def manifest_section(self, key: str) -> dict[str, Any]:
         """One object of the manifest (`times`, `endpoint`, ...); empty when absent or not
@@ -109,7 +97,7 @@ class ResultsView:
         """`search` or `run`."""
         if self.summary is not None:
             return self.summary.kind
-        return "search" if self.recorded_probes else "run"
+        return "search" if self.probes else "run"
 
     @property
     def gpus(self) -> int | None:
@@ -185,12 +173,12 @@ class ResultsView:
         `probes.jsonl` and the manifest's tiers (`tiers_provisional`)."""
         if self.summary is not None:
             return self.summary.tiers
-        if not self.recorded_probes:
+        if not self.probes:
             return ()
         tiers = self._manifest_tiers()
         if not tiers:
             return ()
-        return tier_results(tiers, self.recorded_probes, self.gpus, self._manifest_max_agents())
+        return tier_results(tiers, self.probes, self.gpus, self._manifest_max_agents())
 
     @property
     def tiers_provisional(self) -> bool:
@@ -249,8 +237,8 @@ class ResultsView:
         `probes.jsonl`, else one computed from the records over the run's window."""
         if self.summary is not None and self.summary.probes:
             found = [Point(p, SOURCE_SUMMARY) for p in self.summary.probes]
-        elif self.recorded_probes:
-            found = [Point(p, SOURCE_PROBES) for p in self.recorded_probes]
+        elif self.probes:
+            found = [Point(p, SOURCE_PROBES) for p in self.probes]
         else:
             computed = self._computed_point()
             found = [computed] if computed is not None else []
@@ -291,18 +279,7 @@ class ResultsView:
 def load_view(path: str | Path) -> ResultsView:
     """Read a results directory for the report (`agentload.results.load.load_results`);
     one-line `InputError` when there is nothing to report from."""
-    files = load_results(path)
-    return ResultsView(
-        path=files.path,
-        summary=files.summary,
-        summary_problem=files.summary_problem,
-        manifest=files.manifest,
-        records=files.records,
-        recorded_probes=files.probes,
-        power=files.power,
-        notes=files.notes,
-        summary_missing=files.summary_missing,
-    )
+    return ResultsView.of(load_results(path))
 
 
 def _is_number(value: object) -> TypeGuard[float]:

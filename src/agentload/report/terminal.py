@@ -9,7 +9,6 @@ and renders as plain text or Markdown for pipes (`summary_text`).
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable
 from typing import Literal
@@ -20,6 +19,7 @@ from rich.text import Text
 from agentload.measure.metrics import WindowMetrics
 from agentload.measure.stats import Distribution
 from agentload.report.fit import Cell, Column, Grid, console_lines, markdown, plain
+from agentload.report.formats import compact, fmt, pct, service_rows, whole
 from agentload.report.load import Point, ResultsView
 from agentload.results.files import PROBES_FILE, SUMMARY_FILE
 from agentload.results.summary import SelfCheckFigures, TierResult
@@ -42,35 +42,9 @@ def wide_console() -> Console:
 # --- formats ------------------------------------------------------------------------------------
 
 
-def fmt(value: float | None, digits: int = 1) -> str:
-    """A number with thousands separators, or an em dash when unknown."""
-    if value is None or not math.isfinite(value):
-        return "—"
-    return f"{value:,.{digits}f}"
-
-
-def pct(value: float | None) -> str:
-    return "—" if value is None or not math.isfinite(value) else f"{value * 100:.1f}%"
-
-
 def watts(value: float | None) -> str:
     """Watts: whole above 100 W, else to 0.1 W."""
     return fmt(value, 0 if value is not None and value >= 100 else 1)
-
-
-def compact(value: float | None) -> str:
-    """Three significant digits with k, M or G, in one word: `32.8M`, `5.71k`."""
-    if value is None or not math.isfinite(value):
-        return "—"
-    scaled, suffix = value, ""
-    for size, name in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= size:
-            scaled, suffix = value / size, name
-            break
-    if scaled == 0:
-        return "0"
-    digits = max(0, 2 - math.floor(math.log10(abs(scaled))))
-    return f"{scaled:.{digits}f}{suffix}"
 
 
 # --- the headline per tier ----------------------------------------------------------------------
@@ -92,20 +66,12 @@ def tier_grid(view: ResultsView) -> Grid | None:
     rows: list[tuple[str, str, Callable[[TierResult], str]]] = [
         ("SLO", "", _slo),
         ("max agents", "agents", _max_agents),
-        ("first failing", "agents", lambda t: _int(t.first_failing_agents)),
+        ("first failing", "agents", lambda t: whole(t.first_failing_agents)),
         ("total", per_gpu, lambda t: _per_gpu(view, t.total_tokens_per_s)),
         ("cached input", per_gpu, lambda t: _per_gpu(view, t.cached_input_tokens_per_s)),
         ("uncached input", per_gpu, lambda t: _per_gpu(view, t.uncached_input_tokens_per_s)),
         ("output", per_gpu, lambda t: _per_gpu(view, t.output_tokens_per_s)),
-        ("p25 output speed", "tokens/s per request", lambda t: fmt(t.p25_output_tokens_per_s)),
-        ("p95 TTFT", "s", lambda t: fmt(t.p95_ttft_s, 3)),
-        (
-            "e2e interactivity 1/p90",
-            "tokens/s per request",
-            lambda t: fmt(t.p90_interactivity_tokens_per_s),
-        ),
-        ("goodput", "calls/s meeting the tier", lambda t: fmt(t.goodput_calls_per_s, 2)),
-        ("cache hit rate", "cached / prompt tokens", lambda t: pct(t.cache_hit_rate)),
+        *service_rows(p50=False, interactivity="e2e interactivity 1/p90"),
         (
             "mean power",
             ("W (all GPUs)" if view.gpus else "W") + per_mw,
@@ -152,10 +118,6 @@ def _max_agents(tier: TierResult) -> str:
     return f"{tier.max_agents:,}{capped}"
 
 
-def _int(value: int | None) -> str:
-    return "—" if value is None else f"{value:,}"
-
-
 def _per_gpu(view: ResultsView, value: float | None) -> str:
     if value is None:
         return "—"
@@ -167,7 +129,7 @@ def _per_gpu(view: ResultsView, value: float | None) -> str:
 def _per_mw(assumed: bool, value: float | None) -> str:
     if value is None:
         return "—"
-    return compact(value) + (" assumed" if assumed else "")
+    return compact(value, sep="") + (" assumed" if assumed else "")
 
 
 # --- probes and a run's window ------------------------------------------------------------------

@@ -19,13 +19,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Generic, TypeVar
 
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from agentload.errors import InputError
+from agentload.errors import InputError, first_problem
 
 FILE_MODE = 0o600
 """Results files are readable by their owner only."""
@@ -52,12 +51,7 @@ class JsonlAppender:
     def __enter__(self) -> JsonlAppender:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         self.close()
 
     def write(self, model: BaseModel) -> None:
@@ -165,9 +159,8 @@ def parse_line(line: bytes, model: type[M]) -> M | BadLine:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or None
-        return BadLine(0, where, first["msg"])
+        where, message = first_problem(exc)
+        return BadLine(0, where, message)
 
 
 class JsonlTail(Generic[M]):

@@ -6,6 +6,7 @@ import asyncio
 import random
 from array import array
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agentload import clock
@@ -81,6 +82,26 @@ class AgentStats:
         self.started_at: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class AgentOptions:
+    """How every agent of a run plays its sessions."""
+
+    run_salt: str
+    """Salts the text of each session instance, so runs never share a cache."""
+    stride: int
+    """Agent i plays sessions i, i+stride, ...: the most agents the run can have."""
+    seed: int
+    start_mid_session: bool
+    """The first session starts at a random call (seeded by `seed` and the agent)."""
+    recorded_history: bool
+    """Recorded replies go into the history instead of the server's."""
+    selfcheck: SendClock | None = None
+    """Told when each call was meant to go out and when it did."""
+    one_session: bool = False
+    keep_history: bool = False
+    """Keep each session's prompts (a replay check), not only what the next one needs."""
+
+
 def session_instance(run_salt: str, agent: int, sequence: int) -> str:
     """The id of one replay of a session by one agent: salts its unshared text."""
     return f"{run_salt}.a{agent}.s{sequence}"
@@ -98,32 +119,13 @@ class Agent:
     """
 
     def __init__(
-        self,
-        index: int,
-        sessions: Sequence[Session],
-        send: SendCall,
-        *,
-        run_salt: str,
-        stride: int,
-        seed: int,
-        start_mid_session: bool,
-        recorded_history: bool,
-        selfcheck: SendClock | None = None,
-        one_session: bool = False,
-        keep_history: bool = False,
+        self, index: int, sessions: Sequence[Session], send: SendCall, options: AgentOptions
     ) -> None:
         self.index = index
-        self._one_session = one_session
-        self._keep_history = keep_history
         self._sessions = sessions
         self._send = send
-        self._run_salt = run_salt
-        self._stride = stride
-        self._seed = seed
-        self._start_mid_session = start_mid_session
-        self._recorded_history = recorded_history
+        self._options = options
         self.stats = AgentStats()
-        self._selfcheck = selfcheck
         self._due = 0.0
         """When the next call is meant to go out (epoch s): the end of the tool time."""
 
@@ -134,16 +136,18 @@ class Agent:
         sequence = 0
         self._due = clock.now()
         while not stop.is_set():
-            session = self._sessions[(self.index + sequence * self._stride) % len(self._sessions)]
+            session = self._sessions[
+                (self.index + sequence * self._options.stride) % len(self._sessions)
+            ]
             first_turn = 0
-            if sequence == 0 and self._start_mid_session:
-                first_turn = random.Random(f"{self._seed}:{self.index}").randrange(
+            if sequence == 0 and self._options.start_mid_session:
+                first_turn = random.Random(f"{self._options.seed}:{self.index}").randrange(
                     len(session.turns)
                 )
-            instance = session_instance(self._run_salt, self.index, sequence)
+            instance = session_instance(self._options.run_salt, self.index, sequence)
             await self._play(session, instance, first_turn, stop)
             sequence += 1
-            if self._one_session:
+            if self._options.one_session:
                 return
 
     async def _play(
@@ -162,7 +166,7 @@ class Agent:
         reply_tokens = array("i")  # each reply's length so far, tokens: 4 bytes a reply
         replies = Replies(session.id)
         detached: list[asyncio.Task[None]] = []
-        kept = session.prompts(reply_tokens) if self._keep_history else None
+        kept = session.prompts(reply_tokens) if self._options.keep_history else None
         try:
             for index, turn in enumerate(session.turns):
                 segments = next(kept) if kept is not None else None
@@ -224,10 +228,10 @@ class Agent:
         finally:
             self.stats.in_flight -= 1
         self._count(record)
-        if self._selfcheck is not None and main:
-            self._selfcheck.note_send(self._due, record.t_send)
+        if self._options.selfcheck is not None and main:
+            self._options.selfcheck.note_send(self._due, record.t_send)
         turn = session.turns[index]
-        if self._recorded_history and turn.recorded_reply is not None:
+        if self._options.recorded_history and turn.recorded_reply is not None:
             reply = turn.recorded_reply
         replies.add(index, reply)
         reply_tokens.append(record.completion_tokens or turn.output_tokens)

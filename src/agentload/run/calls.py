@@ -81,15 +81,9 @@ class CallSender:
 def cancelled_record(call: Call, t_send: float) -> RequestRecord:
     """The record of a call cancelled in flight: who sent it, when, and that it was cut off."""
     return RequestRecord(
-        id=call.request_id,
-        agent=call.agent,
-        session=call.instance,
-        turn=call.turn,
-        phase=call.phase,
+        **call.meta.identity(),
         t_send=t_send,
         t_done=clock.now(),
-        intended_prompt_tokens=call.prompt_tokens,
-        intended_output_tokens=call.output_tokens,
         error=errors.CANCELLED,
         error_detail="in flight when the run stopped; cancelled",
     )

@@ -53,6 +53,7 @@ from agentload.run.messages import (
     StartPlan,
 )
 from agentload.run.share import ShareDriver, ShareJob, adopt_clock
+from agentload.tasks import cancel
 
 R = TypeVar("R", bound=Reply)
 
@@ -265,9 +266,7 @@ async def _serve(job: ShareJob, conn: Connection) -> None:
     finally:
         with contextlib.suppress(OSError, ValueError):
             loop.remove_reader(conn.fileno())
-        reporter.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await reporter
+        await cancel(reporter)
     conn.send(await driver.close(message.drain_s))
 
 

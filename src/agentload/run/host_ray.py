@@ -39,6 +39,7 @@ from agentload.run.host import (
 )
 from agentload.run.messages import PROGRESS_INTERVAL_S, Closed, Counters, StartPlan
 from agentload.run.share import ShareDriver, ShareJob, adopt_clock
+from agentload.tasks import cancel
 
 LOCAL_RAY_INIT = {"include_dashboard": False, "log_to_driver": False}
 
@@ -130,10 +131,7 @@ class RayHost(Host):
         self._poller = asyncio.create_task(self._poll())
 
     async def stop(self) -> None:
-        if self._poller is not None:
-            self._poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._poller
+        await cancel(self._poller)
         if self._actors and not self._closed:  # left early (an error): stop the actors quickly
             with contextlib.suppress(Exception):
                 await self.close(INTERRUPT_DRAIN_S)

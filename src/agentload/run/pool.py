@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentload import clock
-from agentload.run.agent import Agent, SendClock, Stop
+from agentload.run.agent import Agent, AgentOptions, Stop
 from agentload.workload.model import Workload
 
 SendFactory = Callable[[int], Callable[..., Any]]
@@ -21,32 +21,10 @@ SendFactory = Callable[[int], Callable[..., Any]]
 class AgentPool:
     """Agents of one run. Indices are never reused, so session instances stay unique."""
 
-    def __init__(
-        self,
-        workload: Workload,
-        send_for: SendFactory,
-        *,
-        run_salt: str,
-        stride: int,
-        seed: int,
-        start_mid_session: bool,
-        recorded_history: bool,
-        selfcheck: SendClock | None = None,
-        one_session: bool = False,
-        keep_history: bool = False,
-    ) -> None:
+    def __init__(self, workload: Workload, send_for: SendFactory, options: AgentOptions) -> None:
         self._workload = workload
         self._send_for = send_for
-        self._options: dict[str, Any] = {
-            "run_salt": run_salt,
-            "stride": stride,
-            "seed": seed,
-            "start_mid_session": start_mid_session,
-            "recorded_history": recorded_history,
-            "selfcheck": selfcheck,
-            "one_session": one_session,
-            "keep_history": keep_history,
-        }
+        self._options = options
         self.active: list[Agent] = []
         self.retired: list[Agent] = []
         self._stops: dict[int, Stop] = {}
@@ -74,7 +52,7 @@ class AgentPool:
     def _start_one(self, index: int) -> None:
         if index in self._tasks:
             raise ValueError(f"agent {index} has already run in this pool")
-        agent = Agent(index, self._workload.sessions, self._send_for(index), **self._options)
+        agent = Agent(index, self._workload.sessions, self._send_for(index), self._options)
         stop = Stop()
         self.starts[index] = clock.now()
         agent.stats.started_at = self.starts[index]

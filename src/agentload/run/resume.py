@@ -24,7 +24,7 @@ import orjson
 
 from agentload import clock
 from agentload.errors import AgentloadError
-from agentload.files import refuse_symlinks, write_json_atomic
+from agentload.files import read_parsed, refuse_symlinks, write_json_atomic
 from agentload.results.files import (
     MANIFEST_FILE,
     POWER_FILE,
@@ -139,14 +139,15 @@ def write_resumed_manifest(resumption: Resumption) -> None:
 
 
 def _read_object(path: Path) -> dict[str, Any]:
-    try:
-        data = orjson.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise AgentloadError(f"{path}: cannot resume: no manifest here") from None
-    except OSError as exc:
-        raise AgentloadError(f"{path}: cannot resume: {exc.strerror or exc}") from None
-    except orjson.JSONDecodeError as exc:
-        raise AgentloadError(f"{path}: cannot resume: not valid JSON ({exc})") from None
+    data = read_parsed(
+        path,
+        orjson.loads,
+        orjson.JSONDecodeError,
+        "JSON",
+        what=f"{path}: cannot resume",
+        missing="no manifest here",
+        unreadable="",
+    )
     if not isinstance(data, dict):
         raise AgentloadError(f"{path}: cannot resume: not a JSON object")
     return data

@@ -17,6 +17,7 @@ from agentload import clock
 from agentload.measure.selfcheck import SelfCheck
 from agentload.results.jsonl import JsonlAppender
 from agentload.results.record import RequestRecord
+from agentload.run.agent import AgentOptions
 from agentload.run.calls import CallSender
 from agentload.run.messages import Closed, Counters, StartPlan
 from agentload.run.pool import AgentPool
@@ -64,9 +65,7 @@ class ShareDriver:
         writer = self._stack.enter_context(JsonlAppender(job.records_path))
         self._sender = CallSender(target, writer, job.phase, id_prefix=job.id_prefix)
         settings = job.agents
-        self._pool = AgentPool(
-            job.workload,
-            self._sender.for_agent,
+        options = AgentOptions(
             run_salt=settings.run_salt,
             stride=job.stride,
             seed=settings.seed,
@@ -76,6 +75,7 @@ class ShareDriver:
             one_session=settings.one_session,
             keep_history=settings.keep_history,
         )
+        self._pool = AgentPool(job.workload, self._sender.for_agent, options)
         quiet_collector()
         if job.selfcheck:
             self._selfcheck.start()

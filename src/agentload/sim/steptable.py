@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -216,12 +216,11 @@ class StepTable:
             self._rows[batch] = row
         return row
 
-    def decode_run(self, batch: int, context: float, steps: int) -> float:
-        """Time of `steps` decode-only steps of `batch` sequences, the first at mean context
-        `context` (each step adds one token to every sequence)."""
-        intercepts, slopes = self._row(batch)
+    def _cells(self, context: float, steps: int) -> Iterator[tuple[int, int, float]]:
+        """A decode run of `steps` from mean context `context`, cut where it crosses the
+        context grid: (grid cell, steps in it, mean context at its first step) each."""
         axis, last = self.context, len(self.context) - 2
-        total, c, left = 0.0, context, steps
+        c, left = context, steps
         while left > 0:
             j = bisect_right(axis, c) - 1
             if j >= last:
@@ -235,9 +234,17 @@ class StepTable:
                     m = 1
                 elif m > left:
                     m = left
-            total += m * intercepts[j] + slopes[j] * (m * c + m * (m - 1) / 2)
+            yield j, m, c
             c += m
             left -= m
+
+    def decode_run(self, batch: int, context: float, steps: int) -> float:
+        """Time of `steps` decode-only steps of `batch` sequences, the first at mean context
+        `context` (each step adds one token to every sequence)."""
+        intercepts, slopes = self._row(batch)
+        total = 0.0
+        for j, m, c in self._cells(context, steps):
+            total += m * intercepts[j] + slopes[j] * (m * c + m * (m - 1) / 2)
         return total
 
     def steps_until(self, batch: int, context: float, steps: int, budget: float) -> int:
@@ -245,29 +252,14 @@ class StepTable:
         (`steps` if even all of them fall short): the step in progress `budget` seconds after
         the run began ends the run when it is cut there."""
         intercepts, slopes = self._row(batch)
-        axis, last = self.context, len(self.context) - 2
-        done, total, c, left = 0, 0.0, context, steps
-        while left > 0:
-            j = bisect_right(axis, c) - 1
-            if j >= last:
-                j = last
-                m = left
-            else:
-                if j < 0:
-                    j = 0
-                m = math.ceil(axis[j + 1] - c)
-                if m < 1:
-                    m = 1
-                elif m > left:
-                    m = left
+        done, total = 0, 0.0
+        for j, m, c in self._cells(context, steps):
             a, s = intercepts[j], slopes[j]
             cell = m * a + s * (m * c + m * (m - 1) / 2)
             if total + cell >= budget:
                 return done + _first_reaching(a, s, c, m, budget - total)
             total += cell
             done += m
-            c += m
-            left -= m
         return steps
 
 

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from rich.console import Console
 
 from agentload.client.endpoint import Api
+from agentload.client.stream import CallMeta
 from agentload.measure.meters import Meters
 from agentload.measure.power_spec import PowerSpec
 from agentload.results.record import RequestRecord
@@ -57,6 +58,19 @@ class Call:
     def output_tokens(self) -> int:
         """The output length to force, tokens."""
         return self.session.turns[self.turn].output_tokens
+
+    @property
+    def meta(self) -> CallMeta:
+        """Who sends this call and what it is meant to be, as its record names them."""
+        return CallMeta(
+            request_id=self.request_id,
+            agent=self.agent,
+            session=self.instance,
+            turn=self.turn,
+            phase=self.phase,
+            intended_prompt_tokens=self.prompt_tokens,
+            intended_output_tokens=self.output_tokens,
+        )
 
 
 @dataclass(frozen=True, slots=True)

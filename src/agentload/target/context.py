@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import orjson
 
@@ -38,7 +38,7 @@ from agentload.client.facts import (
 from agentload.errors import AgentloadError
 from agentload.workload.model import Session, Workload, prompt_tokens
 from agentload.workload.replies import Replies
-from agentload.workload.text import TextMaker
+from agentload.workload.text import TextMaker, message_parts
 
 MEASURED_SESSIONS = 8
 """Sessions whose longest call is counted on the server (the longest first); the rest are
@@ -58,6 +58,8 @@ COUNT_TIMEOUT_S = 60.0
 """Longest wait for one template or tokenize call (a 130K-token prompt takes a while)."""
 
 
+T = TypeVar("T")
+
 Tools = Sequence[Mapping[str, Any]] | None
 """OpenAI function definitions sent with a call, or None."""
 
@@ -73,45 +75,42 @@ class PromptCounter(Protocol):
         ...
 
 
-class LlamaCppCounter:
-    """llama.cpp's chat template (`/apply-template`) and tokenizer (`/tokenize`): exact."""
+class _ServerCounter:
+    """A counter that asks the server: exact."""
 
     exact = True
-    method = "the server's chat template and tokenizer (/apply-template, /tokenize)"
 
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
         self.root = server_root(endpoint)
+
+    def _answer(self, path: str, body: dict[str, Any], name: str, kind: type[T]) -> T:
+        """Field `name` of the server's answer to `body` at `path`; a ValueError without it."""
+        answer = post_json(self.endpoint, f"{self.root}{path}", body, COUNT_TIMEOUT_S)
+        value = answer.get(name) if isinstance(answer, dict) else None
+        if not isinstance(value, kind):
+            raise ValueError(f"{path}: no {name} in the answer")
+        return value
+
+
+class LlamaCppCounter(_ServerCounter):
+    """llama.cpp's chat template (`/apply-template`) and tokenizer (`/tokenize`): exact."""
+
+    method = "the server's chat template and tokenizer (/apply-template, /tokenize)"
 
     def count(self, messages: list[dict[str, Any]], tools: Tools) -> int:
         body: dict[str, Any] = {"messages": messages}
         if tools:
             body["tools"] = list(tools)
-        rendered = post_json(self.endpoint, f"{self.root}/apply-template", body, COUNT_TIMEOUT_S)
-        prompt = rendered.get("prompt") if isinstance(rendered, dict) else None
-        if not isinstance(prompt, str):
-            raise ValueError("/apply-template: no prompt in the answer")
-        tokens = post_json(
-            self.endpoint,
-            f"{self.root}/tokenize",
-            {"content": prompt, "add_special": True, "parse_special": True},
-            COUNT_TIMEOUT_S,
-        )
-        ids = tokens.get("tokens") if isinstance(tokens, dict) else None
-        if not isinstance(ids, list):
-            raise ValueError("/tokenize: no tokens in the answer")
-        return len(ids)
+        prompt = self._answer("/apply-template", body, "prompt", str)
+        tokenize = {"content": prompt, "add_special": True, "parse_special": True}
+        return len(self._answer("/tokenize", tokenize, "tokens", list))
 
 
-class ChatTokenizeCounter:
+class ChatTokenizeCounter(_ServerCounter):
     """vLLM's `/tokenize` with chat messages (its template applied): exact."""
 
-    exact = True
     method = "the server's /tokenize with the chat messages"
-
-    def __init__(self, endpoint: Endpoint) -> None:
-        self.endpoint = endpoint
-        self.root = server_root(endpoint)
 
     def count(self, messages: list[dict[str, Any]], tools: Tools) -> int:
         body: dict[str, Any] = {
@@ -121,11 +120,7 @@ class ChatTokenizeCounter:
         }
         if tools:
             body["tools"] = list(tools)
-        answer = post_json(self.endpoint, f"{self.root}/tokenize", body, COUNT_TIMEOUT_S)
-        count = answer.get("count") if isinstance(answer, dict) else None
-        if not isinstance(count, int):
-            raise ValueError("/tokenize: no count in the answer")
-        return count
+        return self._answer("/tokenize", body, "count", int)
 
 
 class TextCounter:
@@ -142,23 +137,11 @@ class TextCounter:
         self.text = text
 
     def count(self, messages: list[dict[str, Any]], tools: Tools) -> int:
-        parts = [_message_text(m) for m in messages]
+        parts = ["\n".join(message_parts(m)) for m in messages]
         if tools:
             parts.append(orjson.dumps(list(tools)).decode())
         tokens = self.text.tokenizer.count("\n".join(parts))
         return tokens + MESSAGE_ALLOWANCE_TOKENS * len(messages)
-
-
-def _message_text(message: Mapping[str, Any]) -> str:
-    content = message.get("content")
-    parts = []
-    if isinstance(content, str):
-        parts.append(content)
-    elif isinstance(content, list):
-        parts.extend(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
-    if message.get("tool_calls"):
-        parts.append(orjson.dumps(message["tool_calls"]).decode())
-    return "\n".join(parts)
 
 
 def server_counter(endpoint: Endpoint, text: TextMaker) -> PromptCounter:

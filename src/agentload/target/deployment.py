@@ -58,6 +58,7 @@ class TargetOptions:
         """Refuse malformed options before anything is created (`check_target_options`)."""
         check_target_options(self, api)
 
+    @contextlib.contextmanager
     def open(
         self,
         *,
@@ -67,12 +68,66 @@ class TargetOptions:
         console: Console,
         fit: Fit | None = None,
         clients: int = 1,
-    ) -> contextlib.AbstractContextManager[OpenTarget]:
-        """The server (or the embedded engine, started and sized to `fit`) ready for `agents`
-        agents; a workload that cannot fit is refused before any load."""
-        return open_target(
-            self, api=api, agents=agents, out=out, console=console, fit=fit, clients=clients
+        refuse_misfit: bool = True,
+    ) -> Iterator[OpenTarget]:
+        """Yield the target ready for `agents` concurrent agents; a local engine stops on exit.
+
+        With `fit`, the workload's calls are counted against the server's context first: a
+        local engine's slots are sized to them (`agentload.target.local`), and a server they
+        would not fit is refused before any load, in one line naming the fix. `clients` is the
+        number of client processes sharing this machine with a local engine. Without
+        `refuse_misfit` (doctor), a misfit is not refused: the check is in
+        `OpenTarget.context`."""
+        if self.url is not None:
+            if not self.model:
+                raise AgentloadError("--model is required with --url")
+            endpoint = self.endpoint(api, base_url=self.url, model=self.model)
+            tokenizer = load_tokenizer(self.tokenizer or self.url, model=self.model)
+            facts: dict[str, Any] = {"server": server_facts(endpoint)}
+            context = None
+            if fit is not None:
+                context = check_context(endpoint, TextMaker(tokenizer, "context-check"), fit)
+                if context.window.tokens is not None or context.need.ratio is not None:
+                    console.print(context.line(), highlight=False, soft_wrap=True)
+                facts["context"] = context.facts()
+                if not context.fits and refuse_misfit:
+                    raise AgentloadError(
+                        f"{context.line()}: serve the model with a longer context (vLLM "
+                        "--max-model-len, SGLang --context-length, llama.cpp --ctx-size per "
+                        "slot) or use a workload with shorter calls"
+                    )
+            yield OpenTarget(endpoint, tokenizer, facts, self.metrics_url, context)
+            return
+        from agentload.target.local import LocalOptions, open_local
+
+        options = LocalOptions(
+            model=self.engine_model,
+            parallel=self.engine_parallel or agents,
+            slot_tokens=self.engine_ctx_per_slot,
+            threads=self.engine_threads,
+            nice=self.engine_nice,
+            clients=clients,
         )
+        with open_local(
+            options,
+            api=api,
+            endpoint_for=lambda a, engine: self.endpoint(
+                a, base_url=engine.url, model=engine.model
+            ),
+            tokenizer=self.tokenizer,
+            fit=fit,
+            log_dir=out / "engine",
+            console=console,
+            refuse_misfit=refuse_misfit,
+        ) as local:
+            engine = local.engine
+            facts = {"server": server_facts(local.endpoint), "engine": engine.facts()}
+            if local.context is not None:
+                facts["context"] = local.context.facts()
+            metrics = self.metrics_url or f"{engine.url}/metrics"
+            yield OpenTarget(
+                local.endpoint, local.tokenizer, facts, metrics, local.context, url_given=False
+            )
 
     def endpoint(self, api: Api, *, base_url: str, model: str) -> Endpoint:
         """The endpoint these options describe at `base_url`; a one-line error naming the
@@ -149,75 +204,6 @@ class OpenTarget:
         server = ServerWindows(self.metrics_url, out) if self.metrics_url else None
         with power_recorder(power, out) as recorder:
             yield Meters(recorder, server)
-
-
-@contextlib.contextmanager
-def open_target(
-    target: TargetOptions,
-    *,
-    api: Api,
-    agents: int,
-    out: Path,
-    console: Console,
-    fit: Fit | None = None,
-    clients: int = 1,
-    refuse_misfit: bool = True,
-) -> Iterator[OpenTarget]:
-    """Yield the target ready for `agents` concurrent agents; a local engine stops on exit.
-
-    With `fit`, the workload's calls are counted against the server's context first: a local
-    engine's slots are sized to them (`agentload.target.local`), and a server they would not
-    fit is refused before any load, in one line naming the fix. `clients` is the number of
-    client processes sharing this machine with a local engine. Without `refuse_misfit`
-    (doctor), a misfit is not refused: the check is in `OpenTarget.context`."""
-    if target.url is not None:
-        if not target.model:
-            raise AgentloadError("--model is required with --url")
-        endpoint = target.endpoint(api, base_url=target.url, model=target.model)
-        tokenizer = load_tokenizer(target.tokenizer or target.url, model=target.model)
-        facts: dict[str, Any] = {"server": server_facts(endpoint)}
-        context = None
-        if fit is not None:
-            context = check_context(endpoint, TextMaker(tokenizer, "context-check"), fit)
-            if context.window.tokens is not None or context.need.ratio is not None:
-                console.print(context.line(), highlight=False, soft_wrap=True)
-            facts["context"] = context.facts()
-            if not context.fits and refuse_misfit:
-                raise AgentloadError(
-                    f"{context.line()}: serve the model with a longer context (vLLM "
-                    "--max-model-len, SGLang --context-length, llama.cpp --ctx-size per slot) "
-                    "or use a workload with shorter calls"
-                )
-        yield OpenTarget(endpoint, tokenizer, facts, target.metrics_url, context)
-        return
-    from agentload.target.local import LocalOptions, open_local
-
-    options = LocalOptions(
-        model=target.engine_model,
-        parallel=target.engine_parallel or agents,
-        slot_tokens=target.engine_ctx_per_slot,
-        threads=target.engine_threads,
-        nice=target.engine_nice,
-        clients=clients,
-    )
-    with open_local(
-        options,
-        api=api,
-        endpoint_for=lambda a, engine: target.endpoint(a, base_url=engine.url, model=engine.model),
-        tokenizer=target.tokenizer,
-        fit=fit,
-        log_dir=out / "engine",
-        console=console,
-        refuse_misfit=refuse_misfit,
-    ) as local:
-        engine = local.engine
-        facts = {"server": server_facts(local.endpoint), "engine": engine.facts()}
-        if local.context is not None:
-            facts["context"] = local.context.facts()
-        metrics = target.metrics_url or f"{engine.url}/metrics"
-        yield OpenTarget(
-            local.endpoint, local.tokenizer, facts, metrics, local.context, url_given=False
-        )
 
 
 def check_target_options(target: TargetOptions, api: Api) -> None:

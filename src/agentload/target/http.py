@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agentload.client.body import build_body
 from agentload.client.endpoint import Endpoint
-from agentload.client.stream import CallMeta, StreamingClient
+from agentload.client.stream import StreamingClient
 from agentload.target.call import Answer, Call
 from agentload.workload.text import TextMaker
 from agentload.workload.tokenizers import FileTokenizer, ServerTokenizer, Tokenizer
@@ -69,15 +69,6 @@ class HttpTarget:
     async def call(self, call: Call) -> Answer:
         """Build the body (chat messages, or token ids for completions), stream the reply."""
         turn = call.session.turns[call.turn]
-        meta = CallMeta(
-            request_id=call.request_id,
-            agent=call.agent,
-            session=call.instance,
-            turn=call.turn,
-            phase=call.phase,
-            intended_prompt_tokens=call.prompt_tokens,
-            intended_output_tokens=turn.output_tokens,
-        )
         if self._endpoint.api == "chat":
             messages = self._text.messages(call.segments, call.instance, call.replies)
             body = build_body(
@@ -92,6 +83,6 @@ class HttpTarget:
             body = build_body(
                 self._endpoint, turn.output_tokens, prompt=ids, extra=self._endpoint.extra_body
             )
-        result = await self.client.call(body, meta)
+        result = await self.client.call(body, call.meta)
         reply = result.reply.as_message() if result.record.ok else None
         return Answer(result.record, reply)

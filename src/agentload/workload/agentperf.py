@@ -34,7 +34,15 @@ from typing import Any
 import orjson
 
 from agentload.errors import InputError
-from agentload.workload.lines import Fields, LineSkipper, check_file, iter_objects, type_name
+from agentload.workload.lines import (
+    Fields,
+    LineSkipper,
+    check_file,
+    read_document,
+    shown,
+    type_name,
+)
+from agentload.workload.loader import CLIPPED, Tally, loaded, parsed_lines
 from agentload.workload.model import Role, Segment, Session, Turn, Workload
 
 CHARS_PER_TOKEN = 4.0
@@ -66,33 +74,32 @@ class _Call:
     tool_time_s: float
 
 
+NOTES = {
+    "estimated": (
+        "{estimated} call(s) without recorded_prompt_tokens: token counts estimated at "
+        f"{CHARS_PER_TOKEN:g} characters of message JSON per token"
+    ),
+    CLIPPED: (
+        "{clipped_calls} call(s) recorded fewer prompt tokens than their history (reasoning "
+        "dropped from it?): new input clipped to 0, so those prompts are {clipped_tokens} "
+        "tokens longer in all than recorded"
+    ),
+}
+"""The notes of what this loader changed, by tally kind."""
+
+
 @dataclass
 class _Loading:
     """State shared across the files of one load: skipped lines, shared tokens, notes."""
 
     skipper: LineSkipper
     system_tokens: dict[str, int] = field(default_factory=dict)
-    clipped_calls: int = 0
-    clipped_tokens: int = 0
-    estimated_calls: int = 0
+    tally: Tally = field(default_factory=lambda: Tally(NOTES))
     notes: list[str] = field(default_factory=list)
 
-    def summary_notes(self) -> list[str]:
-        notes = list(self.notes)
-        if self.estimated_calls:
-            notes.append(
-                f"{self.estimated_calls} call(s) without recorded_prompt_tokens: token counts "
-                f"estimated at {CHARS_PER_TOKEN:g} characters of message JSON per token"
-            )
-        if self.clipped_calls:
-            notes.append(
-                f"{self.clipped_calls} call(s) recorded fewer prompt tokens than their history "
-                f"(reasoning dropped from it?): new input clipped to 0, so those prompts are "
-                f"{self.clipped_tokens} tokens longer in all than recorded"
-            )
-        if skipped := self.skipper.note():
-            notes.append(skipped)
-        return notes
+    def workload(self, name: str, source: str | Path, sessions: Sequence[Session]) -> Workload:
+        """The Workload of what was loaded, with every note."""
+        return loaded(name, source, sessions, [*self.notes, *self.tally.lines()], self.skipper)
 
 
 def load_trace(path: Path, *, skip_bad_lines: bool = False) -> Workload:
@@ -101,13 +108,7 @@ def load_trace(path: Path, *, skip_bad_lines: bool = False) -> Workload:
     sessions = trace_sessions(path, loading)
     if not sessions:
         raise InputError("no usable calls", path=path)
-    return Workload(
-        name=f"agentperf:{path.name}",
-        source=str(path),
-        sessions=tuple(sessions),
-        skipped_lines=loading.skipper.skipped,
-        notes=tuple(loading.summary_notes()),
-    )
+    return loading.workload(f"agentperf:{path.name}", path, sessions)
 
 
 def load_traces(
@@ -118,13 +119,7 @@ def load_traces(
     sessions = [s for path in paths for s in trace_sessions(path, loading)]
     if not sessions:
         raise InputError("no usable calls in the trace files", path=source)
-    return Workload(
-        name=name,
-        source=source,
-        sessions=unique_ids(sessions),
-        skipped_lines=loading.skipper.skipped,
-        notes=tuple(loading.summary_notes()),
-    )
+    return loading.workload(name, source, unique_ids(sessions))
 
 
 def load_manifest(
@@ -174,13 +169,8 @@ def load_manifest(
     if not sessions:
         raise InputError("no usable calls in the manifest's traces", path=path)
     title = manifest.get("name")
-    return Workload(
-        name=f"agentperf:{title if isinstance(title, str) and title else path.name}",
-        source=str(path),
-        sessions=unique_ids(sessions),
-        skipped_lines=loading.skipper.skipped,
-        notes=tuple(loading.summary_notes()),
-    )
+    name = title if isinstance(title, str) and title else path.name
+    return loading.workload(f"agentperf:{name}", path, unique_ids(sessions))
 
 
 def is_manifest(data: object) -> bool:
@@ -189,13 +179,7 @@ def is_manifest(data: object) -> bool:
 
 
 def _read_manifest(path: Path) -> dict[str, Any]:
-    check_file(path)
-    try:
-        data = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON ({exc.msg})", path=path, line=exc.lineno) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
+    data = read_document(path)
     if not isinstance(data, dict):
         raise InputError(f"expected a JSON object, got {type_name(data)}", path=path)
     if not isinstance(data.get("tasks"), list):
@@ -241,12 +225,7 @@ def trace_sessions(path: Path, loading: _Loading) -> list[Session]:
     """One Session per conversation of a trace file."""
     check_file(path)
     conversations: dict[str, list[_Call]] = {}
-    for number, data in iter_objects(path, loading.skipper):
-        try:
-            call = _parse_call(Fields(data, path, number), path.stem)
-        except InputError as error:
-            loading.skipper.handle(error)
-            continue
+    for call in parsed_lines(path, loading.skipper, lambda f: _parse_call(f, path.stem)):
         conversations.setdefault(call.conversation, []).append(call)
     sessions = []
     for conversation, calls in conversations.items():
@@ -256,8 +235,11 @@ def trace_sessions(path: Path, loading: _Loading) -> list[Session]:
     return sessions
 
 
-def _parse_call(fields: Fields[int], default_conversation: str) -> _Call:
+def messages_of(fields: Fields[Any]) -> list[dict[str, Any]]:
+    """The `messages` field: a non-empty list of objects, each with a known `role`."""
     messages = fields.array("messages")
+    if not messages:
+        raise fields.error("messages", "empty")
     for index, message in enumerate(messages):
         if not isinstance(message, dict):
             raise fields.error(
@@ -267,10 +249,18 @@ def _parse_call(fields: Fields[int], default_conversation: str) -> _Call:
         if not isinstance(role, str) or role not in ROLE_NAMES:
             raise fields.error(
                 f"messages[{index}].role",
-                f"expected one of {', '.join(ROLE_NAMES)}, got {role!r}",
+                f"expected one of {', '.join(ROLE_NAMES)}, got {shown(role)}",
             )
-    if not messages:
-        raise fields.error("messages", "empty")
+    return messages
+
+
+def message_segment(key: str, tokens: int, message: dict[str, Any]) -> Segment:
+    """A recorded message as one segment of `tokens`, with the message's role."""
+    return Segment(key=key, tokens=tokens, role=ROLE_NAMES[message["role"]], messages=(message,))
+
+
+def _parse_call(fields: Fields[int], default_conversation: str) -> _Call:
+    messages = messages_of(fields)
     conversation = (
         fields.text("conversation_id", required=False)
         or fields.text("task_id", required=False)
@@ -448,35 +438,21 @@ class _ConversationBuilder:
         if not weights:
             weights = [0]  # a call that adds nothing: one empty placeholder segment
         if step.call.prompt_tokens is not None:
-            new_tokens = step.call.prompt_tokens - history
-            if new_tokens < 0:
-                self.loading.clipped_calls += 1
-                self.loading.clipped_tokens += -new_tokens
-                new_tokens = 0
+            new_tokens = self.loading.tally.new_input(step.call.prompt_tokens - history)
             parts = split_tokens(new_tokens, weights)
         else:
-            self.loading.estimated_calls += 1
+            self.loading.tally.add("estimated")
             parts = list(weights)
             if first_tools and k == 0 and not self.steps[0].start:
                 parts[0] += estimate_tokens(first_tools)  # no system message to carry them
         new_input = [
-            Segment(
-                key=f"{self.sid}/msg/{step.start + i}",
-                tokens=parts[i],
-                role=ROLE_NAMES[m["role"]],
-                messages=(m,),
-            )
+            message_segment(f"{self.sid}/msg/{step.start + i}", parts[i], m)
             for i, m in enumerate(messages)
         ]
         transient: tuple[Segment, ...] = ()
         if transient_message is not None:
             transient = (
-                Segment(
-                    key=f"{self.sid}/transient/{k}",
-                    tokens=parts[-1],
-                    role=ROLE_NAMES[transient_message["role"]],
-                    messages=(transient_message,),
-                ),
+                message_segment(f"{self.sid}/transient/{k}", parts[-1], transient_message),
             )
         elif not messages:
             new_input = [Segment(key=f"{self.sid}/empty/{k}", tokens=parts[0], messages=())]

@@ -22,12 +22,13 @@ import csv
 import itertools
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from agentload.errors import InputError
-from agentload.workload.lines import Fields, LineSkipper, check_file, iter_objects, shown
+from agentload.workload.lines import Fields, LineSkipper, check_file, shown
+from agentload.workload.loader import RAISED, Tally, loaded, parsed_lines
 from agentload.workload.model import Segment, Session, Turn, Workload, with_arrivals
 
 DEFAULT_BLOCK_SIZE = 512
@@ -36,7 +37,7 @@ COMMON_PREFIX_FANOUT = 8
 """A block followed by this many different next blocks is a common prefix, not a session's."""
 MS_PER_S = 1000.0
 AZURE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
-MIN_OUTPUT_TOKENS = 1
+AZURE_NOTE = "Azure trace: lengths only, each request a one-call session with no shared prefix"
 
 
 @dataclass(frozen=True)
@@ -55,24 +56,11 @@ def load_mooncake(
     if block_size < 1:
         raise InputError("block size must be at least 1 token", field="block_size")
     skipper = LineSkipper(skip_bad_lines)
-    requests: list[_Request] = []
-    raised_outputs = 0
-    for number, data in iter_objects(path, skipper):
-        try:
-            request = _parse_request(Fields(data, path, number), block_size)
-        except InputError as error:
-            skipper.handle(error)
-            continue
-        if request.output_length < MIN_OUTPUT_TOKENS:
-            raised_outputs += 1
-            request = _Request(
-                request.line,
-                request.timestamp_ms,
-                request.input_length,
-                MIN_OUTPUT_TOKENS,
-                request.hash_ids,
-            )
-        requests.append(request)
+    tally = Tally({RAISED: "{raised_outputs} request(s) with output_length 0 forced to 1 token"})
+    requests = [
+        replace(request, output_length=tally.output(request.output_length))
+        for request in parsed_lines(path, skipper, lambda f: _parse_request(f, block_size))
+    ]
     if not requests:
         raise InputError("no usable requests", path=path)
     groups = _group_sessions(requests)
@@ -84,21 +72,11 @@ def load_mooncake(
         ],
         [_seconds(group[0].timestamp_ms) for group in groups],
     )
-    notes = [
+    rebuilt = (
         f"sessions rebuilt from shared hash-block prefixes (block size {block_size} tokens); "
         "tool time = gap between a session's request arrivals (includes service time)"
-    ]
-    if raised_outputs:
-        notes.append(f"{raised_outputs} request(s) with output_length 0 forced to 1 token")
-    if skipped := skipper.note():
-        notes.append(skipped)
-    return Workload(
-        name=f"mooncake:{path.name}",
-        source=str(path),
-        sessions=sessions,
-        skipped_lines=skipper.skipped,
-        notes=tuple(notes),
     )
+    return loaded(f"mooncake:{path.name}", path, sessions, [rebuilt, *tally.lines()], skipper)
 
 
 def _parse_request(fields: Fields[int], block_size: int) -> _Request:
@@ -197,7 +175,7 @@ def load_azure(path: Path, *, skip_bad_lines: bool = False) -> Workload:
     skipper = LineSkipper(skip_bad_lines)
     sessions: list[Session] = []
     arrivals: list[float | None] = []
-    raised_outputs = 0
+    tally = Tally({RAISED: "{raised_outputs} row(s) with 0 generated tokens forced to 1 token"})
     try:
         with path.open(newline="", encoding="utf-8") as handle:
             reader = csv.DictReader(handle)
@@ -212,13 +190,10 @@ def load_azure(path: Path, *, skip_bad_lines: bool = False) -> Workload:
                 except InputError as error:
                     skipper.handle(error)
                     continue
-                if generated < MIN_OUTPUT_TOKENS:
-                    raised_outputs += 1
-                    generated = MIN_OUTPUT_TOKENS
                 sid = f"{path.stem}/{len(sessions):05d}"
                 turn = Turn(
                     new_input=(Segment(key=f"{sid}/input", tokens=tokens),),
-                    output_tokens=generated,
+                    output_tokens=tally.output(generated),
                 )
                 sessions.append(Session(id=sid, turns=(turn,)))
                 arrivals.append(arrival)
@@ -228,18 +203,8 @@ def load_azure(path: Path, *, skip_bad_lines: bool = False) -> Workload:
         raise InputError(f"malformed CSV ({exc})", path=path) from None
     if not sessions:
         raise InputError("no usable rows", path=path)
-    notes = ["Azure trace: lengths only, each request a one-call session with no shared prefix"]
-    if raised_outputs:
-        notes.append(f"{raised_outputs} row(s) with 0 generated tokens forced to 1 token")
-    if skipped := skipper.note():
-        notes.append(skipped)
-    return Workload(
-        name=f"azure:{path.name}",
-        source=str(path),
-        sessions=with_arrivals(sessions, arrivals),
-        skipped_lines=skipper.skipped,
-        notes=tuple(notes),
-    )
+    notes = [AZURE_NOTE, *tally.lines()]
+    return loaded(f"azure:{path.name}", path, with_arrivals(sessions, arrivals), notes, skipper)
 
 
 def _azure_row(row: dict[str, str | None], path: Path, line: int) -> tuple[int, int, float]:

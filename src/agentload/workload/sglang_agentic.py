@@ -33,12 +33,13 @@ from typing import Any
 from agentload.errors import InputError
 from agentload.workload.agentperf import (
     CHARS_PER_TOKEN,
-    ROLE_NAMES,
     SYSTEM_ROLES,
     estimate_tokens,
+    message_segment,
+    messages_of,
     split_tokens,
 )
-from agentload.workload.lines import Fields, read_document, shown, type_name
+from agentload.workload.lines import Fields, read_document, type_name
 from agentload.workload.model import Segment, Session, Turn, Workload
 
 DEFAULT_OUTPUT_TOKENS = 220
@@ -105,20 +106,7 @@ class _Turn:
 
 def _turn(document: Fields, where: str, value: object) -> _Turn:
     fields = document.nested(where, value)
-    messages = fields.array("messages")
-    if not messages:
-        raise fields.error("messages", "empty")
-    for index, message in enumerate(messages):
-        if not isinstance(message, dict):
-            raise fields.error(
-                f"messages[{index}]", f"expected an object, got {type_name(message)}"
-            )
-        role = message.get("role")
-        if not isinstance(role, str) or role not in ROLE_NAMES:
-            raise fields.error(
-                f"messages[{index}].role",
-                f"expected one of {', '.join(ROLE_NAMES)}, got {shown(role)}",
-            )
+    messages = messages_of(fields)
     return _Turn(messages, fields.integer("prompt_tokens", minimum=1, required=False))
 
 
@@ -155,22 +143,9 @@ def _session(sid: str, turns: list[_Turn], subsequent: int | None, notes: _Notes
                 new = 0
             parts = split_tokens(new, weights)
         if k == 0 and system_message is not None:
-            system = (
-                Segment(
-                    key=f"{sid}/system",
-                    tokens=parts.pop(0),
-                    role="system",
-                    messages=(system_message,),
-                ),
-            )
+            system = (message_segment(f"{sid}/system", parts.pop(0), system_message),)
         new_input = tuple(
-            Segment(
-                key=f"{sid}/msg/{k}/{i}",
-                tokens=parts[i],
-                role=ROLE_NAMES[m["role"]],
-                messages=(m,),
-            )
-            for i, m in enumerate(messages)
+            message_segment(f"{sid}/msg/{k}/{i}", parts[i], m) for i, m in enumerate(messages)
         )
         history += sum(parts) + (sum(s.tokens for s in system) if k == 0 else 0) + outputs[k]
         made.append(

@@ -25,25 +25,23 @@ How a session is made (every draw from one seeded generator, so a seed fixes the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentload.workload.draws import Shape, lognormal, lognormal_mixture, stratified_normal
 from agentload.workload.model import Segment, Session, Turn, Workload
-from agentload.workload.synthetic import SPEC_PREFIX, parse_params
+from agentload.workload.synthetic import SPEC_PREFIX, ProfileParams, parse_params
 
 PROFILE = "swe-agent"
 MIN_TOKENS = 1
 
 
-class SweAgentParams(BaseModel):
+class SweAgentParams(ProfileParams):
     """Every knob of the `swe-agent` generator; the defaults are the fit to the shared log."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    sessions: int = Field(default=100, ge=1, le=1_000_000)
-    seed: int = Field(default=0, ge=0)
+    profile: ClassVar[str] = PROFILE
     system_tokens: int = Field(default=320, ge=0)
     """Shared system prompt, tokens (the log's median cached tokens on a first call)."""
     task_min: int = Field(default=1070, ge=1)
@@ -79,16 +77,6 @@ class SweAgentParams(BaseModel):
     """Tool time between calls, s: lognormal, the slow part with `tool_time_slow_share`."""
     max_input: int = Field(default=131_072, ge=2)
     """Largest prompt, tokens; a session ends before passing it."""
-
-    def spec(self) -> str:
-        """The spec string that makes this workload, naming only non-default parameters."""
-        defaults = SweAgentParams()
-        changed = [
-            f"{name}={getattr(self, name)}"
-            for name in type(self).model_fields
-            if getattr(self, name) != getattr(defaults, name)
-        ]
-        return f"{SPEC_PREFIX}{PROFILE}" + (f"?{'&'.join(changed)}" if changed else "")
 
 
 def parse_spec(spec: str) -> SweAgentParams:

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 from urllib.parse import parse_qsl
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agentload.errors import InputError
+from agentload.errors import InputError, validated
 from agentload.workload.draws import lognormal as _lognormal
 from agentload.workload.draws import stratified_normal as _stratified_normal
 from agentload.workload.model import Segment, Session, Turn, Workload
@@ -38,7 +38,7 @@ from agentload.workload.model import Segment, Session, Turn, Workload
 PROFILE = "agentic-coding"
 """AgentPerf's published shape (`swe_agent` holds the other profile)."""
 PROFILES = ("agentic-coding", "swe-agent")
-P = TypeVar("P", bound=BaseModel)
+P = TypeVar("P", bound="ProfileParams")
 SPEC_PREFIX = "synthetic:"
 
 CALIBRATION_SEED = 20_240_527
@@ -50,13 +50,31 @@ SCALE_BOUNDS = (1e-2, 1e5)
 MIN_TOOL_RESULT_TOKENS = 1
 
 
-class SyntheticParams(BaseModel):
-    """Every knob of the `agentic-coding` generator, with defaults of the published shape."""
+class ProfileParams(BaseModel):
+    """What every synthetic profile's parameters share: how many sessions, the seed, and the
+    spec string that makes them."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    profile: ClassVar[str]
     sessions: int = Field(default=100, ge=1, le=1_000_000)
     seed: int = Field(default=0, ge=0)
+
+    def spec(self) -> str:
+        """The spec string that makes this workload, naming only non-default parameters."""
+        defaults = type(self)()
+        changed = [
+            f"{name}={getattr(self, name)}"
+            for name in type(self).model_fields
+            if getattr(self, name) != getattr(defaults, name)
+        ]
+        return f"{SPEC_PREFIX}{self.profile}" + (f"?{'&'.join(changed)}" if changed else "")
+
+
+class SyntheticParams(ProfileParams):
+    """Every knob of the `agentic-coding` generator, with defaults of the published shape."""
+
+    profile: ClassVar[str] = PROFILE
     system_tokens: int = Field(default=4096, ge=0)
     """Shared prefix: system prompt + tool definitions, the same in every session."""
     min_input: int = Field(default=5000, ge=1)
@@ -95,16 +113,6 @@ class SyntheticParams(BaseModel):
             raise ValueError("need min_input < mean_input < max_input")
         return self
 
-    def spec(self) -> str:
-        """The spec string that makes this workload, naming only non-default parameters."""
-        defaults = SyntheticParams()
-        changed = [
-            f"{name}={getattr(self, name)}"
-            for name in type(self).model_fields
-            if getattr(self, name) != getattr(defaults, name)
-        ]
-        return f"{SPEC_PREFIX}{PROFILE}" + (f"?{'&'.join(changed)}" if changed else "")
-
 
 def parse_spec(spec: str) -> SyntheticParams:
     """`synthetic:agentic-coding?sessions=50&seed=3&mean_input=27000` -> parameters."""
@@ -125,12 +133,7 @@ def parse_params(spec: str, profile: str, model: type[P]) -> P:
             known = ", ".join(model.model_fields)
             raise InputError(f"unknown parameter (known: {known})", path=spec, field=name)
         values[name] = value
-    try:
-        return model.model_validate(values)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or None
-        raise InputError(first["msg"], path=spec, field=where) from None
+    return validated(model, values, path=spec)
 
 
 @dataclass(frozen=True)

@@ -566,15 +566,20 @@ def _salted(messages: Sequence[Mapping[str, Any]], line: str) -> list[dict[str, 
     return out
 
 
+def message_parts(message: Mapping[str, Any]) -> list[str]:
+    """A recorded message's text: its content (each text part of a list), and its tool calls
+    as JSON."""
+    content = message.get("content")
+    parts = []
+    if isinstance(content, str):
+        parts.append(content)
+    elif isinstance(content, list):
+        parts.extend(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    if message.get("tool_calls"):
+        parts.append(orjson.dumps(message["tool_calls"]).decode())
+    return parts
+
+
 def _recorded_text(messages: Sequence[Mapping[str, Any]]) -> str:
     """Recorded messages as plain text: their contents, and tool calls as JSON."""
-    parts = []
-    for message in messages:
-        content = message.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            parts.extend(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
-        if message.get("tool_calls"):
-            parts.append(orjson.dumps(message["tool_calls"]).decode())
-    return "\n".join(parts)
+    return "\n".join(part for message in messages for part in message_parts(message))

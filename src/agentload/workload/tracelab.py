@@ -34,19 +34,19 @@ How rounds become sessions:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentload.errors import InputError
-from agentload.workload.lines import Fields, LineSkipper, iter_objects, shown, type_name
+from agentload.workload.lines import Fields, LineSkipper, shown, type_name
+from agentload.workload.loader import CLIPPED, RAISED, Tally, loaded, parsed_lines
 from agentload.workload.model import Segment, Session, Turn, Workload
 
 REQUIRED_FIELDS = ("session_id", "round_index", "input_tokens_total", "output_tokens")
 IDLE_GAP_CAP_S = 60.0
 """Longest tool time kept after a round, s (as the Weka loader and AIPerf/inference-perf)."""
 MS_PER_S = 1000.0
-MIN_OUTPUT_TOKENS = 1
 SHARED_PREFIX_KEY = "tracelab/shared-prefix"
 
 
@@ -67,79 +67,49 @@ class _Round:
     tool_time_ms: float
 
 
-@dataclass
-class _Notes:
-    repeated: int = 0
-    clipped_calls: int = 0
-    clipped_tokens: int = 0
-    restarts: int = 0
-    capped: int = 0
-    raised_outputs: int = 0
-    extra: list[str] = field(default_factory=list)
-
-    def lines(self, skipper: LineSkipper, rounds: list[_Round]) -> list[str]:
-        notes = list(self.extra)
-        if self.repeated:
-            notes.append(
-                f"{self.repeated} round(s) repeat a round_index of their session: kept, after "
-                "the first, in file order (TraceLab's own policy)"
-            )
-        if self.clipped_calls:
-            notes.append(
-                f"{self.clipped_calls} round(s) grew by less than the previous reply (reasoning "
-                f"not carried forward?): new input clipped to 0, those prompts "
-                f"{self.clipped_tokens} tokens longer in all than recorded"
-            )
-        if self.restarts:
-            notes.append(
-                f"{self.restarts} round(s) smaller than the previous prompt (context compacted): "
-                "the history restarts there"
-            )
-        if self.capped:
-            notes.append(
-                f"{self.capped} tool time(s) longer than {IDLE_GAP_CAP_S:g} s cut to "
-                f"{IDLE_GAP_CAP_S:g} s"
-            )
-        if self.raised_outputs:
-            notes.append(f"{self.raised_outputs} round(s) with output_tokens 0 forced to 1 token")
-        if rounds:
-            cached = sum(r.prefix_tokens for r in rounds)
-            prompt = sum(r.input_tokens for r in rounds)
-            notes.append(
-                f"recorded cache hit rate {cached / prompt:.1%} (prefix_tokens / "
-                "input_tokens_total, the provider's cache)"
-            )
-        if skipped := skipper.note():
-            notes.append(skipped)
-        return notes
+NOTES = {
+    "repeated": (
+        "{repeated} round(s) repeat a round_index of their session: kept, after the first, in "
+        "file order (TraceLab's own policy)"
+    ),
+    CLIPPED: (
+        "{clipped_calls} round(s) grew by less than the previous reply (reasoning not carried "
+        "forward?): new input clipped to 0, those prompts {clipped_tokens} tokens longer in all "
+        "than recorded"
+    ),
+    "restarts": (
+        "{restarts} round(s) smaller than the previous prompt (context compacted): the history "
+        "restarts there"
+    ),
+    "capped": (
+        f"{{capped}} tool time(s) longer than {IDLE_GAP_CAP_S:g} s cut to {IDLE_GAP_CAP_S:g} s"
+    ),
+    RAISED: "{raised_outputs} round(s) with output_tokens 0 forced to 1 token",
+}
+"""The notes of what this loader changed, by tally kind."""
 
 
 def load_tracelab(path: Path, *, skip_bad_lines: bool = False) -> Workload:
     """Sessions from a TraceLab round trace (see the module docstring)."""
     skipper = LineSkipper(skip_bad_lines)
-    rounds: list[_Round] = []
-    for number, data in iter_objects(path, skipper):
-        try:
-            rounds.append(_parse(Fields(data, path, number)))
-        except InputError as error:
-            skipper.handle(error)
+    rounds = list(parsed_lines(path, skipper, _parse))
     if not rounds:
         raise InputError("no usable rounds", path=path)
     by_session: dict[str, list[_Round]] = {}
     for item in rounds:
         by_session.setdefault(item.session, []).append(item)
-    notes = _Notes()
-    sessions = tuple(
-        _session(sid, sorted(group, key=lambda r: (r.index, r.line)), notes)
+    tally = Tally(NOTES)
+    sessions = [
+        _session(sid, sorted(group, key=lambda r: (r.index, r.line)), tally)
         for sid, group in by_session.items()
+    ]
+    cached = sum(r.prefix_tokens for r in rounds)
+    prompt = sum(r.input_tokens for r in rounds)
+    hit_rate = (
+        f"recorded cache hit rate {cached / prompt:.1%} (prefix_tokens / input_tokens_total, "
+        "the provider's cache)"
     )
-    return Workload(
-        name=f"tracelab:{path.name}",
-        source=str(path),
-        sessions=sessions,
-        skipped_lines=skipper.skipped,
-        notes=tuple(notes.lines(skipper, rounds)),
-    )
+    return loaded(f"tracelab:{path.name}", path, sessions, [*tally.lines(), hit_rate], skipper)
 
 
 def _parse(fields: Fields[int]) -> _Round:
@@ -191,8 +161,8 @@ def _tool_time_ms(fields: Fields) -> float:
     return total
 
 
-def _session(sid: str, rounds: list[_Round], notes: _Notes) -> Session:
-    notes.repeated += len(rounds) - len({r.index for r in rounds})
+def _session(sid: str, rounds: list[_Round], tally: Tally) -> Session:
+    tally.add("repeated", len(rounds) - len({r.index for r in rounds}))
     first = rounds[0]
     system: tuple[Segment, ...] = ()
     if first.prefix_tokens:
@@ -213,26 +183,19 @@ def _session(sid: str, rounds: list[_Round], notes: _Notes) -> Session:
         if k == 0:
             new = item.input_tokens - system_tokens
         elif item.input_tokens < modelled:
-            notes.restarts += 1
+            tally.add("restarts")
             restart = True
             new = item.input_tokens - system_tokens
         else:
-            new = item.input_tokens - modelled - replied
-            if new < 0:
-                notes.clipped_calls += 1
-                notes.clipped_tokens += -new
-                new = 0
+            new = tally.new_input(item.input_tokens - modelled - replied)
         new = max(new, 0)
-        output = item.output_tokens
-        if output < MIN_OUTPUT_TOKENS:
-            notes.raised_outputs += 1
-            output = MIN_OUTPUT_TOKENS
+        output = tally.output(item.output_tokens)
         segment = Segment(key=f"{sid}/round/{k}", tokens=new, role="user" if k == 0 else "tool")
         turns.append(
             Turn(
                 new_input=(segment,),
                 output_tokens=output,
-                tool_time_s=0.0 if k == len(rounds) - 1 else _capped(item.tool_time_ms, notes),
+                tool_time_s=0.0 if k == len(rounds) - 1 else _capped(item.tool_time_ms, tally),
                 recorded_input_tokens=item.input_tokens,
                 restart=restart,
             )
@@ -244,9 +207,9 @@ def _session(sid: str, rounds: list[_Round], notes: _Notes) -> Session:
     return Session(id=sid, system=system, turns=tuple(turns))
 
 
-def _capped(milliseconds: float, notes: _Notes) -> float:
+def _capped(milliseconds: float, tally: Tally) -> float:
     seconds = milliseconds / MS_PER_S
     if seconds > IDLE_GAP_CAP_S:
-        notes.capped += 1
+        tally.add("capped")
         return IDLE_GAP_CAP_S
     return seconds

@@ -22,13 +22,14 @@ first call become a shared prefix segment of that size (a system prompt other se
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from agentload.errors import InputError
-from agentload.workload.lines import Fields, LineSkipper, iter_objects, shown
+from agentload.workload.lines import Fields, LineSkipper, shown
+from agentload.workload.loader import CLIPPED, RAISED, Tally, loaded, parsed_lines
 from agentload.workload.model import Segment, Session, Turn, Workload, with_arrivals
 
 SESSION_FIELDS = ("session_id", "conversation_id", "trace_id", "thread_id", "session")
@@ -62,7 +63,6 @@ DURATION_S_FIELDS = ("duration_s", "latency_s", "duration")
 EPOCH_MS_ABOVE = 1e11
 """Epoch numbers above this are milliseconds (1e11 s is the year 5138)."""
 MS_PER_S = 1000.0
-MIN_OUTPUT_TOKENS = 1
 
 
 def looks_like_usage_log(data: Mapping[str, Any]) -> bool:
@@ -84,45 +84,46 @@ class _Call:
     end_s: float | None
 
 
-@dataclass
-class _Notes:
-    clipped_calls: int = 0
-    clipped_tokens: int = 0
-    raised_outputs: int = 0
-    overlapping: int = 0
-    start_to_start: int = 0
-    untimed: int = 0
-    extra: list[str] = field(default_factory=list)
+NOTES = {
+    CLIPPED: (
+        "{clipped_calls} call(s) not a prefix extension of the call before (prompt shrank): new "
+        "input clipped to 0, those prompts {clipped_tokens} tokens longer in all than logged"
+    ),
+    RAISED: "{raised_outputs} call(s) with 0 completion tokens forced to 1",
+    "start_to_start": (
+        "{start_to_start} gap(s) without an end time: tool time measured start to start "
+        "(includes the call itself)"
+    ),
+    "untimed": "{untimed} gap(s) without timestamps: tool time 0",
+    "overlapping": "{overlapping} call(s) started before the previous ended: tool time 0",
+}
+"""The notes of what this loader changed, by tally kind."""
 
 
 def load_usage_log(path: Path, *, skip_bad_lines: bool = False) -> Workload:
     """Sessions derived from a per-call usage log (see the module docstring)."""
     skipper = LineSkipper(skip_bad_lines)
     by_session: dict[str, list[_Call]] = {}
-    for number, data in iter_objects(path, skipper):
-        try:
-            call = _parse(Fields(data, path, number))
-        except InputError as error:
-            skipper.handle(error)
-            continue
+    for call in parsed_lines(path, skipper, _parse):
         by_session.setdefault(call.session, []).append(call)
-    notes = _Notes()
+    tally = Tally(NOTES)
     sessions = []
     starts: list[float | None] = []
     for sid, calls in by_session.items():
         ordered = _ordered(calls, path, skipper)
         if ordered:
-            sessions.append(_session(sid, ordered, notes))
+            sessions.append(_session(sid, ordered, tally))
             starts.append(ordered[0].start_s)
     if not sessions:
         raise InputError("no usable calls", path=path)
-    return Workload(
-        name=f"usage-log:{path.name}",
-        source=str(path),
-        sessions=with_arrivals(sessions, starts),
-        skipped_lines=skipper.skipped,
-        notes=tuple(_summary(notes, by_session, skipper)),
-    )
+    notes = tally.lines()
+    calls = [c for group in by_session.values() for c in group]
+    if calls and all(c.cached is not None for c in calls):
+        cached = sum(c.cached or 0 for c in calls)
+        prompt = sum(c.prompt for c in calls)
+        if prompt:
+            notes.append(f"logged cache hit rate {cached / prompt:.1%} (cached / prompt tokens)")
+    return loaded(f"usage-log:{path.name}", path, with_arrivals(sessions, starts), notes, skipper)
 
 
 def _parse(fields: Fields[int]) -> _Call:
@@ -223,7 +224,7 @@ def _ordered(calls: list[_Call], path: Path, skipper: LineSkipper) -> list[_Call
     return kept
 
 
-def _session(sid: str, calls: list[_Call], notes: _Notes) -> Session:
+def _session(sid: str, calls: list[_Call], tally: Tally) -> Session:
     system: tuple[Segment, ...] = ()
     first_cached = calls[0].cached or 0
     if first_cached:
@@ -241,70 +242,33 @@ def _session(sid: str, calls: list[_Call], notes: _Notes) -> Session:
             new = call.prompt - first_cached
         else:
             before = calls[k - 1]
-            new = call.prompt - before.prompt - before.completion
-            if new < 0:
-                notes.clipped_calls += 1
-                notes.clipped_tokens += -new
-                new = 0
-        output = call.completion
-        if output < MIN_OUTPUT_TOKENS:
-            notes.raised_outputs += 1
-            output = MIN_OUTPUT_TOKENS
+            new = tally.new_input(call.prompt - before.prompt - before.completion)
+        output = tally.output(call.completion)
         turns.append(
             Turn(
                 new_input=(
                     Segment(key=f"{sid}/call/{k}", tokens=new, role="user" if k == 0 else "tool"),
                 ),
                 output_tokens=output,
-                tool_time_s=_tool_time(call, calls[k + 1] if k + 1 < len(calls) else None, notes),
+                tool_time_s=_tool_time(call, calls[k + 1] if k + 1 < len(calls) else None, tally),
                 recorded_input_tokens=call.prompt,
             )
         )
     return Session(id=sid, system=system, turns=tuple(turns))
 
 
-def _tool_time(call: _Call, following: _Call | None, notes: _Notes) -> float:
+def _tool_time(call: _Call, following: _Call | None, tally: Tally) -> float:
     if following is None:
         return 0.0
     if following.start_s is None or call.start_s is None:
-        notes.untimed += 1
+        tally.add("untimed")
         return 0.0
     if call.end_s is None:
-        notes.start_to_start += 1
+        tally.add("start_to_start")
         gap = following.start_s - call.start_s
     else:
         gap = following.start_s - call.end_s
     if gap < 0:
-        notes.overlapping += 1
+        tally.add("overlapping")
         return 0.0
     return gap
-
-
-def _summary(notes: _Notes, by_session: dict[str, list[_Call]], skipper: LineSkipper) -> list[str]:
-    lines = list(notes.extra)
-    if notes.clipped_calls:
-        lines.append(
-            f"{notes.clipped_calls} call(s) not a prefix extension of the call before "
-            f"(prompt shrank): new input clipped to 0, those prompts {notes.clipped_tokens} "
-            "tokens longer in all than logged"
-        )
-    if notes.raised_outputs:
-        lines.append(f"{notes.raised_outputs} call(s) with 0 completion tokens forced to 1")
-    if notes.start_to_start:
-        lines.append(
-            f"{notes.start_to_start} gap(s) without an end time: tool time measured start to "
-            "start (includes the call itself)"
-        )
-    if notes.untimed:
-        lines.append(f"{notes.untimed} gap(s) without timestamps: tool time 0")
-    if notes.overlapping:
-        lines.append(f"{notes.overlapping} call(s) started before the previous ended: tool time 0")
-    calls = [c for group in by_session.values() for c in group]
-    if calls and all(c.cached is not None for c in calls):
-        cached = sum(c.cached or 0 for c in calls)
-        prompt = sum(c.prompt for c in calls)
-        if prompt:
-            lines.append(f"logged cache hit rate {cached / prompt:.1%} (cached / prompt tokens)")
-    if skipped := skipper.note():
-        lines.append(skipped)
-    return lines

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +52,12 @@ from agentload.workload.lines import (
     Fields,
     LineSkipper,
     check_file,
-    iter_objects,
     plain_suffix,
     read_document,
     shown,
     type_name,
 )
+from agentload.workload.loader import RAISED, Tally, loaded, parsed_lines
 from agentload.workload.model import Segment, Session, Subagent, Turn, Workload
 
 CALL_TYPES = ("n", "s")
@@ -69,7 +69,6 @@ IDLE_GAP_CAP_S = 60.0
 """Longest tool time kept between two calls, s: longer recorded gaps (a human away) are cut
 to this, as AIPerf's Weka adapter does by default (`idle_gap_cap_seconds`, AgentX parity)."""
 MS_PER_S = 1000.0
-MIN_OUTPUT_TOKENS = 1
 TRACE_SUFFIXES = (".json",)
 LINES_SUFFIXES = (".jsonl", ".ndjson")
 
@@ -79,49 +78,23 @@ def looks_like_weka(data: object) -> bool:
     return isinstance(data, dict) and "requests" in data and "block_size" in data
 
 
-@dataclass
-class _Notes:
-    start_to_start: int = 0
-    capped: int = 0
-    raised_outputs: int = 0
-    orphans: int = 0
-    tails: int = 0
-    extra: list[str] = field(default_factory=list)
-
-    def lines(self, skipper: LineSkipper | None, sessions: list[Session]) -> list[str]:
-        notes = list(self.extra)
-        children = [c for s in sessions for c in s.descendants()]
-        if children:
-            calls = sum(len(c.turns) for c in children)
-            notes.append(
-                f"{len(children)} subagent session(s), {calls} call(s), launched by their "
-                "parents' calls (Turn.subagents: fan-out, then join unless async_launched)"
-            )
-        if self.tails:
-            notes.append(
-                f"{self.tails} call(s) with tokens past their hash blocks: those tokens are one "
-                "unshared tail segment each"
-            )
-        if self.start_to_start:
-            notes.append(
-                f"{self.start_to_start} gap(s) without api_time or think_time: tool time "
-                "measured start to start (includes the call itself)"
-            )
-        if self.capped:
-            notes.append(
-                f"{self.capped} gap(s) longer than {IDLE_GAP_CAP_S:g} s cut to "
-                f"{IDLE_GAP_CAP_S:g} s (idle time, as AIPerf's default cap)"
-            )
-        if self.raised_outputs:
-            notes.append(f"{self.raised_outputs} call(s) with out 0 forced to 1 token")
-        if self.orphans:
-            notes.append(
-                f"{self.orphans} subagent(s) before any call of their list: run as top-level "
-                "sessions"
-            )
-        if skipper is not None and (skipped := skipper.note()):
-            notes.append(skipped)
-        return notes
+NOTES = {
+    "tails": (
+        "{tails} call(s) with tokens past their hash blocks: those tokens are one unshared tail "
+        "segment each"
+    ),
+    "start_to_start": (
+        "{start_to_start} gap(s) without api_time or think_time: tool time measured start to "
+        "start (includes the call itself)"
+    ),
+    "capped": (
+        f"{{capped}} gap(s) longer than {IDLE_GAP_CAP_S:g} s cut to {IDLE_GAP_CAP_S:g} s (idle "
+        "time, as AIPerf's default cap)"
+    ),
+    RAISED: "{raised_outputs} call(s) with out 0 forced to 1 token",
+    "orphans": "{orphans} subagent(s) before any call of their list: run as top-level sessions",
+}
+"""The notes of what this loader changed, by tally kind."""
 
 
 @dataclass(frozen=True)
@@ -144,9 +117,9 @@ class _Child:
 class _Trace:
     """One trace being read: where it came from, its block keys and what was noted."""
 
-    def __init__(self, fields: Fields, notes: _Notes) -> None:
+    def __init__(self, fields: Fields, tally: Tally) -> None:
         self.fields = fields
-        self.notes = notes
+        self.tally = tally
         trace_id = fields.text("id")
         block_size = fields.integer("block_size", minimum=1)
         scope = fields.text("hash_id_scope", required=False) or "local"
@@ -190,7 +163,7 @@ class _Trace:
                 if child is None:
                     continue
                 if not calls:
-                    self.notes.orphans += 1
+                    self.tally.add("orphans")
                     self.orphans.append(child.session)
                 else:
                     children[-1].append(child)
@@ -252,9 +225,7 @@ class _Trace:
                 f"{len(ids)} ids for in {tokens_in}, at most {blocks} with {self.block_size}-token "
                 "blocks (is block_size right?)",
             )
-        if tokens_out < MIN_OUTPUT_TOKENS:
-            self.notes.raised_outputs += 1
-            tokens_out = MIN_OUTPUT_TOKENS
+        tokens_out = self.tally.output(tokens_out)
         turn = Turn(
             prompt=self._prompt(session_id, index, tokens_in, ids),
             output_tokens=tokens_out,
@@ -280,7 +251,7 @@ class _Trace:
             prompt.append(segment)
         tail = tokens - sum(segment.tokens for segment in prompt)
         if tail > 0:
-            self.notes.tails += 1
+            self.tally.add("tails")
             prompt.append(Segment(key=f"{session_id}/tail/{index}", tokens=tail))
         return tuple(prompt)
 
@@ -295,11 +266,11 @@ class _Trace:
         elif call.end is not None:
             gap = following.t - call.end
         else:
-            self.notes.start_to_start += 1
+            self.tally.add("start_to_start")
             gap = following.t - call.t
         gap = max(gap, 0.0)
         if gap > IDLE_GAP_CAP_S:
-            self.notes.capped += 1
+            self.tally.add("capped")
             gap = IDLE_GAP_CAP_S
         return gap
 
@@ -317,7 +288,7 @@ def _last_end(requests: list[Any]) -> float | None:
 def load_weka(path: Path, *, skip_bad_lines: bool = False) -> Workload:
     """Sessions from a Weka trace file (`.json`), a JSON-lines file of traces, or a directory
     of `.json` traces (see the module docstring)."""
-    notes = _Notes()
+    tally = Tally(NOTES)
     skipper: LineSkipper | None = None
     if path.is_dir():
         files = sorted(
@@ -325,38 +296,35 @@ def load_weka(path: Path, *, skip_bad_lines: bool = False) -> Workload:
         )
         if not files:
             raise InputError("no .json trace files in this directory", path=path)
-        sessions = [s for file in files for s in _document_sessions(file, notes)]
+        sessions = [s for file in files for s in _document_sessions(file, tally)]
     elif plain_suffix(check_file(path)) in LINES_SUFFIXES:
         skipper = LineSkipper(skip_bad_lines)
-        sessions = list(_lines_sessions(path, notes, skipper))
+        sessions = list(_lines_sessions(path, tally, skipper))
     else:
-        sessions = _document_sessions(path, notes)
+        sessions = _document_sessions(path, tally)
     if not sessions:
         raise InputError("no usable traces", path=path)
     _check_unique(sessions, path)
-    return Workload(
-        name=f"weka:{path.name}",
-        source=str(path),
-        sessions=tuple(sessions),
-        skipped_lines=skipper.skipped if skipper else 0,
-        notes=tuple(notes.lines(skipper, sessions)),
-    )
+    notes = []
+    children = [c for s in sessions for c in s.descendants()]
+    if children:
+        calls = sum(len(c.turns) for c in children)
+        notes.append(
+            f"{len(children)} subagent session(s), {calls} call(s), launched by their "
+            "parents' calls (Turn.subagents: fan-out, then join unless async_launched)"
+        )
+    return loaded(f"weka:{path.name}", path, sessions, [*notes, *tally.lines()], skipper)
 
 
-def _document_sessions(path: Path, notes: _Notes) -> list[Session]:
+def _document_sessions(path: Path, tally: Tally) -> list[Session]:
     data = read_document(path)
     if not isinstance(data, dict):
         raise InputError(f"expected a JSON object (one trace), got {type_name(data)}", path=path)
-    return _Trace(Fields(data, path, None), notes).sessions()
+    return _Trace(Fields(data, path, None), tally).sessions()
 
 
-def _lines_sessions(path: Path, notes: _Notes, skipper: LineSkipper) -> Iterator[Session]:
-    for number, data in iter_objects(path, skipper):
-        try:
-            sessions = _Trace(Fields(data, path, number), notes).sessions()
-        except InputError as error:
-            skipper.handle(error)
-            continue
+def _lines_sessions(path: Path, tally: Tally, skipper: LineSkipper) -> Iterator[Session]:
+    for sessions in parsed_lines(path, skipper, lambda fields: _Trace(fields, tally).sessions()):
         yield from sessions
 
 
