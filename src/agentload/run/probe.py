@@ -1,8 +1,10 @@
 """One probe: a number of agents measured over a steady-state window, judged against the tiers.
 
 A search probe resizes the agents, waits until every agent has been active `settle_s`, measures
-a window of at least `window_s`, and extends it (up to `max_window_s`) while a verdict is
-inside the noise. A plain run is one probe of fixed length (`length_s`, from its first agent's
+a window of at least `window_s`, and extends it (up to `max_window_s`) while a verdict the plan
+holds it for (`hold`: by default every verdict, either outcome) is inside the noise. Its
+`probe_s` is what it cost: from the resize (a ramp, or a shrink's wait for the leaving agents'
+calls) through the settle to the window's end. A plain run is one probe of fixed length (`length_s`, from its first agent's
 start): its window runs from the steady state to that end, or covers the whole run (said in a
 note) when the steady state never came; interrupted, it covers what was measured.
 """
@@ -11,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -20,7 +23,13 @@ from agentload.measure.figures import probe_figures
 from agentload.measure.goodput import goodput_by_tier
 from agentload.measure.meters import Meters
 from agentload.measure.methodology import probe_stamp
-from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics, window_samples
+from agentload.measure.metrics import (
+    RecordTable,
+    WindowMetrics,
+    WindowSamples,
+    window_metrics,
+    window_samples,
+)
 from agentload.measure.sessions import (
     OneAgentBaseline,
     active_sessions,
@@ -32,10 +41,13 @@ from agentload.measure.window import Window
 from agentload.results.record import RequestRecord
 from agentload.results.summary import ArrivalFigures, ProbeFigures, TierCheck
 from agentload.run.search_settings import SearchSettings
+from agentload.run.sequential import decided, look_alpha
 from agentload.run.watch import SearchWatch
 
 EXTENSION_SHARE = 0.5
 """A probe inside the noise is extended by this share of `window_s` at a time."""
+LOOK_SLACK = 1e-9
+"""Float slack when counting a probe's looks."""
 
 
 class ProbeLoad(Protocol):
@@ -86,12 +98,14 @@ async def measure_probe(
     arrivals: Sequence[float] | None = None,
     *,
     watch: SearchWatch | None = None,
+    hold: Mapping[str, frozenset[bool]] | None = None,
 ) -> ProbeOutcome | None:
     """Resize to `agents`, settle, measure, judge. None only for a run interrupted before
     anything could be measured. `baseline` (a one-agent probe's latency model, kept by the
     search) gives the per-session slowdown. With `arrivals` (offsets from the start, s), a run
     starts one agent at each instead of `agents` over a ramp (open loop). `watch` hears when
-    the window opens and what it needs."""
+    the window opens and what it needs. `hold`: tier -> the point-estimate outcomes (True:
+    pass) the window stays open to decide (None: every tier, either outcome)."""
     meters = meters or Meters()
     began = clock.now()
     if arrivals is not None:
@@ -114,12 +128,15 @@ async def measure_probe(
         await meters.server.begin()
     await _sleep_until(start + settings.window_s)
     notes: list[str] = []
+    alpha = look_alpha(settings.confidence, looks(settings))
     while True:
         window = Window(start, clock.now())
         table = RecordTable.from_records(await load.records())
         metrics = window_metrics(table, window, agents=agents)
-        verdicts = _judge_all(table, window, metrics, settings)
-        noisy = [v.tier for v in verdicts.values() if v.outcome == "uncertain"]
+        samples = window_samples(table, window)
+        verdicts = _judge_all(samples, metrics, settings)
+        confident = _confident(samples, verdicts, settings, alpha, sequential=hold is not None)
+        noisy = undecided(verdicts, hold, confident)
         if not noisy:
             break
         if window.duration_s >= settings.max_window_s:
@@ -131,8 +148,48 @@ async def measure_probe(
             settings.window_s * EXTENSION_SHARE, settings.max_window_s - window.duration_s
         )
         await asyncio.sleep(extension)
-    judged = Judged(table, window, metrics, verdicts)
-    return await _outcome(load, settings, judged, agents, index, meters, notes, baseline)
+    judged = Judged(table, window, metrics, verdicts, confident)
+    outcome = await _outcome(load, settings, judged, agents, index, meters, notes, baseline)
+    outcome.figures = outcome.figures.model_copy(update={"probe_s": window.end - began})
+    return outcome
+
+
+def looks(settings: SearchSettings) -> int:
+    """How many times a probe may judge its window: at `window_s`, then at each extension."""
+    step = settings.window_s * EXTENSION_SHARE
+    return 1 + math.ceil((settings.max_window_s - settings.window_s) / step - LOOK_SLACK)
+
+
+def _confident(
+    samples: WindowSamples,
+    verdicts: Mapping[str, Verdict],
+    settings: SearchSettings,
+    alpha: float,
+    *,
+    sequential: bool,
+) -> dict[str, bool]:
+    """Each verdict: decided at the requested confidence? By the bootstrap interval, or, for
+    a plan that holds windows (`sequential`), also by the exact test of `run.sequential`."""
+    tiers = {t.name: t for t in settings.tiers}
+    return {
+        name: v.outcome != "uncertain"
+        or (sequential and decided(samples, tiers[name], v, alpha))
+        for name, v in verdicts.items()
+    }
+
+
+def undecided(
+    verdicts: Mapping[str, Verdict],
+    hold: Mapping[str, frozenset[bool]] | None,
+    confident: Mapping[str, bool],
+) -> list[str]:
+    """The held verdicts not yet decided: those whose point estimate is an outcome the window
+    must decide (every verdict when `hold` is None)."""
+    return [
+        v.tier
+        for v in verdicts.values()
+        if not confident[v.tier] and (hold is None or v.passed in hold.get(v.tier, ()))
+    ]
 
 
 async def _open_loop(
@@ -213,8 +270,10 @@ async def _fixed_window(
         return None
     table = RecordTable.from_records(await load.records())
     metrics = window_metrics(table, window, agents=agents)
-    verdicts = _judge_all(table, window, metrics, settings)
-    judged = Judged(table, window, metrics, verdicts)
+    samples = window_samples(table, window)
+    verdicts = _judge_all(samples, metrics, settings)
+    confident = {name: v.outcome != "uncertain" for name, v in verdicts.items()}
+    judged = Judged(table, window, metrics, verdicts, confident)
     outcome = await _outcome(load, settings, judged, agents, index, meters, notes, baseline)
     outcome.interrupted = interrupted
     return outcome
@@ -228,6 +287,7 @@ class Judged:
     window: Window
     metrics: WindowMetrics
     verdicts: dict[str, Verdict]
+    confident: dict[str, bool]
 
 
 async def _outcome(
@@ -260,7 +320,7 @@ async def _outcome(
         agents=agents,
         index=index,
         verdicts={name: _decided(v) for name, v in judged.verdicts.items()},
-        checks={name: _check(v) for name, v in judged.verdicts.items()},
+        checks={name: _check(v, judged.confident[name]) for name, v in judged.verdicts.items()},
         goodput=goodput_by_tier(judged.table, window, settings.tiers),
         sessions=session_figures(records, window, baseline=baseline),
         methodology=stamp,
@@ -274,9 +334,8 @@ async def _outcome(
 
 
 def _judge_all(
-    table: RecordTable, window: Window, metrics: WindowMetrics, settings: SearchSettings
+    samples: WindowSamples, metrics: WindowMetrics, settings: SearchSettings
 ) -> dict[str, Verdict]:
-    samples = window_samples(table, window)
     return {
         tier.name: judge(
             samples,
@@ -290,7 +349,7 @@ def _judge_all(
     }
 
 
-def _check(verdict: Verdict) -> TierCheck:
+def _check(verdict: Verdict, confident: bool) -> TierCheck:
     """The figures a verdict was judged on, for the results."""
     return TierCheck(
         output_speed_tokens_per_s=verdict.speed.value if verdict.speed is not None else None,
@@ -299,14 +358,13 @@ def _check(verdict: Verdict) -> TierCheck:
             verdict.interactivity.value if verdict.interactivity is not None else None
         ),
         reason=verdict.reason,
+        confident=confident,
     )
 
 
 def _decided(verdict: Verdict) -> str:
-    """`pass`, `fail`, or, for a verdict the search had to decide inside the noise, its point
-    estimate's."""
-    if verdict.outcome != "uncertain":
-        return verdict.outcome
+    """`pass` or `fail`: the point estimate (`TierCheck.confident` says whether the window
+    decided it at the requested confidence)."""
     return "pass" if verdict.passed else "fail"
 
 
