@@ -48,9 +48,9 @@ from agentload.run.plans import BISECT, DEFAULT_PLAN, PLANS  # noqa: E402
 from agentload.run.prior import PriorProbe  # noqa: E402
 from agentload.run.search_settings import SearchSettings  # noqa: E402
 from agentload.run.settings import AgentSettings  # noqa: E402
-
 from bench.search_noise import DEFAULT_SIGMA, DEFAULT_TAU_S, NoisySim  # noqa: E402
 from bench.search_population import CASES, QUICK, Case  # noqa: E402
+from bench.search_report import per_case, plan_figures, table  # noqa: E402
 from bench.search_truth import Truth, truth_of  # noqa: E402
 from bench.search_variants import register_variants  # noqa: E402
 
@@ -80,6 +80,8 @@ class Searched:
     answers: dict[str, int]
     probe_s: float
     probes: list[int]
+    costs: list[tuple[float, float]]
+    """Each probe's (probe_s, window_s)."""
     gpus: int
     wall_s: float
     notes: list[str] = field(default_factory=list)
@@ -93,7 +95,7 @@ def run_one(job: Job) -> Searched:
     plan = job.plan.removesuffix(PRIOR_SUFFIX)
     settings = SearchSettings(
         tiers=case.tiers(),
-        max_agents=case.max_agents,
+        max_agents=case.cap,
         precision=case.precision,
         plan=plan,
         prior=job.prior,
@@ -121,6 +123,7 @@ def _searched(job: Job, summary: Summary, wall_s: float) -> Searched:
         answers={t.name: t.max_agents or 0 for t in summary.tiers},
         probe_s=sum(p.probe_s or 0.0 for p in summary.probes),
         probes=[p.agents for p in summary.probes],
+        costs=[(p.probe_s or 0.0, p.window_s) for p in summary.probes],
         gpus=job.case.gpus,
         wall_s=wall_s,
         notes=[n for t in summary.tiers for n in t.notes if "monoton" in n],
@@ -173,63 +176,76 @@ def main(argv: Sequence[str] | None = None) -> int:
     began = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
         truths = dict(zip([c.name for c in cases], pool.map(truth_of, cases), strict=True))
-        jobs = [Job(c, p, s, args.noise) for c in cases for p in plans if not p.endswith(PRIOR_SUFFIX) for s in seeds]
-        prior_jobs = [Job(c, DEFAULT_PLAN, s + PRIOR_SEED_OFFSET, args.noise) for c in cases for s in seeds] if any(p.endswith(PRIOR_SUFFIX) for p in plans) else []
+        jobs = [
+            Job(c, p, s, args.noise)
+            for c in cases
+            for p in plans
+            if not p.endswith(PRIOR_SUFFIX)
+            for s in seeds
+        ]
+        prior_jobs = (
+            [Job(c, DEFAULT_PLAN, s + PRIOR_SEED_OFFSET, args.noise) for c in cases for s in seeds]
+            if any(p.endswith(PRIOR_SUFFIX) for p in plans)
+            else []
+        )
         done = list(pool.map(run_one, jobs + prior_jobs))
         earlier = {(r.case, r.seed - PRIOR_SEED_OFFSET): r for r in done[len(jobs) :]}
         searched = done[: len(jobs)]
         with_prior = [
-            Job(c, p, s, args.noise, tuple(PriorProbe.model_validate(x) for x in earlier[(c.name, s)].prior))
-            for c in cases for p in plans if p.endswith(PRIOR_SUFFIX) for s in seeds
+            Job(
+                c,
+                p,
+                s,
+                args.noise,
+                tuple(PriorProbe.model_validate(x) for x in earlier[(c.name, s)].prior),
+            )
+            for c in cases
+            for p in plans
+            if p.endswith(PRIOR_SUFFIX)
+            for s in seeds
         ]
         searched += list(pool.map(run_one, with_prior))
     wall = time.perf_counter() - began
     by_case = {c.name: c for c in cases}
     scored = [
-        Scored(r.case, tier, r.plan, r.seed, answer, truths[r.case][0][tier], score(answer, truths[r.case][0][tier], by_case[r.case].precision))
+        Scored(
+            r.case,
+            tier,
+            r.plan,
+            r.seed,
+            answer,
+            truths[r.case][0][tier],
+            score(answer, truths[r.case][0][tier], by_case[r.case].precision),
+        )
         for r in searched
         for tier, answer in r.answers.items()
     ]
     report(cases, plans, searched, scored, truths, args, wall)
     if args.json is not None:
-        args.json.write_text(json.dumps({"searched": [asdict(r) for r in searched], "scored": [asdict(s) for s in scored]}, indent=1))
+        args.json.write_text(
+            json.dumps(
+                {"searched": [asdict(r) for r in searched], "scored": [asdict(s) for s in scored]},
+                indent=1,
+            )
+        )
     return 0
 
 
-def report(cases, plans, searched, scored, truths, args, wall) -> None:  # noqa: ANN001
+def report(cases, plans, searched, scored, truths, args, wall) -> None:
     print(
-        f"{len(cases)} deployments x {args.seeds} seeds, drift sigma {args.noise:g} "
+        f"{len(cases)} deployments x {args.seeds} seed(s), drift sigma {args.noise:g} "
         f"(tau {DEFAULT_TAU_S:g} s); truth from long-window sweeps; {wall:.0f} s wall"
     )
-    base = sum(r.probe_s for r in searched if r.plan == BISECT)
-    print(f"{'plan':<16} {'within':>7} {'worst miss':>22} {'probe time':>12} {'vs bisect':>9} {'probes':>7}")
-    for plan in plans:
-        mine = [s for s in scored if s.plan == plan]
-        runs = [r for r in searched if r.plan == plan]
-        within = sum(1 for s in mine if s.miss <= 1.0) / max(1, len(mine))
-        worst = max(mine, key=lambda s: s.miss)
-        total = sum(r.probe_s for r in runs)
-        probes = sum(len(r.probes) for r in runs) / max(1, len(runs))
-        where = f"{worst.miss:.1f} ({worst.case}/{worst.tier})"
-        ratio = total / base if base else float("nan")
-        print(f"{plan:<16} {within:>7.1%} {where[:22]:>22} {total / 3600:>10.1f} h {ratio:>9.2f} {probes:>7.1f}")
+    figures = [plan_figures(plan, searched, scored) for plan in plans]
+    print("\n".join(table(figures)))
     print()
-    print("per case: truth (low-high) per tier; each plan's answers (seed 1) and probe time, mean over seeds")
-    for case in cases:
-        truth = truths[case.name][0]
-        print(f"{case.name}: " + "  ".join(f"{n} {t.low}" + (f"-{t.high}" if t.high != t.low else "") for n, t in truth.items()))
-        for plan in plans:
-            runs = [r for r in searched if r.plan == plan and r.case == case.name]
-            first = min(runs, key=lambda r: r.seed)
-            mean = sum(r.probe_s for r in runs) / len(runs)
-            misses = [s for s in scored if s.plan == plan and s.case == case.name and s.miss > 1.0]
-            flag = f"  MISS {len(misses)}" if misses else ""
-            answers = " ".join(str(a) for a in first.answers.values())
-            print(f"    {plan:<14} {answers:<24} {mean:>6.0f} s  {len(first.probes):>2} probes: {first.probes}{flag}")
-    default = [s for s in scored if s.plan == DEFAULT_PLAN]
-    total = sum(r.probe_s for r in searched if r.plan == DEFAULT_PLAN)
-    within = sum(1 for s in default if s.miss <= 1.0) / max(1, len(default))
-    print(f"probe time vs doubling+bisect: {total / base:.2f}; answers within precision: {within:.0%}")
+    print("\n".join(per_case(cases, plans, searched, scored, truths)))
+    default = next((f for f in figures if f.plan == DEFAULT_PLAN), None)
+    if default is not None:
+        print(
+            f"probe time vs doubling+bisect: {default.ratio:.2f}; "
+            f"answers within precision: {default.within:.0%}"
+        )
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ Its window opens `WARMUP_S` after the last agent started and lasts until it hold
 `MIN_SAMPLES` output-speed samples and `MIN_WINDOW_S`; each tier is judged on it by the same
 `judge` the probes use (point estimates). With ~2,000 samples a p25 is known to ~1%.
 
-The sweep: a geometric grid (x`GRID_RATIO`) from 1 to `max_agents`, then per tier a bisection
+The sweep: a geometric grid (x`GRID_RATIO`) from 1 to `max_agents` (or until every tier has
+failed), then per tier a bisection
 on integers between the grid's last pass and first fail, then `NEIGHBOURS` points either side
 of that boundary. A tier's truth is an interval `[low, high]`: `low` the last pass below the
 first fail; `high` the largest pass within `FUZZ` above it (the curve, flat near its crossing,
@@ -23,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import math
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -42,7 +42,6 @@ from agentload.sim.replay import Call, replay, session_calls
 from agentload.sim.request import SimResult
 from agentload.workload.load import load_workload
 from agentload.workload.model import Session
-
 from bench.search_population import Case
 
 TRUTH_VERSION = 1
@@ -127,7 +126,7 @@ class Sweep:
 
     def _replay(self, agents: int, horizon: float) -> list[SimResult]:
         engine = Deployment(self.built.config)
-        calls = [agent_calls(self.sessions, i, self.case.max_agents) for i in range(agents)]
+        calls = [agent_calls(self.sessions, i, self.case.cap) for i in range(agents)]
         starts = [RAMP_S * i / agents for i in range(agents)]
         return replay(engine, calls, start_times=starts, until=horizon)
 
@@ -159,7 +158,9 @@ class Sweep:
                 verdict.ttft.value if verdict.ttft is not None else None,
                 verdict.interactivity.value if verdict.interactivity is not None else None,
             )
-            health[tier.name] = value if value is not None and (value >= 0) == verdict.passed else None
+            health[tier.name] = (
+                value if value is not None and (value >= 0) == verdict.passed else None
+            )
         speeds, ttfts = samples.output_speed_tokens_per_s, samples.ttft_s
         found = Point(
             agents=agents,
@@ -175,10 +176,14 @@ class Sweep:
         return found
 
     def truth(self) -> dict[str, Truth]:
-        cap = self.case.max_agents
-        grid = sorted({min(cap, round(GRID_RATIO**k)) for k in range(200) if GRID_RATIO**k < cap * GRID_RATIO})
+        cap = self.case.cap
+        grid = sorted(
+            {min(cap, round(GRID_RATIO**k)) for k in range(200) if GRID_RATIO**k < cap * GRID_RATIO}
+        )
         for n in grid:
-            self.point(n)
+            found = self.point(n)
+            if not any(found.passed.values()):
+                break  # every tier fails from here up
         return {tier.name: self._tier(tier.name, cap) for tier in self.tiers}
 
     def _tier(self, name: str, cap: int) -> Truth:
@@ -188,7 +193,9 @@ class Sweep:
         failing = first_fail()
         if failing is None:
             return Truth(cap, cap)
-        passing = max((n for n, p in self.points.items() if p.passed[name] and n < failing), default=0)
+        passing = max(
+            (n for n, p in self.points.items() if p.passed[name] and n < failing), default=0
+        )
         while failing - passing > 1:
             middle = (passing + failing) // 2
             if self.point(middle).passed[name]:
@@ -211,7 +218,9 @@ class Sweep:
 
 
 def _key(case: Case) -> str:
-    text = json.dumps([TRUTH_VERSION, asdict(case) | {"quick": None}], sort_keys=True)
+    text = json.dumps(
+        [TRUTH_VERSION, asdict(case) | {"quick": None, "cap": case.cap}], sort_keys=True
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -227,7 +236,10 @@ def truth_of(case: Case) -> tuple[dict[str, Truth], list[Point]]:
     sweep = Sweep(case)
     truths = sweep.truth()
     points = [sweep.points[n] for n in sorted(sweep.points)]
-    payload = {"truth": {n: asdict(t) for n, t in truths.items()}, "points": [asdict(p) for p in points]}
+    payload = {
+        "truth": {n: asdict(t) for n, t in truths.items()},
+        "points": [asdict(p) for p in points],
+    }
     path.write_text(json.dumps(payload))
     return truths, points
 
@@ -236,7 +248,3 @@ def crossing_text(points: Sequence[Point], name: str) -> str:
     """The curve near a tier's crossing, for a look at a case: `60:+0.04 64:-0.01`."""
     near = [p for p in points if p.health.get(name) is not None and abs(p.health[name] or 0) < 0.2]
     return " ".join(f"{p.agents}:{p.health[name]:+.2f}" for p in near[:8]) or "-"
-
-
-def _finite(x: float | None) -> bool:
-    return x is not None and math.isfinite(x)

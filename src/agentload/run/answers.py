@@ -57,9 +57,7 @@ def monotone_note(probes: Sequence[ProbeFigures], b: Bracket) -> str | None:
     """A note when the tier passed above its first failure."""
     if b.failing is None:
         return None
-    above = sorted(
-        n for n, v in _verdicts(probes).items() if v.get(b.tier) and n > b.failing
-    )
+    above = sorted(n for n, v in _verdicts(probes).items() if v.get(b.tier) and n > b.failing)
     if not above:
         return None
     shown = ", ".join(str(n) for n in above)

@@ -30,6 +30,7 @@ steeper than typical, so a first extrapolation errs low)."""
 STEEPENING = 1.3
 """An extrapolation takes the last two passes' slope this much steeper: the curve bends down
 as load grows, and an overshoot costs a shrink."""
+BASELINE_RATIO = 2.0
 QUADRATIC_SLACK = 1e-12
 FLATTEST_SLOPE = -0.05
 """A fitted slope flatter than this (noise, or a curve that has not started to fall) is taken
@@ -84,18 +85,14 @@ def check_health(tier: Tier, check: TierCheck | None, passed: bool) -> float | N
     return health
 
 
-def observations(
-    probes: Sequence[ProbeFigures], tiers: Sequence[Tier]
-) -> tuple[Observation, ...]:
+def observations(probes: Sequence[ProbeFigures], tiers: Sequence[Tier]) -> tuple[Observation, ...]:
     """One observation per agent count (the latest probe at each wins), by agents."""
     latest = {p.agents: p for p in probes}
     found = []
     for agents in sorted(latest):
         probe = latest[agents]
         passed = {t.name: probe.verdicts.get(t.name) == "pass" for t in tiers}
-        health = {
-            t.name: check_health(t, probe.checks.get(t.name), passed[t.name]) for t in tiers
-        }
+        health = {t.name: check_health(t, probe.checks.get(t.name), passed[t.name]) for t in tiers}
         found.append(Observation(agents, passed, health))
     return tuple(found)
 
@@ -114,9 +111,7 @@ def point_bracket(known: Sequence[tuple[int, float]]) -> tuple[int, int | None]:
     """The bracket the health points alone give: the most agents with health >= 0 below the
     fewest with health < 0 (0 when none; None when none fails)."""
     failing = min((n for n, h in known if h < 0), default=None)
-    passing = max(
-        (n for n, h in known if h >= 0 and (failing is None or n < failing)), default=0
-    )
+    passing = max((n for n, h in known if h >= 0 and (failing is None or n < failing)), default=0)
     return passing, failing
 
 
@@ -128,9 +123,7 @@ def _interpolate(low: tuple[int, float], high: tuple[int, float]) -> float | Non
     return math.exp(math.log(n0) + share * (math.log(n1) - math.log(n0)))
 
 
-def _quadratic(
-    a: tuple[int, float], b: tuple[int, float], c: tuple[int, float]
-) -> float | None:
+def _quadratic(a: tuple[int, float], b: tuple[int, float], c: tuple[int, float]) -> float | None:
     """The root between b and c of the parabola in (log agents, health) through a, b, c (a
     pass below b; b the last pass, c the first fail): the curve's bend, which the chord from b
     to c misses (it falls faster as load grows, so the chord alone lands low, again and
@@ -146,6 +139,14 @@ def _quadratic(
         float(r.real) for r in roots if abs(r.imag) < QUADRATIC_SLACK and x[1] < r.real < x[2]
     ]
     return math.exp(inside[0]) if len(inside) == 1 else None
+
+
+def _baseline(passes: Sequence[tuple[int, float]]) -> tuple[int, float]:
+    """The pass to take the slope from, with the last: the largest at most 1/BASELINE_RATIO of
+    it (a slope over neighbouring counts is mostly noise), else the one before it."""
+    last = passes[-1][0]
+    far = [pt for pt in passes[:-1] if pt[0] * BASELINE_RATIO <= last]
+    return far[-1] if far else passes[-2]
 
 
 def _slope(a: tuple[int, float], b: tuple[int, float]) -> float:
@@ -173,7 +174,7 @@ def crossing(known: Sequence[tuple[int, float]], passing: int, failing: int | No
         if not below:
             return None
         last = below[-1]
-        slope = _slope(below[-2], last) * STEEPENING if len(below) >= 2 else ASSUMED_SLOPE
+        slope = _slope(_baseline(below), last) * STEEPENING if len(below) >= 2 else ASSUMED_SLOPE
         return last[0] * math.exp(-last[1] / slope)
     if passing == 0:
         if not above:

@@ -45,9 +45,7 @@ def next_probe(
 class BisectPlan:
     """Doubling, then bisection; every verdict decided before a window closes."""
 
-    def choose(
-        self, observed: Sequence[Observation], context: PlanContext
-    ) -> ProbeChoice | None:
+    def choose(self, observed: Sequence[Observation], context: PlanContext) -> ProbeChoice | None:
         agents = next_probe(
             verdicts_of(observed),
             context.names,

@@ -60,9 +60,7 @@ class SweepPlan:
     hold: Hold = "settling"
     use_prior: bool = True
 
-    def choose(
-        self, observed: Sequence[Observation], context: PlanContext
-    ) -> ProbeChoice | None:
+    def choose(self, observed: Sequence[Observation], context: PlanContext) -> ProbeChoice | None:
         names = context.names
         settled = brackets(verdicts_of(observed), names)
         targets = []

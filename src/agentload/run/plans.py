@@ -39,9 +39,7 @@ def plan_named(name: str) -> Plan:
         raise InputError(f"unknown search plan {name!r} (known: {known})") from None
 
 
-def choose(
-    name: str, observed: Sequence[Observation], context: PlanContext
-) -> ProbeChoice | None:
+def choose(name: str, observed: Sequence[Observation], context: PlanContext) -> ProbeChoice | None:
     """The named plan's next probe, or None when every tier is settled."""
     return plan_named(name).choose(observed, context)
 
@@ -63,9 +61,7 @@ def guessed_limits(observed: Sequence[Observation], context: PlanContext) -> dic
     return guesses
 
 
-def remaining_probes(
-    name: str, observed: Sequence[Observation], context: PlanContext
-) -> int:
+def remaining_probes(name: str, observed: Sequence[Observation], context: PlanContext) -> int:
     """About how many probes the plan still needs: the plan run against each tier's guessed
     limit (`guessed_limits`), its curve falling at `ASSUMED_SLOPE` through it. An estimate
     for the progress display, not a bound."""

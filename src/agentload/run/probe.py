@@ -4,9 +4,12 @@ A search probe resizes the agents, waits until every agent has been active `sett
 a window of at least `window_s`, and extends it (up to `max_window_s`) while a verdict the plan
 holds it for (`hold`: by default every verdict, either outcome) is inside the noise. Its
 `probe_s` is what it cost: from the resize (a ramp, or a shrink's wait for the leaving agents'
-calls) through the settle to the window's end. A plain run is one probe of fixed length (`length_s`, from its first agent's
-start): its window runs from the steady state to that end, or covers the whole run (said in a
-note) when the steady state never came; interrupted, it covers what was measured.
+calls) through the settle to the window's end. With a hold, a verdict counts as decided when
+the bootstrap interval or the exact sequential test of `agentload.run.sequential` decides it.
+
+A plain run is one probe of fixed length (`length_s`, from its first agent's start): its window
+runs from the steady state to that end, or covers the whole run (said in a note) when the
+steady state never came; interrupted, it covers what was measured.
 """
 
 from __future__ import annotations
@@ -172,8 +175,7 @@ def _confident(
     a plan that holds windows (`sequential`), also by the exact test of `run.sequential`."""
     tiers = {t.name: t for t in settings.tiers}
     return {
-        name: v.outcome != "uncertain"
-        or (sequential and decided(samples, tiers[name], v, alpha))
+        name: v.outcome != "uncertain" or (sequential and decided(samples, tiers[name], v, alpha))
         for name, v in verdicts.items()
     }
 
