@@ -23,6 +23,10 @@ class PlanFigures:
     within: float
     """Share of answers within the requested precision of the truth."""
     within_twice: float
+    settled: int
+    """Answers on stationary tiers (`search_truth.Truth.stationary`)."""
+    settled_within: float
+    """Share of those within the requested precision."""
     worst: float
     """The worst miss, in precision units (max(1, precision x truth) agents)."""
     worst_where: str
@@ -41,12 +45,15 @@ def plan_figures(plan: str, searched: Sequence, scored: Sequence) -> PlanFigures
     base = sum(r.probe_s for r in searched if r.plan == BISECT)
     worst = max(mine, key=lambda s: s.miss)
     total = sum(r.probe_s for r in runs)
+    steady = [s for s in mine if s.truth.stationary]
     windows = sum(w for r in runs for _, w in r.costs)
     return PlanFigures(
         plan=plan,
         answers=len(mine),
         within=sum(1 for s in mine if s.miss <= WITHIN) / max(1, len(mine)),
         within_twice=sum(1 for s in mine if s.miss <= TWICE) / max(1, len(mine)),
+        settled=len(steady),
+        settled_within=sum(1 for s in steady if s.miss <= WITHIN) / max(1, len(steady)),
         worst=worst.miss,
         worst_where=f"{worst.case}/{worst.tier} s{worst.seed}: {worst.answer} vs "
         f"{worst.truth.low}"
@@ -60,12 +67,13 @@ def plan_figures(plan: str, searched: Sequence, scored: Sequence) -> PlanFigures
 
 def table(figures: Sequence[PlanFigures]) -> list[str]:
     lines = [
-        f"{'plan':<14} {'answers':>7} {'within':>7} {'<=2x':>6} {'worst':>6} {'probe h':>8} "
-        f"{'vs bisect':>9} {'probes':>6} {'window':>6}  worst miss"
+        f"{'plan':<14} {'answers':>7} {'within':>7} {'<=2x':>6} {'steady':>6} {'within':>7} "
+        f"{'worst':>6} {'probe h':>8} {'vs bisect':>9} {'probes':>6} {'window':>6}  worst miss"
     ]
     for f in figures:
         lines.append(
             f"{f.plan:<14} {f.answers:>7} {f.within:>7.1%} {f.within_twice:>6.1%} "
+            f"{f.settled:>6} {f.settled_within:>7.1%} "
             f"{f.worst:>6.2f} {f.probe_s / SECONDS_PER_HOUR:>8.1f} {f.ratio:>9.2f} "
             f"{f.probes:>6.1f} {f.window_share:>6.0%}  {f.worst_where}"
         )
@@ -74,11 +82,15 @@ def table(figures: Sequence[PlanFigures]) -> list[str]:
 
 def per_case(cases: Sequence, plans: Sequence[str], searched: Sequence, scored: Sequence,
              truths: dict) -> list[str]:  # fmt: skip
-    lines = ["per case: truth per tier; each plan's answers (first seed), mean probe time, probes"]
+    lines = [
+        "per case: truth per tier (~: not stationary); each plan's answers (first seed), mean "
+        "probe time, probes"
+    ]
     for case in cases:
         truth = truths[case.name][0]
         shown = "  ".join(
-            f"{n} {t.low}" + (f"-{t.high}" if t.high != t.low else "") for n, t in truth.items()
+            f"{n} {'' if t.stationary else '~'}{t.low}" + (f"-{t.high}" if t.high != t.low else "")
+            for n, t in truth.items()
         )
         lines.append(f"{case.name} (cap {case.cap}, precision {case.precision:g}): {shown}")
         for plan in plans:

@@ -14,9 +14,11 @@ failed), then per tier a bisection
 on integers between the grid's last pass and first fail, then `NEIGHBOURS` points either side
 of that boundary. A tier's truth is an interval `[low, high]`: `low` the last pass below the
 first fail; `high` the largest pass within `FUZZ` above it (the curve, flat near its crossing,
-can pass again just above a fail even with long windows). 0 means the tier fails at one
-agent; `max_agents` and no fail means the tier passes at the cap. Results are cached under
-`$AGENTLOAD_HOME/bench/search_cost/` by the case and `TRUTH_VERSION`.
+can pass again just above a fail even with long windows). A truth is *stationary* when, at the
+points near its crossing, the window's two halves agree: otherwise the deployment was still
+changing (a KV cache filling over minutes) and the answer depends on the window's length. 0
+means the tier fails at one agent; `max_agents` and no fail means the tier passes at the cap.
+Results are cached under `$AGENTLOAD_HOME/bench/search_cost/` by the case and `TRUTH_VERSION`.
 """
 
 from __future__ import annotations
@@ -31,9 +33,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from agentload.home import agentload_home
-from agentload.measure.metrics import RecordTable, window_samples
+from agentload.measure.metrics import RecordTable, WindowSamples, window_samples
 from agentload.measure.verdict import judge
 from agentload.measure.window import Window
+from agentload.results.tiers import Tier
 from agentload.run.agent import session_instance
 from agentload.run.curves import tier_health
 from agentload.sim.build import build_deployment
@@ -44,7 +47,7 @@ from agentload.workload.load import load_workload
 from agentload.workload.model import Session
 from bench.search_population import Case
 
-TRUTH_VERSION = 1
+TRUTH_VERSION = 2
 RAMP_S = 10.0
 WARMUP_S = 120.0
 MIN_SAMPLES = 2000
@@ -55,6 +58,11 @@ NEIGHBOURS = 2
 NEIGHBOUR_STEP = 0.015
 """Neighbours are this share of the boundary apart (at least one agent)."""
 FUZZ = 0.1
+STATIONARY_TOLERANCE = 0.08
+"""Most a tier's health may differ between a window's halves (log units; each half holds
+~1,000 requests, so sampling alone moves it ~0.03)."""
+STATIONARY_REACH = 1.25
+"""The points within this factor of a crossing decide its stationarity."""
 SEED = 0
 SALT = "truth"
 
@@ -71,6 +79,8 @@ class Point:
     samples: int
     error_rate: float
     window_s: float
+    halves: dict[str, tuple[float | None, float | None]]
+    """Each tier's health over the window's first and second halves (stationarity)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,10 @@ class Truth:
 
     low: int
     high: int
+    stationary: bool = True
+    """Near its crossing, the tier's health over the window's two halves agreed within
+    `STATIONARY_TOLERANCE`: the deployment had settled. When not (a KV cache that fills over
+    minutes, say), the answer depends on how long one measures: no window is the truth."""
 
 
 def agent_calls(sessions: Sequence[Session], agent: int, stride: int) -> Iterator[Call]:
@@ -112,6 +126,20 @@ def _table(results: Sequence[SimResult]) -> RecordTable:
         gap_values=np.zeros(0),
         gap_offsets=np.zeros(size + 1, dtype=np.int64),
     )
+
+
+def _judged(samples: WindowSamples, tier: Tier, error_rate: float) -> tuple[bool, float | None]:
+    """The tier's point-estimate verdict and health over these samples."""
+    if samples.output_speed_tokens_per_s.size == 0:
+        return False, None
+    verdict = judge(samples, tier, error_rate=error_rate, min_samples=1)
+    value = tier_health(
+        tier,
+        verdict.speed.value if verdict.speed is not None else None,
+        verdict.ttft.value if verdict.ttft is not None else None,
+        verdict.interactivity.value if verdict.interactivity is not None else None,
+    )
+    return verdict.passed, value if value is not None and (value >= 0) == verdict.passed else None
 
 
 class Sweep:
@@ -148,18 +176,15 @@ class Sweep:
         closed = [r for r in results if start <= r.t_done < horizon]
         errors = sum(1 for r in closed if r.error is not None)
         error_rate = errors / len(closed) if closed else 0.0
-        passed, health = {}, {}
+        middle = (start + horizon) / 2
+        first = window_samples(table, Window(start, middle))
+        second = window_samples(table, Window(middle, horizon))
+        passed, health, halves = {}, {}, {}
         for tier in self.tiers:
-            verdict = judge(samples, tier, error_rate=error_rate, min_samples=1)
-            passed[tier.name] = verdict.passed
-            value = tier_health(
-                tier,
-                verdict.speed.value if verdict.speed is not None else None,
-                verdict.ttft.value if verdict.ttft is not None else None,
-                verdict.interactivity.value if verdict.interactivity is not None else None,
-            )
-            health[tier.name] = (
-                value if value is not None and (value >= 0) == verdict.passed else None
+            passed[tier.name], health[tier.name] = _judged(samples, tier, error_rate)
+            halves[tier.name] = (
+                _judged(first, tier, error_rate)[1],
+                _judged(second, tier, error_rate)[1],
             )
         speeds, ttfts = samples.output_speed_tokens_per_s, samples.ttft_s
         found = Point(
@@ -171,6 +196,7 @@ class Sweep:
             samples=int(count),
             error_rate=error_rate,
             window_s=horizon - start,
+            halves=halves,
         )
         self.points[agents] = found
         return found
@@ -192,7 +218,7 @@ class Sweep:
 
         failing = first_fail()
         if failing is None:
-            return Truth(cap, cap)
+            return Truth(cap, cap, self._stationary(name, cap, cap))
         passing = max(
             (n for n, p in self.points.items() if p.passed[name] and n < failing), default=0
         )
@@ -214,7 +240,23 @@ class Sweep:
             (n for n, p in self.points.items() if p.passed[name] and n <= failing * (1 + FUZZ)),
             default=0,
         )
-        return Truth(low, max(low, high))
+        return Truth(low, max(low, high), self._stationary(name, low, max(low, high)))
+
+    def _stationary(self, name: str, low: int, high: int) -> bool:
+        near = [
+            p
+            for n, p in self.points.items()
+            if low / STATIONARY_REACH <= n <= (high + 1) * STATIONARY_REACH
+        ]
+        for point in near:
+            first, second = point.halves[name]
+            if first is None or second is None:
+                if first is not second:
+                    return False
+                continue
+            if abs(first - second) > STATIONARY_TOLERANCE:
+                return False
+        return True
 
 
 def _key(case: Case) -> str:

@@ -102,6 +102,10 @@ SETTINGS = SearchSettings(
 )
 
 
+ESTIMATE_SLACK = 5
+"""Probes an estimate after the first probe may be off by (the plan is run against a guess)."""
+
+
 def true_probes(plan: str) -> dict[int, object]:
     """The probes the plan takes on the made-up deployment."""
     found: dict[int, object] = {}
@@ -115,10 +119,11 @@ def true_probes(plan: str) -> dict[int, object]:
 def test_the_estimate_of_probes_left_is_near_what_the_plan_takes(plan: str) -> None:
     assert [limit(t) for t in TIERS] == [17, 100]  # the answers the plans look for
     context = SETTINGS.plan_context()
-    estimate = remaining_probes(plan, (), context)
-    done = true_probes(plan)
-    assert abs(estimate - len(done)) <= 4
-    assert remaining_probes(plan, observed(done, TIERS), context) == 0
+    done = list(true_probes(plan).items())
+    first = dict(done[:1])
+    estimate = remaining_probes(plan, observed(first, TIERS), context)
+    assert abs(estimate - (len(done) - 1)) <= ESTIMATE_SLACK
+    assert remaining_probes(plan, observed(dict(done), TIERS), context) == 0
 
 
 def test_the_board_says_the_probe_its_window_the_brackets_and_the_time_left(

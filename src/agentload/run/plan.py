@@ -47,6 +47,8 @@ class ProbeChoice:
 
     agents: int
     hold: Mapping[str, frozenset[bool]] = field(default_factory=dict)
+    settle_shrink: bool = False
+    """Settle after a shrink too (the server drains what the larger load queued)."""
 
 
 class Plan(Protocol):

@@ -7,7 +7,9 @@ passed below the fewest that failed) and its crossing estimate (`agentload.run.c
 prior's while this search has only passes for it):
 - no fail yet: just below the extrapolated crossing, at most `growth_cap` times its largest
   pass (the extrapolation is only as good as the curve's shape so far);
-- a pass and a fail: the pass side of the predicted crossing, `floor(c - (w - 1) / 2)` for
+- a pass and a fail more than `ENDGAME_WIDTHS` widths apart: the predicted crossing, kept
+  `SAFEGUARD` of the bracket (log agents) from either end, as safeguarded regula falsi is;
+- a narrower bracket: the pass side of the predicted crossing, `floor(c - (w - 1) / 2)` for
   the precision's width `w`, so the crossing sits mid-bracket; when that is the known pass,
   its fail side, `passing + w`, which settles the tier if it fails;
 - failed at the smallest probe: the same, downwards, at most `growth_cap` below.
@@ -46,6 +48,11 @@ GROWTH_CAP = 4.0
 """While a tier has only passes, a probe is at most this many times its largest pass (and at
 least this many times below a tier's only fail)."""
 
+ENDGAME_WIDTHS = 3
+"""A bracket wider than this many precision widths is narrowed from inside (`_inside`); a
+narrower one is finished with its pass side and fail side."""
+SAFEGUARD = 0.2
+"""A wide bracket's next probe is at least this share of its span (log agents) from either end."""
 PRIOR_OUT_OF_REACH = 0.5
 """The crossing of a tier the prior failed at one agent (its first probe is then at one)."""
 
@@ -59,6 +66,7 @@ class SweepPlan:
     growth_cap: float = GROWTH_CAP
     hold: Hold = "settling"
     use_prior: bool = True
+    settle_shrink: bool = True
 
     def choose(self, observed: Sequence[Observation], context: PlanContext) -> ProbeChoice | None:
         names = context.names
@@ -73,7 +81,7 @@ class SweepPlan:
         if not targets:
             return None
         agents = max(1, min(min(targets), context.max_agents))
-        return ProbeChoice(agents, self._hold(settled, agents, context))
+        return ProbeChoice(agents, self._hold(settled, agents, context), self.settle_shrink)
 
     def _target(
         self,
@@ -107,6 +115,8 @@ class SweepPlan:
             estimate = guess
         if estimate is None:
             estimate = math.sqrt(p * f)
+        if f - p > ENDGAME_WIDTHS * width(p, precision):
+            return _inside(estimate, p, f)
         x = _pass_side(min(max(estimate, p), f), precision)
         if x <= p:
             x = p + width(p, precision)
@@ -136,6 +146,17 @@ def _prior_crossing(known: list[tuple[int, float]]) -> float | None:
     if passing == 0 and failing == 1:
         return PRIOR_OUT_OF_REACH
     return crossing(known, passing, failing) or math.sqrt(max(passing, 1) * failing)
+
+
+def _inside(estimate: float, passing: int, failing: int) -> int:
+    """A wide bracket's next probe: the estimate, kept within the middle of the bracket (in
+    log agents, `SAFEGUARD` from either end), so a curve that bends hard near its crossing (a
+    KV cache filling up, a queue forming) cannot stall the search at one end."""
+    span = math.log(failing) - math.log(passing)
+    low = math.exp(math.log(passing) + SAFEGUARD * span)
+    high = math.exp(math.log(failing) - SAFEGUARD * span)
+    x = round(min(max(estimate, low), high))
+    return max(passing + 1, min(x, failing - 1))
 
 
 def _pass_side(crossing_agents: float, precision: float) -> int:

@@ -4,8 +4,11 @@ A search probe resizes the agents, waits until every agent has been active `sett
 a window of at least `window_s`, and extends it (up to `max_window_s`) while a verdict the plan
 holds it for (`hold`: by default every verdict, either outcome) is inside the noise. Its
 `probe_s` is what it cost: from the resize (a ramp, or a shrink's wait for the leaving agents'
-calls) through the settle to the window's end. With a hold, a verdict counts as decided when
-the bootstrap interval or the exact sequential test of `agentload.run.sequential` decides it.
+calls) through the settle to the window's end. A shrink needs no settle by AgentPerf's rule
+(every agent has been active long enough), but the server may still be serving what the larger
+load queued: with `settle_shrink` the window waits `settle_s` after a shrink too. With a hold,
+a verdict counts as decided when the bootstrap interval or the exact sequential test of
+`agentload.run.sequential` decides it.
 
 A plain run is one probe of fixed length (`length_s`, from its first agent's start): its window
 runs from the steady state to that end, or covers the whole run (said in a note) when the
@@ -102,19 +105,24 @@ async def measure_probe(
     *,
     watch: SearchWatch | None = None,
     hold: Mapping[str, frozenset[bool]] | None = None,
+    settle_shrink: bool = False,
 ) -> ProbeOutcome | None:
     """Resize to `agents`, settle, measure, judge. None only for a run interrupted before
     anything could be measured. `baseline` (a one-agent probe's latency model, kept by the
     search) gives the per-session slowdown. With `arrivals` (offsets from the start, s), a run
     starts one agent at each instead of `agents` over a ramp (open loop). `watch` hears when
     the window opens and what it needs. `hold`: tier -> the point-estimate outcomes (True:
-    pass) the window stays open to decide (None: every tier, either outcome)."""
+    pass) the window stays open to decide (None: every tier, either outcome). `settle_shrink`:
+    after a shrink, settle again (the server drains what the larger load queued)."""
     meters = meters or Meters()
     began = clock.now()
     if arrivals is not None:
         return await _open_loop(load, settings, index, phase, arrivals, meters, baseline)
+    before = len(load.running_starts())
     await load.resize(agents, settings.ramp_s, phase)
     steady = (load.last_start() or began) + settings.settle_s
+    if settle_shrink and agents < before:
+        steady = max(steady, clock.now() + settings.settle_s)
     if watch is not None:
         watch.settling(steady)
     if settings.length_s is not None:

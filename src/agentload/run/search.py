@@ -105,6 +105,7 @@ async def run_search(
             arrivals,
             watch=watch,
             hold=None if settings.is_run else choice.hold,
+            settle_shrink=choice.settle_shrink,
         )
         if outcome is not None:
             state.baseline = state.baseline or outcome.baseline
