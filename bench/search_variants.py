@@ -3,7 +3,8 @@
 Each is `SweepPlan` (`agentload.run.plan_sweep`) with one knob turned, so the harness can say
 what each idea is worth: `sweep-inside` holds every verdict the bracket does not imply,
 `sweep-none` holds none (the minimum window always), `sweep-x2` grows at most 2x while
-extrapolating, `sweep-x8` at most 8x, `sweep-noshrinksettle` opens a window right after a shrink
+extrapolating, `sweep-x8` at most 8x, `sweep-m25` and `sweep-m05` aim 25% and 5% (not 15%)
+below an extrapolated crossing, `sweep-noshrinksettle` opens a window right after a shrink
 (as `bisect` does).
 """
 
@@ -16,6 +17,8 @@ VARIANTS = {
     "sweep-inside": SweepPlan(hold="inside"),
     "sweep-none": SweepPlan(hold="none"),
     "sweep-x2": SweepPlan(growth_cap=2.0),
+    "sweep-m25": SweepPlan(approach_margin=0.25),
+    "sweep-m05": SweepPlan(approach_margin=0.05),
     "sweep-x8": SweepPlan(growth_cap=8.0),
     "sweep-noshrinksettle": SweepPlan(settle_shrink=False),
 }

@@ -153,6 +153,25 @@ def test_the_board_says_the_probe_its_window_the_brackets_and_the_time_left(
     assert board.left_s(now()) == pytest.approx(70.0 + (board.remaining - 1) * 100.0)
 
 
+def test_with_gpus_the_board_says_the_gpu_time_spent_and_to_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = FakeClock(1000.0)
+    monkeypatch.setattr(progress.clock, "now", now)
+    board = ProgressBoard(SETTINGS, started_at=1000.0, gpus=8)
+    board.start_probe(0, 1)
+    now.t = 1100.0
+    board.finish_probe([probe(1, TIERS, probe_s=100.0)])
+    board.start_probe(1, 2)
+    now.t = 1150.0
+    assert board.remaining is not None
+    to_go = board.left_s(now()) * 8
+    words = board.time_words(now())
+    assert "; GPU time 1,200 GPU-s spent" in words  # (100 s + the current 50 s) x 8 GPUs
+    assert f"~{progress.gpu_time(to_go)} to go" in words
+    assert "GPU" not in ProgressBoard(SETTINGS, started_at=1000.0).time_words(now())
+
+
 def test_a_plain_runs_time_left_is_its_length_left(monkeypatch: pytest.MonkeyPatch) -> None:
     now = FakeClock(1030.0)
     monkeypatch.setattr(progress.clock, "now", now)

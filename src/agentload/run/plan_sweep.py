@@ -5,8 +5,11 @@ settle an answer.
 Pure. For every tier not yet settled, a target count from its bracket (the most agents that
 passed below the fewest that failed) and its crossing estimate (`agentload.run.curves`, or the
 prior's while this search has only passes for it):
-- no fail yet: just below the extrapolated crossing, at most `growth_cap` times its largest
-  pass (the extrapolation is only as good as the curve's shape so far);
+- no fail yet: `APPROACH_MARGIN` below the extrapolated crossing, at most `growth_cap` times
+  its largest pass (an extrapolation is only as good as the curve's shape so far); within
+  `FINE_WIDTHS` of it, one precision width up (`passing + w`), so the climb's first fail
+  settles the tier with no step back; already within the margin, the crossing's pass side
+  (below); a prior's crossing, better than an extrapolation, is aimed at its pass side at once;
 - a pass and a fail more than `ENDGAME_WIDTHS` widths apart: the predicted crossing, kept
   `SAFEGUARD` of the bracket (log agents) from either end, as safeguarded regula falsi is;
 - a narrower bracket: the pass side of the predicted crossing, `floor(c - (w - 1) / 2)` for
@@ -48,10 +51,16 @@ GROWTH_CAP = 4.0
 """While a tier has only passes, a probe is at most this many times its largest pass (and at
 least this many times below a tier's only fail)."""
 
+APPROACH_MARGIN = 0.15
+"""While a tier has only passes, the next probe aims this share below its extrapolated crossing
+(an extrapolation is often 20% off, and an overshoot costs a shrink and a bisection down)."""
+FINE_WIDTHS = 1.5
+"""Within this many precision widths of the predicted crossing the climb steps one width at a
+time: the first fail settles the tier."""
 ENDGAME_WIDTHS = 3
 """A bracket wider than this many precision widths is narrowed from inside (`_inside`); a
 narrower one is finished with its pass side and fail side."""
-SAFEGUARD = 0.2
+SAFEGUARD = 0.35
 """A wide bracket's next probe is at least this share of its span (log agents) from either end."""
 PRIOR_OUT_OF_REACH = 0.5
 """The crossing of a tier the prior failed at one agent (its first probe is then at one)."""
@@ -64,6 +73,7 @@ class SweepPlan:
     """The sweep (module docstring); the fields are the harness's knobs (`bench/search_cost.py`)."""
 
     growth_cap: float = GROWTH_CAP
+    approach_margin: float = APPROACH_MARGIN
     hold: Hold = "settling"
     use_prior: bool = True
     settle_shrink: bool = True
@@ -97,11 +107,19 @@ class SweepPlan:
                 return context.start
             return max(1, _pass_side(guess, precision))
         if f is None:
-            ceiling = min(context.max_agents, max(p + 1, math.floor(p * self.growth_cap)))
-            estimate = guess if guess is not None and guess > p else crossing(known, p, None)
+            step = p + width(p, precision)
+            ceiling = min(context.max_agents, max(step, math.floor(p * self.growth_cap)))
+            if guess is not None and guess > p:  # the prior's crossing: just below it
+                return min(max(_pass_side(guess, precision), step), ceiling)
+            estimate = crossing(known, p, None)
             if estimate is None:
                 return ceiling
-            return min(max(_pass_side(estimate, precision), p + width(p, precision)), ceiling)
+            if estimate <= p + FINE_WIDTHS * width(p, precision):
+                return min(step, context.max_agents)
+            approach = math.floor(estimate * (1 - self.approach_margin))
+            if approach <= step:  # already within the margin: a short extrapolation, trusted
+                approach = _pass_side(estimate, precision)
+            return min(max(approach, step), ceiling)
         if p == 0:
             low = max(1, math.ceil(f / self.growth_cap))
             estimate = crossing(known, 0, f)
