@@ -27,11 +27,13 @@ demo: $(ENGINE)
 test: $(ENGINE)
 	$(PY) -m ruff check $(LINTED)
 	$(PY) -m ruff format --check $(LINTED)
+	$(PY) -m mypy
 	$(PY) -m pytest -q
 
 lint: $(INSTALLED)
 	$(PY) -m ruff check $(LINTED)
 	$(PY) -m ruff format --check $(LINTED)
+	$(PY) -m mypy
 
 format: $(INSTALLED)
 	$(PY) -m ruff format $(LINTED)

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentload.results.record import RequestRecord
-from agentload.run.agent import Agent
+from agentload.run.agent import Agent, Stop
 from agentload.workload.load import DEFAULT_WORKLOAD, load_workload
 from agentload.workload.model import Workload, prompt_tokens
 
@@ -117,7 +117,7 @@ async def hold(
 ) -> tuple[int, int]:
     """(resident bytes, reply text bytes held) with `agents` agents idle at the long context."""
     stand_in = Park(park, agents, recorded)
-    stop = asyncio.Event()
+    stop = Stop()
     tasks = []
     for index in range(agents):
         agent = Agent(

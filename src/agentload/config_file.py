@@ -153,13 +153,14 @@ def _one(action: argparse.Action, key: str, value: Any, path: Path) -> Any:
             "with --" + key.replace("_", "-")
         )
     converter = action.type
-    if converter is None:
+    # (argparse also takes a registered type's name, not callable; agentload registers none)
+    if converter is None or not callable(converter):
         if not isinstance(value, str):
             raise AgentloadError(f"{path}: '{key}': expected a string, got {value!r}")
         converted: Any = value
     else:
         try:
-            converted = converter(value if isinstance(value, str) else str(value))  # type: ignore[operator]
+            converted = converter(value if isinstance(value, str) else str(value))
         except (TypeError, ValueError):
             kind = getattr(converter, "__name__", "value")
             raise AgentloadError(f"{path}: '{key}': expected {kind}, got {value!r}") from None

@@ -1,9 +1,5 @@
-"""A simulated results directory, as analysis will see one once the simulator marks its summary.
-
-The simulator's engineer adds a field like `simulated: SimulationFacts | None` to `Summary`;
-until it lands, a subclass carries it, and `simulate` makes `load_results` read it (so the
-verbs are driven through the CLI on a simulated directory).
-"""
+"""A results directory marked as a simulated one: its summary carries `SimulationFacts`, as
+`agentload simulate` writes them (the verbs are then driven through the CLI on it)."""
 
 from __future__ import annotations
 
@@ -11,34 +7,34 @@ from pathlib import Path
 
 import pytest
 
-from agentload.analysis import results as results_module
+from agentload.results.files import SUMMARY_FILE
 from agentload.results.load import read_summary
-from agentload.results.summary import Summary
+from agentload.results.summary import SimulatedDeployment, SimulationFacts, Summary
+
+FACTS = SimulationFacts(
+    deployment=SimulatedDeployment(
+        system="gb300",
+        backend="sglang",
+        model="test/model",
+        gpus=4,
+        parallel="tp4,ep4",
+        replicas=1,
+        gpus_per_replica=4,
+        max_batch_tokens=8192,
+        max_running=256,
+        routing="affinity",
+    ),
+    step_source="roofline (test)",
+    power_model="test power model",
+)
 
 
-class SimulationFacts(Summary.__base__):  # type: ignore[misc,name-defined]
-    """A stand-in for the simulator's facts (what engine model, what seed)."""
-
-    engine_model: str = "roofline"
-    seed: int = 0
-
-
-class SimulatedSummary(Summary):
-    """`Summary` with the simulator's marker."""
-
-    simulated: SimulationFacts | None = None
-
-
-def simulated_summary(summary: Summary) -> SimulatedSummary:
+def simulated_summary(summary: Summary) -> Summary:
     """The same summary, marked simulated."""
-    return SimulatedSummary(**summary.model_dump(), simulated=SimulationFacts())
+    return summary.model_copy(update={"simulated": FACTS})
 
 
 def simulate(monkeypatch: pytest.MonkeyPatch, directory: Path) -> None:
-    """Make analysis read `directory`'s summary as a simulated one."""
+    """Mark `directory`'s summary simulated (`monkeypatch` is kept for the callers' sake)."""
     marked = simulated_summary(read_summary(directory))
-
-    def read(path: str | Path) -> Summary:
-        return marked if Path(path).resolve() == directory.resolve() else read_summary(path)
-
-    monkeypatch.setattr(results_module, "read_summary", read)
+    (directory / SUMMARY_FILE).write_text(marked.model_dump_json(indent=2))

@@ -154,7 +154,8 @@ def test_default_gap() -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(
-    steps=st.lists(st.floats(0.01, 0.4), min_size=5, max_size=60),
+    # 1 + len(steps) sample times, one `watts` reading each
+    steps=st.lists(st.floats(0.01, 0.4), min_size=5, max_size=59),
     watts=st.lists(st.floats(0.0, 1500.0), min_size=60, max_size=60),
     cuts=st.lists(st.floats(0.0, 1.0), min_size=3, max_size=3),
     counter=st.booleans(),

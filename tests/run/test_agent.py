@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentload.results.record import RequestRecord
-from agentload.run.agent import Agent
+from agentload.run.agent import Agent, Stop
 from agentload.workload.model import PromptSegment, Segment, Session, Turn
 from agentload.workload.replies import Replies
 from tests.workload.test_prompt_build import SESSIONS, reference_prompts, shape
@@ -36,7 +36,7 @@ def _session(sid: str, turns: int, tool_time_s: float = 0.0) -> Session:
 class _Recorder:
     """A `send` that returns a record with the forced length and remembers every call."""
 
-    def __init__(self, stop: asyncio.Event, limit: int, fail: set[int] | None = None) -> None:
+    def __init__(self, stop: Stop, limit: int, fail: set[int] | None = None) -> None:
         self.calls: list[tuple[str, list[PromptSegment], int, dict[int, Any]]] = []
         self.stop = stop
         self.limit = limit
@@ -85,7 +85,7 @@ def _agent(sessions: list[Session], send: _Recorder, **kw: Any) -> Agent:
 
 
 async def test_prompts_grow_by_reply_and_new_input() -> None:
-    stop = asyncio.Event()
+    stop = Stop()
     send = _Recorder(stop, limit=3)
     await _agent([_session("s", 3)], send).run(stop)
     keys = [[s.key for s in segments] for _, segments, _, _ in send.calls]
@@ -99,7 +99,7 @@ async def test_prompts_grow_by_reply_and_new_input() -> None:
 
 
 async def test_a_new_session_instance_after_the_last_turn() -> None:
-    stop = asyncio.Event()
+    stop = Stop()
     send = _Recorder(stop, limit=5)
     await _agent([_session("a", 2), _session("b", 2)], send, stride=1).run(stop)
     instances = [instance for instance, _, _, _ in send.calls]
@@ -108,7 +108,7 @@ async def test_a_new_session_instance_after_the_last_turn() -> None:
 
 
 async def test_start_mid_session_sends_the_full_prefix_first() -> None:
-    stop = asyncio.Event()
+    stop = Stop()
     send = _Recorder(stop, limit=1)
     session = _session("s", 50)
     await _agent([session], send, start_mid_session=True).run(stop)
@@ -119,7 +119,7 @@ async def test_start_mid_session_sends_the_full_prefix_first() -> None:
 
 
 async def test_a_failed_call_backs_off_and_keeps_no_reply() -> None:
-    stop = asyncio.Event()
+    stop = Stop()
     send = _Recorder(stop, limit=2, fail={0})
     loop = asyncio.get_running_loop()
     began = loop.time()
@@ -131,7 +131,7 @@ async def test_a_failed_call_backs_off_and_keeps_no_reply() -> None:
 
 
 async def test_stop_interrupts_tool_time() -> None:
-    stop = asyncio.Event()
+    stop = Stop()
     send = _Recorder(stop, limit=10**6)
     agent = _agent([_session("s", 3, tool_time_s=60.0)], send)
     task = asyncio.create_task(agent.run(stop))
@@ -144,7 +144,7 @@ async def test_stop_interrupts_tool_time() -> None:
 class _Lengths:
     """A `send` whose replies have random lengths (some calls fail); remembers every call."""
 
-    def __init__(self, stop: asyncio.Event, limit: int, seed: int) -> None:
+    def __init__(self, stop: Stop, limit: int, seed: int) -> None:
         self.calls: list[tuple[Session, str, list[PromptSegment], int, int | None]] = []
         self.stop = stop
         self.limit = limit
@@ -192,7 +192,7 @@ async def test_an_agent_sends_the_prompts_of_its_replies_lengths(
     monkeypatch.setattr("agentload.run.agent.ERROR_BACKOFF_S", 0.0)
     longest = sorted(SESSIONS[kind], key=lambda s: -len(s.turns))[:2]
     sessions = [s.model_copy(update={"turns": _no_tool_time(s)}) for s in longest]
-    stop = asyncio.Event()
+    stop = Stop()
     limit = sum(len(s.turns) for s in sessions) + 3  # into a second instance of the first
     send = _Lengths(stop, limit=limit, seed=seed)
     await _agent(sessions, send, start_mid_session=mid, seed=seed).run(stop)
@@ -277,7 +277,7 @@ def test_subagents_run_beside_each_other_and_the_parent_waits_for_those_it_joins
     send = _Timed(call_s=1.0)
 
     async def play() -> None:
-        await _agent([parent], send)._play(parent, "i0", 0, asyncio.Event())
+        await _agent([parent], send)._play(parent, "i0", 0, Stop())
 
     from agentload.run.virtual_time import run_virtually
 
@@ -289,3 +289,21 @@ def test_subagents_run_beside_each_other_and_the_parent_waits_for_those_it_joins
     assert by[("parent", 1)][0] == 4.0  # after the joined children, not the detached one
     assert by[("loose", 0)][0] == 1.0 and ("loose", 5) not in by  # cancelled with the session
     assert {sid for sid, *_ in send.spans} == {"parent", "a", "b", "loose"}
+
+
+@pytest.mark.parametrize("start_mid_session", [False, True])
+async def test_a_kept_history_sends_the_very_prompts_a_rebuilt_one_does(
+    start_mid_session: bool,
+) -> None:
+    """Agents that keep their prompt between calls (a simulated deployment's) send the same
+    segments, reply lengths included, as agents that rebuild each prompt from reply lengths."""
+    sent = []
+    for keep in (False, True):
+        stop = Stop()
+        send = _Recorder(stop, limit=9)
+        agent = _agent(
+            [_session("s", 6)], send, keep_history=keep, start_mid_session=start_mid_session
+        )
+        await agent.run(stop)
+        sent.append([[(s.key, s.tokens) for s in segments] for _, segments, _, _ in send.calls])
+    assert sent[0] == sent[1] and len(sent[0]) == 9

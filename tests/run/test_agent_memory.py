@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentload.results.record import RequestRecord
-from agentload.run.agent import Agent
+from agentload.run.agent import Agent, Stop
 from agentload.workload.model import Segment, Session, Turn
 
 TURNS = 150
@@ -86,7 +86,7 @@ async def _idle_bytes_per_agent() -> tuple[float, list[Any]]:
     """(bytes per parked agent besides reply text, the reply segments alive)."""
     sessions = [_long_session(f"s{i}") for i in range(4)]
     answer = _Answer()
-    stop = asyncio.Event()
+    stop = Stop()
     gc.collect()
     tracemalloc.start()
     try:

@@ -8,7 +8,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from agentload.analysis.mix import TokenMix, mix_from_rates
-from agentload.analysis.results import WATTS_PER_MW, OperatingPoint
+from agentload.analysis.results import OperatingPoint
+from agentload.units import WATTS_PER_MW
 
 
 def per_mw_from_per_gpu(tokens_per_s_per_gpu: float, watts_per_gpu: float) -> float:

@@ -80,13 +80,20 @@ class Demand(_Model):
 
     @property
     def peak_share(self) -> float:
-        return self.active_share if self.day_profile is None else max(self.day_profile)  # type: ignore[return-value]
+        if self.day_profile is None:
+            return self._flat_share()
+        return max(self.day_profile)
 
     @property
     def mean_share(self) -> float:
         if self.day_profile is None:
-            return self.active_share  # type: ignore[return-value]
+            return self._flat_share()
         return sum(self.day_profile) / len(self.day_profile)
+
+    def _flat_share(self) -> float:
+        """The active share, given when there is no day profile (`_one_shape`)."""
+        assert self.active_share is not None
+        return self.active_share
 
 
 class Sizing(_Model):

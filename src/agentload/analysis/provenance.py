@@ -7,27 +7,23 @@ returns, so a simulated figure is never passed off as measured.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from agentload.results.summary import Summary
 
-MEASURED = "measured"
-SIMULATED = "simulated"
-TYPED_IN = "typed in"
-COMPUTED = "computed"
+MEASURED: Final = "measured"
+SIMULATED: Final = "simulated"
+TYPED_IN: Final = "typed in"
+COMPUTED: Final = "computed"
 """A figure worked out from others (typed or read); its inputs say where they came from."""
 
 Provenance = Literal["measured", "simulated", "typed in"]
 
 
 def provenance_of(summary: Summary) -> Provenance:
-    """`simulated` when the summary carries the simulator's marker, else `measured`.
-
-    The simulator adds a field to `Summary` (e.g. `simulated: SimulationFacts | None`); until it
-    lands this reads it by name, so a summary without the field is measured. When it lands,
-    point this line at the real field; nothing else changes.
-    """
-    return SIMULATED if getattr(summary, "simulated", None) is not None else MEASURED
+    """`simulated` when the summary carries the simulator's facts (`Summary.simulated`), else
+    `measured`."""
+    return SIMULATED if summary.simulated is not None else MEASURED
 
 
 def describe_source(provenance: str, origin: str) -> str:

@@ -170,7 +170,7 @@ class _ChunkReader:
         """The reply; `text` replaces the collected content when the caller decoded it."""
         tools = self.tools
         return Reply(
-            content="".join(self.content) if text is None else text,  # type: ignore[arg-type]
+            content="".join(self.content) if text is None else text,
             reasoning="".join(self.reasoning) if self.reasoning else None,
             tool_calls=tuple(tools[i] for i in sorted(tools)) if tools else None,
         )
@@ -241,10 +241,10 @@ def _summarise_templated(data: list[bytes], end: int, times: list[float]) -> Str
             _read_general(reader, data[i], times[i])
     joined = b"".join(content)
     try:
-        text = orjson.loads(b'"' + joined + b'"') if b"\\" in joined else joined.decode()
+        decoded: str = orjson.loads(b'"' + joined + b'"') if b"\\" in joined else joined.decode()
     except (orjson.JSONDecodeError, UnicodeDecodeError):
         return None
-    summary.reply = reader.reply(text)
+    summary.reply = reader.reply(decoded)
     return summary
 
 

@@ -440,6 +440,8 @@ class _StampingReader(aiohttp.StreamReader):
 
     def feed_data(self, data: bytes, size: int = 0) -> bool:
         if data:
+            # The slot holds `reads` (list of (time, bytes)) while the body streams, not aiohttp's
+            # chunk offsets (list[int] | None, as typed).
             self._http_chunk_splits.append((now(), data))  # type: ignore[union-attr, arg-type]
         return False
 
@@ -471,6 +473,7 @@ async def _read_body(
     if type(content) is aiohttp.StreamReader:
         splits = content._http_chunk_splits
         try:
+            # The chunk-offsets slot (list[int] | None) lent to `reads` (see _StampingReader).
             content._http_chunk_splits = reads  # type: ignore[assignment]
             content.__class__ = _StampingReader
         except TypeError:  # aiohttp changed the reader's layout: wrap data_received instead
@@ -528,7 +531,8 @@ async def _read_body_hooked(
         if protocol.__dict__.get("data_received") is stamped:
             del protocol.data_received
 
-    protocol.data_received = stamped
+    # Deliberate: an instance attribute over the protocol's method, for this body only (unhook).
+    protocol.data_received = stamped  # type: ignore[method-assign, assignment]
     content.on_eof(unhook)
     try:
         await _wait_body(content, deadline)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import Any
 
 from agentload.analysis import checks as rel
 from agentload.analysis.checks import Checked, run_checks
@@ -234,7 +235,7 @@ def _decode_results(
             notes=tuple(notes),
         )
     ]
-    rows = []
+    rows: list[tuple[Cell, ...]] = []
     for d, c in zip(decoded, checked, strict=True):
         rows.extend(_check_row(check, d.point.label) for check in c.checks if check.stated)
     if rows:
@@ -305,7 +306,9 @@ def _decode_typed(
     per_gpu = bool(args.per_gpu)
     typed_rates = {name: number_arg(args, name) for name, _ in _RATES}
     scale = gpus if per_gpu else 1
-    rates = {k: (v * scale if v is not None else None) for k, v in typed_rates.items()}
+    rates: dict[str, Any] = {
+        k: (v * scale if v is not None else None) for k, v in typed_rates.items()
+    }
     agents = int_arg(args, "agents")
     agents_per_gpu = number_arg(args, "agents_per_gpu")
     if agents is not None and agents_per_gpu is not None:
@@ -622,6 +625,14 @@ def _check_row(check: rel.Check, point: str | None) -> tuple[Cell, ...]:
     return (point, *cells) if point is not None else cells
 
 
+def _failure_words(row: tuple[Cell, ...], figure: int) -> str:
+    """A failed check's figure and its known / relation ratio (the row's next to last cell)."""
+    ratio = row[-2]
+    if isinstance(ratio, int | float):
+        return f"{row[figure]} (known / relation {format_number(ratio)})"
+    return f"{row[figure]} (no positive value fits)"
+
+
 def _checks_table(rows: tuple[tuple[Cell, ...], ...], source: str, *, with_point: bool) -> Table:
     verdict = -1
     failed = [row for row in rows if row[verdict] == "fails"]
@@ -635,12 +646,7 @@ def _checks_table(rows: tuple[tuple[Cell, ...], ...], source: str, *, with_point
         notes.insert(
             0,
             "the headline FAILS a check: "
-            + "; ".join(
-                f"{row[figure]} (known / relation {format_number(row[-2])})"
-                if row[-2] is not None
-                else f"{row[figure]} (no positive value fits)"
-                for row in failed
-            ),
+            + "; ".join(_failure_words(row, figure) for row in failed),
         )
     return Table(
         title="Consistency checks",

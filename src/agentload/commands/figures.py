@@ -9,6 +9,7 @@ import functools
 import math
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -99,11 +100,9 @@ def flag_for(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def add_number_option(
-    parser: argparse.ArgumentParser, flag: str, help: str, **kwargs: object
-) -> None:
+def add_number_option(parser: argparse.ArgumentParser, flag: str, help: str, **kwargs: Any) -> None:
     """Add an option whose value is read later by `number_arg` (as text, so errors are one line)."""
-    parser.add_argument(flag, metavar="N", help=help, **kwargs)  # type: ignore[arg-type]
+    parser.add_argument(flag, metavar="N", help=help, **kwargs)
 
 
 def show_tables(args: argparse.Namespace, tables: list[Table]) -> None:

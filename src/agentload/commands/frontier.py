@@ -14,6 +14,7 @@ from agentload.analysis.cost import implied_tokens_per_s_per_gpu
 from agentload.analysis.frontier import (
     AREA_AXES,
     AREA_UNITS,
+    AreaAxes,
     FrontierPoint,
     on_axes,
     pareto_frontier,
@@ -61,7 +62,11 @@ class _Point:
     label: str
 
     def on(self, per_mw: bool) -> FrontierPoint:
-        value = self.per_gpu / self.watts_per_gpu * WATTS_PER_MW if per_mw else self.per_gpu
+        value = self.per_gpu
+        if per_mw:
+            if not self.watts_per_gpu:
+                raise ValueError(f"{self.label}: no power per GPU, so no tokens/s per MW")
+            value = value / self.watts_per_gpu * WATTS_PER_MW
         return FrontierPoint(speed=self.speed, throughput=value, label=self.label)
 
 
@@ -265,10 +270,10 @@ def _area_table(
     points: list[_Point],
     frontier: tuple[FrontierPoint, ...],
     keep: int,
-    axes: str,
+    axes: AreaAxes,
     sources: list[str],
 ) -> Table:
-    measured = on_axes(frontier, axes)  # type: ignore[arg-type]
+    measured = on_axes(frontier, axes)
     selection = select_points(measured, keep)
     unit = AREA_UNITS[axes]
     notes = [

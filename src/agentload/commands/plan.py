@@ -101,7 +101,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _replica(args: argparse.Namespace, results: Results) -> Replica:
     tiers = [p for p in results.tier_points() if p.tier is not None]
-    names = [p.tier for p in tiers]
+    names = [p.tier for p in tiers if p.tier is not None]
     if not tiers:
         raise InputError(
             "has no tier results to size on (run a search with tiers)", path=results.origin

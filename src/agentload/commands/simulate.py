@@ -10,6 +10,7 @@ directory whose summary and report say SIMULATED, with the step-time source and 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
@@ -23,6 +24,9 @@ from agentload.commands.options import (
 from agentload.commands.search import add_search_arguments, search_settings_from
 from agentload.config_file import add_config_argument, effective_config
 from agentload.errors import AgentloadError
+
+if TYPE_CHECKING:
+    from agentload.sim.build import DeploymentRequest
 
 BACKENDS = ("sglang", "vllm", "trtllm")
 DEFAULT_BACKEND = "sglang"
@@ -111,7 +115,7 @@ def handle(args: argparse.Namespace) -> int:
     return 0 if summary.complete else EXIT_INTERRUPTED
 
 
-def deployment_from(args: argparse.Namespace) -> object:
+def deployment_from(args: argparse.Namespace) -> DeploymentRequest:
     """The deployment request from the options; one line naming what is missing."""
     from agentload.sim.build import DeploymentRequest
 

@@ -6,10 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+import orjson
 from rich.console import Console
 from rich.table import Table
 
+from agentload.errors import AgentloadError
+from agentload.sim.facts import KvReport
 from agentload.workload.load import DEFAULT_WORKLOAD, load_workload
+from agentload.workload.model import Workload
 from agentload.workload.mooncake import DEFAULT_BLOCK_SIZE
 from agentload.workload.shape import compare_shapes
 from agentload.workload.stats import Distribution, WorkloadStats, workload_stats
@@ -47,6 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help=f"tokens per hash block of Mooncake traces (default {DEFAULT_BLOCK_SIZE})",
     )
+    kv = stats.add_argument_group("KV working set (on a model, and against a deployment's HBM)")
+    kv.add_argument("--model", help="a model (Hugging Face id): KV bytes per token and HBM needed")
+    kv.add_argument("--system", help="a GPU system (see `agentload simulate --list`)")
+    kv.add_argument("--gpus", type=int, help="GPUs of the deployment")
+    kv.add_argument("--parallel", default="tp1", help="layout of a replica (default: tp1)")
     stats.set_defaults(func=run_stats)
     compare = verbs.add_parser(
         "compare",
@@ -72,11 +81,53 @@ def run_stats(args: argparse.Namespace) -> int:
         block_size=args.block_size,
     )
     stats = workload_stats(workload)
+    kv = _kv(args, workload)
     if args.json:
-        sys.stdout.write(stats.model_dump_json(indent=2) + "\n")
+        data = stats.model_dump(mode="json")
+        if kv is not None:
+            data["kv"] = kv.model_dump(mode="json")
+        sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        print_stats(stats, Console())
+        console = Console()
+        print_stats(stats, console)
+        if kv is not None:
+            print_kv(kv, console)
     return 0
+
+
+def _kv(args: argparse.Namespace, workload: Workload) -> KvReport | None:
+    if args.model is None:
+        if args.system is not None or args.gpus is not None:
+            raise AgentloadError("--system and --gpus need --model")
+        return None
+    if (args.system is None) != (args.gpus is None):
+        raise AgentloadError("give --system and --gpus together (or neither)")
+    from agentload.sim.facts import kv_report
+
+    return kv_report(
+        workload, args.model, system=args.system, gpus=args.gpus, parallel=args.parallel
+    )
+
+
+def print_kv(kv: KvReport, console: Console) -> None:
+    """The KV working set: bytes per token, tokens an agent holds, HBM a perfect prefix cache
+    needs, and the agents that fit a deployment."""
+    table = Table(title=f"KV working set on {kv.model}", title_justify="left")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_column("unit")
+    table.add_row("KV per token", f"{kv.kv_bytes_per_token / 1024:,.1f}", "KiB (whole model)")
+    table.add_row("held by an agent in a call", f"{kv.tokens_per_agent_active:,.0f}", "tokens")
+    table.add_row("kept through its tool time", f"{kv.tokens_per_agent_idle:,.0f}", "tokens")
+    table.add_row("largest call", f"{kv.tokens_per_agent_peak:,.0f}", "tokens")
+    table.add_row("shared prefix", f"{kv.shared_tokens:,.0f}", "tokens (once)")
+    for agents, gb in kv.hbm_needed_gb.items():
+        table.add_row(f"HBM for a perfect cache at {agents:,} agents", f"{gb:,.1f}", "GB")
+    if kv.deployment is not None:
+        table.add_row("deployment", kv.deployment, "")
+        table.add_row("its HBM for KV", f"{kv.kv_capacity_tokens or 0:,}", "tokens")
+        table.add_row("agents whose working set fits", f"{kv.agents_that_fit:,}", "agents")
+    console.print(table)
 
 
 def run_compare(args: argparse.Namespace) -> int:

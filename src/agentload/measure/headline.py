@@ -7,6 +7,7 @@ passed below the fewest that failed (`agentload.results.brackets.bracket`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from agentload.measure.explain import explain
 from agentload.measure.metrics import TokenCounts
@@ -42,7 +43,7 @@ def _tier(
     gpus: int | None,
     max_agents: int | None,
 ) -> TierResult:
-    common = {
+    common: dict[str, Any] = {
         "name": tier.name,
         "output_speed_floor_tokens_per_s": tier.output_speed_floor_tokens_per_s,
         "output_speed_percentile": tier.output_speed_percentile,

@@ -99,6 +99,26 @@ class RecordTable:
             gap_offsets=offsets,
         )
 
+    def then(self, more: RecordTable) -> RecordTable:
+        """This table's records followed by `more`'s."""
+        return RecordTable(
+            t_send=np.concatenate((self.t_send, more.t_send)),
+            t_first=np.concatenate((self.t_first, more.t_first)),
+            t_last=np.concatenate((self.t_last, more.t_last)),
+            t_done=np.concatenate((self.t_done, more.t_done)),
+            prompt_tokens=np.concatenate((self.prompt_tokens, more.prompt_tokens)),
+            cached_tokens=np.concatenate((self.cached_tokens, more.cached_tokens)),
+            completion_tokens=np.concatenate((self.completion_tokens, more.completion_tokens)),
+            ok=np.concatenate((self.ok, more.ok)),
+            error=np.concatenate((self.error, more.error)),
+            agent=np.concatenate((self.agent, more.agent)),
+            phase=np.concatenate((self.phase, more.phase)),
+            gap_values=np.concatenate((self.gap_values, more.gap_values)),
+            gap_offsets=np.concatenate(
+                (self.gap_offsets, more.gap_offsets[1:] + self.gap_offsets[-1])
+            ),
+        )
+
     def select(self, mask: np.ndarray) -> RecordTable:
         """The records where mask is true."""
         lengths = np.diff(self.gap_offsets)
@@ -123,6 +143,26 @@ class RecordTable:
     def gaps_of(self, mask: np.ndarray) -> np.ndarray:
         """All inter-token gaps of the records where mask is true, seconds."""
         return self.gap_values[np.repeat(mask, np.diff(self.gap_offsets))]
+
+
+class GrowingTable:
+    """The columns of an append-only list of records (a run's, as it goes): each `of(records)`
+    converts only what was appended since the last call, so judging window after window costs
+    the new records, not all of them each time."""
+
+    def __init__(self) -> None:
+        self._table = RecordTable.from_records([])
+        self._count = 0
+
+    def of(self, records: Sequence[RequestRecord]) -> RecordTable:
+        """The table of `records`, which must extend the records of the previous call."""
+        if len(records) < self._count:
+            raise ValueError("records shrank: a growing table takes an append-only list")
+        if len(records) > self._count:
+            fresh = RecordTable.from_records(records[self._count :])
+            self._table = self._table.then(fresh)
+            self._count = len(records)
+        return self._table
 
 
 RecordsLike = Sequence[RequestRecord] | RecordTable

@@ -359,8 +359,9 @@ class PrometheusSampler(PowerSampler):
                 for s in exposition.series(self.energy_metric, self.filters)
             }
             values = [by_id.get(i) for i in ids]
-            if all(v is not None and math.isfinite(v) for v in values):
-                energy = math.fsum(values) * self._joules_per_unit  # type: ignore[arg-type]
+            known = [v for v in values if v is not None and math.isfinite(v)]
+            if len(known) == len(values):
+                energy = math.fsum(known) * self._joules_per_unit
         return PowerSample.of(t, watts, ids, energy)
 
 

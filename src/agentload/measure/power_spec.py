@@ -68,8 +68,11 @@ class PowerSpec(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> PowerSpec:
-        needs = {"prometheus": ("url", self.url), "command": ("command", self.command)}
-        needs["assumed"] = ("watts_per_gpu", self.watts_per_gpu)
+        needs: dict[str, tuple[str, object]] = {
+            "prometheus": ("url", self.url),
+            "command": ("command", self.command),
+            "assumed": ("watts_per_gpu", self.watts_per_gpu),
+        }
         if self.kind in needs and needs[self.kind][1] is None:
             raise ValueError(f"a {self.kind} power source needs {needs[self.kind][0]}")
         return self
@@ -81,6 +84,7 @@ class PowerSpec(BaseModel):
     def describe(self) -> str:
         """One line for manifests and reports."""
         if self.kind == "assumed":
+            assert self.watts_per_gpu is not None  # by validation
             if self.basis:
                 return f"assumed {self.watts_per_gpu * self.gpus:g} W ({self.basis})"
             return f"assumed {self.watts_per_gpu:g} W x {self.gpus} GPU(s)"
@@ -97,7 +101,7 @@ class PowerSpec(BaseModel):
 
     def create(self) -> PowerSampler:
         """A sampler for this spec (nothing is opened yet; the asserts hold by validation)."""
-        interval = {"interval_s": self.interval_s} if self.interval_s else {}
+        interval: dict[str, Any] = {"interval_s": self.interval_s} if self.interval_s else {}
         if self.kind == "nvml":
             return NvmlSampler(self.devices, **interval)
         if self.kind == "amdsmi":
@@ -139,7 +143,8 @@ def parse_power_spec(spec: str, *, interval_s: float | None = None) -> PowerSpec
     rest = rest.strip()
     if kind in ("nvml", "amdsmi"):
         devices = _devices(rest) if sep and rest and rest.lower() != "all" else None
-        return PowerSpec(kind=kind, devices=devices, interval_s=interval_s)  # type: ignore[arg-type]
+        gpu_kind: Kind = "nvml" if kind == "nvml" else "amdsmi"
+        return PowerSpec(kind=gpu_kind, devices=devices, interval_s=interval_s)
     if kind in ("prometheus", "dcgm"):
         if not rest:
             raise _bad(f"{kind} needs a URL, e.g. {kind}:http://host:9400/metrics")

@@ -381,7 +381,7 @@ def cache_section(ctx: ReportContext) -> str:
             {"rate": theory, "label": f"workload's theoretical {pct(theory)}"}
         ]
         line = vl.mark("rule", strokeDash=REF_DASH, strokeWidth=1.5, color=VERMILION)
-        label = vl.mark("text", align="right", dx=-4, dy=12, fontSize=11, color=VERMILION)
+        words = vl.mark("text", align="right", dx=-4, dy=12, fontSize=11, color=VERMILION)
         layers += [
             vl.layer(
                 "theoretical",
@@ -393,7 +393,7 @@ def cache_section(ctx: ReportContext) -> str:
             vl.layer(
                 None,
                 "theoretical",
-                label,
+                words,
                 x={"value": "width"},
                 y=vl.quant("rate"),
                 text=vl.nominal("label"),

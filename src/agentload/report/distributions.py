@@ -108,10 +108,11 @@ def _cdf_chart(
         low, high = min(low, float(values.min())), max(high, float(values.max()))
     if not rows:
         return empty_chart(heading, "no samples in any window")
-    limits = [
-        (t, t.ttft_ceiling_s if ceiling else t.output_speed_floor_tokens_per_s) for t in ctx.tiers
-    ]
-    limits = [(t, ref) for t, ref in limits if ref is not None]  # a tier may lack this criterion
+    limits: list[tuple[str, float]] = []  # (tier, its limit on this figure)
+    for t in ctx.tiers:
+        ref = t.ttft_ceiling_s if ceiling else t.output_speed_floor_tokens_per_s
+        if ref is not None:  # a tier may lack this criterion
+            limits.append((t.name, ref))
     refs = [ref for _, ref in limits]
     everything = [low, high, *refs]
     log = min(everything) > 0 and max(everything) / min(everything) > LOG_SPAN
@@ -124,8 +125,8 @@ def _cdf_chart(
     references = [
         {
             "v": ref,
-            "series": tier.name,
-            "label": f"{tier.name} {sign} {ref:g}{unit}",
+            "series": tier,
+            "label": f"{tier} {sign} {ref:g}{unit}",
             "row": LABEL_ROW_PX * (1 + i % LABEL_ROWS),
         }
         for i, (tier, ref) in enumerate(limits)
@@ -133,7 +134,7 @@ def _cdf_chart(
     tier_colors = vl.nominal(
         "series",
         scale={
-            "domain": [t.name for t, _ in limits],
+            "domain": [tier for tier, _ in limits],
             "range": list(map(tier_color, range(len(limits)))),
         },
         legend=None,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rich.cells import cell_len
-from rich.console import Console, RenderableType
+from rich.console import Console, JustifyMethod, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -28,7 +28,7 @@ class Column:
     header: str
     key: bool = False
     """Repeated in every part when the table is split."""
-    justify: str = "right"
+    justify: JustifyMethod = "right"
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def _table(grid: Grid, indices: Sequence[int], widths: Sequence[int], title: str
         column = grid.columns[i]
         table.add_column(
             Text(column.header),
-            justify=column.justify,  # type: ignore[arg-type]
+            justify=column.justify,
             width=width,
             overflow="fold",
         )

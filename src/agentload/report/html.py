@@ -59,6 +59,7 @@ p { margin: 6px 0; line-height: 1.45; }
 .banner.bad { background: #fde8e4; border: 1px solid #d55e00; color: #8a2a00; }
 .banner.warn { background: #fff5db; border: 1px solid #e69f00; color: #6b4a00; }
 .banner.ok { background: #e5f5ef; border: 1px solid #009e73; color: #00553e; }
+.banner.sim { background: #f3e8f7; border: 1px solid #cc79a7; color: #5e2750; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 12px;
   margin: 12px 0; }
 .card { border: 1px solid #ddd; border-radius: 8px; padding: 12px 14px; background: #fcfcfd; }
@@ -150,10 +151,10 @@ def write_report(view: ResultsView, out: Path | None = None) -> Path:
 def _header(ctx: ReportContext) -> str:
     view = ctx.view
     manifest = view.manifest
-    endpoint = manifest.get("endpoint") if isinstance(manifest.get("endpoint"), dict) else {}
-    workload = manifest.get("workload") if isinstance(manifest.get("workload"), dict) else {}
-    tool = manifest.get("tool") if isinstance(manifest.get("tool"), dict) else {}
-    times = manifest.get("times") if isinstance(manifest.get("times"), dict) else {}
+    endpoint = view.manifest_section("endpoint")
+    workload = view.manifest_section("workload")
+    tool = view.manifest_section("tool")
+    times = view.manifest_section("times")
     version = tool.get("version") or (view.summary.tool_version if view.summary else None)
     bits = [
         f"model <b>{e(view.model or 'unknown')}</b>",
@@ -174,6 +175,8 @@ def _header(ctx: ReportContext) -> str:
         + (f" and {PROBES_FILE}" if view.recorded_probes else "")
         + " over the windows stated with each figure."
     )
+    if view.simulated_words:
+        parts.append(f'<div class="banner sim">{e(view.simulated_words)}</div>')
     if view.status == STATUS_UNREADABLE:
         parts.append(
             f'<div class="banner warn">Summary unreadable: {e(view.summary_problem)}. '

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 
@@ -78,6 +78,12 @@ class ResultsView:
     summary_missing: bool = False
     """No `summary.json` at all: the run did not finish."""
 
+    def manifest_section(self, key: str) -> dict[str, Any]:
+        """One object of the manifest (`times`, `endpoint`, ...); empty when absent or not
+        an object."""
+        section = self.manifest.get(key)
+        return section if isinstance(section, dict) else {}
+
     @property
     def complete(self) -> bool:
         """A finished run: a valid summary that says it completed."""
@@ -120,10 +126,26 @@ class ResultsView:
         return str(model) if model is not None else None
 
     @property
+    def simulated_words(self) -> str | None:
+        """`SIMULATED: ...` in one line (what stands for what, and where its numbers came from),
+        or None for measured results."""
+        if not self.simulated:
+            return None
+        facts = self.summary.simulated if self.summary is not None else None
+        if facts is None:
+            return "SIMULATED: figures from a simulated engine, not measured on a server"
+        d = facts.deployment
+        return (
+            f"SIMULATED: {d.gpus} x {d.system}, {d.backend}, {d.model}, {d.parallel} "
+            f"({d.replicas} replicas), not measured; step times: {facts.step_source}; "
+            f"power: {facts.power_model}; errors against measurements: {facts.validation}"
+        )
+
+    @property
     def simulated(self) -> bool:
         """Whether the figures came from a simulated engine: the summary carries the
         simulator's marker (a `simulated` field, not None) or the manifest says `simulated`."""
-        marker = getattr(self.summary, "simulated", None) if self.summary is not None else None
+        marker = self.summary.simulated if self.summary is not None else None
         flag = self.manifest.get("simulated")
         return marker is not None or (flag is not None and flag is not False)
 
@@ -283,7 +305,8 @@ def load_view(path: str | Path) -> ResultsView:
     )
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> TypeGuard[float]:
+    """A finite int or float (not a bool)."""
     return (
         isinstance(value, int | float)
         and not isinstance(value, bool)

@@ -96,7 +96,7 @@ def over_time_section(ctx: ReportContext) -> str:
     if not view.records:
         return "<h2>Over time</h2>" + empty_chart("Over time", f"no {RECORDS_FILE}")
     table = view.table
-    times = view.manifest.get("times") if isinstance(view.manifest.get("times"), dict) else {}
+    times = view.manifest_section("times")
     start = float(np.nanmin(table.t_send))
     started = times.get("started_at")
     if isinstance(started, int | float) and math.isfinite(started) and started < start:

@@ -300,6 +300,8 @@ def head_lines(view: ResultsView) -> list[tuple[str, str]]:
         facts.append(f"{view.gpus} GPU(s)")
     facts.append(view.power_words)
     lines.append((" · ".join(facts), ""))
+    if view.simulated_words:
+        lines.append((view.simulated_words, "bold magenta"))
     if view.summary_problem:
         lines.append((f"{view.status}: {view.summary_problem}", "bold red"))
     elif view.summary is not None and not view.summary.complete:

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from agentload import clock
 from agentload.results.record import RequestRecord
-from agentload.workload.model import Session, Turn
+from agentload.workload.model import PromptSegment, Session, Turn
 from agentload.workload.replies import Replies
 
 ERROR_BACKOFF_S = 1.0
@@ -23,6 +23,48 @@ class SendClock(Protocol):
     """Told when each call was meant to go out and when it did (the run's self-check)."""
 
     def note_send(self, intended: float, actual: float) -> None: ...
+
+
+class Stop:
+    """Tells an agent to stop: it finishes its current call, and wakes at once from tool time.
+
+    Cheaper than an `asyncio.Event` waited on with a timeout (one future and one timer a tool
+    time, no task), which matters with thousands of agents on a virtual clock."""
+
+    __slots__ = ("_set", "_sleepers")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._sleepers: set[asyncio.Future[bool]] = set()
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        self._set = True
+        for sleeper in self._sleepers:
+            if not sleeper.done():
+                sleeper.set_result(False)
+        self._sleepers.clear()
+
+    async def sleep(self, seconds: float) -> bool:
+        """Wait `seconds` unless stopped first; True when the full wait elapsed."""
+        if self._set:
+            return False
+        loop = asyncio.get_running_loop()
+        sleeper: asyncio.Future[bool] = loop.create_future()
+        timer = loop.call_later(seconds, _wake, sleeper)
+        self._sleepers.add(sleeper)
+        try:
+            return await sleeper
+        finally:
+            timer.cancel()
+            self._sleepers.discard(sleeper)
+
+
+def _wake(sleeper: asyncio.Future[bool]) -> None:
+    if not sleeper.done():
+        sleeper.set_result(True)
 
 
 class AgentStats:
@@ -68,9 +110,11 @@ class Agent:
         recorded_history: bool,
         selfcheck: SendClock | None = None,
         one_session: bool = False,
+        keep_history: bool = False,
     ) -> None:
         self.index = index
         self._one_session = one_session
+        self._keep_history = keep_history
         self._sessions = sessions
         self._send = send
         self._run_salt = run_salt
@@ -83,7 +127,7 @@ class Agent:
         self._due = 0.0
         """When the next call is meant to go out (epoch s): the end of the tool time."""
 
-    async def run(self, stop: asyncio.Event) -> None:
+    async def run(self, stop: Stop) -> None:
         """Play sessions until `stop` is set (or one, with `one_session`): agent i takes sessions
         i, i+S, i+2S, ... in turn (S the stride: the most agents a run can have, so concurrent
         agents play different ones)."""
@@ -107,7 +151,7 @@ class Agent:
         session: Session,
         instance: str,
         first_turn: int,
-        stop: asyncio.Event,
+        stop: Stop,
         *,
         main: bool = True,
     ) -> None:
@@ -118,20 +162,24 @@ class Agent:
         reply_tokens = array("i")  # each reply's length so far, tokens: 4 bytes a reply
         replies = Replies(session.id)
         detached: list[asyncio.Task[None]] = []
+        kept = session.prompts(reply_tokens) if self._keep_history else None
         try:
             for index, turn in enumerate(session.turns):
+                segments = next(kept) if kept is not None else None
                 if index < first_turn:
                     reply_tokens.append(turn.output_tokens)
                     continue
                 if stop.is_set():
                     return
-                ok = await self._call(session, index, instance, reply_tokens, replies, main)
+                ok = await self._call(
+                    session, index, instance, reply_tokens, replies, main, segments
+                )
                 if turn.subagents and ok:
                     await self._fan_out(turn, instance, stop, detached)
                 pause = turn.tool_time_s if ok else max(turn.tool_time_s, ERROR_BACKOFF_S)
                 if main:
                     self._due = clock.now() + max(pause, 0.0)
-                if pause > 0 and not await _sleep_or_stop(pause, stop):
+                if pause > 0 and not await stop.sleep(pause):
                     return
         finally:
             for task in detached:
@@ -140,11 +188,11 @@ class Agent:
                 await asyncio.gather(*detached, return_exceptions=True)
 
     async def _fan_out(
-        self, turn: Turn, instance: str, stop: asyncio.Event, detached: list[asyncio.Task[None]]
+        self, turn: Turn, instance: str, stop: Stop, detached: list[asyncio.Task[None]]
     ) -> None:
         """Start the call's subagents; wait for those it joins (the others run on, detached,
         until the parent's session ends)."""
-        joined = []
+        joined: list[asyncio.Task[None]] = []
         for child in turn.subagents:
             task = asyncio.create_task(
                 self._play(child.session, instance, 0, stop, main=False),
@@ -162,10 +210,14 @@ class Agent:
         reply_tokens: array[int],
         replies: Replies,
         main: bool = True,
+        segments: list[PromptSegment] | None = None,
     ) -> bool:
         """Send call `index` and note its reply; True when it succeeded. The prompt, the
-        record and the reply message live only in this frame, not through the tool time."""
-        segments = session.prompt(index, reply_tokens)
+        record and the reply message live only in this frame, not through the tool time
+        (unless the agent keeps its history: then `segments` is the prompt, grown from the
+        previous call's)."""
+        if segments is None:
+            segments = session.prompt(index, reply_tokens)
         self.stats.in_flight += 1
         try:
             record, reply = await self._send(session, segments, index, instance, replies)
@@ -187,12 +239,3 @@ class Agent:
             self.stats.errors += 1
         self.stats.output_tokens += record.completion_tokens or 0
         self.stats.prompt_tokens += record.prompt_tokens or 0
-
-
-async def _sleep_or_stop(seconds: float, stop: asyncio.Event) -> bool:
-    """Wait `seconds` unless `stop` is set first; True when the full wait elapsed."""
-    try:
-        await asyncio.wait_for(stop.wait(), timeout=seconds)
-    except TimeoutError:
-        return True
-    return False

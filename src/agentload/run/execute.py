@@ -156,6 +156,9 @@ def _execute_in(
         clients=request.hosts.workers if request.hosts.backend == "local" else 1,
     )
     with opening as target:
+        if target.virtual:  # no client memory to save: agents keep their prompts between calls
+            agents = request.agents.model_copy(update={"keep_history": True})
+            request = dataclasses.replace(request, agents=agents)
         manifest, state = _begin(request, workload, target, resumption, console)
         times = manifest.get("times")
         started_at = (times.get("started_at") if isinstance(times, dict) else None) or clock.now()

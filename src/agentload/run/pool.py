@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentload import clock
-from agentload.run.agent import Agent, SendClock
+from agentload.run.agent import Agent, SendClock, Stop
 from agentload.workload.model import Workload
 
 SendFactory = Callable[[int], Callable[..., Any]]
@@ -33,6 +33,7 @@ class AgentPool:
         recorded_history: bool,
         selfcheck: SendClock | None = None,
         one_session: bool = False,
+        keep_history: bool = False,
     ) -> None:
         self._workload = workload
         self._send_for = send_for
@@ -44,10 +45,11 @@ class AgentPool:
             "recorded_history": recorded_history,
             "selfcheck": selfcheck,
             "one_session": one_session,
+            "keep_history": keep_history,
         }
         self.active: list[Agent] = []
         self.retired: list[Agent] = []
-        self._stops: dict[int, asyncio.Event] = {}
+        self._stops: dict[int, Stop] = {}
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self.starts: dict[int, float] = {}
         """Agent index -> when it started, epoch s."""
@@ -73,7 +75,7 @@ class AgentPool:
         if index in self._tasks:
             raise ValueError(f"agent {index} has already run in this pool")
         agent = Agent(index, self._workload.sessions, self._send_for(index), **self._options)
-        stop = asyncio.Event()
+        stop = Stop()
         self.starts[index] = clock.now()
         agent.stats.started_at = self.starts[index]
         self.active.append(agent)

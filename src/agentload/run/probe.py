@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -30,6 +31,7 @@ from agentload.measure.goodput import goodput_by_tier
 from agentload.measure.meters import Meters
 from agentload.measure.methodology import probe_stamp
 from agentload.measure.metrics import (
+    GrowingTable,
     RecordTable,
     WindowMetrics,
     WindowSamples,
@@ -142,7 +144,7 @@ async def measure_probe(
     alpha = look_alpha(settings.confidence, looks(settings))
     while True:
         window = Window(start, clock.now())
-        table = RecordTable.from_records(await load.records())
+        table = table_of(load, await load.records())
         metrics = window_metrics(table, window, agents=agents)
         samples = window_samples(table, window)
         verdicts = _judge_all(samples, metrics, settings)
@@ -278,7 +280,7 @@ async def _fixed_window(
     window = Window(start, max(start, end))
     if window.duration_s <= 0:
         return None
-    table = RecordTable.from_records(await load.records())
+    table = table_of(load, await load.records())
     metrics = window_metrics(table, window, agents=agents)
     samples = window_samples(table, window)
     verdicts = _judge_all(samples, metrics, settings)
@@ -376,6 +378,18 @@ def _decided(verdict: Verdict) -> str:
     """`pass` or `fail`: the point estimate (`TierCheck.confident` says whether the window
     decided it at the requested confidence)."""
     return "pass" if verdict.passed else "fail"
+
+
+_TABLES: weakref.WeakKeyDictionary[ProbeLoad, GrowingTable] = weakref.WeakKeyDictionary()
+
+
+def table_of(load: ProbeLoad, records: Sequence[RequestRecord]) -> RecordTable:
+    """The records' columns, grown from the last window judged on this load (the records of a
+    run only grow), not rebuilt."""
+    growing = _TABLES.get(load)
+    if growing is None:
+        growing = _TABLES[load] = GrowingTable()
+    return growing.of(records)
 
 
 async def _sleep_until(t: float) -> None:

@@ -287,8 +287,10 @@ async def report_progress(
     shown = -math.inf
     while True:
         await asyncio.sleep(PROGRESS_INTERVAL_S)
+        if time.monotonic() - shown < PROGRESS_INTERVAL_S / 2:
+            continue
         counters = source.counters()
-        if counters is None or time.monotonic() - shown < PROGRESS_INTERVAL_S / 2:
+        if counters is None:
             continue
         shown = time.monotonic()
         on_progress(clock.now() - started_at, counters)

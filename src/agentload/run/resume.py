@@ -39,8 +39,9 @@ from agentload.results.summary import ProbeFigures
 JSONL_FILES = (RECORDS_FILE, PROBES_FILE, POWER_FILE, SERVER_METRICS_FILE)
 """Files appended line by line, whose last line a kill can tear."""
 SALT_MARK = ".r"
-IGNORED = frozenset({"settings.agents.run_salt"})
-"""Manifest fields not compared on resume: the resumed part gets its own salt."""
+IGNORED = frozenset({"settings.agents.run_salt", "settings.agents.keep_history"})
+"""Manifest fields not compared on resume: the resumed part gets its own salt, and whether
+agents keep their prompts between calls follows the target (a simulated one keeps them)."""
 
 
 @dataclass(frozen=True)

@@ -32,3 +32,7 @@ class AgentSettings(BaseModel):
     run_salt: str = Field(default_factory=new_run_salt, min_length=1)
     one_session: bool = False
     """Each agent plays one session and leaves (open-loop arrivals: one agent per arrival)."""
+    keep_history: bool = False
+    """Agents keep their session's prompt between calls and grow it (faster), instead of
+    rebuilding each prompt from reply lengths (less memory per idle agent: thousands of real
+    clients). A simulated deployment keeps it."""

@@ -74,6 +74,7 @@ class ShareDriver:
             recorded_history=settings.reply_history == "recorded",
             selfcheck=self._selfcheck,
             one_session=settings.one_session,
+            keep_history=settings.keep_history,
         )
         quiet_collector()
         if job.selfcheck:

@@ -19,6 +19,8 @@ from typing import Any, TypeVar
 from agentload import clock
 
 T = TypeVar("T")
+POLL_EVERY = 64
+"""Loop turns with callbacks ready between two polls of the real descriptors."""
 
 
 class VirtualTimeLoop(asyncio.SelectorEventLoop):
@@ -37,15 +39,23 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
 
 
 class _JumpingSelector(selectors.DefaultSelector):
-    """Polls the real file descriptors without blocking; a wait for a timer is a jump."""
+    """Polls the real file descriptors without blocking; a wait for a timer is a jump. While
+    callbacks are ready (no wait asked), the descriptors are polled only every
+    `POLL_EVERY` turns of the loop: a signal's wake-up is served a few turns late at most."""
 
     def __init__(self, loop: VirtualTimeLoop) -> None:
         super().__init__()
         self._loop = loop
+        self._turns = 0
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if timeout == 0:
+            self._turns += 1
+            if self._turns % POLL_EVERY:
+                return []
+            return super().select(0)
         ready = super().select(0)
-        if ready or timeout == 0:
+        if ready:
             return ready
         if timeout is None:  # nothing scheduled at all: only a real event can wake the loop
             return super().select(None)

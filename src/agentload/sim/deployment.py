@@ -217,11 +217,13 @@ class Deployment:
             index = self._turn % len(self.replicas)
             self._turn += 1
             return index
-        index = self._assigned.get(session_key)
-        if index is None:
-            index = min(range(len(self.replicas)), key=lambda i: self.replicas[i].sessions)
-            self._assigned[session_key] = index
-            self.replicas[index].sessions += 1
+        assigned = self._assigned.get(session_key)
+        if assigned is not None:
+            return assigned
+        counts = [replica.sessions for replica in self.replicas]
+        index = counts.index(min(counts))
+        self._assigned[session_key] = index
+        self.replicas[index].sessions += 1
         return index
 
     # --- energy ---------------------------------------------------------------------------

@@ -4,12 +4,16 @@ came from, and the fleet's KV working set against the deployment's HBM (pure).""
 from __future__ import annotations
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 from agentload.results.summary import KvWorkingSet, SimulatedDeployment, SimulationFacts
 from agentload.sim.aic import PACKAGE
-from agentload.sim.build import BuiltDeployment
-from agentload.sim.kvset import agent_tokens, hbm_needed_bytes, max_agents
+from agentload.sim.build import BuiltDeployment, parse_parallel, replica_memory
+from agentload.sim.hardware import gpu_spec
+from agentload.sim.kvset import AgentTokens, agent_tokens, hbm_needed_bytes, max_agents
+from agentload.sim.modelspec import model_spec
 from agentload.workload.model import Workload
+from agentload.workload.stats import call_samples
 
 GB = 1e9
 
@@ -54,17 +58,7 @@ def simulation_facts(
 def kv_working_set(built: BuiltDeployment, workload: Workload, agents: int) -> KvWorkingSet:
     """Tokens per agent over the workload's calls, and what they need of the deployment's HBM
     with a perfect prefix cache (each replica caches its own sessions and the shared prefix)."""
-    prompts: list[int] = []
-    outputs: list[int] = []
-    last: list[bool] = []
-    shared = 0
-    for session in workload.sessions:
-        shared = max(shared, sum(s.tokens for s in session.system if s.shared))
-        for k, (turn, prompt) in enumerate(zip(session.turns, session.prompts(), strict=True)):
-            prompts.append(sum(s.tokens for s in prompt))
-            outputs.append(turn.output_tokens)
-            last.append(k == len(session.turns) - 1)
-    tokens = agent_tokens(np.array(prompts), np.array(outputs), np.array(last))
+    tokens, shared = _agent_tokens(workload)
     per_token = built.kv_bytes_per_token
     replicas = built.config.replicas
     capacity = built.config.engine.kv_capacity_tokens
@@ -81,3 +75,83 @@ def kv_working_set(built: BuiltDeployment, workload: Workload, agents: int) -> K
         hbm_needed_gb_at_max_agents=float(needed) / GB,
         max_agents=agents,
     )
+
+
+DEFAULT_AGENT_COUNTS = (64, 256, 1024, 4096)
+"""Agent counts `workload stats --model` gives the HBM a perfect prefix cache needs at."""
+
+
+class KvReport(BaseModel):
+    """A workload's KV working set on a model, and (with a deployment) against its HBM: what
+    `agentload workload stats --model` prints."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str
+    kv_bytes_per_token: float
+    """One token's KV over the whole model, before any tensor-parallel copies, bytes."""
+    tokens_per_agent_active: float
+    tokens_per_agent_idle: float
+    tokens_per_agent_peak: float
+    shared_tokens: float
+    hbm_needed_gb: dict[int, float]
+    """Agents -> HBM a perfect prefix cache needs (KV only, one copy of each token), GB."""
+    deployment: str | None = None
+    kv_capacity_tokens: int | None = None
+    """The deployment's HBM for KV over all replicas, tokens (after weights and workspace)."""
+    agents_that_fit: int | None = None
+
+
+def kv_report(
+    workload: Workload,
+    model: str,
+    *,
+    system: str | None = None,
+    gpus: int | None = None,
+    parallel: str = "tp1",
+    agents: tuple[int, ...] = DEFAULT_AGENT_COUNTS,
+) -> KvReport:
+    """The KV working set of `workload` on `model`; with `system` and `gpus`, against that
+    deployment's HBM (each replica caching its own sessions and the shared prefix)."""
+    spec = model_spec(model)
+    tokens, shared = _agent_tokens(workload)
+    per_token = spec.kv_bytes_per_token()
+    needed = hbm_needed_bytes(list(agents), tokens.active, per_token, shared)
+    report: dict[str, object] = {
+        "model": spec.name,
+        "kv_bytes_per_token": per_token,
+        "tokens_per_agent_active": tokens.active,
+        "tokens_per_agent_idle": tokens.idle,
+        "tokens_per_agent_peak": tokens.peak,
+        "shared_tokens": float(shared),
+        "hbm_needed_gb": {n: float(b) / GB for n, b in zip(agents, needed, strict=True)},
+    }
+    if system is not None and gpus is not None:
+        layout = parse_parallel(parallel)
+        memory = replica_memory(spec, gpu_spec(system), layout)
+        replicas = gpus // layout.tp
+        fit = max_agents(
+            memory.kv_capacity_tokens * memory.kv_bytes_per_token,
+            tokens.active,
+            memory.kv_bytes_per_token,
+            shared,
+        )
+        report.update(
+            deployment=f"{gpus} x {system}, {parallel} ({replicas} replicas)",
+            kv_capacity_tokens=memory.kv_capacity_tokens * replicas,
+            agents_that_fit=fit * replicas,
+        )
+    return KvReport.model_validate(report)
+
+
+def _agent_tokens(workload: Workload) -> tuple[AgentTokens, int]:
+    """Tokens per agent over the workload's calls, and the longest shared prefix."""
+    samples = call_samples(workload)
+    ends = np.cumsum(samples.calls_per_session).astype(int) - 1
+    last = np.zeros(samples.input_tokens.size, dtype=bool)
+    last[ends[ends < last.size]] = True
+    shared = max(
+        (sum(s.tokens for s in session.system if s.shared) for session in workload.sessions),
+        default=0,
+    )
+    return agent_tokens(samples.input_tokens, samples.output_tokens, last), shared

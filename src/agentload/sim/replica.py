@@ -29,7 +29,7 @@ from enum import Enum
 from agentload.sim.cache import Admission, Keys, PrefixCache, _Node
 from agentload.sim.config import EngineConfig
 from agentload.sim.power import PowerModel
-from agentload.sim.request import CONTEXT_OVERFLOW, SimRequest, SimResult
+from agentload.sim.request import CONTEXT_OVERFLOW, Chain, SimRequest, SimResult
 from agentload.sim.steptable import StepTable
 
 EnergySink = Callable[[float, float, float], None]
@@ -392,7 +392,10 @@ def split(req: SimRequest) -> tuple[Keys, tuple[int, ...], int]:
     if req.output_tokens < 1:
         raise ValueError(f"request {req.id!r}: output_tokens must be >= 1")
     keys: Keys
-    keys, tokens = zip(*req.segments, strict=True) if req.segments else ((), ())
+    if isinstance(req.segments, Chain):
+        keys, tokens = req.segments
+    else:
+        keys, tokens = zip(*req.segments, strict=True) if req.segments else ((), ())
     if tokens and min(tokens) < 0:
         raise ValueError(f"request {req.id!r}: a segment has negative tokens")
     if 0 in tokens:

@@ -20,6 +20,14 @@ model's context), so no schedule can serve it."""
 CONTEXT_OVERFLOW: SimError = "context_overflow"
 
 
+class Chain(NamedTuple):
+    """A prompt already split into its keys and their token counts (aligned tuples): what the
+    engine works on, made without a pair per segment by a caller that has both at hand."""
+
+    keys: tuple[Hashable, ...]
+    tokens: tuple[int, ...]
+
+
 class SimRequest(NamedTuple):
     """One model call: its id, its session (for routing and prefix lookup), its prompt as a
     chain of `(key, tokens)` segments, and how many tokens it generates. (A named tuple: one
@@ -27,7 +35,7 @@ class SimRequest(NamedTuple):
 
     id: Hashable
     session_key: Hashable
-    segments: Sequence[tuple[Hashable, int]]
+    segments: Sequence[tuple[Hashable, int]] | Chain
     output_tokens: int
 
 

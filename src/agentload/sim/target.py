@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,9 +39,11 @@ from agentload.results.summary import PowerFigures, SimulationFacts
 from agentload.sim.build import BuiltDeployment, DeploymentRequest, build_deployment
 from agentload.sim.deployment import Deployment
 from agentload.sim.facts import simulation_facts
-from agentload.sim.request import SimRequest, SimResult
+from agentload.sim.request import Chain, SimRequest, SimResult
 from agentload.target.call import Answer, Call
 from agentload.target.context import Fit
+from agentload.workload.model import PromptSegment
+from agentload.workload.stats import common_run
 
 SIMULATED = "simulated"
 """The power source, and the endpoint's kind, of a simulated deployment."""
@@ -56,7 +59,7 @@ class SimOptions:
 
     def check(self, api: str) -> None:
         """Build it once: an unknown system, model or layout is one line now."""
-        build_deployment(self.deployment)
+        built_deployment(self.deployment)
 
     @contextlib.contextmanager
     def open(
@@ -69,7 +72,7 @@ class SimOptions:
         fit: Fit | None = None,
         clients: int = 1,
     ) -> Iterator[OpenSimulation]:
-        built = build_deployment(self.deployment)
+        built = built_deployment(self.deployment)
         facts = simulation_facts(built, fit.workload if fit is not None else None, agents)
         console.print(
             f"simulated: {built.request.gpus} x {built.request.system}, "
@@ -77,6 +80,12 @@ class SimOptions:
             f"({built.config.replicas} replicas); step times: {built.step_source}"
         )
         yield OpenSimulation(built, Deployment(built.config), facts)
+
+
+@functools.lru_cache(maxsize=4)
+def built_deployment(request: DeploymentRequest) -> BuiltDeployment:
+    """The deployment a request names, built once per request (its step tables take seconds)."""
+    return build_deployment(request)
 
 
 @dataclass
@@ -170,14 +179,12 @@ class EngineDriver:
         self._planning = False
         self._deliver(self.engine.advance(self._loop.time()))
         due = self.engine.next_event_time()
-        if due == self._due:
-            return
+        if due is None or (self._due is not None and self._due <= due):
+            return  # nothing to do, or the timer set fires first (and plans again)
         if self._timer is not None:
             self._timer.cancel()
-            self._timer = None
         self._due = due
-        if due is not None:
-            self._timer = self._loop.call_at(due, self._fire)
+        self._timer = self._loop.call_at(due, self._fire)
 
     def _fire(self) -> None:
         self._timer, self._due = None, None
@@ -196,19 +203,50 @@ class SimTarget:
     def __init__(self, driver: EngineDriver, run_salt: str) -> None:
         self._driver = driver
         self._salt = run_salt
+        self._chains: dict[int, _Chain] = {}
 
     async def call(self, call: Call) -> Answer:
-        salt = call.instance
-        prompt = [(s.key if s.shared else f"{salt}/{s.key}", s.tokens) for s in call.segments]
-        request = SimRequest(call.request_id, call.instance, prompt, call.output_tokens)
+        chain = self._chains.get(call.agent)
+        if chain is None or chain.instance != call.instance:
+            if chain is not None:  # the agent's previous session is over: free its route
+                self._driver.engine.forget_session(chain.instance)
+            chain = self._chains[call.agent] = _Chain(call.instance)
+        request = SimRequest(
+            call.request_id, call.instance, chain.of(call.segments), call.output_tokens
+        )
         result = await self._driver.submit(request)
         return Answer(record_of(result, call, self._driver), None)
+
+
+class _Chain:
+    """One session instance's prompt as salted keys and token counts, kept between its calls:
+    each call's run of segments shared with the previous call (the same objects) reuses their
+    keys, so a call costs its new segments, not its whole prompt."""
+
+    __slots__ = ("_keys", "_last", "_tokens", "instance")
+
+    def __init__(self, instance: str) -> None:
+        self.instance = instance
+        self._last: list[PromptSegment] = []
+        self._keys: list[Hashable] = []
+        self._tokens: list[int] = []
+
+    def of(self, segments: list[PromptSegment]) -> Chain:
+        same = common_run(segments, self._last)
+        keys, tokens = self._keys, self._tokens
+        del keys[same:], tokens[same:]
+        salt = self.instance
+        for s in segments[same:]:
+            keys.append(s.key if s.shared else f"{salt}/{s.key}")
+            tokens.append(s.tokens)
+        self._last = segments
+        return Chain(tuple(keys), tuple(tokens))
 
 
 def record_of(result: SimResult, call: Call, driver: EngineDriver) -> RequestRecord:
     """A simulated result as a request record (epoch seconds; no stream details)."""
     failed = result.error is not None
-    return RequestRecord(
+    return RequestRecord.model_construct(  # from checked values: no validation per call
         id=call.request_id,
         agent=call.agent,
         session=call.instance,
@@ -220,7 +258,7 @@ def record_of(result: SimResult, call: Call, driver: EngineDriver) -> RequestRec
         t_done=driver.epoch(result.t_done),
         t_headers=driver.epoch(result.t_first if not failed else result.t_done),
         token_events=0 if failed else result.completion_tokens,
-        intended_prompt_tokens=call.prompt_tokens,
+        intended_prompt_tokens=result.prompt_tokens,  # the engine's sum of the same segments
         intended_output_tokens=call.output_tokens,
         prompt_tokens=result.prompt_tokens,
         cached_tokens=None if failed else result.cached_tokens,

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from rich.console import Console
 
+from agentload.client.endpoint import Api
 from agentload.measure.meters import Meters
 from agentload.measure.power_spec import PowerSpec
 from agentload.results.record import RequestRecord
@@ -123,14 +124,14 @@ class Opened(Protocol):
 class TargetChoice(Protocol):
     """The target as the user named it, before it is opened."""
 
-    def check(self, api: str) -> None:
+    def check(self, api: Api) -> None:
         """Refuse malformed options before anything is created (one line naming the option)."""
         ...
 
     def open(
         self,
         *,
-        api: str,
+        api: Api,
         agents: int,
         out: Path,
         console: Console,

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 from rich.console import Console
 
-from agentload.client.endpoint import Endpoint
+from agentload.client.endpoint import Api, Endpoint
 from agentload.client.facts import server_facts
 from agentload.errors import AgentloadError
 from agentload.measure.meters import Meters, ServerWindows, power_recorder
@@ -54,14 +54,14 @@ class TargetOptions:
     ca_bundle: str | None = None
     insecure: bool = False
 
-    def check(self, api: str) -> None:
+    def check(self, api: Api) -> None:
         """Refuse malformed options before anything is created (`check_target_options`)."""
         check_target_options(self, api)
 
     def open(
         self,
         *,
-        api: str,
+        api: Api,
         agents: int,
         out: Path,
         console: Console,
@@ -74,7 +74,7 @@ class TargetOptions:
             self, api=api, agents=agents, out=out, console=console, fit=fit, clients=clients
         )
 
-    def endpoint(self, api: str, *, base_url: str, model: str) -> Endpoint:
+    def endpoint(self, api: Api, *, base_url: str, model: str) -> Endpoint:
         """The endpoint these options describe at `base_url`; a one-line error naming the
         option when one is malformed."""
         values: dict[str, Any] = {
@@ -155,7 +155,7 @@ class OpenTarget:
 def open_target(
     target: TargetOptions,
     *,
-    api: str,
+    api: Api,
     agents: int,
     out: Path,
     console: Console,
@@ -220,7 +220,7 @@ def open_target(
         )
 
 
-def check_target_options(target: TargetOptions, api: str) -> None:
+def check_target_options(target: TargetOptions, api: Api) -> None:
     """Refuse a malformed target before anything is created (one line naming the option):
     the URL, the key's variable (named and set), the request timeout, the metrics URL."""
     if target.metrics_url is not None:

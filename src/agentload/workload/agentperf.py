@@ -256,9 +256,8 @@ def trace_sessions(path: Path, loading: _Loading) -> list[Session]:
     return sessions
 
 
-def _parse_call(fields: Fields, default_conversation: str) -> _Call:
+def _parse_call(fields: Fields[int], default_conversation: str) -> _Call:
     messages = fields.array("messages")
-    assert messages is not None
     for index, message in enumerate(messages):
         if not isinstance(message, dict):
             raise fields.error(
@@ -277,14 +276,13 @@ def _parse_call(fields: Fields, default_conversation: str) -> _Call:
         or fields.text("task_id", required=False)
         or default_conversation
     )
-    index = fields.integer("conversation_idx", required=False)
+    position = fields.integer("conversation_idx", required=False)
     target = fields.integer("target_output_tokens", minimum=1)
     delay_ms = fields.number("simulated_tool_delay_ms_after", required=False)
-    assert target is not None
     return _Call(
         line=fields.line,
         conversation=conversation,
-        index=fields.line if index is None else index,
+        index=fields.line if position is None else position,
         messages=messages,
         tools=fields.array("tools", required=False),
         target=target,

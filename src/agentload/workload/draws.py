@@ -13,8 +13,11 @@ import numpy as np
 
 _STANDARD_NORMAL = NormalDist()
 
+Shape = int | tuple[int, ...]
+"""How many draws: a count, or an array's shape."""
 
-def lognormal(rng: np.random.Generator, median: float, sigma: float, size: object) -> np.ndarray:
+
+def lognormal(rng: np.random.Generator, median: float, sigma: float, size: Shape) -> np.ndarray:
     """Lognormal draws: median * exp(sigma * N(0, 1))."""
     return median * np.exp(sigma * rng.standard_normal(size))
 
@@ -24,7 +27,7 @@ def lognormal_mixture(
     first: tuple[float, float],
     second: tuple[float, float],
     share: float,
-    size: object,
+    size: Shape,
 ) -> np.ndarray:
     """Draws from lognormal `second` (median, sigma) with probability `share`, else `first`."""
     pick = rng.random(size) < share

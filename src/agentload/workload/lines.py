@@ -12,7 +12,7 @@ import gzip
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Literal, TypeVar, overload
 
 import orjson
 
@@ -152,24 +152,30 @@ def shown(value: object) -> str:
     return text
 
 
+LineT = TypeVar("LineT", int, None)
+"""A line number (`Fields[int]`: a line of a JSON-lines file) or None (`Fields[None]`: an object
+of a whole-file document)."""
+
+
 @dataclass(frozen=True)
-class Fields:
+class Fields(Generic[LineT]):
     """Typed access to one line's fields, raising errors that name file, line and field.
 
     `prefix` places the object inside a larger document (`requests[3].`), so errors name the
-    field by its full path; `line` is None for an object of a whole-file document.
+    field by its full path; `line` is None for an object of a whole-file document. A required
+    field's value is never None (`required=True`, the default).
     """
 
     data: Mapping[str, Any]
     path: Path
-    line: int | None
+    line: LineT
     prefix: str = ""
 
     def error(self, name: str, reason: str) -> InputError:
         """An error about field `name` of this line."""
         return InputError(reason, path=self.path, line=self.line, field=self.prefix + name)
 
-    def nested(self, name: str, value: Any) -> Fields:
+    def nested(self, name: str, value: Any) -> Fields[LineT]:
         """The fields of an object inside this one (`value`, found at `name`)."""
         if not isinstance(value, Mapping):
             raise self.error(name, f"expected an object, got {type_name(value)} {shown(value)}")
@@ -191,6 +197,14 @@ class Fields:
             raise self.error(name, "missing")
         return value
 
+    @overload
+    def integer(
+        self, name: str, *, minimum: int | None = 0, required: Literal[True] = True
+    ) -> int: ...
+
+    @overload
+    def integer(self, name: str, *, minimum: int | None = 0, required: bool) -> int | None: ...
+
     def integer(self, name: str, *, minimum: int | None = 0, required: bool = True) -> int | None:
         """An integer field (a float with no fraction is accepted)."""
         value = self.require(name) if required else self.get(name)
@@ -203,6 +217,14 @@ class Fields:
         if minimum is not None and value < minimum:
             raise self.error(name, f"expected an integer >= {minimum}, got {value}")
         return value
+
+    @overload
+    def number(
+        self, name: str, *, minimum: float | None = 0.0, required: Literal[True] = True
+    ) -> float: ...
+
+    @overload
+    def number(self, name: str, *, minimum: float | None = 0.0, required: bool) -> float | None: ...
 
     def number(
         self, name: str, *, minimum: float | None = 0.0, required: bool = True
@@ -217,6 +239,12 @@ class Fields:
             raise self.error(name, f"expected a number >= {minimum}, got {value}")
         return float(value)
 
+    @overload
+    def text(self, name: str, *, required: Literal[True] = True) -> str: ...
+
+    @overload
+    def text(self, name: str, *, required: bool) -> str | None: ...
+
     def text(self, name: str, *, required: bool = True) -> str | None:
         """A string field (numbers are accepted and turned into text, for ids)."""
         value = self.require(name) if required else self.get(name)
@@ -228,6 +256,12 @@ class Fields:
         if not text:
             raise self.error(name, "empty")
         return text
+
+    @overload
+    def array(self, name: str, *, required: Literal[True] = True) -> list[Any]: ...
+
+    @overload
+    def array(self, name: str, *, required: bool) -> list[Any] | None: ...
 
     def array(self, name: str, *, required: bool = True) -> list[Any] | None:
         """A list field."""

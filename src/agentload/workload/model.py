@@ -125,8 +125,13 @@ class Session(_Frozen):
         history: list[PromptSegment] = list(self.system)
         session_id = self.id
         system = len(self.system)
-        for j, turn in enumerate(islice(self.turns, index)):
-            _grow(history, system, session_id, j, turn, reply_tokens[j])
+        extend, append = history.extend, history.append
+        for j, turn in enumerate(islice(self.turns, index)):  # `_grow`, inlined: the hot loop
+            if turn.prompt is None:
+                if turn.restart:
+                    del history[system:]
+                extend(turn.new_input)
+                append(ReplySegment(session_id, j, reply_tokens[j]))
         return _call_prompt(history, system, self.turns[index])
 
     def calls(self) -> int:

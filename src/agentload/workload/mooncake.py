@@ -101,12 +101,11 @@ def load_mooncake(
     )
 
 
-def _parse_request(fields: Fields, block_size: int) -> _Request:
+def _parse_request(fields: Fields[int], block_size: int) -> _Request:
     timestamp = fields.number("timestamp", required=False)
     input_length = fields.integer("input_length", minimum=1)
     output_length = fields.integer("output_length", minimum=0)
     ids = fields.array("hash_ids")
-    assert input_length is not None and output_length is not None and ids is not None
     for index, value in enumerate(ids):
         if isinstance(value, bool) or not isinstance(value, int | str):
             raise fields.error(

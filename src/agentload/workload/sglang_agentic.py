@@ -67,7 +67,6 @@ def load_sglang_agentic(path: Path) -> Workload:
         raise InputError(f"expected a JSON object, got {type_name(data)}", path=path)
     document = Fields(data, path, None)
     conversations = document.array("conversations")
-    assert conversations is not None
     metadata = data.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         raise document.error("metadata", f"expected an object, got {type_name(metadata)}")
@@ -107,7 +106,6 @@ class _Turn:
 def _turn(document: Fields, where: str, value: object) -> _Turn:
     fields = document.nested(where, value)
     messages = fields.array("messages")
-    assert messages is not None
     if not messages:
         raise fields.error("messages", "empty")
     for index, message in enumerate(messages):

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentload.workload.draws import lognormal, lognormal_mixture, stratified_normal
+from agentload.workload.draws import Shape, lognormal, lognormal_mixture, stratified_normal
 from agentload.workload.model import Segment, Session, Turn, Workload
 from agentload.workload.synthetic import SPEC_PREFIX, parse_params
 
@@ -119,7 +119,7 @@ def draw_calls(p: SweAgentParams, rng: np.random.Generator, sessions: int) -> np
     return np.clip(calls, 1, p.max_calls).astype(np.int64)
 
 
-def draw_results(p: SweAgentParams, rng: np.random.Generator, shape: object) -> np.ndarray:
+def draw_results(p: SweAgentParams, rng: np.random.Generator, shape: Shape) -> np.ndarray:
     """Command-output tokens after each call."""
     empty = rng.random(shape) < p.empty_result_share
     other = lognormal_mixture(
@@ -133,7 +133,7 @@ def draw_results(p: SweAgentParams, rng: np.random.Generator, shape: object) -> 
     return result.astype(np.int64)
 
 
-def draw_outputs(p: SweAgentParams, rng: np.random.Generator, shape: object) -> np.ndarray:
+def draw_outputs(p: SweAgentParams, rng: np.random.Generator, shape: Shape) -> np.ndarray:
     """Output tokens of each call, 1..max_output."""
     output = lognormal_mixture(
         rng,
@@ -145,7 +145,7 @@ def draw_outputs(p: SweAgentParams, rng: np.random.Generator, shape: object) -> 
     return np.clip(np.rint(output), MIN_TOKENS, p.max_output).astype(np.int64)
 
 
-def draw_tool_times(p: SweAgentParams, rng: np.random.Generator, shape: object) -> np.ndarray:
+def draw_tool_times(p: SweAgentParams, rng: np.random.Generator, shape: Shape) -> np.ndarray:
     """Tool time after each call, s (rounded to ms), at most max_tool_time_s."""
     tool = lognormal_mixture(
         rng,

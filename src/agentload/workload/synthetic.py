@@ -129,8 +129,8 @@ def parse_params(spec: str, profile: str, model: type[P]) -> P:
         return model.model_validate(values)
     except ValidationError as exc:
         first = exc.errors()[0]
-        name = ".".join(str(p) for p in first["loc"]) or None
-        raise InputError(first["msg"], path=spec, field=name) from None
+        where = ".".join(str(p) for p in first["loc"]) or None
+        raise InputError(first["msg"], path=spec, field=where) from None
 
 
 @dataclass(frozen=True)

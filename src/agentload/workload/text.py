@@ -193,7 +193,7 @@ class TextMaker:
         Each round of corpus slices is found for every segment in one numpy pass, so a long
         prompt's few hundred segments cost a few numpy calls instead of a few per segment.
         """
-        out: list[_Layout | None] = [None] * len(items)
+        out: dict[int, _Layout] = {}
         todo: list[int] = []
         fixed_of: dict[int, int] = {}
         for i, (seed, role, n) in enumerate(items):
@@ -235,7 +235,7 @@ class TextMaker:
             out[i] = _Layout(
                 seed, self.salt_words + rest[i], True, header, tuple(slices[i]), repeats[i]
             )
-        return out  # type: ignore[return-value]
+        return [out[i] for i in range(len(items))]
 
     def _slices(self, targets: list[int], seeds: list[int]) -> list[tuple[int, int, int]]:
         """One corpus slice of at most `target` (< corpus) tokens for each (target, seed) pair,
@@ -485,7 +485,7 @@ class TextMaker:
             if layout is not None:
                 parts.append(self._render_ids(layout, segment.role))
             elif segment.messages is not None:
-                parts.append(self._recorded_ids(segment))  # type: ignore[arg-type]
+                parts.append(self._recorded_ids(segment))
         if not parts:
             return []
         return np.concatenate(parts).tolist()

@@ -142,7 +142,7 @@ def load_tracelab(path: Path, *, skip_bad_lines: bool = False) -> Workload:
     )
 
 
-def _parse(fields: Fields) -> _Round:
+def _parse(fields: Fields[int]) -> _Round:
     session = fields.text("session_id")
     index = fields.integer("round_index")
     total = fields.integer("input_tokens_total", minimum=1)
@@ -150,8 +150,6 @@ def _parse(fields: Fields) -> _Round:
     appended = fields.integer("newly_append_tokens", required=False)
     output = fields.integer("output_tokens")
     provider = fields.text("provider", required=False) or "unknown"
-    assert session is not None and index is not None and total is not None
-    assert output is not None
     if prefix is not None and appended is not None and prefix + appended != total:
         raise fields.error(
             "input_tokens_total",
@@ -162,7 +160,7 @@ def _parse(fields: Fields) -> _Round:
     if prefix > total:
         raise fields.error("prefix_tokens", f"{prefix} exceeds input_tokens_total {total}")
     return _Round(
-        line=fields.line or 0,
+        line=fields.line,
         session=session,
         index=index,
         provider=provider,

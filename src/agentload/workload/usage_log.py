@@ -125,7 +125,7 @@ def load_usage_log(path: Path, *, skip_bad_lines: bool = False) -> Workload:
     )
 
 
-def _parse(fields: Fields) -> _Call:
+def _parse(fields: Fields[int]) -> _Call:
     session_name = fields.first_present(SESSION_FIELDS)
     if session_name is None:
         raise fields.error(SESSION_FIELDS[0], f"missing (accepted: {', '.join(SESSION_FIELDS)})")
@@ -141,7 +141,6 @@ def _parse(fields: Fields) -> _Call:
     if read_name or write_name:  # Anthropic usage: input_tokens leaves out cache reads/writes
         read = fields.integer(read_name) if read_name else 0
         write = fields.integer(write_name) if write_name else 0
-        assert read is not None and write is not None
         prompt += read + write
         cached = read if cached is None else cached
     if cached is not None and cached > prompt:
@@ -151,7 +150,6 @@ def _parse(fields: Fields) -> _Call:
     if end is None and start is not None:
         duration = _duration(fields)
         end = start + duration if duration is not None else None
-    assert session is not None
     return _Call(fields.line, session, index, call_name, prompt, completion, cached, start, end)
 
 
@@ -159,9 +157,7 @@ def _tokens(fields: Fields, names: tuple[str, ...]) -> int:
     name = fields.first_present(names)
     if name is None:
         raise fields.error(names[0], f"missing (accepted: {', '.join(names)})")
-    value = fields.integer(name)
-    assert value is not None
-    return value
+    return fields.integer(name)
 
 
 def _time(fields: Fields, names: tuple[str, ...]) -> float | None:
@@ -194,8 +190,7 @@ def _time(fields: Fields, names: tuple[str, ...]) -> float | None:
 def _duration(fields: Fields) -> float | None:
     name = fields.first_present(DURATION_MS_FIELDS)
     if name is not None:
-        value = fields.number(name)
-        return None if value is None else value / MS_PER_S
+        return fields.number(name) / MS_PER_S
     name = fields.first_present(DURATION_S_FIELDS)
     return fields.number(name) if name is not None else None
 

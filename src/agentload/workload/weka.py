@@ -150,7 +150,6 @@ class _Trace:
         trace_id = fields.text("id")
         block_size = fields.integer("block_size", minimum=1)
         scope = fields.text("hash_id_scope", required=False) or "local"
-        assert trace_id is not None and block_size is not None
         if scope not in SCOPES:
             raise fields.error(
                 "hash_id_scope", f"expected one of {', '.join(SCOPES)}, got {scope!r}"
@@ -165,7 +164,6 @@ class _Trace:
     def sessions(self) -> list[Session]:
         """The trace's top-level session, then any orphaned subagents."""
         requests = self.fields.array("requests")
-        assert requests is not None
         root = self._session(self.id, requests, self.fields.prefix + "requests", self.fields)
         if root is None:
             raise self.fields.error("requests", "no calls (type 'n' or 's') in the trace")
@@ -226,9 +224,7 @@ class _Trace:
         status = fields.text("status", required=False)
         duration_ms = fields.number("duration_ms", required=False)
         requests = fields.array("requests")
-        assert agent_id is not None and requests is not None
         start = fields.number("t")
-        assert start is not None
         session = self._session(
             f"{parent_id}/{agent_id}", requests, fields.prefix + "requests", fields
         )
@@ -244,7 +240,6 @@ class _Trace:
         ids = fields.array("hash_ids", required=False) or []
         api_time = fields.number("api_time", required=False)
         think_time = fields.number("think_time", required=False)
-        assert start is not None and tokens_in is not None and tokens_out is not None
         for position, value in enumerate(ids):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise fields.error(

@@ -1,0 +1,129 @@
+"""`agentload simulate` end to end: the real search on a simulated deployment, in virtual time,
+writes a normal results directory that says SIMULATED everywhere, and every verb reads it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentload.cli import main
+from agentload.files import read_json
+from agentload.results.record import load_records
+from agentload.results.summary import Summary
+
+pytest.importorskip("aiconfigurator_core", reason="the sim extra is not installed")
+
+WORKLOAD = (
+    "synthetic:agentic-coding?sessions=24&system_tokens=2048&min_input=3000&mean_input=8000"
+    "&max_input=24000&task_median=400&calls_median=10&tool_call_output_median=40"
+    "&burst_output_median=300&max_output=1024&tool_time_median_s=2&max_tool_time_s=10"
+)
+DEPLOYMENT = (
+    "--system", "h200_sxm", "--backend", "sglang", "--model", "Qwen/Qwen3-8B",
+    "--gpus", "2", "--parallel", "tp1",
+)  # fmt: skip
+SEARCH = (
+    "--tier", "fast:150:2", "--tier", "slow:40:5", "--max-agents", "64",
+    "--settle", "10", "--window", "30", "--max-window", "60", "--ramp", "2",
+    "--min-samples", "20", "--precision", "0.25", "--seed", "5", "--salt", "fixed",
+)  # fmt: skip
+
+
+def _simulate(out: Path) -> Path:
+    assert main(["simulate", "--workload", WORKLOAD, *DEPLOYMENT, *SEARCH, "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _simulate(tmp_path_factory.mktemp("sim") / "a")
+
+
+def test_the_results_directory_is_normal_and_says_simulated(simulated: Path) -> None:
+    summary = Summary.model_validate(read_json(simulated / "summary.json"))
+    assert summary.complete and summary.simulated is not None
+    facts = summary.simulated
+    assert facts.deployment.replicas == 2 and facts.deployment.model == "Qwen/Qwen3-8B"
+    assert facts.step_source.startswith("aiconfigurator-core")
+    assert facts.kv is not None and facts.kv.agents_that_fit > 0
+    assert summary.power.source == "simulated" and summary.power.mean_watts
+    assert {t.name for t in summary.tiers} == {"fast", "slow"}
+    records = load_records(simulated / "records.jsonl").records
+    assert records and all(r.t_send <= r.t_first <= r.t_last <= r.t_done for r in records if r.ok)
+    assert all(r.completion_tokens == r.intended_output_tokens for r in records if r.ok)
+    manifest = read_json(simulated / "manifest.json")
+    assert manifest["simulated"]["deployment"]["system"] == "h200_sxm"
+    assert "SIMULATED: 2 x h200_sxm" in (simulated / "report.html").read_text()
+    assert (simulated / "power.jsonl").stat().st_size > 0
+
+
+def test_each_tier_passes_at_its_max_and_fails_one_step_up(simulated: Path) -> None:
+    summary = Summary.model_validate(read_json(simulated / "summary.json"))
+    verdicts = {p.agents: p.verdicts for p in summary.probes}
+    for tier in summary.tiers:
+        if tier.max_agents is not None:
+            assert verdicts[tier.max_agents][tier.name] == "pass"
+        if tier.first_failing_agents is not None:
+            assert verdicts[tier.first_failing_agents][tier.name] == "fail"
+    slow = next(t for t in summary.tiers if t.name == "slow")
+    fast = next(t for t in summary.tiers if t.name == "fast")
+    assert (slow.max_agents or 0) >= (fast.max_agents or 0)
+
+
+def test_the_same_seed_and_salt_simulate_the_same_figures(simulated: Path, tmp_path: Path) -> None:
+    again = Summary.model_validate(read_json(_simulate(tmp_path / "b") / "summary.json"))
+    first = Summary.model_validate(read_json(simulated / "summary.json"))
+    strip = {"window_start", "window_end"}
+    assert [p.model_dump(exclude=strip) for p in again.probes] == [
+        p.model_dump(exclude=strip) for p in first.probes
+    ]
+
+
+@pytest.mark.parametrize(
+    "verb",
+    [
+        ["report", "--no-html"],
+        ["decode", "--json"],
+        ["cost", "--gpu-hour-price", "2.5", "--json"],
+        ["frontier", "--json"],
+        [
+            "plan",
+            "--tier",
+            "slow",
+            "--developers",
+            "100",
+            "--agents-per-developer",
+            "2",
+            "--active-share",
+            "0.5",
+            "--json",
+        ],
+    ],
+    ids=lambda v: v[0],
+)
+def test_every_verb_reads_it_and_says_simulated(
+    simulated: Path, capsys: pytest.CaptureFixture[str], verb: list[str]
+) -> None:
+    name, *options = verb
+    assert main([name, str(simulated), *options]) == 0
+    out = capsys.readouterr().out
+    assert "simulated" in out.lower()
+    if "--json" in options:
+        json.loads(out)
+
+
+def test_an_unknown_system_or_a_missing_option_is_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["simulate", "--system", "nope", "--model", "Qwen/Qwen3-8B", "--gpus", "1"]) == 2
+    assert main(["simulate", "--system", "h200_sxm", "--model", "Qwen/Qwen3-8B"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "--gpus" in err[1]
+
+
+def test_the_list_names_the_documented_combination(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--list", "--system", "h200_sxm", "--model", "DeepSeek-V4-Pro"]) == 0
+    out = capsys.readouterr().out
+    assert "sgl-project/DeepSeek-V4-Pro-FP8" in out and "tp8,ep8" in out
