@@ -18,6 +18,7 @@ from agentload.results.summary import (
     SelfCheckFigures,
     SimulationFacts,
     Summary,
+    TierResult,
 )
 from agentload.run.answers import annotate, search_cost
 from agentload.run.search import SearchState
@@ -47,7 +48,7 @@ def build_summary(
     run = asked.search.is_run
     probes = state.figures()
     search = asked.search
-    tiers = ()
+    tiers: tuple[TierResult, ...] = ()
     if not run:
         tiers = annotate(
             tier_results(search.tiers, state.finished, asked.gpus, search.max_agents),
