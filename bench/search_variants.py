@@ -17,9 +17,10 @@ VARIANTS = {
     "sweep-inside": SweepPlan(hold="inside"),
     "sweep-none": SweepPlan(hold="none"),
     "sweep-x2": SweepPlan(growth_cap=2.0),
-    "sweep-m25": SweepPlan(approach_margin=0.25),
-    "sweep-m05": SweepPlan(approach_margin=0.05),
+    "sweep-x3": SweepPlan(growth_cap=3.0),
     "sweep-x8": SweepPlan(growth_cap=8.0),
+    "sweep-b0": SweepPlan(extrapolation_bias=0.0),
+    "sweep-b5": SweepPlan(extrapolation_bias=0.5),
     "sweep-noshrinksettle": SweepPlan(settle_shrink=False),
 }
 

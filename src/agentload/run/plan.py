@@ -46,9 +46,13 @@ class ProbeChoice:
     pass) its window must decide at the requested confidence before it may close."""
 
     agents: int
-    hold: Mapping[str, frozenset[bool]] = field(default_factory=dict)
+    hold: Mapping[str, frozenset[bool]] | None = field(default_factory=dict)
+    """None: the original rule, every verdict decided by its bootstrap interval alone (no
+    sequential test), as searches did before plans had a choice (`bisect`)."""
     settle_shrink: bool = False
     """Settle after a shrink too (the server drains what the larger load queued)."""
+    paced_ramp: bool = False
+    """Start added agents at the full ramp's pace: a few new agents take a fraction of it."""
 
 
 class Plan(Protocol):

@@ -3,8 +3,9 @@
 Pure: given the verdicts measured so far (agents -> tier -> passed), the next agent count to
 probe, or None when every tier's answer is known to the stated precision. Zero agents count as
 a pass, so a tier that fails at the smallest probe bisects down towards one agent. Every probe
-holds its window open while any tier's verdict is inside the noise, as searches always did, so
-results stay comparable with earlier ones (`--plan bisect`).
+holds its window open while any tier's verdict is inside its bootstrap interval, and opens its
+window right after a shrink, as searches always did, so results stay comparable with earlier
+ones (`--plan bisect`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 
 from agentload.results.brackets import Verdicts, bracket
 from agentload.run.curves import Observation
-from agentload.run.plan import BOTH, PlanContext, ProbeChoice, verdicts_of
+from agentload.run.plan import PlanContext, ProbeChoice, verdicts_of
 
 
 def next_probe(
@@ -43,7 +44,8 @@ def next_probe(
 
 
 class BisectPlan:
-    """Doubling, then bisection; every verdict decided before a window closes."""
+    """Doubling, then bisection; every verdict decided by its bootstrap interval before a
+    window closes (`ProbeChoice.hold` None)."""
 
     def choose(self, observed: Sequence[Observation], context: PlanContext) -> ProbeChoice | None:
         agents = next_probe(
@@ -55,4 +57,4 @@ class BisectPlan:
         )
         if agents is None:
             return None
-        return ProbeChoice(agents, {name: BOTH for name in context.names})
+        return ProbeChoice(agents, hold=None)

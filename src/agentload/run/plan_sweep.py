@@ -36,6 +36,17 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agentload.results.brackets import Bracket
+from agentload.run.belief import (
+    BRACKET_SPREAD,
+    EXTRAPOLATION_BIAS,
+    EXTRAPOLATION_SPREAD,
+    FIRST_SPREAD,
+    NOISE_SPREAD,
+    PRIOR_SPREAD,
+    Belief,
+    Bounds,
+    best_probe,
+)
 from agentload.run.curves import Observation, crossing, point_bracket, points
 from agentload.run.plan import (
     BOTH,
@@ -48,20 +59,13 @@ from agentload.run.plan import (
 )
 
 GROWTH_CAP = 4.0
-"""While a tier has only passes, a probe is at most this many times its largest pass (and at
-least this many times below a tier's only fail)."""
-
-APPROACH_MARGIN = 0.15
-"""While a tier has only passes, the next probe aims this share below its extrapolated crossing
-(an extrapolation is often 20% off, and an overshoot costs a shrink and a bisection down)."""
-FINE_WIDTHS = 1.5
-"""Within this many precision widths of the predicted crossing the climb steps one width at a
-time: the first fail settles the tier."""
-ENDGAME_WIDTHS = 3
-"""A bracket wider than this many precision widths is narrowed from inside (`_inside`); a
-narrower one is finished with its pass side and fail side."""
-SAFEGUARD = 0.35
-"""A wide bracket's next probe is at least this share of its span (log agents) from either end."""
+"""While a tier has only passes, a probe is at most this many times its largest pass."""
+HEALTH_NOISE = 0.03
+"""A probe's health is known to about this (log units: sampling and drift)."""
+FLATTEST = 0.1
+"""Slopes (health per e-fold of agents) flatter than this are taken as this."""
+UNKNOWN_SPREAD = 1.0
+"""Spread of a crossing nothing can be extrapolated from (a pass with no health known)."""
 PRIOR_OUT_OF_REACH = 0.5
 """The crossing of a tier the prior failed at one agent (its first probe is then at one)."""
 
@@ -73,10 +77,11 @@ class SweepPlan:
     """The sweep (module docstring); the fields are the harness's knobs (`bench/search_cost.py`)."""
 
     growth_cap: float = GROWTH_CAP
-    approach_margin: float = APPROACH_MARGIN
+    extrapolation_bias: float = EXTRAPOLATION_BIAS
     hold: Hold = "settling"
     use_prior: bool = True
     settle_shrink: bool = True
+    paced_ramp: bool = True
 
     def choose(self, observed: Sequence[Observation], context: PlanContext) -> ProbeChoice | None:
         names = context.names
@@ -91,7 +96,9 @@ class SweepPlan:
         if not targets:
             return None
         agents = max(1, min(min(targets), context.max_agents))
-        return ProbeChoice(agents, self._hold(settled, agents, context), self.settle_shrink)
+        return ProbeChoice(
+            agents, self._hold(settled, agents, context), self.settle_shrink, self.paced_ramp
+        )
 
     def _target(
         self,
@@ -101,44 +108,45 @@ class SweepPlan:
         context: PlanContext,
     ) -> int:
         """The count this tier would probe next (module docstring)."""
-        p, f, precision = b.passing, b.failing, context.precision
+        p, f = b.passing, b.failing
         if p == 0 and f is None:  # nothing measured yet
             if guess is None:
                 return context.start
-            return max(1, _pass_side(guess, precision))
-        if f is None:
-            step = p + width(p, precision)
-            ceiling = min(context.max_agents, max(step, math.floor(p * self.growth_cap)))
-            if guess is not None and guess > p:  # the prior's crossing: just below it
-                return min(max(_pass_side(guess, precision), step), ceiling)
-            estimate = crossing(known, p, None)
+            return max(1, _pass_side(guess, context.precision))
+        bounds = Bounds(context.precision, context.max_agents, self.growth_cap)
+        choice = best_probe(p, f, self.belief(b, known, guess), bounds)
+        if choice is None:  # settled (the caller skips settled tiers)
+            return p
+        return choice[0]
+
+    def belief(self, b: Bracket, known: list[tuple[int, float]], guess: float | None) -> Belief:
+        """Where the tier's crossing probably is (`agentload.run.belief`)."""
+        p, f = b.passing, b.failing
+        if f is not None and p > 0:
+            estimate = crossing(known, p, f)
             if estimate is None:
-                return ceiling
-            if estimate <= p + FINE_WIDTHS * width(p, precision):
-                return min(step, context.max_agents)
-            approach = math.floor(estimate * (1 - self.approach_margin))
-            if approach <= step:  # already within the margin: a short extrapolation, trusted
-                approach = _pass_side(estimate, precision)
-            return min(max(approach, step), ceiling)
-        if p == 0:
-            low = max(1, math.ceil(f / self.growth_cap))
+                estimate = guess if guess is not None and p < guess < f else math.sqrt(p * f)
+            estimate = min(max(estimate, p), f)
+            spread = math.hypot(_noise_spread(known, p, f), BRACKET_SPREAD * math.log(f / p))
+            smooth = crossing([pt for pt in known if pt[0] <= p], p, None)
+            if smooth is not None and smooth > estimate:  # a cliff somewhere in between?
+                top = min(smooth, f)
+                return Belief(math.sqrt(estimate * top), max(spread, math.log(top / estimate) / 2))
+            return Belief(estimate, spread)
+        if f is not None:  # failed at the smallest count probed
             estimate = crossing(known, 0, f)
-            if estimate is None and guess is not None and guess < f:
-                estimate = guess
             if estimate is None:
-                return max(1, min(f - 1, low))
-            return max(1, min(max(_pass_side(estimate, precision), low), f - 1))
-        estimate = crossing(known, p, f)
-        if estimate is None and guess is not None and p < guess < f:
-            estimate = guess
+                estimate = guess if guess is not None and guess < f else f / self.growth_cap
+            estimate = min(max(estimate, 0.5), f)
+            return Belief(estimate, FIRST_SPREAD + EXTRAPOLATION_SPREAD * math.log(f / estimate))
+        if guess is not None and guess > p:
+            return Belief(guess, PRIOR_SPREAD)
+        estimate = crossing(known, p, None)
         if estimate is None:
-            estimate = math.sqrt(p * f)
-        if f - p > ENDGAME_WIDTHS * width(p, precision):
-            return _inside(estimate, p, f)
-        x = _pass_side(min(max(estimate, p), f), precision)
-        if x <= p:
-            x = p + width(p, precision)
-        return max(p + 1, min(x, f - 1))
+            return Belief(p * self.growth_cap, UNKNOWN_SPREAD)
+        distance = math.log(max(estimate, p) / p)
+        centre = p * math.exp(distance * (1 - self.extrapolation_bias))
+        return Belief(centre, FIRST_SPREAD + EXTRAPOLATION_SPREAD * distance)
 
     def _hold(
         self, settled: dict[str, Bracket], agents: int, context: PlanContext
@@ -166,15 +174,14 @@ def _prior_crossing(known: list[tuple[int, float]]) -> float | None:
     return crossing(known, passing, failing) or math.sqrt(max(passing, 1) * failing)
 
 
-def _inside(estimate: float, passing: int, failing: int) -> int:
-    """A wide bracket's next probe: the estimate, kept within the middle of the bracket (in
-    log agents, `SAFEGUARD` from either end), so a curve that bends hard near its crossing (a
-    KV cache filling up, a queue forming) cannot stall the search at one end."""
-    span = math.log(failing) - math.log(passing)
-    low = math.exp(math.log(passing) + SAFEGUARD * span)
-    high = math.exp(math.log(failing) - SAFEGUARD * span)
-    x = round(min(max(estimate, low), high))
-    return max(passing + 1, min(x, failing - 1))
+def _noise_spread(known: list[tuple[int, float]], passing: int, failing: int) -> float:
+    """How far (log agents) the measurement's noise alone moves a crossing: the health's noise
+    over the curve's slope between the bracket's ends (flat curves: far)."""
+    health = dict(known)
+    if passing not in health or failing not in health:
+        return NOISE_SPREAD
+    slope = (health[passing] - health[failing]) / math.log(failing / passing)
+    return max(NOISE_SPREAD, HEALTH_NOISE / max(slope, FLATTEST))
 
 
 def _pass_side(crossing_agents: float, precision: float) -> int:

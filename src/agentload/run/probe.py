@@ -108,6 +108,7 @@ async def measure_probe(
     watch: SearchWatch | None = None,
     hold: Mapping[str, frozenset[bool]] | None = None,
     settle_shrink: bool = False,
+    paced_ramp: bool = False,
 ) -> ProbeOutcome | None:
     """Resize to `agents`, settle, measure, judge. None only for a run interrupted before
     anything could be measured. `baseline` (a one-agent probe's latency model, kept by the
@@ -115,13 +116,16 @@ async def measure_probe(
     starts one agent at each instead of `agents` over a ramp (open loop). `watch` hears when
     the window opens and what it needs. `hold`: tier -> the point-estimate outcomes (True:
     pass) the window stays open to decide (None: every tier, either outcome). `settle_shrink`:
-    after a shrink, settle again (the server drains what the larger load queued)."""
+    after a shrink, settle again (the server drains what the larger load queued).
+    `paced_ramp`: new agents start at the pace of the full ramp (`ramp_s` for `agents`), so
+    adding a few takes a fraction of it (`paced_ramp_s`)."""
     meters = meters or Meters()
     began = clock.now()
     if arrivals is not None:
         return await _open_loop(load, settings, index, phase, arrivals, meters, baseline)
     before = len(load.running_starts())
-    await load.resize(agents, settings.ramp_s, phase)
+    ramp_s = paced_ramp_s(settings.ramp_s, before, agents) if paced_ramp else settings.ramp_s
+    await load.resize(agents, ramp_s, phase)
     steady = (load.last_start() or began) + settings.settle_s
     if settle_shrink and agents < before:
         steady = max(steady, clock.now() + settings.settle_s)
@@ -165,6 +169,12 @@ async def measure_probe(
     outcome = await _outcome(load, settings, judged, agents, index, meters, notes, baseline)
     outcome.figures = outcome.figures.model_copy(update={"probe_s": window.end - began})
     return outcome
+
+
+def paced_ramp_s(ramp_s: float, before: int, agents: int) -> float:
+    """How long starting the agents a pool of `before` grows by takes at the pace of a full
+    ramp (`ramp_s` to start all `agents`)."""
+    return ramp_s * max(0, agents - before) / max(agents, 1)
 
 
 def looks(settings: SearchSettings) -> int:

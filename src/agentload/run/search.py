@@ -106,6 +106,7 @@ async def run_search(
             watch=watch,
             hold=None if settings.is_run else choice.hold,
             settle_shrink=choice.settle_shrink,
+            paced_ramp=choice.paced_ramp,
         )
         if outcome is not None:
             state.baseline = state.baseline or outcome.baseline
