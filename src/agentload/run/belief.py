@@ -47,6 +47,9 @@ PRIOR_SPREAD = 0.2
 OVERLOAD_RATIO = 1.5
 OVERLOAD_COST = 0.5
 """Probes' worth of cost of a probe `OVERLOAD_RATIO` or more above the crossing."""
+FAIL_COST = 0.5
+"""Probes' worth of extra cost of a fail: the next probe shrinks the pool, which waits for the
+leaving agents' calls (long on a loaded server), and settles again."""
 LOOKAHEAD = 2
 CANDIDATES = 12
 """Agent counts weighed per decision (all of them in a bracket this narrow or less)."""
@@ -163,7 +166,12 @@ def best_probe(
         for x in candidates(p, f, belief, bounds):
             chance = pass_chance(belief, p, f, x)
             overload = 1 - pass_chance(belief, p, f, math.floor(x / OVERLOAD_RATIO) or 1)
-            cost = 1 + chance * after(x, f) + (1 - chance) * after(p, x) + OVERLOAD_COST * overload
+            cost = (
+                1
+                + chance * after(x, f)
+                + (1 - chance) * (FAIL_COST + after(p, x))
+                + OVERLOAD_COST * overload
+            )
             if best is None or cost < best[1] - 1e-12:
                 best = (x, cost)
         return best

@@ -295,6 +295,7 @@ async def _drive(
                 append_probe(request.out, outcome.figures)
             if not request.search.is_run:
                 print_probe(outcome, console, request.gpus)
+                console.print(board.cost_words(clock.now()), highlight=False, soft_wrap=True)
 
         try:
             await run_search(

@@ -46,6 +46,7 @@ from agentload.run.belief import (
     Belief,
     Bounds,
     best_probe,
+    bisection_probes,
 )
 from agentload.run.curves import Observation, crossing, point_bracket, points
 from agentload.run.plan import (
@@ -64,6 +65,8 @@ HEALTH_NOISE = 0.03
 """A probe's health is known to about this (log units: sampling and drift)."""
 FLATTEST = 0.1
 """Slopes (health per e-fold of agents) flatter than this are taken as this."""
+ENDGAME_PROBES = 2.0
+"""Probes a tier needs once the climb reaches it: its last pass and its first fail."""
 UNKNOWN_SPREAD = 1.0
 """Spread of a crossing nothing can be extrapolated from (a pass with no health known)."""
 PRIOR_OUT_OF_REACH = 0.5
@@ -84,15 +87,8 @@ class SweepPlan:
     paced_ramp: bool = True
 
     def choose(self, observed: Sequence[Observation], context: PlanContext) -> ProbeChoice | None:
-        names = context.names
-        settled = brackets(verdicts_of(observed), names)
-        targets = []
-        for name in names:
-            b = settled[name]
-            if observed and b.resolved(context.precision, context.max_agents):
-                continue
-            guess = _prior_crossing(points(context.prior, name)) if self.use_prior else None
-            targets.append(self._target(b, points(observed, name), guess, context))
+        settled = brackets(verdicts_of(observed), context.names)
+        targets = [target for target, _ in self._open(observed, context, settled).values()]
         if not targets:
             return None
         agents = max(1, min(min(targets), context.max_agents))
@@ -100,24 +96,48 @@ class SweepPlan:
             agents, self._hold(settled, agents, context), self.settle_shrink, self.paced_ramp
         )
 
+    def remaining(self, observed: Sequence[Observation], context: PlanContext) -> float:
+        """About how many probes are left: the open tiers' expected probes to settle, the
+        climb they share counted once (every tier but the costliest adds at most its endgame,
+        `ENDGAME_PROBES`)."""
+        settled = brackets(verdicts_of(observed), context.names)
+        expected = sorted((e for _, e in self._open(observed, context, settled).values()))
+        if not expected:
+            return 0.0
+        return expected[-1] + sum(min(e, ENDGAME_PROBES) for e in expected[:-1])
+
+    def _open(
+        self, observed: Sequence[Observation], context: PlanContext, settled: dict[str, Bracket]
+    ) -> dict[str, tuple[int, float]]:
+        """Each tier not yet settled: the count it would probe next, and its expected probes."""
+        found = {}
+        for name in context.names:
+            b = settled[name]
+            if observed and b.resolved(context.precision, context.max_agents):
+                continue
+            guess = _prior_crossing(points(context.prior, name)) if self.use_prior else None
+            found[name] = self._target(b, points(observed, name), guess, context)
+        return found
+
     def _target(
         self,
         b: Bracket,
         known: list[tuple[int, float]],
         guess: float | None,
         context: PlanContext,
-    ) -> int:
-        """The count this tier would probe next (module docstring)."""
+    ) -> tuple[int, float]:
+        """The count this tier would probe next (module docstring), and the expected number of
+        probes until it is settled."""
         p, f = b.passing, b.failing
-        if p == 0 and f is None:  # nothing measured yet
-            if guess is None:
-                return context.start
-            return max(1, _pass_side(guess, context.precision))
         bounds = Bounds(context.precision, context.max_agents, self.growth_cap)
+        if p == 0 and f is None:  # nothing measured yet
+            first = context.start if guess is None else max(1, _pass_side(guess, context.precision))
+            belief = Belief(guess or first * self.growth_cap, UNKNOWN_SPREAD)
+            return first, 1 + bisection_probes(first, None, belief, bounds)
         choice = best_probe(p, f, self.belief(b, known, guess), bounds)
         if choice is None:  # settled (the caller skips settled tiers)
-            return p
-        return choice[0]
+            return p, 0.0
+        return choice
 
     def belief(self, b: Bracket, known: list[tuple[int, float]], guess: float | None) -> Belief:
         """Where the tier's crossing probably is (`agentload.run.belief`)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Protocol, runtime_checkable
 
 from agentload.errors import InputError
 from agentload.results.brackets import bracket
@@ -23,6 +24,15 @@ BISECT = "bisect"
 PLANS: dict[str, Plan] = {DEFAULT_PLAN: SweepPlan(), BISECT: BisectPlan()}
 ESTIMATE_LIMIT = 64
 """Most probes an estimate counts (the plans need far fewer)."""
+ROUNDING_SLACK = 0.25
+"""An expectation this far above a whole number of probes is rounded down."""
+
+
+@runtime_checkable
+class Expecting(Protocol):
+    """A plan that can say how many probes it expects still to need."""
+
+    def remaining(self, observed: Sequence[Observation], context: PlanContext) -> float: ...
 
 
 def register(name: str, plan: Plan) -> None:
@@ -62,9 +72,13 @@ def guessed_limits(observed: Sequence[Observation], context: PlanContext) -> dic
 
 
 def remaining_probes(name: str, observed: Sequence[Observation], context: PlanContext) -> int:
-    """About how many probes the plan still needs: the plan run against each tier's guessed
-    limit (`guessed_limits`), its curve falling at `ASSUMED_SLOPE` through it. An estimate
-    for the progress display, not a bound."""
+    """About how many probes the plan still needs, for the progress display (an estimate, not
+    a bound): a plan that weighs its own expectation says it (`remaining`, the sweep);
+    otherwise the plan is run against each tier's guessed limit (`guessed_limits`), its curve
+    falling at `ASSUMED_SLOPE` through it."""
+    plan = plan_named(name)
+    if isinstance(plan, Expecting):
+        return math.ceil(plan.remaining(observed, context) - ROUNDING_SLACK)
     limits = guessed_limits(observed, context)
     known: dict[int, Observation] = {o.agents: o for o in observed}
     count = 0

@@ -163,6 +163,21 @@ class ProgressBoard:
         ahead = "" if left_s is None else f", ~{gpu_time(left_s * self.gpus)} to go"
         return f"; GPU time {gpu_time(spent)} spent{ahead}"
 
+    def cost_words(self, now: float) -> str:
+        """After a probe: `search so far 1,180 s of probes (2,360 GPU-s); ~4 probe(s) to go,
+        ~6:20 (~760 GPU-s) more (estimate)`."""
+        gpus = self.gpus
+        spent = f"{self.probe_s:,.0f} s of probes" + (
+            "" if gpus is None else f" ({gpu_time(self.probe_s * gpus)})"
+        )
+        left = self.left_s(now)
+        if self.remaining is None or left is None:
+            return f"search so far {spent}"
+        if self.remaining == 0:
+            return f"search so far {spent}; every tier settled"
+        more = _clock(left) + ("" if gpus is None else f" (~{gpu_time(left * gpus)})")
+        return f"search so far {spent}; ~{self.remaining} probe(s) to go, ~{more} more (estimate)"
+
 
 SECONDS_PER_HOUR = 3600.0
 
