@@ -4,6 +4,7 @@ exists."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -25,7 +26,7 @@ BOUNDS = Bounds(precision=0.1, max_agents=1024, growth_cap=4.0)
 def test_a_probe_passes_less_often_the_more_agents_it_has() -> None:
     belief = Belief(centre=80.0, spread=0.2)
     chances = [pass_chance(belief, 40, 160, x) for x in range(41, 160)]
-    assert all(a >= b for a, b in zip(chances, chances[1:], strict=False))
+    assert all(a >= b for a, b in itertools.pairwise(chances))
     assert chances[0] > 0.99 and chances[-1] < 0.01
     assert pass_chance(belief, 40, 160, 80) == pytest.approx(0.5, abs=0.01)
 
