@@ -9,8 +9,8 @@ window's own sampling noise (which requests happened to land in it) the simulato
 `NoisySim` is the simulated deployment with every step time multiplied by exp(x(t)), x an
 Ornstein-Uhlenbeck process in virtual time: stationary standard deviation `sigma` (log
 units), correlation time `tau_s`, piecewise constant over `BIN_S` bins, seeded. The default
-(`DEFAULT_SIGMA`, `DEFAULT_TAU_S`) is a few percent over a minute or two: what repeated
-identical benchmark runs on one GPU server typically differ by. It is an assumption, stated
+(`DEFAULT_SIGMA`, `DEFAULT_TAU_S`) is 2% over a minute or two: what repeated identical
+benchmark runs on one GPU server typically differ by. It is an assumption, stated
 with the results; `--noise` sets it, 0 for the simulator's sampling noise alone.
 """
 
@@ -31,8 +31,10 @@ from agentload.sim.deployment import Deployment
 from agentload.sim.steptable import StepTable
 from agentload.sim.target import OpenSimulation, SimOptions
 
-DEFAULT_SIGMA = 0.03
-"""Stationary standard deviation of log step time: +-3% (one sigma)."""
+DEFAULT_SIGMA = 0.02
+"""Stationary standard deviation of log step time: +-2% (one sigma), the middle of the 1-3% by
+which repeated identical runs on one dedicated GPU server differ. At 3% the health of a probe
+near a flat crossing wanders by more than a 10% precision can tell, for any plan."""
 DEFAULT_TAU_S = 120.0
 """Correlation time of the drift, virtual s: two probes a few minutes apart are near independent."""
 BIN_S = 5.0

@@ -47,7 +47,7 @@ PRIOR_SPREAD = 0.2
 OVERLOAD_RATIO = 1.5
 OVERLOAD_COST = 0.5
 """Probes' worth of cost of a probe `OVERLOAD_RATIO` or more above the crossing."""
-FAIL_COST = 0.5
+FAIL_COST = 1.0
 """Probes' worth of extra cost of a fail: the next probe shrinks the pool, which waits for the
 leaving agents' calls (long on a loaded server), and settles again."""
 LOOKAHEAD = 2

@@ -65,6 +65,9 @@ HEALTH_NOISE = 0.03
 """A probe's health is known to about this (log units: sampling and drift)."""
 FLATTEST = 0.1
 """Slopes (health per e-fold of agents) flatter than this are taken as this."""
+CHAIN_REACH = 2.0
+CHAIN_WIDENING = 1.0
+"""A bracket's spread grows by this for each fail above its lowest (`_fails_above`) but one."""
 ENDGAME_PROBES = 2.0
 """Probes a tier needs once the climb reaches it: its last pass and its first fail."""
 UNKNOWN_SPREAD = 1.0
@@ -129,7 +132,10 @@ class SweepPlan:
         """The count this tier would probe next (module docstring), and the expected number of
         probes until it is settled."""
         p, f = b.passing, b.failing
-        bounds = Bounds(context.precision, context.max_agents, self.growth_cap)
+        growth = self.growth_cap
+        if guess is not None and f is None and p > 0:  # a prior lifts the cap to its crossing
+            growth = max(growth, guess * math.exp(PRIOR_SPREAD) / p)
+        bounds = Bounds(context.precision, context.max_agents, growth)
         if p == 0 and f is None:  # nothing measured yet
             first = context.start if guess is None else max(1, _pass_side(guess, context.precision))
             belief = Belief(guess or first * self.growth_cap, UNKNOWN_SPREAD)
@@ -148,6 +154,7 @@ class SweepPlan:
                 estimate = guess if guess is not None and p < guess < f else math.sqrt(p * f)
             estimate = min(max(estimate, p), f)
             spread = math.hypot(_noise_spread(known, p, f), BRACKET_SPREAD * math.log(f / p))
+            spread *= 1 + CHAIN_WIDENING * max(0, _fails_above(known, f) - 1)
             smooth = crossing([pt for pt in known if pt[0] <= p], p, None)
             if smooth is not None and smooth > estimate:  # a cliff somewhere in between?
                 top = min(smooth, f)
@@ -192,6 +199,13 @@ def _prior_crossing(known: list[tuple[int, float]]) -> float | None:
     if passing == 0 and failing == 1:
         return PRIOR_OUT_OF_REACH
     return crossing(known, passing, failing) or math.sqrt(max(passing, 1) * failing)
+
+
+def _fails_above(known: list[tuple[int, float]], failing: int) -> int:
+    """The tier's fails above its lowest, within `CHAIN_REACH` of it: several mean a chain of
+    probes that each failed where the curve said they would pass (the server after an
+    overload, a curve that moves), and the curve through them is not to be trusted."""
+    return sum(1 for n, h in known if h < 0 and failing < n <= failing * CHAIN_REACH)
 
 
 def _noise_spread(known: list[tuple[int, float]], passing: int, failing: int) -> float:

@@ -6,9 +6,10 @@ holds it for (`hold`: by default every verdict, either outcome) is inside the no
 `probe_s` is what it cost: from the resize (a ramp, or a shrink's wait for the leaving agents'
 calls) through the settle to the window's end. A shrink needs no settle by AgentPerf's rule
 (every agent has been active long enough), but the server may still be serving what the larger
-load queued: with `settle_shrink` the window waits `settle_s` after a shrink too. With a hold,
-a verdict counts as decided when the bootstrap interval or the exact sequential test of
-`agentload.run.sequential` decides it.
+load queued: with `settle_shrink` the window opens no sooner than `settle_s` after the shrink
+began (the wait for the leaving calls counts towards it). With a hold, a verdict counts as
+decided when the bootstrap interval or the exact sequential test of `agentload.run.sequential`
+decides it.
 
 A plain run is one probe of fixed length (`length_s`, from its first agent's start): its window
 runs from the steady state to that end, or covers the whole run (said in a note) when the
@@ -116,7 +117,8 @@ async def measure_probe(
     starts one agent at each instead of `agents` over a ramp (open loop). `watch` hears when
     the window opens and what it needs. `hold`: tier -> the point-estimate outcomes (True:
     pass) the window stays open to decide (None: every tier, either outcome). `settle_shrink`:
-    after a shrink, settle again (the server drains what the larger load queued).
+    after a shrink, the window opens `settle_s` after the shrink began at the earliest (the
+    server drains what the larger load queued; the wait for the leaving calls counts).
     `paced_ramp`: new agents start at the pace of the full ramp (`ramp_s` for `agents`), so
     adding a few takes a fraction of it (`paced_ramp_s`)."""
     meters = meters or Meters()
@@ -127,8 +129,8 @@ async def measure_probe(
     ramp_s = paced_ramp_s(settings.ramp_s, before, agents) if paced_ramp else settings.ramp_s
     await load.resize(agents, ramp_s, phase)
     steady = (load.last_start() or began) + settings.settle_s
-    if settle_shrink and agents < before:
-        steady = max(steady, clock.now() + settings.settle_s)
+    if settle_shrink and agents < before:  # the wait for the leaving calls counts
+        steady = max(steady, began + settings.settle_s)
     if watch is not None:
         watch.settling(steady)
     if settings.length_s is not None:
