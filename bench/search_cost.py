@@ -50,13 +50,17 @@ from agentload.run.search_settings import SearchSettings  # noqa: E402
 from agentload.run.settings import AgentSettings  # noqa: E402
 from bench.search_noise import DEFAULT_SIGMA, DEFAULT_TAU_S, NoisySim  # noqa: E402
 from bench.search_population import CASES, QUICK, Case  # noqa: E402
-from bench.search_report import per_case, plan_figures, table  # noqa: E402
+from bench.search_report import TWICE, PlanFigures, per_case, plan_figures, table  # noqa: E402
 from bench.search_truth import Truth, truth_of  # noqa: E402
 from bench.search_variants import register_variants  # noqa: E402
 
 PRIOR_SUFFIX = "+prior"
 PRIOR_SEED_OFFSET = 1000
 """The earlier search a `+prior` plan starts from ran with this seed offset."""
+MOST_RATIO = 0.4
+LEAST_WITHIN = 0.95
+"""The issue's acceptance: at most 40% of doubling+bisect's probe time, at least 95% of answers
+within the requested precision, none off by more than twice it."""
 DEFAULT_SEEDS = 2
 DEFAULT_WORKERS = 2
 
@@ -242,10 +246,26 @@ def report(cases, plans, searched, scored, truths, args, wall) -> None:
     print("\n".join(per_case(cases, plans, searched, scored, truths)))
     default = next((f for f in figures if f.plan == DEFAULT_PLAN), None)
     if default is not None:
+        print(acceptance(default))
         print(
             f"probe time vs doubling+bisect: {default.ratio:.2f}; "
             f"answers within precision: {default.within:.0%}"
         )
+
+
+def acceptance(f: PlanFigures) -> str:
+    """The issue's acceptance on the harness, for the default plan, in one line."""
+
+    def word(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    return (
+        f"acceptance ({f.plan}): probe time <= {MOST_RATIO:.0%} of bisect's "
+        f"{word(f.ratio <= MOST_RATIO)} ({f.ratio:.0%}); >= {LEAST_WITHIN:.0%} within precision "
+        f"{word(f.within >= LEAST_WITHIN)} ({f.within:.1%}; {f.settled_within:.1%} where the "
+        f"truth is stationary); none beyond {TWICE:g}x {word(f.worst <= TWICE)} "
+        f"(worst {f.worst:.2f}x; {f.settled_worst:.2f}x where stationary)"
+    )
 
 
 if __name__ == "__main__":

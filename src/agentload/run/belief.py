@@ -48,8 +48,8 @@ OVERLOAD_RATIO = 1.5
 OVERLOAD_COST = 0.5
 """Probes' worth of cost of a probe `OVERLOAD_RATIO` or more above the crossing."""
 FAIL_COST = 1.0
-"""Probes' worth of extra cost of a fail: the next probe shrinks the pool, which waits for the
-leaving agents' calls (long on a loaded server), and settles again."""
+"""Probes' worth of extra cost of a fail: the next probe shrinks the pool, and its window waits
+for the leaving agents' calls (the harness measured a shrink at about twice a climb)."""
 LOOKAHEAD = 2
 CANDIDATES = 12
 """Agent counts weighed per decision (all of them in a bracket this narrow or less)."""

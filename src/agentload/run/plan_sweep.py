@@ -1,25 +1,25 @@
-"""The `sweep` plan (the default): one ordered sweep up the load, each probe placed where the
-fitted curves predict a tier's crossing, each window held open only for the verdicts that
+"""The `sweep` plan (the default): one ordered climb up the load, each probe placed where it
+settles a tier in the fewest expected probes, each window held open only for the verdicts that
 settle an answer.
 
-Pure. For every tier not yet settled, a target count from its bracket (the most agents that
-passed below the fewest that failed) and its crossing estimate (`agentload.run.curves`, or the
-prior's while this search has only passes for it):
-- no fail yet: `APPROACH_MARGIN` below the extrapolated crossing, at most `growth_cap` times
-  its largest pass (an extrapolation is only as good as the curve's shape so far); within
-  `FINE_WIDTHS` of it, one precision width up (`passing + w`), so the climb's first fail
-  settles the tier with no step back; already within the margin, the crossing's pass side
-  (below); a prior's crossing, better than an extrapolation, is aimed at its pass side at once;
-- a pass and a fail more than `ENDGAME_WIDTHS` widths apart: the predicted crossing, kept
-  `SAFEGUARD` of the bracket (log agents) from either end, as safeguarded regula falsi is;
-- a narrower bracket: the pass side of the predicted crossing, `floor(c - (w - 1) / 2)` for
-  the precision's width `w`, so the crossing sits mid-bracket; when that is the known pass,
-  its fail side, `passing + w`, which settles the tier if it fails;
-- failed at the smallest probe: the same, downwards, at most `growth_cap` below.
-The next probe is the smallest target: stricter tiers cross at fewer agents, so the sweep
-climbs, growing the pool (a ramp and the settle) rather than shrinking it (a wait for the
-leaving agents' calls), and settles each tier on its way up; it goes down only after a probe
-overshoots. With a correct fit a tier costs two probes: its pass, then its fail.
+Pure. For every tier not yet settled, a `Belief` about where its crossing is (the load at which
+its health reaches zero; `agentload.run.belief`), from its bracket (the most agents that passed
+below the fewest that failed) and its health at each probe (`agentload.run.curves`):
+- a pass and a fail: the interpolated crossing (the curve's bend through a third point when
+  there is one), spread by the bracket's width and by the measurement's noise over the curve's
+  slope (`_noise_spread`); when the passes alone extrapolate past it (a cliff: a KV cache that
+  fills, a queue that forms), anywhere between the two; a chain of fails above the lowest (the
+  server after an overload, a curve that moves) widens it further (`_fails_above`);
+- passes only: the extrapolated crossing, lowered (`extrapolation_bias`: curves steepen under
+  load) and wider the farther it reaches; the prior's crossing instead when `--prior` gives one;
+- failed at the smallest count probed: extrapolated downwards.
+Each tier's next count is the one with the fewest expected probes to settle it
+(`belief.best_probe`), at most `growth_cap` times its largest pass while it has no fail (a
+prior lifts the cap to its crossing). The next probe is the smallest of them: stricter tiers
+cross at fewer agents, so the sweep climbs, growing the pool (a paced ramp and the settle)
+rather than shrinking it (a wait for the leaving agents' calls), and settles each tier on its
+way up. `remaining` is the plan's estimate of the probes left (each tier's expectation, the
+climb they share counted once), for the progress display.
 
 Which verdicts hold the window open (`hold`): `settling` (default) only the outcomes that
 would settle a tier's answer at this count (a fail just above its pass, a pass just below its
