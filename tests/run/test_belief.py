@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentload.run.belief import (
+    FAIL_COST,
     Belief,
     Bounds,
     best_probe,
@@ -49,7 +50,7 @@ def test_when_one_probe_can_settle_the_tier_either_way_it_is_chosen() -> None:
     assert choice is not None
     agents, expected = choice
     assert 282 <= agents <= 295
-    assert expected == pytest.approx(1.0, abs=0.2)
+    assert expected <= 1 + FAIL_COST  # one probe, and at worst the shrink after a fail
 
 
 @settings(max_examples=80, deadline=None)
