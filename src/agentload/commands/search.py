@@ -92,9 +92,10 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
         "--plan",
         choices=(DEFAULT_PLAN, BISECT),
         default=DEFAULT_PLAN,
-        help="how probes are chosen: sweep (fitted curves, one climb, windows held only for "
-        "the verdicts that settle an answer) or bisect (the original: double, then bisect "
-        "each tier) (default: %(default)s)",
+        help="how probes are chosen: sweep (one climb, each probe where the curves fitted so "
+        "far settle a tier in the fewest expected probes, windows held only for the verdicts "
+        "that settle an answer) or bisect (the original: double, then bisect each tier) "
+        "(default: %(default)s)",
     )
     bounds.add_argument(
         "--prior",
