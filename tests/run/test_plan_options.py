@@ -13,8 +13,10 @@ from agentload.cli import build_parser
 from agentload.commands.search import search_settings_from
 from agentload.errors import AgentloadError, InputError
 from agentload.results.tiers import preset
-from agentload.run.plans import BISECT, DEFAULT_PLAN
+from agentload.run.plan import PlanContext
+from agentload.run.plans import BISECT, DEFAULT_PLAN, choose
 from agentload.run.prior import load_prior, prior_observations
+from agentload.run.probe import paced_ramp_s
 from tests.analysis.summaries import PUBLISHED_POINTS, probe, write_summary
 
 
@@ -47,3 +49,18 @@ def test_a_prior_without_probes_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises((InputError, AgentloadError)):
         load_prior(tmp_path / "empty")
+
+
+def test_added_agents_start_at_the_full_ramps_pace() -> None:
+    assert paced_ramp_s(10.0, before=30, agents=33) == pytest.approx(10.0 * 3 / 33)
+    assert paced_ramp_s(10.0, before=0, agents=8) == pytest.approx(10.0)  # the first ramp
+    assert paced_ramp_s(10.0, before=16, agents=8) == 0.0  # a shrink starts no one
+
+
+def test_only_the_sweep_paces_its_ramp_and_holds_windows_for_settling_verdicts() -> None:
+    context = PlanContext(tuple(preset("agentperf")), start=1, max_agents=64, precision=0.1)
+    sweep = choose(DEFAULT_PLAN, (), context)
+    bisect = choose(BISECT, (), context)
+    assert sweep is not None and sweep.paced_ramp and sweep.hold is not None
+    assert bisect is not None and not bisect.paced_ramp and bisect.hold is None
+    assert not bisect.settle_shrink

@@ -172,6 +172,28 @@ def test_with_gpus_the_board_says_the_gpu_time_spent_and_to_go(
     assert "GPU" not in ProgressBoard(SETTINGS, started_at=1000.0).time_words(now())
 
 
+def test_after_each_probe_the_search_accounts_for_its_gpu_time_and_what_remains(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = FakeClock(1000.0)
+    monkeypatch.setattr(progress.clock, "now", now)
+    board = ProgressBoard(SETTINGS, started_at=1000.0, gpus=8)
+    board.start_probe(0, 1)
+    now.t = 1100.0
+    board.finish_probe([probe(1, TIERS, probe_s=100.0)])
+    assert board.remaining is not None and board.remaining > 0
+    words = board.cost_words(now())
+    assert words.startswith("search so far 100 s of probes (800 GPU-s); ")
+    assert f"~{board.remaining} probe(s) to go" in words
+    assert f"(~{progress.gpu_time(board.remaining * 100.0 * 8)}) more (estimate)" in words
+    done = list(true_probes(DEFAULT_PLAN).items())
+    board.finish_probe([p for _, p in done])
+    assert board.cost_words(now()).endswith("; every tier settled")
+    without = ProgressBoard(SETTINGS, started_at=1000.0)
+    without.finish_probe([probe(1, TIERS, probe_s=100.0)])
+    assert "GPU" not in without.cost_words(now())
+
+
 def test_a_plain_runs_time_left_is_its_length_left(monkeypatch: pytest.MonkeyPatch) -> None:
     now = FakeClock(1030.0)
     monkeypatch.setattr(progress.clock, "now", now)
