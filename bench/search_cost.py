@@ -2,11 +2,11 @@
 deployments whose true answers are known.
 
     PYTHONPATH=src .venv/bin/python bench/search_cost.py [--quick] [--plans sweep,bisect]
-        [--seeds 2] [--noise 0.03] [--workers 2] [--cases NAME,...] [--json OUT]
+        [--seeds 2] [--noise 0.02] [--workers 2] [--cases NAME,...] [--json OUT]
 
 - **Population** (`bench/search_population.py`): simulated deployments of different systems,
   models, layouts, workloads and tier ladders, each with the `--max-agents` an operator would
-  search up to. `--quick`: a small subset, about a minute once its truth is cached.
+  search up to. `--quick`: four of them, under a minute once their truth is cached.
 - **Ground truth** (`bench/search_truth.py`): each tier's true max agents from a fine sweep
   with long windows (~2,000 requests a point), with no drift; an interval where the curve is
   flat at its crossing. Cached after the first run (`$AGENTLOAD_HOME/bench/search_cost/`).
@@ -18,10 +18,13 @@ deployments whose true answers are known.
   set to an earlier search of the same deployment (the default plan, another seed).
 
 Printed per plan: the share of answers (every tier of every search) within the requested
-precision of the truth (max(1, precision x truth) agents), the worst miss (in those units, and
-where), and the total probe time (ramp or shrink + settle + window, virtual s, summed over
-every search) against doubling+bisect's in the same run; then a line per case. The last line:
-`probe time vs doubling+bisect: R; answers within precision: P%` for the default plan.
+precision of the truth (max(1, precision x truth) agents), within twice it, the worst miss (in
+those units, and where), the misses bisect shares on the same side; the same over the answers
+whose truth is stationary; and the total probe time (ramp or shrink + settle + window, virtual
+s, summed over every search) against doubling+bisect's in the same run, with probes and shrinks
+per search. Then a line per case, the issue's acceptance for the default plan, and last:
+`probe time vs doubling+bisect: R; answers within precision: P%` for the default plan. All of
+it is simulated.
 """
 
 from __future__ import annotations
