@@ -2,10 +2,11 @@
 
 Each is `SweepPlan` (`agentload.run.plan_sweep`) with one knob turned, so the harness can say
 what each idea is worth: `sweep-inside` holds every verdict the bracket does not imply,
-`sweep-none` holds none (the minimum window always), `sweep-x2` grows at most 2x while
-extrapolating, `sweep-x8` at most 8x, `sweep-m25` and `sweep-m05` aim 25% and 5% (not 15%)
-below an extrapolated crossing, `sweep-noshrinksettle` opens a window right after a shrink
-(as `bisect` does).
+`sweep-none` holds none (the minimum window always), `sweep-x2`, `sweep-x3` and `sweep-x8` grow
+at most 2x, 3x and 8x (not 4x) above a tier's last pass while it has no fail, `sweep-b0` and
+`sweep-b5` take an extrapolated crossing as it is or lowered by half its reach (not a quarter),
+`sweep-noshrinksettle` opens a window as soon as the leaving calls are done after a shrink (as
+`bisect` does).
 """
 
 from __future__ import annotations
