@@ -191,6 +191,7 @@ def test_ctrl_c_ends_a_search_within_two_seconds_and_it_resumes(
     options = (
         "--tier", "easy:1:10", "--max-agents", "4", "--settle", "0.3", "--window", "2",
         "--max-window", "2", "--ramp", "0", "--min-samples", "3", "--workers", str(workers),
+        "--plan", "bisect",  # the probes asserted below (1, 2, 4) are bisection's
     )  # fmt: skip
     workload = write_usage_log(tmp_path / "usage.jsonl")
     process = subprocess.Popen(

@@ -134,10 +134,10 @@ def test_sigkill_at_random_moments_never_loses_a_directory(
 SEARCH_OPTIONS = (
     "--tier", "easy:1:10", "--tier", "hard:100000:10", "--max-agents", "8",
     "--settle", "0.3", "--window", "1", "--max-window", "1", "--ramp", "0",
-    "--min-samples", "5",
+    "--min-samples", "5", "--plan", "bisect",
 )  # fmt: skip
-"""A quick search on the fast fake server: `easy` passes everywhere (probes 1, 2, 4, 8),
-`hard` fails everywhere."""
+"""A quick search on the fast fake server: `easy` passes everywhere (bisection's probes 1, 2,
+4, 8), `hard` fails everywhere."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from rich.console import Console
 from agentload.results.tiers import Tier
 from agentload.run import progress
 from agentload.run.messages import Counters
-from agentload.run.plan import next_probe, remaining_probes
+from agentload.run.plans import BISECT, DEFAULT_PLAN, choose, remaining_probes
 from agentload.run.progress import (
     LIVE_REFRESH_PER_S,
     PROGRESS_BACKLOG,
@@ -23,6 +23,7 @@ from agentload.run.progress import (
     progress_printer,
 )
 from agentload.run.search_settings import SearchSettings
+from tests.run.curves_fake import limit, observed, probe
 
 CALLS = 50
 CALL_BUDGET_S = 0.5
@@ -93,30 +94,36 @@ class FakeClock:
 
 
 TIERS = (
-    Tier(name="fast", output_speed_floor_tokens_per_s=100.0, ttft_ceiling_s=1.0),
+    Tier(name="fast", output_speed_floor_tokens_per_s=60.0, ttft_ceiling_s=1.0),
     Tier(name="slow", output_speed_floor_tokens_per_s=20.0, ttft_ceiling_s=5.0),
 )
 SETTINGS = SearchSettings(
-    tiers=TIERS, max_agents=64, window_s=60.0, max_window_s=180.0, settle_s=30.0, ramp_s=10.0
+    tiers=TIERS, max_agents=128, window_s=60.0, max_window_s=180.0, settle_s=30.0, ramp_s=10.0
 )
 
 
-def true_count(limits: dict[str, int]) -> int:
-    """Probes the plan takes against tiers whose limits are known."""
-    verdicts: dict[int, dict[str, bool]] = {}
-    names = list(limits)
-    while (n := next_probe(verdicts, names, start=1, max_agents=64, precision=0.1)) is not None:
-        verdicts[n] = {t: n <= limits[t] for t in names}
-    return len(verdicts)
+ESTIMATE_SLACK = 5
+"""Probes an estimate after the first probe may be off by (the plan is run against a guess)."""
 
 
-def test_the_estimate_of_probes_left_is_near_what_the_plan_takes() -> None:
-    names = ["fast", "slow"]
-    estimate = remaining_probes({}, names, start=1, max_agents=64, precision=0.1)
-    actual = true_count({"fast": 6, "slow": 20})
-    assert abs(estimate - actual) <= 4
-    done = {n: {"fast": n <= 6, "slow": n <= 20} for n in (1, 2, 4, 6, 7, 8, 16, 20, 21, 32)}
-    assert remaining_probes(done, names, start=1, max_agents=64, precision=0.1) == 0
+def true_probes(plan: str) -> dict[int, object]:
+    """The probes the plan takes on the made-up deployment."""
+    found: dict[int, object] = {}
+    context = SETTINGS.plan_context()
+    while (choice := choose(plan, observed(found, TIERS), context)) is not None:
+        found[choice.agents] = probe(choice.agents, TIERS, index=len(found))
+    return found
+
+
+@pytest.mark.parametrize("plan", [DEFAULT_PLAN, BISECT])
+def test_the_estimate_of_probes_left_is_near_what_the_plan_takes(plan: str) -> None:
+    assert [limit(t) for t in TIERS] == [17, 100]  # the answers the plans look for
+    context = SETTINGS.plan_context()
+    done = list(true_probes(plan).items())
+    first = dict(done[:1])
+    estimate = remaining_probes(plan, observed(first, TIERS), context)
+    assert abs(estimate - (len(done) - 1)) <= ESTIMATE_SLACK
+    assert remaining_probes(plan, observed(dict(done), TIERS), context) == 0
 
 
 def test_the_board_says_the_probe_its_window_the_brackets_and_the_time_left(
@@ -135,7 +142,7 @@ def test_the_board_says_the_probe_its_window_the_brackets_and_the_time_left(
     now.t = 1052.5
     assert board.stage_words(now()) == "probe 0: 1 agent, measuring 12.5 / 60 s (up to 180 s)"
     now.t = 1100.0
-    board.finish_probe({1: {"fast": True, "slow": True}})
+    board.finish_probe([probe(1, TIERS, probe_s=100.0)])
     assert board.tier_words() == "fast 1..?  slow 1..?"
     assert board.remaining is not None and board.remaining > 0
     left = board.left_s(now())
@@ -144,6 +151,47 @@ def test_the_board_says_the_probe_its_window_the_brackets_and_the_time_left(
     board.start_probe(1, 2)
     now.t = 1130.0
     assert board.left_s(now()) == pytest.approx(70.0 + (board.remaining - 1) * 100.0)
+
+
+def test_with_gpus_the_board_says_the_gpu_time_spent_and_to_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = FakeClock(1000.0)
+    monkeypatch.setattr(progress.clock, "now", now)
+    board = ProgressBoard(SETTINGS, started_at=1000.0, gpus=8)
+    board.start_probe(0, 1)
+    now.t = 1100.0
+    board.finish_probe([probe(1, TIERS, probe_s=100.0)])
+    board.start_probe(1, 2)
+    now.t = 1150.0
+    assert board.remaining is not None
+    to_go = board.left_s(now()) * 8
+    words = board.time_words(now())
+    assert "; GPU time 1,200 GPU-s spent" in words  # (100 s + the current 50 s) x 8 GPUs
+    assert f"~{progress.gpu_time(to_go)} to go" in words
+    assert "GPU" not in ProgressBoard(SETTINGS, started_at=1000.0).time_words(now())
+
+
+def test_after_each_probe_the_search_accounts_for_its_gpu_time_and_what_remains(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = FakeClock(1000.0)
+    monkeypatch.setattr(progress.clock, "now", now)
+    board = ProgressBoard(SETTINGS, started_at=1000.0, gpus=8)
+    board.start_probe(0, 1)
+    now.t = 1100.0
+    board.finish_probe([probe(1, TIERS, probe_s=100.0)])
+    assert board.remaining is not None and board.remaining > 0
+    words = board.cost_words(now())
+    assert words.startswith("search so far 100 s of probes (800 GPU-s); ")
+    assert f"~{board.remaining} probe(s) to go" in words
+    assert f"(~{progress.gpu_time(board.remaining * 100.0 * 8)}) more (estimate)" in words
+    done = list(true_probes(DEFAULT_PLAN).items())
+    board.finish_probe([p for _, p in done])
+    assert board.cost_words(now()).endswith("; every tier settled")
+    without = ProgressBoard(SETTINGS, started_at=1000.0)
+    without.finish_probe([probe(1, TIERS, probe_s=100.0)])
+    assert "GPU" not in without.cost_words(now())
 
 
 def test_a_plain_runs_time_left_is_its_length_left(monkeypatch: pytest.MonkeyPatch) -> None:

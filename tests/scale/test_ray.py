@@ -13,6 +13,7 @@ from agentload.files import read_json
 from agentload.results.record import load_records
 from agentload.results.tiers import Tier
 from agentload.run.execute import HostOptions, Request, execute
+from agentload.run.plans import BISECT
 from agentload.run.search_settings import SearchSettings
 from agentload.target.deployment import TargetOptions
 from tests.scale.conftest import FAST_WORKLOAD
@@ -71,6 +72,7 @@ def test_a_search_spreads_over_ray_actors(
         max_window_s=1.5,
         ramp_s=0.2,
         min_samples=3,
+        plan=BISECT,  # the probes asserted below (1, 2, 4) are bisection's
     )
     request = Request(
         workload=FAST_WORKLOAD,

@@ -30,6 +30,8 @@ from agentload.measure.verdict import (
 from agentload.measure.window import STEADY_STATE_SETTLE_S
 from agentload.results.tiers import PRESETS, Tier, load_tiers, parse_tier, preset, unique_names
 from agentload.run import search_settings as defaults
+from agentload.run.plans import BISECT, DEFAULT_PLAN
+from agentload.run.prior import load_prior
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
@@ -86,6 +88,22 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     )
     bounds.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE)
     bounds.add_argument("--max-error-rate", type=float, default=DEFAULT_MAX_ERROR_RATE)
+    bounds.add_argument(
+        "--plan",
+        choices=(DEFAULT_PLAN, BISECT),
+        default=DEFAULT_PLAN,
+        help="how probes are chosen: sweep (one climb, each probe where the curves fitted so "
+        "far settle a tier in the fewest expected probes, windows held only for the verdicts "
+        "that settle an answer) or bisect (the original: double, then bisect each tier) "
+        "(default: %(default)s)",
+    )
+    bounds.add_argument(
+        "--prior",
+        type=Path,
+        metavar="DIR",
+        help="start from an earlier result or a simulation of the same deployment: its "
+        "probes place the first probes near the answers (answers are still measured)",
+    )
 
 
 def tiers_from(args: argparse.Namespace, default_preset: str = "agentperf") -> tuple[Tier, ...]:
@@ -117,6 +135,9 @@ def search_settings_from(
             precision=args.precision,
             confidence=args.confidence,
             max_error_rate=args.max_error_rate,
+            plan=args.plan,
+            prior=load_prior(args.prior) if args.prior is not None else (),
+            prior_source=str(args.prior.resolve()) if args.prior is not None else None,
         )
     except ValidationError as exc:
         field, message = first_problem(exc)
@@ -127,8 +148,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "search",
         help="find the most concurrent agents that meet each SLO tier",
-        description="Ramp a warm pool of agents, double until every tier fails, then bisect "
-        "each tier; every probe is judged over a steady-state window.",
+        description="Find each tier's most agents over a warm pool of agents: the sweep plan "
+        "climbs the load, placing each probe where the curves fitted so far predict a tier's "
+        "limit (--plan bisect: double, then bisect); every probe is judged over a "
+        "steady-state window.",
     )
     add_workload_arguments(parser)
     parser.add_argument(

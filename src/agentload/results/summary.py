@@ -57,6 +57,10 @@ class TierCheck(_Model):
     reason: str = ""
     """The verdict in words (`output 69.0 >= 60 tokens/s, TTFT 12.500 > 2 s`, or `error rate
     12.0% above 5.0%`)."""
+    confident: bool | None = None
+    """True when the window decided the verdict at the requested confidence; False when it is
+    the point estimate, inside the noise or on too few requests (a verdict the plan did not
+    need decided, or one still undecided at the longest window); None in older results."""
 
 
 class MethodologyStamp(_Model):
@@ -163,6 +167,10 @@ class ProbeFigures(_Model):
     arrivals: ArrivalFigures | None = None
     methodology: MethodologyStamp | None = None
     notes: tuple[str, ...] = ()
+    probe_s: float | None = Field(default=None, ge=0)
+    """What the probe cost, s: from its resize (the new agents' ramp, or a shrink's wait for
+    the leaving agents' calls in flight) through the settle to the window's end; None for a
+    plain run and in older results."""
 
 
 Limit = Literal["output_speed", "ttft", "interactivity", "error_rate", "max_agents", "not_probed"]
@@ -207,6 +215,12 @@ class TierResult(_Model):
     joules_per_token: float | None = None
     limit: Limit | None = None
     """What set the answer (None in older results)."""
+    answer_probe_s: float | None = Field(default=None, ge=0)
+    """Probe time the search had spent when this tier's answer settled: every probe's
+    `probe_s` up to the one that closed its bracket, s (None: it never settled, or older
+    results)."""
+    answer_gpu_s: float | None = Field(default=None, ge=0)
+    """`answer_probe_s` x the deployment's GPUs: the GPU time this answer cost (with --gpus)."""
     explanation: str | None = None
     """The answer in words a user acts on: which limit, by how much, and what the deployment
     did at the probe that decided it (e.g. `out of reach: p95 TTFT 12.5 s at 1 agent > 2 s
@@ -344,6 +358,20 @@ class SimulationFacts(_Model):
     notes: tuple[str, ...] = ()
 
 
+class SearchCost(_Model):
+    """What a search's probes cost, and which plan chose them."""
+
+    plan: str
+    """`sweep` (the default) or `bisect` (the original plan, `--plan bisect`)."""
+    prior: str | None = None
+    """The results directory the plan started from (`--prior`), when one was given."""
+    probes: int = Field(ge=0)
+    probe_s: float = Field(ge=0)
+    """Every probe's `probe_s` summed: ramps, shrinks, settles and windows, s."""
+    gpu_s: float | None = Field(default=None, ge=0)
+    """`probe_s` x the deployment's GPUs (with --gpus)."""
+
+
 class Summary(_Model):
     """`summary.json`: the headline of a results directory."""
 
@@ -366,4 +394,6 @@ class Summary(_Model):
     methodology: MethodologyStamp | None = None
     """Whether the probes were measured under AgentPerf's rules, and why not
     (`agentload.measure.methodology.summary_stamp`); None in older results."""
+    search: SearchCost | None = None
+    """A search's plan and what its probes cost (None for a run and in older results)."""
     notes: tuple[str, ...] = ()

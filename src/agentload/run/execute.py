@@ -284,7 +284,7 @@ async def _drive(
         played = workload.model_copy(update={"sessions": arrivals.sessions})
     host = _host(request, played, target, resumption.id_prefix if resumption else "")
     _say_where(request.hosts, host, console)
-    board = ProgressBoard(request.search, clock.now())
+    board = ProgressBoard(request.search, clock.now(), gpus=request.gpus)
     async with host:
         display = contextlib.ExitStack()
         on_progress = display.enter_context(progress_display(console, board))
@@ -294,7 +294,8 @@ async def _drive(
             if not outcome.interrupted:
                 append_probe(request.out, outcome.figures)
             if not request.search.is_run:
-                print_probe(outcome, console)
+                print_probe(outcome, console, request.gpus)
+                console.print(board.cost_words(clock.now()), highlight=False, soft_wrap=True)
 
         try:
             await run_search(
@@ -373,16 +374,22 @@ async def _close(host: Host, drain_s: float) -> int:
         return await host.close(0.0)
 
 
-def print_probe(outcome: ProbeOutcome, console: Console) -> None:
-    """One line per finished probe of a search."""
+def _gpu_s(probe_s: float, gpus: int | None) -> str:
+    return "" if gpus is None else f" ({probe_s * gpus:,.0f} GPU-s)"
+
+
+def print_probe(outcome: ProbeOutcome, console: Console, gpus: int | None = None) -> None:
+    """One line per finished probe of a search, with what it cost (its probe time, and GPU
+    time with --gpus)."""
     f = outcome.figures
     verdicts = "  ".join(f"{name} {v}" for name, v in f.verdicts.items())
     p25 = "—" if f.p25_output_tokens_per_s is None else f"{f.p25_output_tokens_per_s:,.1f}"
     ttft = "—" if f.p95_ttft_s is None else f"{f.p95_ttft_s:.3f}"
+    cost = "" if f.probe_s is None else f"  |  cost {f.probe_s:.0f} s{_gpu_s(f.probe_s, gpus)}"
     console.print(
         f"probe {f.index}: {f.agents} agents over {f.window_s:.0f} s: "
         f"{f.total_tokens_per_s:,.0f} tokens/s total, p25 output {p25} tokens/s, "
-        f"p95 TTFT {ttft} s  |  {verdicts}",
+        f"p95 TTFT {ttft} s  |  {verdicts}{cost}",
         highlight=False,
         soft_wrap=True,
     )

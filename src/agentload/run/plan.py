@@ -1,74 +1,91 @@
-"""Where a search probes next: double until every tier fails, then bisect each tier.
+"""What a search plan is: given the probes so far, the next agent count and what its window must
+decide (pure).
 
-Pure: given the verdicts measured so far (agents -> tier -> passed), the next agent count to
-probe, or None when every tier's answer is known to the stated precision. Zero agents count as
-a pass, so a tier that fails at the smallest probe bisects down towards one agent.
+A plan sees each agent count measured so far as an `Observation` (verdicts and each tier's
+health, `agentload.run.curves`) and the search's bounds (`PlanContext`), and returns a
+`ProbeChoice`: how many agents to probe next, and which tiers' verdicts (and which outcomes of
+them) the window must decide at the requested confidence before it may close; or None when
+every tier's answer is known to the stated precision. Plans are pure and deterministic: the
+same observations give the same choice, so a search can be replayed, resumed and tested.
+The plans themselves are in `plan_sweep` and `plan_bisect`, by name in `plans`.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
 
-from agentload.results.brackets import Verdicts, bracket
+from agentload.results.brackets import Bracket, Verdicts, bracket
+from agentload.results.tiers import Tier
+from agentload.run.curves import Observation
 
-
-def next_probe(
-    verdicts: Verdicts,
-    tiers: Sequence[str],
-    *,
-    start: int,
-    max_agents: int,
-    precision: float,
-) -> int | None:
-    """The next agent count to probe, or None when the search is done."""
-    if not verdicts:
-        return min(start, max_agents)
-    top = max(verdicts)
-    if top < max_agents and any(verdicts[top][t] for t in tiers):
-        return min(2 * top, max_agents)
-    for tier in tiers:
-        b = bracket(verdicts, tier)
-        if b.resolved(precision, max_agents):
-            continue
-        if b.failing is None:
-            return max_agents
-        middle = (b.passing + b.failing) // 2
-        if middle > b.passing:
-            return middle
-    return None
+BOTH = frozenset({True, False})
+"""Either outcome of a verdict (True: pass)."""
 
 
-ESTIMATE_LIMIT = 64
-"""Most probes an estimate counts (the plan needs far fewer)."""
+@dataclass(frozen=True)
+class PlanContext:
+    """What a plan knows besides the probes: tiers, bounds, precision, and a prior."""
+
+    tiers: tuple[Tier, ...]
+    start: int
+    max_agents: int
+    precision: float
+    prior: tuple[Observation, ...] = ()
+    """An earlier result or a simulation of the same deployment: where to look first."""
+
+    @property
+    def names(self) -> list[str]:
+        return [t.name for t in self.tiers]
 
 
-def remaining_probes(
-    verdicts: Verdicts,
-    tiers: Sequence[str],
-    *,
-    start: int,
-    max_agents: int,
-    precision: float,
-) -> int:
-    """About how many probes the plan still needs: the plan run against a guess of each tier's
-    limit (the middle of its bracket; with no failure yet, the geometric middle between its
-    most passing count and `max_agents`). An estimate for the progress display, not a bound."""
-    known: dict[int, dict[str, bool]] = {n: dict(v) for n, v in verdicts.items()}
-    limits = {}
-    for tier in tiers:
-        b = bracket(known, tier) if known else None
-        if b is None:
-            limits[tier] = math.isqrt(max(1, start) * max_agents)
-        elif b.failing is None:
-            limits[tier] = math.isqrt(max(1, b.passing) * max_agents)
-        else:
-            limits[tier] = (b.passing + b.failing) // 2
-    count = 0
-    while count < ESTIMATE_LIMIT:
-        n = next_probe(known, tiers, start=start, max_agents=max_agents, precision=precision)
-        if n is None:
-            break
-        known[n] = {t: n <= limits[t] for t in tiers}
-        count += 1
-    return count
+@dataclass(frozen=True)
+class ProbeChoice:
+    """The next probe: its agent count, and for each tier the point-estimate outcomes (True:
+    pass) its window must decide at the requested confidence before it may close."""
+
+    agents: int
+    hold: Mapping[str, frozenset[bool]] | None = field(default_factory=dict)
+    """None: the original rule, every verdict decided by its bootstrap interval alone (no
+    sequential test), as searches did before plans had a choice (`bisect`)."""
+    settle_shrink: bool = False
+    """Settle after a shrink too (the server drains what the larger load queued)."""
+    paced_ramp: bool = False
+    """Start added agents at the full ramp's pace: a few new agents take a fraction of it."""
+
+
+class Plan(Protocol):
+    """Picks the next probe from the observations so far (pure)."""
+
+    def choose(
+        self, observed: Sequence[Observation], context: PlanContext
+    ) -> ProbeChoice | None: ...
+
+
+def verdicts_of(observed: Sequence[Observation]) -> dict[int, dict[str, bool]]:
+    """Agents -> tier -> passed."""
+    return {o.agents: dict(o.passed) for o in observed}
+
+
+def width(agents: int | float, precision: float) -> int:
+    """How far apart a tier's last pass and first fail may be: max(1, precision x agents)."""
+    return max(1, int(precision * agents))
+
+
+def brackets(verdicts: Verdicts, names: Sequence[str]) -> dict[str, Bracket]:
+    """Each tier's bracket so far (zero agents pass)."""
+    return {name: bracket(verdicts, name) if verdicts else Bracket(name, 0, None) for name in names}
+
+
+def settling_outcomes(b: Bracket, agents: int, context: PlanContext) -> frozenset[bool]:
+    """The outcomes at `agents` that would settle the tier's answer: a fail that closes its
+    bracket from above, a pass that closes it from below (or reaches the cap)."""
+    if not b.passing < agents < (b.failing if b.failing is not None else context.max_agents + 1):
+        return frozenset()
+    found = set()
+    if Bracket(b.tier, b.passing, agents).resolved(context.precision, context.max_agents):
+        found.add(False)
+    if Bracket(b.tier, agents, b.failing).resolved(context.precision, context.max_agents):
+        found.add(True)
+    return frozenset(found)

@@ -1,18 +1,28 @@
 """One probe: a number of agents measured over a steady-state window, judged against the tiers.
 
 A search probe resizes the agents, waits until every agent has been active `settle_s`, measures
-a window of at least `window_s`, and extends it (up to `max_window_s`) while a verdict is
-inside the noise. A plain run is one probe of fixed length (`length_s`, from its first agent's
-start): its window runs from the steady state to that end, or covers the whole run (said in a
-note) when the steady state never came; interrupted, it covers what was measured.
+a window of at least `window_s`, and extends it (up to `max_window_s`) while a verdict the plan
+holds it for (`hold`: by default every verdict, either outcome) is inside the noise. Its
+`probe_s` is what it cost: from the resize (a ramp, or a shrink's wait for the leaving agents'
+calls) through the settle to the window's end. A shrink needs no settle by AgentPerf's rule
+(every agent has been active long enough), but the server may still be serving what the larger
+load queued: with `settle_shrink` the window opens no sooner than `settle_s` after the shrink
+began (the wait for the leaving calls counts towards it). With a hold, a verdict counts as
+decided when the bootstrap interval or the exact sequential test of `agentload.run.sequential`
+decides it.
+
+A plain run is one probe of fixed length (`length_s`, from its first agent's start): its window
+runs from the steady state to that end, or covers the whole run (said in a note) when the
+steady state never came; interrupted, it covers what was measured.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -25,6 +35,7 @@ from agentload.measure.metrics import (
     GrowingTable,
     RecordTable,
     WindowMetrics,
+    WindowSamples,
     window_metrics,
     window_samples,
 )
@@ -39,10 +50,13 @@ from agentload.measure.window import Window
 from agentload.results.record import RequestRecord
 from agentload.results.summary import ArrivalFigures, ProbeFigures, TierCheck
 from agentload.run.search_settings import SearchSettings
+from agentload.run.sequential import decided, look_alpha
 from agentload.run.watch import SearchWatch
 
 EXTENSION_SHARE = 0.5
 """A probe inside the noise is extended by this share of `window_s` at a time."""
+LOOK_SLACK = 1e-9
+"""Float slack when counting a probe's looks."""
 
 
 class ProbeLoad(Protocol):
@@ -93,18 +107,30 @@ async def measure_probe(
     arrivals: Sequence[float] | None = None,
     *,
     watch: SearchWatch | None = None,
+    hold: Mapping[str, frozenset[bool]] | None = None,
+    settle_shrink: bool = False,
+    paced_ramp: bool = False,
 ) -> ProbeOutcome | None:
     """Resize to `agents`, settle, measure, judge. None only for a run interrupted before
     anything could be measured. `baseline` (a one-agent probe's latency model, kept by the
     search) gives the per-session slowdown. With `arrivals` (offsets from the start, s), a run
     starts one agent at each instead of `agents` over a ramp (open loop). `watch` hears when
-    the window opens and what it needs."""
+    the window opens and what it needs. `hold`: tier -> the point-estimate outcomes (True:
+    pass) the window stays open to decide (None: every tier, either outcome). `settle_shrink`:
+    after a shrink, the window opens `settle_s` after the shrink began at the earliest (the
+    server drains what the larger load queued; the wait for the leaving calls counts).
+    `paced_ramp`: new agents start at the pace of the full ramp (`ramp_s` for `agents`), so
+    adding a few takes a fraction of it (`paced_ramp_s`)."""
     meters = meters or Meters()
     began = clock.now()
     if arrivals is not None:
         return await _open_loop(load, settings, index, phase, arrivals, meters, baseline)
-    await load.resize(agents, settings.ramp_s, phase)
+    before = len(load.running_starts())
+    ramp_s = paced_ramp_s(settings.ramp_s, before, agents) if paced_ramp else settings.ramp_s
+    await load.resize(agents, ramp_s, phase)
     steady = (load.last_start() or began) + settings.settle_s
+    if settle_shrink and agents < before:  # the wait for the leaving calls counts
+        steady = max(steady, began + settings.settle_s)
     if watch is not None:
         watch.settling(steady)
     if settings.length_s is not None:
@@ -121,12 +147,15 @@ async def measure_probe(
         await meters.server.begin()
     await _sleep_until(start + settings.window_s)
     notes: list[str] = []
+    alpha = look_alpha(settings.confidence, looks(settings))
     while True:
         window = Window(start, clock.now())
         table = table_of(load, await load.records())
         metrics = window_metrics(table, window, agents=agents)
-        verdicts = _judge_all(table, window, metrics, settings)
-        noisy = [v.tier for v in verdicts.values() if v.outcome == "uncertain"]
+        samples = window_samples(table, window)
+        verdicts = _judge_all(samples, metrics, settings)
+        confident = _confident(samples, verdicts, settings, alpha, sequential=hold is not None)
+        noisy = undecided(verdicts, hold, confident)
         if not noisy:
             break
         if window.duration_s >= settings.max_window_s:
@@ -138,8 +167,53 @@ async def measure_probe(
             settings.window_s * EXTENSION_SHARE, settings.max_window_s - window.duration_s
         )
         await asyncio.sleep(extension)
-    judged = Judged(table, window, metrics, verdicts)
-    return await _outcome(load, settings, judged, agents, index, meters, notes, baseline)
+    judged = Judged(table, window, metrics, verdicts, confident)
+    outcome = await _outcome(load, settings, judged, agents, index, meters, notes, baseline)
+    outcome.figures = outcome.figures.model_copy(update={"probe_s": window.end - began})
+    return outcome
+
+
+def paced_ramp_s(ramp_s: float, before: int, agents: int) -> float:
+    """How long starting the agents a pool of `before` grows by takes at the pace of a full
+    ramp (`ramp_s` to start all `agents`)."""
+    return ramp_s * max(0, agents - before) / max(agents, 1)
+
+
+def looks(settings: SearchSettings) -> int:
+    """How many times a probe may judge its window: at `window_s`, then at each extension."""
+    step = settings.window_s * EXTENSION_SHARE
+    return 1 + math.ceil((settings.max_window_s - settings.window_s) / step - LOOK_SLACK)
+
+
+def _confident(
+    samples: WindowSamples,
+    verdicts: Mapping[str, Verdict],
+    settings: SearchSettings,
+    alpha: float,
+    *,
+    sequential: bool,
+) -> dict[str, bool]:
+    """Each verdict: decided at the requested confidence? By the bootstrap interval, or, for
+    a plan that holds windows (`sequential`), also by the exact test of `run.sequential`."""
+    tiers = {t.name: t for t in settings.tiers}
+    return {
+        name: v.outcome != "uncertain" or (sequential and decided(samples, tiers[name], v, alpha))
+        for name, v in verdicts.items()
+    }
+
+
+def undecided(
+    verdicts: Mapping[str, Verdict],
+    hold: Mapping[str, frozenset[bool]] | None,
+    confident: Mapping[str, bool],
+) -> list[str]:
+    """The held verdicts not yet decided: those whose point estimate is an outcome the window
+    must decide (every verdict when `hold` is None)."""
+    return [
+        v.tier
+        for v in verdicts.values()
+        if not confident[v.tier] and (hold is None or v.passed in hold.get(v.tier, ()))
+    ]
 
 
 async def _open_loop(
@@ -220,8 +294,10 @@ async def _fixed_window(
         return None
     table = table_of(load, await load.records())
     metrics = window_metrics(table, window, agents=agents)
-    verdicts = _judge_all(table, window, metrics, settings)
-    judged = Judged(table, window, metrics, verdicts)
+    samples = window_samples(table, window)
+    verdicts = _judge_all(samples, metrics, settings)
+    confident = {name: v.outcome != "uncertain" for name, v in verdicts.items()}
+    judged = Judged(table, window, metrics, verdicts, confident)
     outcome = await _outcome(load, settings, judged, agents, index, meters, notes, baseline)
     outcome.interrupted = interrupted
     return outcome
@@ -235,6 +311,7 @@ class Judged:
     window: Window
     metrics: WindowMetrics
     verdicts: dict[str, Verdict]
+    confident: dict[str, bool]
 
 
 async def _outcome(
@@ -267,7 +344,7 @@ async def _outcome(
         agents=agents,
         index=index,
         verdicts={name: _decided(v) for name, v in judged.verdicts.items()},
-        checks={name: _check(v) for name, v in judged.verdicts.items()},
+        checks={name: _check(v, judged.confident[name]) for name, v in judged.verdicts.items()},
         goodput=goodput_by_tier(judged.table, window, settings.tiers),
         sessions=session_figures(records, window, baseline=baseline),
         methodology=stamp,
@@ -281,9 +358,8 @@ async def _outcome(
 
 
 def _judge_all(
-    table: RecordTable, window: Window, metrics: WindowMetrics, settings: SearchSettings
+    samples: WindowSamples, metrics: WindowMetrics, settings: SearchSettings
 ) -> dict[str, Verdict]:
-    samples = window_samples(table, window)
     return {
         tier.name: judge(
             samples,
@@ -297,7 +373,7 @@ def _judge_all(
     }
 
 
-def _check(verdict: Verdict) -> TierCheck:
+def _check(verdict: Verdict, confident: bool) -> TierCheck:
     """The figures a verdict was judged on, for the results."""
     return TierCheck(
         output_speed_tokens_per_s=verdict.speed.value if verdict.speed is not None else None,
@@ -306,14 +382,13 @@ def _check(verdict: Verdict) -> TierCheck:
             verdict.interactivity.value if verdict.interactivity is not None else None
         ),
         reason=verdict.reason,
+        confident=confident,
     )
 
 
 def _decided(verdict: Verdict) -> str:
-    """`pass`, `fail`, or, for a verdict the search had to decide inside the noise, its point
-    estimate's."""
-    if verdict.outcome != "uncertain":
-        return verdict.outcome
+    """`pass` or `fail`: the point estimate (`TierCheck.confident` says whether the window
+    decided it at the requested confidence)."""
     return "pass" if verdict.passed else "fail"
 
 

@@ -4,7 +4,9 @@
   and what it is doing (ramping, settling, measuring: window elapsed / needed, and the most it
   may extend to), each tier's bracket so far (the most agents that passed, the fewest that
   failed), the time spent and an estimate of the time left (the plan's remaining probes, run
-  against a guess of each tier's limit, times the mean probe so far), and the live counters.
+  against a guess of each tier's limit, times the mean probe so far), the GPU time the probes
+  have cost (probe seconds x GPUs, with `--gpus`) and the estimate of what remains, and the
+  live counters.
 - **In a pipe or CI**, one line every few seconds, as before, led by the probe and its window.
 
 Lines are made in the event loop and printed by a daemon thread: a terminal or pipe that stops
@@ -20,7 +22,7 @@ import math
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -30,8 +32,10 @@ from rich.text import Text
 
 from agentload import clock
 from agentload.results.brackets import Bracket, bracket
+from agentload.results.summary import ProbeFigures
+from agentload.run.curves import observations
 from agentload.run.messages import PROGRESS_INTERVAL_S, Counters
-from agentload.run.plan import remaining_probes
+from agentload.run.plans import remaining_probes
 from agentload.run.search_settings import SearchSettings
 
 PROGRESS_BACKLOG = 4
@@ -61,12 +65,16 @@ class ProgressBoard:
 
     settings: SearchSettings
     started_at: float
+    gpus: int | None = None
+    """GPUs of the deployment (`--gpus`): GPU time is probe time times this."""
     stage: _Stage | None = None
     durations_s: list[float] = field(default_factory=list)
     """How long each finished probe took, s."""
     brackets: tuple[Bracket, ...] = ()
     remaining: int | None = None
     """Probes the plan still needs after the current one (an estimate)."""
+    probe_s: float = 0.0
+    """What the finished probes cost, s (each from its resize to its window's end)."""
 
     def start_probe(self, index: int, agents: int) -> None:
         self.stage = _Stage(index, agents, clock.now())
@@ -82,19 +90,16 @@ class ProgressBoard:
             self.stage.max_s = max_s
             self.stage.measuring = True
 
-    def finish_probe(self, verdicts: Mapping[int, Mapping[str, bool]]) -> None:
+    def finish_probe(self, probes: Sequence[ProbeFigures]) -> None:
         if self.stage is not None:
             self.durations_s.append(clock.now() - self.stage.began)
-        names = [t.name for t in self.settings.tiers]
-        self.brackets = tuple(bracket(verdicts, n) for n in names)
-        if not self.settings.is_run:
-            self.remaining = remaining_probes(
-                verdicts,
-                names,
-                start=self.settings.start_agents,
-                max_agents=self.settings.max_agents,
-                precision=self.settings.precision,
-            )
+        s = self.settings
+        observed = observations(probes, s.tiers)
+        verdicts = {o.agents: dict(o.passed) for o in observed}
+        self.brackets = tuple(bracket(verdicts, t.name) for t in s.tiers) if verdicts else ()
+        self.probe_s = sum(p.probe_s or 0.0 for p in probes)
+        if not s.is_run:
+            self.remaining = remaining_probes(s.plan, observed, s.plan_context())
         self.stage = None
 
     def _probe_s(self) -> float:
@@ -147,7 +152,41 @@ class ProgressBoard:
         left = self.left_s(now)
         probes = "" if self.remaining is None else f", ~{self.remaining} probe(s) to go"
         ahead = "" if left is None else f", ~{_clock(left)} left (estimate)"
-        return f"{spent} spent{probes}{ahead}"
+        return f"{spent} spent{probes}{ahead}{self.gpu_words(now, left)}"
+
+    def gpu_words(self, now: float, left_s: float | None) -> str:
+        """`; GPU time 1.3 GPU-h spent, ~0.6 GPU-h to go`: probe time x GPUs, with --gpus."""
+        if self.gpus is None or self.settings.is_run:
+            return ""
+        current = now - self.stage.began if self.stage is not None else 0.0
+        spent = (self.probe_s + current) * self.gpus
+        ahead = "" if left_s is None else f", ~{gpu_time(left_s * self.gpus)} to go"
+        return f"; GPU time {gpu_time(spent)} spent{ahead}"
+
+    def cost_words(self, now: float) -> str:
+        """After a probe: `search so far 1,180 s of probes (2,360 GPU-s); ~4 probe(s) to go,
+        ~6:20 (~760 GPU-s) more (estimate)`."""
+        gpus = self.gpus
+        spent = f"{self.probe_s:,.0f} s of probes" + (
+            "" if gpus is None else f" ({gpu_time(self.probe_s * gpus)})"
+        )
+        left = self.left_s(now)
+        if self.remaining is None or left is None:
+            return f"search so far {spent}"
+        if self.remaining == 0:
+            return f"search so far {spent}; every tier settled"
+        more = _clock(left) + ("" if gpus is None else f" (~{gpu_time(left * gpus)})")
+        return f"search so far {spent}; ~{self.remaining} probe(s) to go, ~{more} more (estimate)"
+
+
+SECONDS_PER_HOUR = 3600.0
+
+
+def gpu_time(gpu_s: float) -> str:
+    """GPU-seconds in words: `850 GPU-s`, `2.4 GPU-h`."""
+    if gpu_s < SECONDS_PER_HOUR:
+        return f"{gpu_s:,.0f} GPU-s"
+    return f"{gpu_s / SECONDS_PER_HOUR:,.1f} GPU-h"
 
 
 def _clock(seconds: float) -> str:

@@ -1,7 +1,8 @@
 """The search: the most concurrent agents that meet each SLO tier, over one warm agent pool.
 
-The plan (`agentload.run.plan`) picks the next agent count from the verdicts so far; one probe
-(`agentload.run.probe`) serves every tier. A plain run is the same loop with one fixed probe.
+The plan (`agentload.run.plans`, by the settings' name) picks the next agent count from the
+probes so far, and which verdicts its window must decide; one probe (`agentload.run.probe`)
+serves every tier. A plain run is the same loop with one fixed probe.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from dataclasses import dataclass, field
 from agentload.measure.meters import Meters
 from agentload.measure.sessions import OneAgentBaseline
 from agentload.results.summary import ProbeFigures, SelfCheckFigures
-from agentload.run.plan import next_probe
+from agentload.run.curves import observations
+from agentload.run.plan import ProbeChoice
+from agentload.run.plans import choose
 from agentload.run.probe import ProbeLoad, ProbeOutcome, measure_probe
 from agentload.run.search_settings import SearchSettings
 from agentload.run.watch import SearchWatch
@@ -46,30 +49,25 @@ class SearchState:
         """Every probe's figures, the earlier ones first."""
         return (*self.earlier, *(p.figures for p in self.probes))
 
-    def passed(self) -> dict[int, dict[str, bool]]:
-        """Agents -> tier -> passed, the latest probe at each count winning."""
-        verdicts = {f.agents: {k: v == "pass" for k, v in f.verdicts.items()} for f in self.earlier}
-        for p in self.probes:
-            verdicts[p.figures.agents] = {k: v.passed for k, v in p.verdicts.items()}
-        return verdicts
-
     @property
     def finished(self) -> tuple[ProbeFigures, ...]:
         """The probes measured whole (a run's interrupted probe is not one)."""
         return (*self.earlier, *(p.figures for p in self.probes if not p.interrupted))
 
 
+def next_choice(settings: SearchSettings, state: SearchState) -> ProbeChoice | None:
+    """The next probe (its agents, and what its window must decide), or None when done."""
+    if settings.is_run:
+        return None if state.finished else ProbeChoice(settings.max_agents)
+    return choose(
+        settings.plan, observations(state.figures(), settings.tiers), settings.plan_context()
+    )
+
+
 def next_count(settings: SearchSettings, state: SearchState) -> int | None:
     """The next agent count to probe, or None when done."""
-    if settings.is_run:
-        return None if state.finished else settings.max_agents
-    return next_probe(
-        state.passed(),
-        [t.name for t in settings.tiers],
-        start=settings.start_agents,
-        max_agents=settings.max_agents,
-        precision=settings.precision,
-    )
+    choice = next_choice(settings, state)
+    return None if choice is None else choice.agents
 
 
 async def run_search(
@@ -87,10 +85,11 @@ async def run_search(
     `watch` (the live display) hears each probe start, its window, and the verdicts after."""
     state = state or SearchState()
     while True:
-        agents = next_count(settings, state)
-        if agents is None:
+        choice = next_choice(settings, state)
+        if choice is None:
             state.done = True
             return state
+        agents = choice.agents
         index = len(state.earlier) + len(state.probes)
         phase = RUN_PHASE if settings.is_run else f"probe-{index}"
         if watch is not None:
@@ -105,12 +104,15 @@ async def run_search(
             state.baseline,
             arrivals,
             watch=watch,
+            hold=None if settings.is_run else choice.hold,
+            settle_shrink=choice.settle_shrink,
+            paced_ramp=choice.paced_ramp,
         )
         if outcome is not None:
             state.baseline = state.baseline or outcome.baseline
             state.probes.append(outcome)
             if watch is not None:
-                watch.finish_probe(state.passed())
+                watch.finish_probe(state.figures())
             if on_probe is not None:
                 on_probe(outcome)
         if outcome is None or outcome.interrupted:

@@ -17,6 +17,9 @@ from agentload.measure.verdict import (
 from agentload.measure.window import STEADY_STATE_SETTLE_S
 from agentload.results.tiers import Tier
 from agentload.run.arrivals import Arrivals
+from agentload.run.plan import PlanContext
+from agentload.run.plans import DEFAULT_PLAN, plan_named
+from agentload.run.prior import PriorProbe, prior_observations
 
 DEFAULT_WINDOW_S = 60.0
 DEFAULT_MAX_WINDOW_S = 180.0
@@ -51,6 +54,13 @@ class SearchSettings(BaseModel):
     arrivals: Arrivals | None = None
     """A plain run with open-loop arrivals: sessions start as they arrive, one agent each;
     `max_agents` is then how many arrive within `length_s`."""
+    plan: str = DEFAULT_PLAN
+    """Which plan picks the probes (`agentload.run.plans`): `sweep` or `bisect`."""
+    prior: tuple[PriorProbe, ...] = ()
+    """Probes of an earlier result or a simulation of the same deployment (`--prior DIR`):
+    where the plan looks first."""
+    prior_source: str | None = None
+    """Where the prior came from (its results directory)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> SearchSettings:
@@ -64,6 +74,7 @@ class SearchSettings(BaseModel):
             raise ValueError("ramp_s must be shorter than duration_s")
         if self.arrivals is not None and self.length_s is None:
             raise ValueError("open-loop arrivals are for a run (one fixed probe), not a search")
+        plan_named(self.plan)
         return self
 
     @classmethod
@@ -90,6 +101,16 @@ class SearchSettings(BaseModel):
             window_s=duration_s,
             max_window_s=duration_s,
             arrivals=arrivals,
+        )
+
+    def plan_context(self) -> PlanContext:
+        """What the plan knows besides the probes: tiers, bounds, precision, the prior."""
+        return PlanContext(
+            tiers=self.tiers,
+            start=self.start_agents,
+            max_agents=self.max_agents,
+            precision=self.precision,
+            prior=prior_observations(self.prior, self.tiers),
         )
 
     @property

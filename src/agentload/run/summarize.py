@@ -1,5 +1,6 @@
-"""The summary of a run or a search, from what it measured (pure): probes, tier headlines, the
-power line, the client's self-check, and a note for everything that went wrong."""
+"""The summary of a run or a search, from what it measured (pure): probes, tier headlines (with
+what each answer cost and rests on, `agentload.run.answers`), the plan and the search's cost,
+the power line, the client's self-check, and a note for everything that went wrong."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from agentload.results.summary import (
     SelfCheckFigures,
     SimulationFacts,
     Summary,
+    TierResult,
 )
+from agentload.run.answers import annotate, search_cost
 from agentload.run.search import SearchState
 from agentload.run.search_settings import SearchSettings
 
@@ -44,11 +47,16 @@ def build_summary(
     """The summary; `resumed` holds the resumption's notes (empty for a fresh start)."""
     run = asked.search.is_run
     probes = state.figures()
-    tiers = (
-        tier_results(asked.search.tiers, state.finished, asked.gpus, asked.search.max_agents)
-        if not run
-        else ()
-    )
+    search = asked.search
+    tiers: tuple[TierResult, ...] = ()
+    if not run:
+        tiers = annotate(
+            tier_results(search.tiers, state.finished, asked.gpus, search.max_agents),
+            state.finished,
+            precision=search.precision,
+            max_agents=search.max_agents,
+            gpus=asked.gpus,
+        )
     notes: list[str] = []
     if not state.done:
         notes.append(
@@ -80,6 +88,7 @@ def build_summary(
         client_ok=selfcheck is None or selfcheck.ok,
         selfcheck=selfcheck,
         methodology=_stamp(probes) if probes else None,
+        search=None if run else search_cost(probes, search.plan, search.prior_source, asked.gpus),
         notes=tuple(notes),
     )
 

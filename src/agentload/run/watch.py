@@ -1,10 +1,12 @@
 """What the search and its probes tell a watcher as they go (the live progress display): which
-probe starts, when its window opens and how long it needs, and the verdicts so far."""
+probe starts, when its window opens and how long it needs, and the probes so far."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Protocol
+
+from agentload.results.summary import ProbeFigures
 
 
 class SearchWatch(Protocol):
@@ -22,6 +24,6 @@ class SearchWatch(Protocol):
         """The window opened at `start`; it needs `needed_s`, and may extend to `max_s`."""
         ...
 
-    def finish_probe(self, verdicts: Mapping[int, Mapping[str, bool]]) -> None:
-        """A probe ended; `verdicts` are all so far (agents -> tier -> passed)."""
+    def finish_probe(self, probes: Sequence[ProbeFigures]) -> None:
+        """A probe ended; `probes` are all so far (its own last)."""
         ...

@@ -1,0 +1,32 @@
+"""Plan variants the search-cost harness compares, registered under their own names.
+
+Each is `SweepPlan` (`agentload.run.plan_sweep`) with one knob turned, so the harness can say
+what each idea is worth: `sweep-inside` holds every verdict the bracket does not imply,
+`sweep-none` holds none (the minimum window always), `sweep-x2`, `sweep-x3` and `sweep-x8` grow
+at most 2x, 3x and 8x (not 4x) above a tier's last pass while it has no fail, `sweep-b0` and
+`sweep-b5` take an extrapolated crossing as it is or lowered by half its reach (not a quarter),
+`sweep-noshrinksettle` opens a window as soon as the leaving calls are done after a shrink (as
+`bisect` does).
+"""
+
+from __future__ import annotations
+
+from agentload.run.plan_sweep import SweepPlan
+from agentload.run.plans import register
+
+VARIANTS = {
+    "sweep-inside": SweepPlan(hold="inside"),
+    "sweep-none": SweepPlan(hold="none"),
+    "sweep-x2": SweepPlan(growth_cap=2.0),
+    "sweep-x3": SweepPlan(growth_cap=3.0),
+    "sweep-x8": SweepPlan(growth_cap=8.0),
+    "sweep-b0": SweepPlan(extrapolation_bias=0.0),
+    "sweep-b5": SweepPlan(extrapolation_bias=0.5),
+    "sweep-noshrinksettle": SweepPlan(settle_shrink=False),
+}
+
+
+def register_variants() -> None:
+    """Make every variant selectable by name in this process."""
+    for name, plan in VARIANTS.items():
+        register(name, plan)

@@ -1,0 +1,125 @@
+"""What a search's summary says about each answer beyond its figures (pure): what it cost, and
+what it rests on.
+
+- **Cost**: a tier's answer settled with the probe after which its bracket (the most agents
+  that passed below the fewest that failed) took its final value and was narrow enough; its
+  cost is every probe's `probe_s` up to that one (times the GPUs: GPU-seconds).
+- **Not monotone**: a pass above a tier's first failure (noise, or a deployment that does
+  better under more load) does not lift the answer: the answer is the pass below the first
+  failure, the conservative reading, and the tier says so.
+- **Inside the noise**: an answer whose pass or fail was taken by its point estimate (not
+  decided at the requested confidence) says so, with the probe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agentload.results.brackets import Bracket, bracket
+from agentload.results.summary import ProbeFigures, SearchCost, TierResult
+
+
+def _verdicts(probes: Sequence[ProbeFigures]) -> dict[int, dict[str, bool]]:
+    latest = {p.agents: p for p in probes}
+    return {n: {t: v == "pass" for t, v in p.verdicts.items()} for n, p in latest.items()}
+
+
+def settled_after(
+    probes: Sequence[ProbeFigures], tier: str, precision: float, max_agents: int
+) -> int | None:
+    """How many probes (in the order measured) it took to settle the tier's final bracket;
+    None when it never settled."""
+    final = bracket(_verdicts(probes), tier)
+    if not final.resolved(precision, max_agents):
+        return None
+    for k in range(1, len(probes) + 1):
+        if bracket(_verdicts(probes[:k]), tier) == final:
+            return k
+    return None
+
+
+def answer_costs(
+    probes: Sequence[ProbeFigures],
+    tier: str,
+    precision: float,
+    max_agents: int,
+    gpus: int | None,
+) -> tuple[float | None, float | None]:
+    """(probe s, GPU s) spent when the tier's answer settled (None, None when it did not)."""
+    k = settled_after(probes, tier, precision, max_agents)
+    if k is None:
+        return None, None
+    spent = sum(p.probe_s or 0.0 for p in probes[:k])
+    return spent, spent * gpus if gpus is not None else None
+
+
+def monotone_note(probes: Sequence[ProbeFigures], b: Bracket) -> str | None:
+    """A note when the tier passed above its first failure."""
+    if b.failing is None:
+        return None
+    above = sorted(n for n, v in _verdicts(probes).items() if v.get(b.tier) and n > b.failing)
+    if not above:
+        return None
+    shown = ", ".join(str(n) for n in above)
+    return (
+        f"not monotone: passed at {shown} agents, above the failure at {b.failing}; "
+        f"answered {b.passing}, the pass below the first failure (conservative)"
+    )
+
+
+def noise_note(probes: Sequence[ProbeFigures], b: Bracket) -> str | None:
+    """A note when the answer's pass or fail is a point estimate inside the noise."""
+    latest = {p.agents: p for p in probes}
+    shaky = []
+    for agents, word in ((b.passing, "passed"), (b.failing, "failed")):
+        probe = latest.get(agents) if agents else None
+        check = probe.checks.get(b.tier) if probe is not None else None
+        if check is not None and check.confident is False:
+            shaky.append(f"{word} at {agents} agents")
+    if not shaky:
+        return None
+    return f"{' and '.join(shaky)} by the point estimate, inside the noise"
+
+
+def annotate(
+    results: Sequence[TierResult],
+    probes: Sequence[ProbeFigures],
+    *,
+    precision: float,
+    max_agents: int,
+    gpus: int | None,
+) -> tuple[TierResult, ...]:
+    """Each tier's result with its cost and notes (module docstring)."""
+    verdicts = _verdicts(probes)
+    annotated = []
+    for result in results:
+        if not verdicts or result.name not in next(iter(verdicts.values())):
+            annotated.append(result)
+            continue
+        b = bracket(verdicts, result.name)
+        probe_s, gpu_s = answer_costs(probes, result.name, precision, max_agents, gpus)
+        notes = [n for n in (monotone_note(probes, b), noise_note(probes, b)) if n]
+        annotated.append(
+            result.model_copy(
+                update={
+                    "answer_probe_s": probe_s,
+                    "answer_gpu_s": gpu_s,
+                    "notes": (*result.notes, *notes),
+                }
+            )
+        )
+    return tuple(annotated)
+
+
+def search_cost(
+    probes: Sequence[ProbeFigures], plan: str, prior: str | None, gpus: int | None
+) -> SearchCost:
+    """The search's plan and its probes' total cost."""
+    spent = sum(p.probe_s or 0.0 for p in probes)
+    return SearchCost(
+        plan=plan,
+        prior=prior,
+        probes=len(probes),
+        probe_s=spent,
+        gpu_s=spent * gpus if gpus is not None else None,
+    )
