@@ -39,7 +39,15 @@ class InputError(AgentloadError):
                 where += f":{self.line}"
             where += ": "
         what = f"field '{self.field}': " if self.field else ""
-        return f"{where}{what}{self.reason}"
+        return one_line(f"{where}{what}{self.reason}")
+
+
+def one_line(text: str) -> str:
+    """`text` with its control characters (a newline in a field name read from a file, say)
+    written as escapes, so an error stays one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class ServerError(AgentloadError):

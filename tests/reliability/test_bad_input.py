@@ -420,3 +420,8 @@ def test_an_unexpected_error_is_one_line_not_a_traceback(
     monkeypatch.setenv("AGENTLOAD_TRACEBACK", "1")
     with pytest.raises(KeyError):
         main(["report", "anything"])
+
+
+def test_a_field_name_with_a_newline_is_escaped_in_the_one_line_error() -> None:
+    error = InputError("unexpected field", path="calls.jsonl", line=3, field="a\nb")
+    assert str(error) == "calls.jsonl:3: field 'a\\nb': unexpected field"
