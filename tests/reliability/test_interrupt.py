@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -36,6 +37,20 @@ SLOW = {"first_ms": 300.0, "gap_ms": 150.0}
 WAIT_S = 30.0
 """Longest wait for the run under test to get going."""
 EXIT_INTERRUPTED = 130
+
+
+@pytest.fixture(autouse=True)
+def _children_hear_ctrl_c() -> Iterator[None]:
+    """Started as a background job of a non-interactive shell (`make test &`), this process
+    ignores SIGINT and so would every CLI it starts; a Python handler here becomes the
+    default in a child, where Python turns it into KeyboardInterrupt, as in a terminal."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _wait_for_lines(path: Path, lines: int, process: subprocess.Popen[bytes]) -> None:
