@@ -1,10 +1,11 @@
 """A whole AgentPerf-tier search up to 4,096 agents on a simulated deployment: how fast?
 
-    .venv/bin/python bench/sim_search.py [--max-agents 4096] [--system gb300 --gpus 72 ...]
+    .venv/bin/python bench/sim_search.py [--max-agents 4096] [--system gb300 --gpus 216 ...]
 
 Runs `agentload simulate` in this process, as a user would (the real agents, probes, verdicts
-and plan on the virtual clock; AgentPerf's rules: settle 30 s, windows >= 60 s), on a rack of
-GB300 serving DeepSeek V4 Pro (the deployment the power model was calibrated on), and prints
+and plan on the virtual clock; AgentPerf's rules: settle 30 s, windows >= 60 s), by default on
+216 GB300 serving DeepSeek V4 Pro FP8 with SGLang's step times at tp1,dp8,ep8 (its 20 tokens/s
+tier's limit near 3,400 agents: the hardest case under the 4,096 cap), and prints
 the wall time, CPU time, virtual seconds simulated per wall second and calls simulated per
 second. The goal (issue 15): the whole search in under 2 minutes on one core.
 """
@@ -42,9 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-agents", type=int, default=4096)
     parser.add_argument("--system", default="gb300")
-    parser.add_argument("--backend", default="vllm")
-    parser.add_argument("--model", default="deepseek-ai/DeepSeek-V4-Pro")
-    parser.add_argument("--gpus", type=int, default=72)
+    parser.add_argument("--backend", default="sglang")
+    parser.add_argument("--model", default="sgl-project/DeepSeek-V4-Pro-FP8")
+    parser.add_argument("--gpus", type=int, default=216)
     parser.add_argument("--parallel", default="tp1,dp8,ep8")
     parser.add_argument("--workload", default=WORKLOAD)
     parser.add_argument("--out", type=Path, help="keep the results here")
