@@ -28,7 +28,6 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path.insert(0, str(REPO))
 
-from bench.run_all import REPO as CURRENT  # noqa: E402
 from bench.run_all import run_python_client, scenarios  # noqa: E402
 
 REGRESSION = 0.95
@@ -44,7 +43,7 @@ def run_round(round_index: int, before: Path, out: Path, quick: bool) -> dict[st
     figures: dict[str, float] = {}
     for name in order:
         client, _, version = name.partition("@")
-        tree = before if version == "before" else CURRENT
+        tree = before if version == "before" else REPO
         result = run_python_client(client, scenario, out, tree=tree)
         if result.chunks_per_s is None or result.ok != result.requests:
             raise SystemExit(f"{name}: {result.note or 'calls failed'}")
