@@ -35,8 +35,9 @@ MISSING_USAGE: Final = "missing_usage"
 CLIENT: Final = "client_error"
 """Anything else raised inside the client (a bug or an unexpected library error)."""
 CANCELLED: Final = "cancelled"
-"""Still in flight when the run stopped (Ctrl-C, or the end-of-run drain ran out); recorded by
-the run engine, not the client, with the send time and the moment it was cancelled."""
+"""Still in flight when its agent stopped (Ctrl-C, the end-of-run drain ran out, or the agent
+left at a shrink whose plan cuts calls off); recorded by the run engine, not the client, with
+the send time and the moment it was cancelled. Not a server error."""
 
 PRECEDENCE: Final[tuple[str, ...]] = (
     CONNECT,

@@ -85,5 +85,5 @@ def cancelled_record(call: Call, t_send: float) -> RequestRecord:
         t_send=t_send,
         t_done=clock.now(),
         error=errors.CANCELLED,
-        error_detail="in flight when the run stopped; cancelled",
+        error_detail="in flight when its agent stopped (the run ended, or left at a shrink)",
     )

@@ -2,11 +2,12 @@
 actors), so `run` and `search` have one execution path and the place is a parameter.
 
 The host numbers agents as one process would (0, 1, 2, ..., never reused) and gives agent i to
-share i mod N. Growing sends each share its new agents' indices and start times on the
-probe's one ramp; shrinking sends the newest agents' indices and returns once their calls in
-flight have finished. Each share is a `ShareDriver` (`agentload.run.share`); subclasses only
-carry the messages (`agentload.run.messages`) to it: `InProcessHost` here, `ProcessHost`
-(`agentload.run.host_processes`) and `RayHost` (`agentload.run.host_ray`).
+share i mod N. Growing sends each share its new agents' indices and start times on the probe's
+one ramp; shrinking sends the newest agents' indices and returns once their calls in flight have
+finished (or been cut off, when the plan asks). Each share is a `ShareDriver`
+(`agentload.run.share`); subclasses only carry the messages (`agentload.run.messages`) to it:
+`InProcessHost` here, `ProcessHost` (`agentload.run.host_processes`) and `RayHost`
+(`agentload.run.host_ray`).
 
 A share that dies takes its agents with it, so a probe's agent count would be wrong: the host
 raises `ShareLost`, the run stops, and what it finished stays on disk (`--resume`).
@@ -78,8 +79,9 @@ class Host(ABC):
         """Start each share's agents; their actual start times by index."""
 
     @abstractmethod
-    async def _shrink(self, stops: dict[int, tuple[int, ...]]) -> None:
-        """Stop these agents; return when their calls in flight are done."""
+    async def _shrink(self, stops: dict[int, tuple[int, ...]], cancel: bool) -> None:
+        """Stop these agents; return when their calls in flight are done (or, with `cancel`,
+        cut off)."""
 
     @abstractmethod
     async def _close(self, drain_s: float) -> list[Closed]:
@@ -107,15 +109,18 @@ class Host(ABC):
         """Agents running now."""
         return len(self._active)
 
-    async def resize(self, agents: int, ramp_s: float, phase: str) -> None:
+    async def resize(
+        self, agents: int, ramp_s: float, phase: str, *, cancel_leaving: bool = False
+    ) -> None:
         """Grow to `agents` (staggered evenly over `ramp_s`) or shrink to it; calls sent from
-        now on belong to `phase`."""
+        now on belong to `phase`. Shrinking waits for the leaving agents' calls in flight, or
+        with `cancel_leaving` cuts them off."""
         self._raise_if_lost()
         await self._set_phase(phase)
         if agents < len(self._active):
             leaving = self._active[agents:]
             self._active = self._active[:agents]
-            await self._shrink(self._split_indices(leaving))
+            await self._shrink(self._split_indices(leaving), cancel_leaving)
             return
         added = agents - len(self._active)
         if added == 0:
@@ -219,8 +224,8 @@ class InProcessHost(Host):
     async def _grow(self, plans: dict[int, StartPlan]) -> dict[int, float]:
         return await self.driver.grow(plans[0])
 
-    async def _shrink(self, stops: dict[int, tuple[int, ...]]) -> None:
-        await self.driver.shrink(stops[0])
+    async def _shrink(self, stops: dict[int, tuple[int, ...]], cancel: bool) -> None:
+        await self.driver.shrink(stops[0], cancel)
 
     async def _close(self, drain_s: float) -> list[Closed]:
         return [await self.driver.close(drain_s)]

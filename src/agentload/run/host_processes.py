@@ -123,9 +123,9 @@ class ProcessHost(Host):
             starts.update((await self._reply(k, Grown)).starts)
         return starts
 
-    async def _shrink(self, stops: dict[int, tuple[int, ...]]) -> None:
+    async def _shrink(self, stops: dict[int, tuple[int, ...]], cancel: bool) -> None:
         for k, indices in stops.items():
-            self._send(k, Shrink(indices))
+            self._send(k, Shrink(indices, cancel))
         for k in stops:
             await self._reply(k, Shrunk)
 
@@ -274,7 +274,7 @@ async def _apply(driver: ShareDriver, message: Grow | Shrink) -> Reply:
     """Carry out one resize; the reply to send back."""
     if isinstance(message, Grow):
         return Grown(await driver.grow(message.plan))
-    await driver.shrink(message.indices)
+    await driver.shrink(message.indices, message.cancel)
     return Shrunk()
 
 

@@ -73,8 +73,8 @@ class ShareActor:
     async def grow(self, plan: StartPlan) -> dict[int, float]:
         return await self._driver.grow(plan)
 
-    async def shrink(self, indices: tuple[int, ...]) -> None:
-        await self._driver.shrink(indices)
+    async def shrink(self, indices: tuple[int, ...], cancel: bool) -> None:
+        await self._driver.shrink(indices, cancel)
 
     def counters(self) -> Counters:
         return self._driver.counters()
@@ -144,8 +144,8 @@ class RayHost(Host):
         replies = await self._each({k: self._actors[k].grow.remote(p) for k, p in plans.items()})
         return {index: t for starts in replies.values() for index, t in starts.items()}
 
-    async def _shrink(self, stops: dict[int, tuple[int, ...]]) -> None:
-        await self._each({k: self._actors[k].shrink.remote(s) for k, s in stops.items()})
+    async def _shrink(self, stops: dict[int, tuple[int, ...]], cancel: bool) -> None:
+        await self._each({k: self._actors[k].shrink.remote(s, cancel) for k, s in stops.items()})
 
     async def records(self) -> Sequence[RequestRecord]:
         """Fetch every actor's new records into `records.jsonl`; all records so far."""

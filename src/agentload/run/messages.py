@@ -67,9 +67,11 @@ class Grown:
 
 @dataclass(frozen=True)
 class Shrink:
-    """Host -> share: stop these agents; reply once their calls in flight are done."""
+    """Host -> share: stop these agents; reply once their calls in flight are done (with
+    `cancel`, once they are cut off)."""
 
     indices: tuple[int, ...]
+    cancel: bool = False
     kind: Kind = field(default=Kind.SHRINK, init=False)
 
 

@@ -53,6 +53,9 @@ class ProbeChoice:
     """Settle after a shrink too (the server drains what the larger load queued)."""
     paced_ramp: bool = False
     """Start added agents at the full ramp's pace: a few new agents take a fraction of it."""
+    cancel_leaving: bool = False
+    """On a shrink, cut the leaving agents' calls in flight off (the server aborts them, as it
+    does any request whose client went away) instead of waiting for them to finish."""
 
 
 class Plan(Protocol):

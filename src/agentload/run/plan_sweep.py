@@ -88,6 +88,7 @@ class SweepPlan:
     use_prior: bool = True
     settle_shrink: bool = True
     paced_ramp: bool = True
+    cancel_leaving: bool = True
 
     def choose(self, observed: Sequence[Observation], context: PlanContext) -> ProbeChoice | None:
         settled = brackets(verdicts_of(observed), context.names)
@@ -96,7 +97,11 @@ class SweepPlan:
             return None
         agents = max(1, min(min(targets), context.max_agents))
         return ProbeChoice(
-            agents, self._hold(settled, agents, context), self.settle_shrink, self.paced_ramp
+            agents,
+            self._hold(settled, agents, context),
+            self.settle_shrink,
+            self.paced_ramp,
+            self.cancel_leaving,
         )
 
     def remaining(self, observed: Sequence[Observation], context: PlanContext) -> float:

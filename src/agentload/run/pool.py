@@ -1,8 +1,8 @@
 """A pool of running agents that can grow and shrink without restarting the server's load.
 
 Growing starts agents at the times its host planned (staggered over a ramp); shrinking asks
-agents to stop after their current call. The server stays warm between probes of a search.
-"""
+agents to stop after their current call, or cuts that call off. The server stays warm between
+probes of a search."""
 
 from __future__ import annotations
 
@@ -60,15 +60,21 @@ class AgentPool:
         self._stops[index] = stop
         self._tasks[index] = asyncio.create_task(agent.run(stop), name=f"agent-{index}")
 
-    async def stop_agents(self, indices: list[int]) -> None:
-        """Stop these agents; wait until their current calls are done."""
+    async def stop_agents(self, indices: list[int], *, cancel: bool = False) -> None:
+        """Stop these agents; wait until their current calls are done, or with `cancel` cut
+        those calls off (each recorded as cancelled; a server aborts a request whose client
+        went away)."""
         wanted = set(indices)
         leaving = [a for a in self.active if a.index in wanted]
         self.active = [a for a in self.active if a.index not in wanted]
         self.retired.extend(leaving)
         for agent in leaving:
             self._stops[agent.index].set()
-        await asyncio.gather(*(self._tasks[a.index] for a in leaving), return_exceptions=True)
+        tasks = [self._tasks[a.index] for a in leaving]
+        if cancel:
+            for task in tasks:
+                task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def close(self, drain_s: float) -> int:
         """Stop every agent; let in-flight calls finish for up to `drain_s`, then cancel.

@@ -4,12 +4,12 @@ A search probe resizes the agents, waits until every agent has been active `sett
 a window of at least `window_s`, and extends it (up to `max_window_s`) while a verdict the plan
 holds it for (`hold`: by default every verdict, either outcome) is inside the noise. Its
 `probe_s` is what it cost: from the resize (a ramp, or a shrink's wait for the leaving agents'
-calls) through the settle to the window's end. A shrink needs no settle by AgentPerf's rule
-(every agent has been active long enough), but the server may still be serving what the larger
-load queued: with `settle_shrink` the window opens no sooner than `settle_s` after the shrink
-began (the wait for the leaving calls counts towards it). With a hold, a verdict counts as
-decided when the bootstrap interval or the exact sequential test of `agentload.run.sequential`
-decides it.
+calls, none when the plan cuts them off) through the settle to the window's end. A shrink needs
+no settle by AgentPerf's rule (every agent has been active long enough), but the server may
+still be serving what the larger load queued: with `settle_shrink` the window opens no sooner
+than `settle_s` after the shrink began (the wait for the leaving calls counts towards it). With
+a hold, a verdict counts as decided when the bootstrap interval or the exact sequential test of
+`agentload.run.sequential` decides it.
 
 A plain run is one probe of fixed length (`length_s`, from its first agent's start): its window
 runs from the steady state to that end, or covers the whole run (said in a note) when the
@@ -49,6 +49,7 @@ from agentload.measure.verdict import Verdict, judge
 from agentload.measure.window import Window
 from agentload.results.record import RequestRecord
 from agentload.results.summary import ArrivalFigures, ProbeFigures, TierCheck
+from agentload.run.plan import ProbeChoice
 from agentload.run.search_settings import SearchSettings
 from agentload.run.sequential import decided, look_alpha
 from agentload.run.watch import SearchWatch
@@ -62,8 +63,11 @@ LOOK_SLACK = 1e-9
 class ProbeLoad(Protocol):
     """What a probe needs of the agents it drives (a `agentload.run.host.Host`)."""
 
-    async def resize(self, agents: int, ramp_s: float, phase: str) -> None:
-        """Grow (staggered over `ramp_s`) or shrink to `agents`; later calls are tagged `phase`."""
+    async def resize(
+        self, agents: int, ramp_s: float, phase: str, *, cancel_leaving: bool = False
+    ) -> None:
+        """Grow (staggered over `ramp_s`) or shrink to `agents` (with `cancel_leaving`, the
+        leaving agents' calls in flight are cut off); later calls are tagged `phase`."""
         ...
 
     def last_start(self) -> float | None:
@@ -99,7 +103,7 @@ class ProbeOutcome:
 async def measure_probe(
     load: ProbeLoad,
     settings: SearchSettings,
-    agents: int,
+    choice: ProbeChoice,
     index: int,
     phase: str,
     meters: Meters | None = None,
@@ -107,29 +111,28 @@ async def measure_probe(
     arrivals: Sequence[float] | None = None,
     *,
     watch: SearchWatch | None = None,
-    hold: Mapping[str, frozenset[bool]] | None = None,
-    settle_shrink: bool = False,
-    paced_ramp: bool = False,
 ) -> ProbeOutcome | None:
-    """Resize to `agents`, settle, measure, judge. None only for a run interrupted before
-    anything could be measured. `baseline` (a one-agent probe's latency model, kept by the
-    search) gives the per-session slowdown. With `arrivals` (offsets from the start, s), a run
-    starts one agent at each instead of `agents` over a ramp (open loop). `watch` hears when
-    the window opens and what it needs. `hold`: tier -> the point-estimate outcomes (True:
-    pass) the window stays open to decide (None: every tier, either outcome). `settle_shrink`:
-    after a shrink, the window opens `settle_s` after the shrink began at the earliest (the
-    server drains what the larger load queued; the wait for the leaving calls counts).
-    `paced_ramp`: new agents start at the pace of the full ramp (`ramp_s` for `agents`), so
-    adding a few takes a fraction of it (`paced_ramp_s`)."""
+    """Resize to the choice's agents, settle, measure, judge. None only for a run interrupted
+    before anything could be measured. `baseline` (a one-agent probe's latency model, kept by
+    the search) gives the per-session slowdown. With `arrivals` (offsets from the start, s), a
+    run starts one agent at each instead of `agents` over a ramp (open loop). `watch` hears
+    when the window opens and what it needs. The choice says how (`ProbeChoice`): `hold`, tier
+    -> the point-estimate outcomes (True: pass) the window stays open to decide (None: every
+    tier, either outcome); `settle_shrink`, after a shrink the window opens `settle_s` after
+    the shrink began at the earliest (the server drains what the larger load queued; the wait
+    for the leaving calls counts); `paced_ramp`, new agents start at the pace of the full ramp
+    (`ramp_s` for `agents`), so adding a few takes a fraction of it (`paced_ramp_s`);
+    `cancel_leaving`, a shrink cuts the leaving agents' calls off."""
     meters = meters or Meters()
     began = clock.now()
     if arrivals is not None:
         return await _open_loop(load, settings, index, phase, arrivals, meters, baseline)
+    agents, hold = choice.agents, choice.hold
     before = len(load.running_starts())
-    ramp_s = paced_ramp_s(settings.ramp_s, before, agents) if paced_ramp else settings.ramp_s
-    await load.resize(agents, ramp_s, phase)
+    ramp_s = paced_ramp_s(settings.ramp_s, before, agents) if choice.paced_ramp else settings.ramp_s
+    await load.resize(agents, ramp_s, phase, cancel_leaving=choice.cancel_leaving)
     steady = (load.last_start() or began) + settings.settle_s
-    if settle_shrink and agents < before:  # the wait for the leaving calls counts
+    if choice.settle_shrink and agents < before:  # the wait for the leaving calls counts
         steady = max(steady, began + settings.settle_s)
     if watch is not None:
         watch.settling(steady)

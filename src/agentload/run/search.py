@@ -58,7 +58,7 @@ class SearchState:
 def next_choice(settings: SearchSettings, state: SearchState) -> ProbeChoice | None:
     """The next probe (its agents, and what its window must decide), or None when done."""
     if settings.is_run:
-        return None if state.finished else ProbeChoice(settings.max_agents)
+        return None if state.finished else ProbeChoice(settings.max_agents, hold=None)
     return choose(
         settings.plan, observations(state.figures(), settings.tiers), settings.plan_context()
     )
@@ -89,24 +89,20 @@ async def run_search(
         if choice is None:
             state.done = True
             return state
-        agents = choice.agents
         index = len(state.earlier) + len(state.probes)
         phase = RUN_PHASE if settings.is_run else f"probe-{index}"
         if watch is not None:
-            watch.start_probe(index, agents)
+            watch.start_probe(index, choice.agents)
         outcome = await measure_probe(
             load,
             settings,
-            agents,
+            choice,
             index,
             phase,
             meters or Meters(),
             state.baseline,
             arrivals,
             watch=watch,
-            hold=None if settings.is_run else choice.hold,
-            settle_shrink=choice.settle_shrink,
-            paced_ramp=choice.paced_ramp,
         )
         if outcome is not None:
             state.baseline = state.baseline or outcome.baseline

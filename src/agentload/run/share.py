@@ -100,8 +100,8 @@ class ShareDriver:
         await self.pool.start_agents(list(plan))
         return {index: self.pool.starts[index] for index, _ in plan}
 
-    async def shrink(self, indices: tuple[int, ...]) -> None:
-        await self.pool.stop_agents(list(indices))
+    async def shrink(self, indices: tuple[int, ...], cancel: bool = False) -> None:
+        await self.pool.stop_agents(list(indices), cancel=cancel)
 
     def counters(self) -> Counters:
         """This share's live counters."""
