@@ -18,6 +18,8 @@ granularity of the workload's segments rather than of tokens):
   never from a node a running request pins (a request pins the deepest node of its cached
   prefix, which protects every ancestor: only leaves are evicted). With a host tier, evicted
   blocks move to host memory (itself LRU-evicted the same way); without one they are dropped.
+- An aborted request gives back what it reserved and its pin; an unfinished prefill leaves
+  nothing in the tree, a decoding request's prompt stays cached as a finished one's does.
 - A leaf's recency is the time its last request finished; an inner node inherits the latest
   recency of its evicted children, so the LRU order over leaves is the LRU order over blocks.
 
@@ -331,6 +333,13 @@ class PrefixCache:
         self.reserved_tokens -= admission.output_reserved
         leaf.time = now
         self._unpin(leaf, now)
+
+    def cancel(self, admission: Admission, now: float) -> None:
+        """A request was aborted before its prefill finished: its whole reservation is freed
+        and its pin dropped. Nothing of its prompt enters the tree (host blocks it loaded back
+        stay in HBM, cached)."""
+        self.reserved_tokens -= admission.prompt_reserved + admission.output_reserved
+        self._unpin(admission.anchor, now)
 
     def forget(self, session: Hashable) -> None:
         """Drop a session's remembered chain (a lookup shortcut only; the tree is kept)."""

@@ -14,7 +14,9 @@ advancing to it may return nothing, e.g. when a prefill chunk ends). `advance(t)
 everything that ends by `t`. `submit(request, t)` routes a request at `t >= now` (advancing to
 `t` first if needed; what that finishes is returned by the next `advance`). Arrivals at one
 instant should be submitted before asking `next_event_time()` again: a step already formed at
-that instant does not take them (they join the next one).
+that instant does not take them (they join the next one). `abort(id, t)` drops a request
+still queued or running at `t` (its client gone): no result ever comes for it, its memory is
+freed, and its replica's next step forms without it.
 
 Everything is deterministic: no randomness, ties broken in submission order.
 """
@@ -30,7 +32,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from agentload.sim.config import DeploymentConfig
-from agentload.sim.replica import Replica, StepRecord, error_result, make_live
+from agentload.sim.replica import Replica, StepRecord, _Live, error_result, make_live
 from agentload.sim.request import SimRequest, SimResult
 
 
@@ -44,6 +46,9 @@ class EngineMetrics(BaseModel):
     submitted: int
     completed: int
     """Requests finished without error."""
+    aborted: int
+    """Requests dropped while live (`Deployment.abort`); the rest of `submitted` failed or
+    are still live."""
     prompt_tokens: int
     cached_tokens: int
     """Of the finished requests' prompts, served from the prefix cache (HBM or host)."""
@@ -93,6 +98,9 @@ class Deployment:
         self._turn = 0
         self.submitted = 0
         self.completed = 0
+        self.aborted = 0
+        self._live: dict[Hashable, tuple[int, _Live]] = {}
+        """Requests on a replica (queued or running) by id: where they are, for `abort`."""
         self._prompt_tokens = 0
         self._cached_tokens = 0
 
@@ -116,13 +124,25 @@ class Deployment:
         ):
             self._pending.append(error_result(request, live.prompt, index, t))
             return
-        if replica.submit(live, t):
-            if replica.plan is not None:
-                self._push(index)
-            else:
-                self._mark(index)
-        elif replica.plan is None:
-            self._mark(index)
+        self._live[request.id] = (index, live)
+        self._changed(index, replica.submit(live, t))
+
+    def abort(self, request_id: Hashable, t: float) -> bool:
+        """Drop a request at virtual time `t` (>= now; advancing first if needed), as a server
+        does when its client disconnects: True if it was still queued or running (no result
+        will come for it), False if it had finished, failed or is unknown. See
+        `Replica.abort` for what happens to it and to the step in progress."""
+        if t < self.now:
+            raise ValueError(f"abort at {t} is before the engine's time {self.now}")
+        if t > self.now:
+            self._pending.extend(self.advance(t))
+        entry = self._live.pop(request_id, None)
+        if entry is None:
+            return False
+        index, live = entry
+        self.aborted += 1
+        self._changed(index, self.replicas[index].abort(live, t))
+        return True
 
     def next_event_time(self) -> float | None:
         """When the engine's state next changes with no new arrivals; None when idle."""
@@ -148,6 +168,7 @@ class Deployment:
         out = self._pending
         self._pending = []
         replicas = self.replicas
+        live = self._live
         dirty = self._dirty
         if dirty:
             keep = []
@@ -172,6 +193,7 @@ class Deployment:
             for result in out[before:]:
                 self._prompt_tokens += result.prompt_tokens
                 self._cached_tokens += result.cached_tokens
+                live.pop(result.id, None)
             self.completed += len(out) - before
             if replica.clock < t:
                 if replica.make_plan() is not None:
@@ -189,6 +211,7 @@ class Deployment:
             time_s=self.now,
             submitted=self.submitted,
             completed=self.completed,
+            aborted=self.aborted,
             prompt_tokens=self._prompt_tokens,
             cached_tokens=self._cached_tokens,
             host_loaded_tokens=sum(c.loaded_tokens for c in caches),
@@ -293,6 +316,15 @@ class Deployment:
         assert replica.plan is not None
         heapq.heappush(self._heap, (replica.plan.end, next(self._seq), index, replica.version))
 
+    def _changed(self, index: int, moved: bool) -> None:
+        """A replica's state changed at now: its plan's end moved (`moved`), or it may need
+        one."""
+        replica = self.replicas[index]
+        if moved and replica.plan is not None:
+            self._push(index)
+        elif replica.plan is None:
+            self._mark(index)
+
     def _mark(self, index: int) -> None:
         if not self._is_dirty[index]:
             self._is_dirty[index] = True
@@ -304,4 +336,6 @@ class Deployment:
             return []
         failed = replica.failed
         replica.failed = []
+        for result in failed:
+            self._live.pop(result.id, None)
         return failed

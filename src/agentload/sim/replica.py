@@ -13,6 +13,8 @@ The replica runs in plans, each created from the state at its start and applied 
 a mixed step (any prefill in it), a decode-only run up to the next completion (jumped over in
 closed form, see `StepTable.decode_run`), or a wait for a host transfer. An arrival during a
 decode run cuts it after the step in progress; an arrival during a mixed step joins the next.
+An aborted request (a client gone) leaves at once; the step in progress still computes it
+(see `Replica.abort`).
 Per step, only O(prefilling requests) Python work: decoders are kept as a heap of the step at
 which each finishes and a running sum of contexts.
 """
@@ -40,6 +42,7 @@ class _Live:
     """A request inside a replica (mutable)."""
 
     __slots__ = (
+        "aborted",
         "admission",
         "finish",
         "join",
@@ -75,6 +78,7 @@ class _Live:
         self.join = 0
         self.finish = 0
         self.leaf: _Node | None = None
+        self.aborted = False
 
 
 class Kind(Enum):
@@ -172,6 +176,42 @@ class Replica:
         """Queue a request arriving at `t` (no earlier than the replica's applied plans);
         returns True when the current plan's end moved (a decode run cut, a wait ended)."""
         self.waiting.append(live)
+        return self._interrupt(t)
+
+    def abort(self, live: _Live, t: float) -> bool:
+        """Drop a live request at `t` (the deployment's time, inside the current plan if
+        any); no result will come for it. Its state goes at once: out of the queue, or its
+        admission undone (reservation and pin; nothing of an unfinished prefill enters the
+        tree), or out of the decode batch with its prompt released to the cache as a finished
+        request's is. A plan in flight ran with it and is kept: a mixed step's chunk of it is
+        computed and dropped when applied, a decode run is cut after the step in progress (as
+        an arrival cuts it) and a host-transfer wait ends at `t`, so the next step forms
+        without it. A host transfer already queued keeps the link busy. Returns True when the
+        current plan's end moved."""
+        admission = live.admission
+        if admission is None:
+            self.waiting.remove(live)
+        elif live.leaf is None:
+            self.prefilling.remove(live)
+            self.cache.cancel(admission, t)
+            live.path = []
+        else:
+            decoders = self.decoders
+            for i, entry in enumerate(decoders):
+                if entry[2] is live:
+                    last = decoders.pop()
+                    if i < len(decoders):
+                        decoders[i] = last
+                        heapq.heapify(decoders)
+                    break
+            self.context_offset -= live.prompt + 1 - live.join
+            self.cache.release(live.leaf, admission, t)
+        live.aborted = True
+        return self._interrupt(t)
+
+    def _interrupt(self, t: float) -> bool:
+        """Something changed at `t`: cut a decode run after the step in progress, end a wait
+        at `t` (True when the current plan's end moved); an idle replica's clock moves to `t`."""
         plan = self.plan
         if plan is None:
             if self.clock < t:
@@ -289,6 +329,8 @@ class Replica:
         if plan.kind is Kind.MIXED:
             done = False
             for live, take in plan.chunks:
+                if live.aborted:
+                    continue
                 live.left -= take
                 live.span += take
                 if live.left == 0:

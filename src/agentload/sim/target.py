@@ -10,8 +10,10 @@ A call becomes a `SimRequest` whose prompt is the chain of its segments' keys, u
 salted by the session instance (as the text maker salts their text), so two prompts share a
 cached prefix exactly as far as the real texts would. Its result becomes an ordinary request
 record (no stream: no chunks or inter-token gaps; a prompt that cannot fit is an HTTP 400, as
-a real server answers). Power comes from the engine's power model, server-side cache figures
-from its own counters; both are marked simulated.
+a real server answers). A call cancelled while it waits (its agent stopped) is aborted in the
+engine at that instant, as a server aborts a request whose client disconnects. Power comes
+from the engine's power model, server-side cache figures from its own counters; both are
+marked simulated.
 """
 
 from __future__ import annotations
@@ -181,6 +183,16 @@ class EngineDriver:
             self._loop.call_soon(self._plan)
         return future
 
+    def abort(self, request_id: Hashable) -> bool:
+        """The caller gave up on a request: no result is waited for, and the engine drops it
+        now if it is still queued or running (True then)."""
+        self._waiting.pop(request_id, None)
+        aborted = self.engine.abort(request_id, self._loop.time())
+        if not self._planning:
+            self._planning = True
+            self._loop.call_soon(self._plan)
+        return aborted
+
     def _plan(self) -> None:
         self._planning = False
         self._deliver(self.engine.advance(self._loop.time()))
@@ -223,8 +235,13 @@ class SimTarget:
         request = SimRequest(
             call.request_id, call.instance, chain.of(call.segments), call.output_tokens
         )
-        result = await self._driver.submit(request)
-        return Answer(record_of(result, call, self._driver), None)
+        driver = self._driver
+        try:
+            result = await driver.submit(request)
+        except asyncio.CancelledError:
+            driver.abort(request.id)
+            raise
+        return Answer(record_of(result, call, driver), None)
 
 
 class _Chain:
