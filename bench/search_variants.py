@@ -23,6 +23,11 @@ VARIANTS = {
     "sweep-b0": SweepPlan(extrapolation_bias=0.0),
     "sweep-b5": SweepPlan(extrapolation_bias=0.5),
     "sweep-noshrinksettle": SweepPlan(settle_shrink=False),
+    "sweep-wait": SweepPlan(cancel_leaving=False),
+    "sweep-f0": SweepPlan(fail_cost=0.0, overload_cost=0.1),
+    "sweep-f3": SweepPlan(fail_cost=0.3, overload_cost=0.2),
+    "sweep-f0o0": SweepPlan(fail_cost=0.0, overload_cost=0.0),
+    "sweep-f0x8": SweepPlan(fail_cost=0.0, overload_cost=0.1, growth_cap=8.0),
 }
 
 

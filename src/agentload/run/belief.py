@@ -86,6 +86,8 @@ class Bounds:
     precision: float
     max_agents: int
     growth_cap: float
+    fail_cost: float = FAIL_COST
+    overload_cost: float = OVERLOAD_COST
 
     def resolved(self, passing: int, failing: int | None) -> bool:
         """The same test as `Bracket.resolved`."""
@@ -169,8 +171,8 @@ def best_probe(
             cost = (
                 1
                 + chance * after(x, f)
-                + (1 - chance) * (FAIL_COST + after(p, x))
-                + OVERLOAD_COST * overload
+                + (1 - chance) * (bounds.fail_cost + after(p, x))
+                + bounds.overload_cost * overload
             )
             if best is None or cost < best[1] - 1e-12:
                 best = (x, cost)

@@ -40,8 +40,10 @@ from agentload.run.belief import (
     BRACKET_SPREAD,
     EXTRAPOLATION_BIAS,
     EXTRAPOLATION_SPREAD,
+    FAIL_COST,
     FIRST_SPREAD,
     NOISE_SPREAD,
+    OVERLOAD_COST,
     PRIOR_SPREAD,
     Belief,
     Bounds,
@@ -89,6 +91,8 @@ class SweepPlan:
     settle_shrink: bool = True
     paced_ramp: bool = True
     cancel_leaving: bool = True
+    fail_cost: float = FAIL_COST
+    overload_cost: float = OVERLOAD_COST
 
     def choose(self, observed: Sequence[Observation], context: PlanContext) -> ProbeChoice | None:
         settled = brackets(verdicts_of(observed), context.names)
@@ -140,7 +144,9 @@ class SweepPlan:
         growth = self.growth_cap
         if guess is not None and f is None and p > 0:  # a prior lifts the cap to its crossing
             growth = max(growth, guess * math.exp(PRIOR_SPREAD) / p)
-        bounds = Bounds(context.precision, context.max_agents, growth)
+        bounds = Bounds(
+            context.precision, context.max_agents, growth, self.fail_cost, self.overload_cost
+        )
         if p == 0 and f is None:  # nothing measured yet
             first = context.start if guess is None else max(1, _pass_side(guess, context.precision))
             belief = Belief(guess or first * self.growth_cap, UNKNOWN_SPREAD)
