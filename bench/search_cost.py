@@ -16,6 +16,10 @@ deployments whose true answers are known.
 - **Each plan** runs the real search (`agentload.run.execute`: agents, probes, verdicts, plan)
   on the virtual clock, once per case and seed. `<plan>+prior` runs the plan with `--prior`
   set to an earlier search of the same deployment (the default plan, another seed).
+- **The oracle** (`--plans ...,oracle`, `bench/search_oracle.py`): a plan that knows each tier's
+  truth and probes right at it (a pass at the truth, a fail one precision width above), its
+  answers still from the measured verdicts: its accuracy is the ceiling the measurement itself
+  (60 s windows, drift, warm-up) puts on any plan, printed after the table.
 
 Printed per plan: the share of answers (every tier of every search) within the requested
 precision of the truth (max(1, precision x truth) agents), within twice it, the worst miss (in
@@ -38,6 +42,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,13 +52,21 @@ from rich.console import Console  # noqa: E402
 
 from agentload.results.summary import Summary  # noqa: E402
 from agentload.run.execute import Request, execute  # noqa: E402
-from agentload.run.plans import BISECT, DEFAULT_PLAN, PLANS  # noqa: E402
+from agentload.run.plans import BISECT, DEFAULT_PLAN, PLANS, register  # noqa: E402
 from agentload.run.prior import PriorProbe  # noqa: E402
 from agentload.run.search_settings import SearchSettings  # noqa: E402
 from agentload.run.settings import AgentSettings  # noqa: E402
 from bench.search_noise import DEFAULT_SIGMA, DEFAULT_TAU_S, NoisySim  # noqa: E402
+from bench.search_oracle import ORACLE, OraclePlan  # noqa: E402
 from bench.search_population import CASES, QUICK, Case  # noqa: E402
-from bench.search_report import TWICE, PlanFigures, per_case, plan_figures, table  # noqa: E402
+from bench.search_report import (  # noqa: E402
+    TWICE,
+    PlanFigures,
+    ceiling,
+    per_case,
+    plan_figures,
+    table,
+)
 from bench.search_truth import Truth, truth_of  # noqa: E402
 from bench.search_variants import register_variants  # noqa: E402
 
@@ -95,11 +108,19 @@ class Searched:
     prior: list[dict[str, object]] = field(default_factory=list)
 
 
+@cache
+def _oracle(case: Case) -> OraclePlan:
+    """The oracle plan for this case: its probes placed at the case's truth."""
+    return OraclePlan(truth_of(case)[0])
+
+
 def run_one(job: Job) -> Searched:
     """One search of one case by one plan, on the virtual clock (any process)."""
     register_variants()
     case = job.case
     plan = job.plan.removesuffix(PRIOR_SUFFIX)
+    if plan == ORACLE:  # this case's truth, registered for this search (one per process at once)
+        register(ORACLE, _oracle(case))
     settings = SearchSettings(
         tiers=case.tiers(),
         max_agents=case.cap,
@@ -177,8 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cases = tuple(c for c in CASES if c.name in wanted)
     plans = args.plans.split(",")
     for plan in plans:
-        if plan.removesuffix(PRIOR_SUFFIX) not in PLANS:
-            parser.error(f"unknown plan {plan} (known: {', '.join(sorted(PLANS))})")
+        if plan.removesuffix(PRIOR_SUFFIX) not in {*PLANS, ORACLE}:
+            parser.error(f"unknown plan {plan} (known: {', '.join(sorted({*PLANS, ORACLE}))})")
     seeds = range(1, args.seeds + 1)
     began = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
@@ -245,6 +266,9 @@ def report(cases, plans, searched, scored, truths, args, wall) -> None:
     )
     figures = [plan_figures(plan, searched, scored) for plan in plans]
     print("\n".join(table(figures)))
+    oracle = next((f for f in figures if f.plan == ORACLE), None)
+    if oracle is not None:
+        print(ceiling(oracle))
     print()
     print("\n".join(per_case(cases, plans, searched, scored, truths)))
     default = next((f for f in figures if f.plan == DEFAULT_PLAN), None)

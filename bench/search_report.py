@@ -113,6 +113,17 @@ def table(figures: Sequence[PlanFigures]) -> list[str]:
     return lines
 
 
+def ceiling(f: PlanFigures) -> str:
+    """The oracle plan's line (`bench/search_oracle.py`): how right a search can be when every
+    probe is placed at the truth, i.e. what the measurement itself allows."""
+    ratio = f"{f.ratio:.2f}" if f.ratio == f.ratio else "unknown (bisect did not run)"
+    return (
+        f"methodology ceiling ({f.plan} plan: probes placed at the truth): {f.within:.1%} within "
+        f"precision ({f.settled_within:.1%} where the truth is stationary), worst {f.worst:.2f}x; "
+        f"its probe time {ratio} of bisect's"
+    )
+
+
 def per_case(cases: Sequence, plans: Sequence[str], searched: Sequence, scored: Sequence,
              truths: dict) -> list[str]:  # fmt: skip
     lines = [
