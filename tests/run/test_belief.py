@@ -53,6 +53,16 @@ def test_when_one_probe_can_settle_the_tier_either_way_it_is_chosen() -> None:
     assert expected <= 1 + FAIL_COST  # one probe, and at worst the shrink after a fail
 
 
+def test_a_tier_whose_limit_is_far_off_climbs_as_far_as_it_may() -> None:
+    # two agents passed with a flat curve: the crossing is hundreds of agents up, so the
+    # tier asks for the growth cap's ceiling, not one more agent (a step a precision of one
+    # agent at two agents would suggest)
+    far = Belief(centre=3000.0, spread=2.0)
+    choice = best_probe(2, None, far, BOUNDS)
+    assert choice is not None
+    assert choice[0] == BOUNDS.ceiling(2) == 8
+
+
 @settings(max_examples=80, deadline=None)
 @given(
     passing=st.integers(0, 500),

@@ -113,13 +113,17 @@ def pass_chance(belief: Belief, passing: int, failing: int | None, agents: int) 
 
 
 def bisection_probes(passing: int, failing: int | None, belief: Belief, bounds: Bounds) -> float:
-    """Probes a bisection in log agents needs to settle the bracket (the lookahead's tail)."""
+    """Probes a bisection in log agents needs to settle the bracket (the lookahead's tail): to
+    cells as wide as the precision asks where the crossing probably is (one agent wide at a
+    few agents), not at the bracket's low end, so a tier whose crossing is far off does not
+    ask for small steps."""
     if bounds.resolved(passing, failing):
         return 0.0
     low = max(passing, 1)
     high = failing if failing is not None else min(bounds.max_agents + 1, belief.quantile(0.9))
     high = max(high, low + 1)
-    cell = math.log1p(max(bounds.precision, 1 / low))
+    at = min(max(belief.centre, low), high)
+    cell = math.log1p(max(bounds.precision, 1 / at))
     cells = max(2.0, math.log(high / low) / cell)
     return math.ceil(math.log2(cells)) + (1 if failing is None else 0)
 
