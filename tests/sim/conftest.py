@@ -56,3 +56,34 @@ def deployment(
         steps=StepTable.constant(step_s),
     )
     return Deployment(config, trace=trace)
+
+
+TIGHT = pytest.mark.parametrize(
+    ("seed", "host", "routing", "budget", "running"),
+    [
+        (1, 0, "affinity", 512, 4),
+        (2, 2000, "affinity", 256, 3),
+        (3, 64, "round_robin", 1024, 8),
+        (4, 500, "round_robin", 128, 2),
+    ],
+)
+"""Tight deployments for randomised loads: a small KV cache, with or without a host tier, both
+routings, small step budgets and few running requests (`tight_deployment`)."""
+
+
+def tight_deployment(
+    host: int, routing: str, budget: int, running: int, *, trace: bool = False
+) -> Deployment:
+    """Two replicas of 5,000 KV tokens in 16-token blocks, 10 ms steps."""
+    return deployment(
+        capacity=5000,
+        host=host,
+        host_rate=20_000.0,
+        block=16,
+        replicas=2,
+        routing=routing,
+        max_batch_tokens=budget,
+        max_running=running,
+        step_s=0.01,
+        trace=trace,
+    )

@@ -18,8 +18,9 @@ from agentload.sim.target import EngineDriver, SimTarget
 from agentload.target.call import Answer, Call
 from agentload.workload.model import Segment, Session, Turn
 from agentload.workload.replies import Replies
-from tests.sim.conftest import deployment
-from tests.sim.test_engine import drain, run_until
+from tests.sim.conftest import TIGHT, deployment, tight_deployment
+from tests.sim.test_engine import drain, loading_from_host, run_until
+from tests.sim.test_stress import next_request
 
 
 def pins(cache: PrefixCache) -> int:
@@ -150,12 +151,7 @@ def test_an_abort_during_a_host_transfer_ends_the_wait_and_keeps_what_was_loaded
     """The host-tier case of test_engine: A2 loads 801 tokens of A from host in [2, 2.1] and is
     aborted at 2.05. The replica stops waiting at once; the loaded blocks stay in HBM, so A3
     with the same prompt at 3.0 hits all of A from HBM."""
-    engine = deployment(capacity=1200, host=10_000, host_rate=8010.0, block=1, step_s=0.01)
-    engine.submit(SimRequest("A", "a", [("a", 1000)], 1), 0.0)
-    drain(engine)
-    engine.submit(SimRequest("B", "b", [("b", 1000)], 1), 1.0)
-    drain(engine)
-    engine.submit(SimRequest("A2", "a", [("a", 1000), ("a2", 10)], 1), 2.0)
+    engine = loading_from_host()
     assert engine.next_event_time() == pytest.approx(2.1)
     assert engine.abort("A2", 2.05)
     assert engine.next_event_time() is None
@@ -226,17 +222,7 @@ def load_with_aborts(
                 next_call(session, t)
         for session in [s for s, when in pending.items() if when <= t]:
             del pending[session]
-            chain = chains.setdefault(session, [("sys", 300)])
-            if chain[-1][0].startswith("tmp"):
-                chain.pop()
-            chain.append((f"{session}/{request}", int(rng.integers(1, 400))))
-            if rng.random() < 0.3:
-                chain.append((f"tmp{request}", int(rng.integers(1, 50))))
-            if sum(n for _, n in chain) > 3000:
-                chain[:] = [("sys", 300), (f"{session}/{request}", 10)]
-            engine.submit(
-                SimRequest(request, str(session), list(chain), int(rng.integers(1, 40))), t
-            )
+            engine.submit(next_request(chains, session, request, rng), t)
             sent[request] = session
             if rng.random() < 1 / 3:
                 gives_up[session] = (t + float(rng.exponential(0.05)), request)
@@ -245,29 +231,11 @@ def load_with_aborts(
     return results, aborted
 
 
-@pytest.mark.parametrize(
-    ("seed", "host", "routing", "budget", "running"),
-    [
-        (1, 0, "affinity", 512, 4),
-        (2, 2000, "affinity", 256, 3),
-        (3, 64, "round_robin", 1024, 8),
-        (4, 500, "round_robin", 128, 2),
-    ],
-)
+@TIGHT
 def test_random_aborts_keep_every_invariant(
     seed: int, host: int, routing: str, budget: int, running: int
 ) -> None:
-    engine = deployment(
-        capacity=5000,
-        host=host,
-        host_rate=20_000.0,
-        block=16,
-        replicas=2,
-        routing=routing,
-        max_batch_tokens=budget,
-        max_running=running,
-        step_s=0.01,
-    )
+    engine = tight_deployment(host, routing, budget, running)
     results, aborted = load_with_aborts(engine, seed, sessions=8, calls=25)
     ids = [int(str(r.id)) for r in results]
     assert len(ids) == len(set(ids))

@@ -168,6 +168,18 @@ def test_the_host_tier_recovers_hits_lost_to_hbm_eviction(workload: Workload) ->
     assert sum(r.host_tokens for r in tiered_results) > 0
 
 
+def loading_from_host() -> Deployment:
+    """A deployment at t=2 with A2 just submitted: it loads 801 of A's tokens back from the
+    host tier in [2, 2.1] (the scenario of the test below)."""
+    engine = deployment(capacity=1200, host=10_000, host_rate=8010.0, block=1, step_s=0.01)
+    engine.submit(SimRequest("A", "a", [("a", 1000)], 1), 0.0)
+    drain(engine)
+    engine.submit(SimRequest("B", "b", [("b", 1000)], 1), 1.0)
+    drain(engine)
+    engine.submit(SimRequest("A2", "a", [("a", 1000), ("a2", 10)], 1), 2.0)
+    return engine
+
+
 def test_a_host_hit_costs_its_transfer_time_instead_of_prefill() -> None:
     """HBM 1,200 tokens, host 10,000, one-token blocks, s = 0.01 s, host link 8,010 tokens/s.
 
@@ -177,12 +189,7 @@ def test_a_host_hit_costs_its_transfer_time_instead_of_prefill() -> None:
     + 10 + 1 = 812 tokens: B's tail moves to host; the 801 tokens load in 801 / 8,010 = 0.1 s
     ([2, 2.1]), then one step prefills the 10 new tokens: first token at 2.11, with 1,000
     tokens cached, 801 of them from host."""
-    engine = deployment(capacity=1200, host=10_000, host_rate=8010.0, block=1, step_s=0.01)
-    engine.submit(SimRequest("A", "a", [("a", 1000)], 1), 0.0)
-    drain(engine)
-    engine.submit(SimRequest("B", "b", [("b", 1000)], 1), 1.0)
-    drain(engine)
-    engine.submit(SimRequest("A2", "a", [("a", 1000), ("a2", 10)], 1), 2.0)
+    engine = loading_from_host()
     (a2,) = drain(engine)
     assert a2.t_first == pytest.approx(2.11)
     assert (a2.cached_tokens, a2.host_tokens) == (1000, 801)

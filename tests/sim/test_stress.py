@@ -4,11 +4,26 @@ the cache's invariants hold, under eviction, host-tier pressure, queueing and cu
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from agentload.sim import SimRequest, SimResult
 from agentload.sim.deployment import Deployment
-from tests.sim.conftest import deployment
+from tests.sim.conftest import TIGHT, tight_deployment
+
+
+def next_request(
+    chains: dict[int, list[tuple[str, int]]], session: int, request: int, rng: np.random.Generator
+) -> SimRequest:
+    """The session's next call: its prompt grows by a random step (a transient tail now and
+    then, dropped by the next call), restarting from the system prompt past 3,000 tokens."""
+    chain = chains.setdefault(session, [("sys", 300)])
+    if chain[-1][0].startswith("tmp"):
+        chain.pop()
+    chain.append((f"{session}/{request}", int(rng.integers(1, 400))))
+    if rng.random() < 0.3:
+        chain.append((f"tmp{request}", int(rng.integers(1, 50))))
+    if sum(n for _, n in chain) > 3000:
+        chain[:] = [("sys", 300), (f"{session}/{request}", 10)]
+    return SimRequest(request, str(session), list(chain), int(rng.integers(1, 40)))
 
 
 def random_load(engine: Deployment, seed: int, sessions: int, calls: int) -> list[SimResult]:
@@ -33,47 +48,18 @@ def random_load(engine: Deployment, seed: int, sessions: int, calls: int) -> lis
                 pending[session] = result.t_done + float(rng.exponential(0.3))
         for session in [s for s, when in pending.items() if when <= t]:
             del pending[session]
-            chain = chains.setdefault(session, [("sys", 300)])
-            if chain[-1][0].startswith("tmp"):
-                chain.pop()
-            chain.append((f"{session}/{request}", int(rng.integers(1, 400))))
-            if rng.random() < 0.3:
-                chain.append((f"tmp{request}", int(rng.integers(1, 50))))
-            if sum(n for _, n in chain) > 3000:
-                chain[:] = [("sys", 300), (f"{session}/{request}", 10)]
-            engine.submit(
-                SimRequest(request, str(session), list(chain), int(rng.integers(1, 40))), t
-            )
+            engine.submit(next_request(chains, session, request, rng), t)
             request += 1
             left[session] -= 1
             busy.add(session)
     return results
 
 
-@pytest.mark.parametrize(
-    ("seed", "host", "routing", "budget", "running"),
-    [
-        (1, 0, "affinity", 512, 4),
-        (2, 2000, "affinity", 256, 3),
-        (3, 64, "round_robin", 1024, 8),
-        (4, 500, "round_robin", 128, 2),
-    ],
-)
+@TIGHT
 def test_tight_deployments_keep_their_invariants(
     seed: int, host: int, routing: str, budget: int, running: int
 ) -> None:
-    engine = deployment(
-        capacity=5000,
-        host=host,
-        host_rate=20_000.0,
-        block=16,
-        replicas=2,
-        routing=routing,
-        max_batch_tokens=budget,
-        max_running=running,
-        step_s=0.01,
-        trace=True,
-    )
+    engine = tight_deployment(host, routing, budget, running, trace=True)
     results = random_load(engine, seed, sessions=8, calls=25)
     assert sorted(r.id for r in results) == list(range(8 * 25))
     assert all(r.error is None for r in results)
