@@ -6,7 +6,10 @@ what each idea is worth: `sweep-inside` holds every verdict the bracket does not
 at most 2x, 3x and 8x (not 4x) above a tier's last pass while it has no fail, `sweep-b0` and
 `sweep-b5` take an extrapolated crossing as it is or lowered by half its reach (not a quarter),
 `sweep-noshrinksettle` opens a window as soon as the leaving calls are done after a shrink (as
-`bisect` does).
+`bisect` does), `sweep-wait` waits for the leaving agents' calls instead of cutting them off,
+`sweep-f0`, `-f3`, `-f5` count a fail as 0, 0.3 or 0.5 probes more (not 1; with less for a probe
+far above the limit), `sweep-f0o0` as nothing more at all, `sweep-f0x8` as `sweep-f0` growing
+up to 8x.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ VARIANTS = {
     "sweep-wait": SweepPlan(cancel_leaving=False),
     "sweep-f0": SweepPlan(fail_cost=0.0, overload_cost=0.1),
     "sweep-f3": SweepPlan(fail_cost=0.3, overload_cost=0.2),
+    "sweep-f5": SweepPlan(fail_cost=0.5, overload_cost=0.25),
     "sweep-f0o0": SweepPlan(fail_cost=0.0, overload_cost=0.0),
     "sweep-f0x8": SweepPlan(fail_cost=0.0, overload_cost=0.1, growth_cap=8.0),
 }

@@ -48,8 +48,11 @@ OVERLOAD_RATIO = 1.5
 OVERLOAD_COST = 0.5
 """Probes' worth of cost of a probe `OVERLOAD_RATIO` or more above the crossing."""
 FAIL_COST = 1.0
-"""Probes' worth of extra cost of a fail: the next probe shrinks the pool, and its window waits
-for the leaving agents' calls (the harness measured a shrink at about twice a climb)."""
+"""Probes' worth of extra cost of a fail: the next probe shrinks the pool. Since the sweep cuts
+the leaving agents' calls off a shrink costs about what a climb does, but lower values (0, 0.3,
+0.5: `sweep-f0`, `-f3`, `-f5` in `bench/search_variants.py`) saved no probe time on the harness
+and answered 2-4 points less often within precision on it (cause not isolated), so a fail
+still counts one probe more."""
 LOOKAHEAD = 2
 CANDIDATES = 12
 """Agent counts weighed per decision (all of them in a bracket this narrow or less)."""
