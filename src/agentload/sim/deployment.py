@@ -32,7 +32,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from agentload.sim.config import DeploymentConfig
-from agentload.sim.replica import Replica, StepRecord, _Live, error_result, make_live
+from agentload.sim.replica import Replica, StepRecord, error_result, make_live
 from agentload.sim.request import SimRequest, SimResult
 
 
@@ -99,8 +99,6 @@ class Deployment:
         self.submitted = 0
         self.completed = 0
         self.aborted = 0
-        self._live: dict[Hashable, tuple[int, _Live]] = {}
-        """Requests on a replica (queued or running) by id: where they are, for `abort`."""
         self._prompt_tokens = 0
         self._cached_tokens = 0
 
@@ -124,7 +122,6 @@ class Deployment:
         ):
             self._pending.append(error_result(request, live.prompt, index, t))
             return
-        self._live[request.id] = (index, live)
         self._changed(index, replica.submit(live, t))
 
     def abort(self, request_id: Hashable, t: float) -> bool:
@@ -136,13 +133,13 @@ class Deployment:
             raise ValueError(f"abort at {t} is before the engine's time {self.now}")
         if t > self.now:
             self._pending.extend(self.advance(t))
-        entry = self._live.pop(request_id, None)
-        if entry is None:
-            return False
-        index, live = entry
-        self.aborted += 1
-        self._changed(index, self.replicas[index].abort(live, t))
-        return True
+        for index, replica in enumerate(self.replicas):
+            live = replica.find(request_id)
+            if live is not None:
+                self.aborted += 1
+                self._changed(index, replica.abort(live, t))
+                return True
+        return False
 
     def next_event_time(self) -> float | None:
         """When the engine's state next changes with no new arrivals; None when idle."""
@@ -168,7 +165,6 @@ class Deployment:
         out = self._pending
         self._pending = []
         replicas = self.replicas
-        live = self._live
         dirty = self._dirty
         if dirty:
             keep = []
@@ -193,7 +189,6 @@ class Deployment:
             for result in out[before:]:
                 self._prompt_tokens += result.prompt_tokens
                 self._cached_tokens += result.cached_tokens
-                live.pop(result.id, None)
             self.completed += len(out) - before
             if replica.clock < t:
                 if replica.make_plan() is not None:
@@ -336,6 +331,4 @@ class Deployment:
             return []
         failed = replica.failed
         replica.failed = []
-        for result in failed:
-            self._live.pop(result.id, None)
         return failed

@@ -24,7 +24,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -177,6 +177,14 @@ class Replica:
         returns True when the current plan's end moved (a decode run cut, a wait ended)."""
         self.waiting.append(live)
         return self._interrupt(t)
+
+    def find(self, request_id: Hashable) -> _Live | None:
+        """The request with this id if it is queued or running here (a scan: aborts are rare,
+        so the hot path keeps no index of them)."""
+        for live in itertools.chain(self.waiting, self.prefilling, (d[2] for d in self.decoders)):
+            if live.req.id == request_id:
+                return live
+        return None
 
     def abort(self, live: _Live, t: float) -> bool:
         """Drop a live request at `t` (the deployment's time, inside the current plan if

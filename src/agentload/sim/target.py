@@ -178,9 +178,7 @@ class EngineDriver:
         future: asyncio.Future[SimResult] = self._loop.create_future()
         self._waiting[request.id] = future
         self.engine.submit(request, self._loop.time())
-        if not self._planning:
-            self._planning = True
-            self._loop.call_soon(self._plan)
+        self._plan_soon()
         return future
 
     def abort(self, request_id: Hashable) -> bool:
@@ -188,10 +186,14 @@ class EngineDriver:
         now if it is still queued or running (True then)."""
         self._waiting.pop(request_id, None)
         aborted = self.engine.abort(request_id, self._loop.time())
+        self._plan_soon()
+        return aborted
+
+    def _plan_soon(self) -> None:
+        """Plan once more at this instant, after whatever else arrives at it."""
         if not self._planning:
             self._planning = True
             self._loop.call_soon(self._plan)
-        return aborted
 
     def _plan(self) -> None:
         self._planning = False
