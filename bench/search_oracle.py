@@ -29,7 +29,6 @@ from agentload.run.plan import (
     PlanContext,
     ProbeChoice,
     brackets,
-    settling_outcomes,
     verdicts_of,
     width,
 )
@@ -57,15 +56,7 @@ class OraclePlan:
         ]
         if not targets:
             return None
-        agents = max(1, min(min(targets), context.max_agents))
-        hold = {}
-        for name, b in settled.items():
-            outcomes = settling_outcomes(b, agents, context)
-            if outcomes:
-                hold[name] = outcomes
-        return ProbeChoice(
-            agents, hold, _SWEEP.settle_shrink, _SWEEP.paced_ramp, _SWEEP.cancel_leaving
-        )
+        return _SWEEP.probe(settled, max(1, min(min(targets), context.max_agents)), context)
 
     def target(self, b: Bracket, context: PlanContext) -> int:
         """The count this (open) tier wants next, from its truth and measured bracket."""

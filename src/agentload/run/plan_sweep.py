@@ -99,7 +99,11 @@ class SweepPlan:
         targets = [target for target, _ in self._open(observed, context, settled).values()]
         if not targets:
             return None
-        agents = max(1, min(min(targets), context.max_agents))
+        return self.probe(settled, max(1, min(min(targets), context.max_agents)), context)
+
+    def probe(self, settled: dict[str, Bracket], agents: int, context: PlanContext) -> ProbeChoice:
+        """A probe at `agents` in this plan's manner: the verdicts its window holds for, its
+        settle after a shrink, its paced ramp, its cut of the leaving calls."""
         return ProbeChoice(
             agents,
             self._hold(settled, agents, context),
