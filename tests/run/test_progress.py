@@ -153,15 +153,23 @@ def test_the_board_says_the_probe_its_window_the_brackets_and_the_time_left(
     assert board.left_s(now()) == pytest.approx(70.0 + (board.remaining - 1) * 100.0)
 
 
-def test_with_gpus_the_board_says_the_gpu_time_spent_and_to_go(
+def _eight_gpus_after_one_probe(
     monkeypatch: pytest.MonkeyPatch,
-) -> None:
+) -> tuple[ProgressBoard, FakeClock]:
+    """A board of an 8-GPU search whose first probe (1 agent) took 100 s, at t=1100."""
     now = FakeClock(1000.0)
     monkeypatch.setattr(progress.clock, "now", now)
     board = ProgressBoard(SETTINGS, started_at=1000.0, gpus=8)
     board.start_probe(0, 1)
     now.t = 1100.0
     board.finish_probe([probe(1, TIERS, probe_s=100.0)])
+    return board, now
+
+
+def test_with_gpus_the_board_says_the_gpu_time_spent_and_to_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    board, now = _eight_gpus_after_one_probe(monkeypatch)
     board.start_probe(1, 2)
     now.t = 1150.0
     assert board.remaining is not None
@@ -175,12 +183,7 @@ def test_with_gpus_the_board_says_the_gpu_time_spent_and_to_go(
 def test_after_each_probe_the_search_accounts_for_its_gpu_time_and_what_remains(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    now = FakeClock(1000.0)
-    monkeypatch.setattr(progress.clock, "now", now)
-    board = ProgressBoard(SETTINGS, started_at=1000.0, gpus=8)
-    board.start_probe(0, 1)
-    now.t = 1100.0
-    board.finish_probe([probe(1, TIERS, probe_s=100.0)])
+    board, now = _eight_gpus_after_one_probe(monkeypatch)
     assert board.remaining is not None and board.remaining > 0
     words = board.cost_words(now())
     assert words.startswith("search so far 100 s of probes (800 GPU-s); ")
