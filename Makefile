@@ -25,14 +25,14 @@ demo: $(ENGINE)
 	$(PY) -m agentload demo
 
 test: $(ENGINE)
-	$(PY) -m ruff check $(LINTED)
-	$(PY) -m ruff format --check $(LINTED)
+	$(PY) -m ruff check --no-cache $(LINTED)
+	$(PY) -m ruff format --no-cache --check $(LINTED)
 	$(PY) -m mypy
 	$(PY) -m pytest -q
 
 lint: $(INSTALLED)
-	$(PY) -m ruff check $(LINTED)
-	$(PY) -m ruff format --check $(LINTED)
+	$(PY) -m ruff check --no-cache $(LINTED)
+	$(PY) -m ruff format --no-cache --check $(LINTED)
 	$(PY) -m mypy
 
 format: $(INSTALLED)

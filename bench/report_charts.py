@@ -49,11 +49,10 @@ import orjson
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.report.builder import build_results  # noqa: E402
-from tests.report.chromium import Drawn, find_chromium, open_page  # noqa: E402
-
 from agentload.measure.metrics import time_series, window_samples  # noqa: E402
 from agentload.report.load import ResultsView, load_view  # noqa: E402
+from tests.report.builder import build_results  # noqa: E402
+from tests.report.chromium import Drawn, find_chromium, open_page  # noqa: E402
 
 CDF_POINTS = 200
 MAX_BINS = 240

@@ -6,14 +6,14 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from bench.search_oracle import OraclePlan
-from bench.search_truth import Truth
 
 from agentload.results.brackets import bracket
 from agentload.results.summary import ProbeFigures
 from agentload.results.tiers import Tier
 from agentload.run.curves import observations
 from agentload.run.plan import PlanContext, width
+from bench.search_oracle import OraclePlan
+from bench.search_truth import Truth
 from tests.run.curves_fake import limit, probe
 
 TIERS = (

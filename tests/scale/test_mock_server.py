@@ -8,11 +8,11 @@ import urllib.request
 
 import numpy as np
 import pytest
-from bench.mock import MockServer
 
 from agentload.client.body import build_body
 from agentload.client.endpoint import Endpoint
 from agentload.client.stream import CallMeta, StreamingClient
+from bench.mock import MockServer
 from tests.scale.conftest import require_node
 
 TOKENS = 40

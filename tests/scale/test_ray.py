@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bench.mock import MockServer
 from rich.console import Console
 
 from agentload.engines.tokenizer import default_tokenizer_path
@@ -16,6 +15,7 @@ from agentload.run.execute import HostOptions, Request, execute
 from agentload.run.plans import BISECT
 from agentload.run.search_settings import SearchSettings
 from agentload.target.deployment import TargetOptions
+from bench.mock import MockServer
 from tests.scale.conftest import FAST_WORKLOAD
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'agentload[ray]')")

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-from bench.mock import MockServer
 
 from agentload import clock
 from agentload.client.endpoint import Endpoint
@@ -22,6 +21,7 @@ from agentload.run.share import ShareJob
 from agentload.target.http import HttpTargetSpec
 from agentload.workload.load import load_workload
 from agentload.workload.tokenizers import FileTokenizer
+from bench.mock import MockServer
 from tests.scale.conftest import FAST_WORKLOAD
 
 WORKERS = 2

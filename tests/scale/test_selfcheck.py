@@ -6,7 +6,6 @@ import asyncio
 import time
 from pathlib import Path
 
-from bench.mock import MockServer
 from rich.console import Console
 
 from agentload.engines.tokenizer import default_tokenizer_path
@@ -24,6 +23,7 @@ from agentload.report.load import load_view
 from agentload.run.execute import Request, execute
 from agentload.run.search_settings import SearchSettings
 from agentload.target.deployment import TargetOptions
+from bench.mock import MockServer
 from tests.scale.conftest import FAST_WORKLOAD
 
 PROBE_S = 0.6

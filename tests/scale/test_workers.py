@@ -6,7 +6,6 @@ import multiprocessing
 from pathlib import Path
 
 import pytest
-from bench.mock import MockServer
 from rich.console import Console
 
 from agentload import clock
@@ -17,6 +16,7 @@ from agentload.run.execute import HostOptions, Request, execute
 from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
 from agentload.target.deployment import TargetOptions
+from bench.mock import MockServer
 from tests.scale.conftest import FAST_WORKLOAD
 
 AGENTS = 6

@@ -10,7 +10,6 @@ import json
 from typing import Any
 
 import pytest
-from bench import sim_validate
 
 from agentload.sim.build import DeploymentRequest, build_deployment
 from agentload.sim.calibrate_run import calibrate_on_run, engine_defaults, predict_run
@@ -19,6 +18,7 @@ from agentload.sim.predict import AgentRules, predict_fixed
 from agentload.sim.roofline import RooflineParams
 from agentload.workload.load import load_workload
 from agentload.workload.synthetic import generate
+from bench import sim_validate
 from tests.paths import REPO, SHARED
 
 PUBLISHED = SHARED / "data" / "published" / "agentic_serving_results.json"
