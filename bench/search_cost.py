@@ -2,7 +2,7 @@
 deployments whose true answers are known.
 
     PYTHONPATH=src .venv/bin/python bench/search_cost.py [--quick] [--plans sweep,bisect]
-        [--seeds 2] [--noise 0.02] [--workers 2] [--cases NAME,...] [--json OUT]
+        [--seeds 2] [--noise 0.02] [--settle 30] [--workers 2] [--cases NAME,...] [--json OUT]
 
 - **Population** (`bench/search_population.py`): simulated deployments of different systems,
   models, layouts, workloads and tier ladders, each with the `--max-agents` an operator would
@@ -13,6 +13,8 @@ deployments whose true answers are known.
 - **Noise** (`bench/search_noise.py`): every search runs on the deployment with its step times
   drifting (`--noise` sigma, log units, over a couple of minutes; 0: the window's own sampling
   noise only), each seed a different drift and a different draw of the agents' sessions.
+  `--settle S`: every plan's probes wait until each agent has been active S s (the search's
+  `--settle`; 30 s, AgentPerf's least, by default).
 - **Each plan** runs the real search (`agentload.run.execute`: agents, probes, verdicts, plan)
   on the virtual clock, once per case and seed. `<plan>+prior` runs the plan with `--prior`
   set to an earlier search of the same deployment (the default plan, another seed).
@@ -50,6 +52,7 @@ sys.path.insert(0, str(REPO))
 
 from rich.console import Console  # noqa: E402
 
+from agentload.measure.window import STEADY_STATE_SETTLE_S  # noqa: E402
 from agentload.results.summary import Summary  # noqa: E402
 from agentload.run.execute import Request, execute  # noqa: E402
 from agentload.run.plans import BISECT, DEFAULT_PLAN, PLANS, register  # noqa: E402
@@ -87,6 +90,7 @@ class Job:
     plan: str
     seed: int
     noise: float
+    settle_s: float
     prior: tuple[PriorProbe, ...] = ()
 
 
@@ -125,6 +129,7 @@ def run_one(job: Job) -> Searched:
         tiers=case.tiers(),
         max_agents=case.cap,
         precision=case.precision,
+        settle_s=job.settle_s,
         plan=plan,
         prior=job.prior,
     )
@@ -187,6 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--plans", default=f"{DEFAULT_PLAN},{BISECT}")
     parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS)
     parser.add_argument("--noise", type=float, default=DEFAULT_SIGMA)
+    parser.add_argument("--settle", type=float, default=STEADY_STATE_SETTLE_S, metavar="S")
     parser.add_argument("--workers", type=int, default=DEFAULT_WORKERS)
     parser.add_argument("--cases", help="only these cases (comma-separated names)")
     parser.add_argument("--json", type=Path, help="write every search and score here")
@@ -205,14 +211,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     with ProcessPoolExecutor(args.workers) as pool:
         truths = dict(zip([c.name for c in cases], pool.map(truth_of, cases), strict=True))
         jobs = [
-            Job(c, p, s, args.noise)
+            Job(c, p, s, args.noise, args.settle)
             for c in cases
             for p in plans
             if not p.endswith(PRIOR_SUFFIX)
             for s in seeds
         ]
         prior_jobs = (
-            [Job(c, DEFAULT_PLAN, s + PRIOR_SEED_OFFSET, args.noise) for c in cases for s in seeds]
+            [
+                Job(c, DEFAULT_PLAN, s + PRIOR_SEED_OFFSET, args.noise, args.settle)
+                for c in cases
+                for s in seeds
+            ]
             if any(p.endswith(PRIOR_SUFFIX) for p in plans)
             else []
         )
@@ -225,6 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 p,
                 s,
                 args.noise,
+                args.settle,
                 tuple(PriorProbe.model_validate(x) for x in earlier[(c.name, s)].prior),
             )
             for c in cases
@@ -262,7 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def report(cases, plans, searched, scored, truths, args, wall) -> None:
     print(
         f"{len(cases)} deployments x {args.seeds} seed(s), drift sigma {args.noise:g} "
-        f"(tau {DEFAULT_TAU_S:g} s); truth from long-window sweeps; {wall:.0f} s wall"
+        f"(tau {DEFAULT_TAU_S:g} s), settle {args.settle:g} s; truth from long-window sweeps; "
+        f"{wall:.0f} s wall"
     )
     figures = [plan_figures(plan, searched, scored) for plan in plans]
     print("\n".join(table(figures)))
