@@ -8,20 +8,15 @@ import argparse
 
 from pydantic import ValidationError
 
+from agentload.commands.measure import measure
 from agentload.commands.options import (
     add_output_arguments,
     add_power_arguments,
     add_target_arguments,
     add_worker_arguments,
     add_workload_arguments,
-    agents_from,
-    hosts_from,
-    label_from,
-    out_from,
-    power_from,
-    target_from,
 )
-from agentload.config_file import add_config_argument, effective_config
+from agentload.config_file import add_config_argument
 from agentload.errors import AgentloadError, first_problem
 from agentload.measure.window import STEADY_STATE_SETTLE_S
 from agentload.run.arrivals import parse_arrivals
@@ -94,25 +89,4 @@ def settings_from(args: argparse.Namespace) -> SearchSettings:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from agentload.cli import EXIT_INTERRUPTED
-    from agentload.commands.finish import finish
-    from agentload.run.execute import Request, execute
-
-    label = label_from(args, "run")
-    request = Request(
-        workload=args.workload,
-        search=settings_from(args),
-        target=target_from(args),
-        out=out_from(args, label),
-        label=label,
-        agents=agents_from(args, start_mid_session=args.start_mid_session),
-        gpus=args.gpus,
-        power=power_from(args),
-        skip_bad_lines=args.skip_bad_lines,
-        resume=args.resume is not None,
-        hosts=hosts_from(args),
-        config=effective_config(args, "run"),
-    )
-    summary = execute(request)
-    finish(summary, request.out)
-    return 0 if summary.complete else EXIT_INTERRUPTED
+    return measure(args, "run", settings_from(args), start_mid_session=args.start_mid_session)

@@ -7,20 +7,15 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from agentload.commands.measure import measure
 from agentload.commands.options import (
     add_output_arguments,
     add_power_arguments,
     add_target_arguments,
     add_worker_arguments,
     add_workload_arguments,
-    agents_from,
-    hosts_from,
-    label_from,
-    out_from,
-    power_from,
-    target_from,
 )
-from agentload.config_file import add_config_argument, effective_config
+from agentload.config_file import add_config_argument
 from agentload.errors import AgentloadError, first_problem
 from agentload.measure.verdict import (
     DEFAULT_CONFIDENCE,
@@ -169,25 +164,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from agentload.cli import EXIT_INTERRUPTED
-    from agentload.commands.finish import finish
-    from agentload.run.execute import Request, execute
-
-    label = label_from(args, "search")
-    request = Request(
-        workload=args.workload,
-        search=search_settings_from(args),
-        target=target_from(args),
-        out=out_from(args, label),
-        label=label,
-        agents=agents_from(args, start_mid_session=not args.start_at_turn_zero),
-        gpus=args.gpus,
-        power=power_from(args),
-        skip_bad_lines=args.skip_bad_lines,
-        resume=args.resume is not None,
-        hosts=hosts_from(args),
-        config=effective_config(args, "search"),
+    return measure(
+        args, "search", search_settings_from(args), start_mid_session=not args.start_at_turn_zero
     )
-    summary = execute(request)
-    finish(summary, request.out)
-    return 0 if summary.complete else EXIT_INTERRUPTED
