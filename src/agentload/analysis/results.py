@@ -95,11 +95,6 @@ class OperatingPoint(_Record):
             return self.p50_output_tokens_per_s
         return self.p25_output_tokens_per_s
 
-    @property
-    def speed_name(self) -> str:
-        """Which percentile `speed_per_agent` is."""
-        return "p50" if self.p50_output_tokens_per_s is not None else "p25"
-
 
 class Results(_Record):
     """One deployment's operating points: its tier results and probes, and where from."""

@@ -175,11 +175,6 @@ def assumed_figures(total_watts: float, window: WindowLike) -> PowerFigures:
     )
 
 
-def no_power(reason: str = "no power source was configured") -> PowerFigures:
-    """Figures for a run without a power source."""
-    return PowerFigures(source=SOURCE_NONE, valid=False, reason=reason)
-
-
 # --- derived figures --------------------------------------------------------------------------
 
 

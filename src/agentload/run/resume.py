@@ -24,7 +24,7 @@ import orjson
 
 from agentload import clock
 from agentload.errors import AgentloadError
-from agentload.files import read_parsed, refuse_symlinks, write_json_atomic
+from agentload.files import read_parsed, refuse_symlinks
 from agentload.results.files import (
     MANIFEST_FILE,
     POWER_FILE,
@@ -132,10 +132,6 @@ def load_probes(path: Path) -> tuple[ProbeFigures, ...]:
     if not path.exists():
         return ()
     return tuple(read_jsonl(path, ProbeFigures).items)
-
-
-def write_resumed_manifest(resumption: Resumption) -> None:
-    write_json_atomic(resumption.out / MANIFEST_FILE, resumption.manifest)
 
 
 def _read_object(path: Path) -> dict[str, Any]:

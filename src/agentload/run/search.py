@@ -64,12 +64,6 @@ def next_choice(settings: SearchSettings, state: SearchState) -> ProbeChoice | N
     )
 
 
-def next_count(settings: SearchSettings, state: SearchState) -> int | None:
-    """The next agent count to probe, or None when done."""
-    choice = next_choice(settings, state)
-    return None if choice is None else choice.agents
-
-
 async def run_search(
     load: ProbeLoad,
     settings: SearchSettings,

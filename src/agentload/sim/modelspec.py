@@ -310,11 +310,6 @@ def generated_config(spec: model_gen.ModelSpec) -> dict[str, Any]:
     }
 
 
-def generated_name(spec: model_gen.ModelSpec) -> str:
-    """The name the local engine serves a generated model as."""
-    return f"agentload-random-llama-{spec.layers}x{spec.hidden}"
-
-
 def _generated(hf_id: str) -> model_gen.ModelSpec | None:
     """The generator's spec behind a served name (other fields at their defaults)."""
     found = GENERATED_NAME.match(hf_id)

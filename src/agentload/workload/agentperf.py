@@ -173,11 +173,6 @@ def load_manifest(
     return loading.workload(f"agentperf:{name}", path, unique_ids(sessions))
 
 
-def is_manifest(data: object) -> bool:
-    """Whether a parsed JSON document looks like an agentperf manifest."""
-    return isinstance(data, Mapping) and isinstance(data.get("tasks"), list)
-
-
 def _read_manifest(path: Path) -> dict[str, Any]:
     data = read_document(path)
     if not isinstance(data, dict):
