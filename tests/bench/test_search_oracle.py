@@ -14,14 +14,9 @@ from agentload.run.curves import observations
 from agentload.run.plan import PlanContext, width
 from bench.search_oracle import OraclePlan
 from bench.search_truth import Truth
-from tests.run.curves_fake import limit, probe
+from tests.run.curves_fake import LADDER, limit, probe
 
-TIERS = (
-    Tier(name="tps60", output_speed_floor_tokens_per_s=60.0, ttft_ceiling_s=10.0),
-    Tier(name="tps30", output_speed_floor_tokens_per_s=30.0, ttft_ceiling_s=10.0),
-    Tier(name="tps15", output_speed_floor_tokens_per_s=15.0, ttft_ceiling_s=10.0),
-    Tier(name="tps200", output_speed_floor_tokens_per_s=200.0, ttft_ceiling_s=10.0),
-)
+TIERS = LADDER
 CAP = 512
 MOST_PROBES = 60
 

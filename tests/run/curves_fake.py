@@ -16,6 +16,13 @@ from agentload.run.curves import Observation, observations
 UNLOADED_SPEED = 80.0
 """p25 output speed at one agent, tokens/s."""
 WINDOW_S = 60.0
+LADDER = (
+    Tier(name="tps60", output_speed_floor_tokens_per_s=60.0, ttft_ceiling_s=10.0),
+    Tier(name="tps30", output_speed_floor_tokens_per_s=30.0, ttft_ceiling_s=10.0),
+    Tier(name="tps15", output_speed_floor_tokens_per_s=15.0, ttft_ceiling_s=10.0),
+    Tier(name="tps200", output_speed_floor_tokens_per_s=200.0, ttft_ceiling_s=10.0),
+)
+"""The tier ladder plan tests search the curve with: limits at many agents, a few, and none."""
 
 
 def speed(agents: int, *, half_at: float = 40.0) -> float:

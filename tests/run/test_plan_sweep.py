@@ -11,20 +11,14 @@ from hypothesis import strategies as st
 
 from agentload.results.brackets import bracket
 from agentload.results.summary import ProbeFigures
-from agentload.results.tiers import Tier
 from agentload.run.answers import annotate, monotone_note
 from agentload.run.curves import observations
 from agentload.run.plan import PlanContext, width
 from agentload.run.plans import BISECT, DEFAULT_PLAN, choose
 from agentload.run.prior import PriorProbe, prior_observations
-from tests.run.curves_fake import limit, probe
+from tests.run.curves_fake import LADDER, limit, probe
 
-TIERS = (
-    Tier(name="tps60", output_speed_floor_tokens_per_s=60.0, ttft_ceiling_s=10.0),
-    Tier(name="tps30", output_speed_floor_tokens_per_s=30.0, ttft_ceiling_s=10.0),
-    Tier(name="tps15", output_speed_floor_tokens_per_s=15.0, ttft_ceiling_s=10.0),
-    Tier(name="tps200", output_speed_floor_tokens_per_s=200.0, ttft_ceiling_s=10.0),
-)
+TIERS = LADDER
 MOST_PROBES = 40
 
 
