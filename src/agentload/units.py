@@ -5,3 +5,8 @@ from __future__ import annotations
 WATTS_PER_MW = 1e6
 """Watts in a megawatt: tokens/s per MW = tokens/s / watts x WATTS_PER_MW."""
 SECONDS_PER_HOUR = 3600.0
+
+
+def agents_words(n: int) -> str:
+    """`1 agent`, `16 agents`."""
+    return f"{n:,} agent" + ("" if n == 1 else "s")

@@ -11,12 +11,12 @@ from typing import Any
 import orjson
 import pytest
 
-from agentload.report.formats import agents_words
 from agentload.report.html import REPORT_FILE, _probe_extras, render_report, write_report
 from agentload.report.load import load_view
 from agentload.report.over_time import MAX_POWER_POINTS, POWER_TOTAL
 from agentload.report.vega import EMBED_SCRIPT, script_bundle
 from agentload.results.summary import MethodologyStamp, ProbeFigures, SessionFigures
+from agentload.units import agents_words
 from tests.report.builder import THEORETICAL_HIT_RATE, TIERS, build_results, build_run
 from tests.report.specs import charts, layer, rows, subtitle, titles
 

@@ -11,8 +11,8 @@ import math
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.analysis.mix import TokenMix
+from agentload.units import SECONDS_PER_HOUR
 
-SECONDS_PER_HOUR = 3600.0
 TOKENS_PER_MILLION = 1e6
 WATTS_PER_KW = 1000.0
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from agentload.results.brackets import Bracket
 from agentload.results.summary import Limit, ProbeFigures
 from agentload.results.tiers import Tier
+from agentload.units import agents_words
 
 SPEED_PERCENTILE_FALLBACK = 25.0
 TTFT_PERCENTILE_FALLBACK = 95.0
@@ -62,7 +63,7 @@ def explain(
 def _no_answer(tier: Tier, agents: int, probe: ProbeFigures) -> Explanation:
     m = _measured(tier, probe)
     limit, broken = _broken(tier, m)
-    where = _agents(agents)
+    where = agents_words(agents)
     unloaded = agents == 1
     lead = "out of reach" if unloaded else f"failed at {where}, the fewest probed"
     state = "unloaded" if unloaded else f"at {where}"
@@ -83,7 +84,8 @@ def _capped(tier: Tier, agents: int, probe: ProbeFigures, max_agents: int | None
     cap = f" (--max-agents {max_agents})" if max_agents is not None else ""
     margins = _margins(tier, m)
     words = (
-        f"the cap, not the limit: passed at {_agents(agents)}, the most the search could probe{cap}"
+        f"the cap, not the limit: passed at {agents_words(agents)}, "
+        f"the most the search could probe{cap}"
     )
     if margins:
         words += f"; there {margins}"
@@ -96,8 +98,8 @@ def _limited(tier: Tier, bracket: Bracket, probe: ProbeFigures) -> Explanation:
     limit, broken = _broken(tier, m)
     return Explanation(
         limit,
-        f"limited by {_limit_name(limit)}: {broken} at {_agents(bracket.failing)} "
-        f"(passed at {_agents(bracket.passing)})",
+        f"limited by {_limit_name(limit)}: {broken} at {agents_words(bracket.failing)} "
+        f"(passed at {agents_words(bracket.passing)})",
     )
 
 
@@ -200,10 +202,6 @@ def _limit_name(limit: Limit) -> str:
         "max_agents": "the cap",
         "not_probed": "nothing",
     }[limit]
-
-
-def _agents(n: int) -> str:
-    return f"{n:,} agent" + ("" if n == 1 else "s")
 
 
 def _speed(value: float) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from agentload.report import vega as vl
 from agentload.report.context import PROBE_WINDOWS, ReportContext, number
-from agentload.report.formats import agents_words, e, fmt, pct
+from agentload.report.formats import e, fmt, pct
 from agentload.report.palette import (
     BLUE,
     GREEN,
@@ -28,6 +28,7 @@ from agentload.report.palette import (
 )
 from agentload.report.vega import Spec, chart_html, empty_chart
 from agentload.results.files import MANIFEST_FILE
+from agentload.units import agents_words
 
 CURVE_HEIGHT = 420
 BAR_HEIGHT = 300

@@ -8,10 +8,10 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from agentload.report.formats import agents_words
 from agentload.report.load import Point, ResultsView
 from agentload.report.palette import ramp
 from agentload.results.summary import TierResult
+from agentload.units import agents_words
 
 PROBE_WINDOWS = "each probe's steady-state window"
 """The window of every per-probe figure, as subtitles say it."""

@@ -17,10 +17,11 @@ import numpy as np
 from agentload.measure.metrics import WindowSamples, window_samples
 from agentload.report import vega as vl
 from agentload.report.context import PROBE_WINDOWS, ReportContext
-from agentload.report.formats import agents_words, e
+from agentload.report.formats import e
 from agentload.report.palette import MUTED, tier_color
 from agentload.report.vega import Spec, chart_html, empty_chart
 from agentload.results.files import RECORDS_FILE
+from agentload.units import agents_words
 
 CDF_POINTS = 200
 """Quantiles drawn per distribution line (the sample itself may be far larger)."""

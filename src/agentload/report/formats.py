@@ -22,11 +22,6 @@ def e(value: object) -> str:
     return escape(str(value), quote=True)
 
 
-def agents_words(n: int) -> str:
-    """`1 agent`, `16 agents`."""
-    return f"{n:,} agent" + ("" if n == 1 else "s")
-
-
 def fmt(value: float | None, digits: int = 1) -> str:
     """A number with thousands separators, or an em dash when unknown."""
     if value is None or not math.isfinite(value):

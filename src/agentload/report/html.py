@@ -22,7 +22,6 @@ from agentload.report.charts import cache_section, curve_section, mix_chart
 from agentload.report.context import ReportContext, report_context
 from agentload.report.distributions import distributions_section
 from agentload.report.formats import (
-    agents_words,
     compact,
     e,
     fmt,
@@ -46,6 +45,7 @@ from agentload.results.files import (
 )
 from agentload.results.summary import ProbeFigures, TierResult
 from agentload.results.tiers import slo_text
+from agentload.units import agents_words
 
 FILE_MODE = 0o600
 """The report is a results file: readable by its owner only."""

@@ -18,10 +18,11 @@ import numpy as np
 from agentload.measure.metrics import Bin, time_series
 from agentload.report import vega as vl
 from agentload.report.context import ReportContext
-from agentload.report.formats import agents_words, e, fmt, utc
+from agentload.report.formats import e, fmt, utc
 from agentload.report.palette import BLUE, GREEN, MIX_COLORS, MUTED, PROBE_BANDS, VERMILION, ramp
 from agentload.report.vega import Spec, chart_html, empty_chart
 from agentload.results.files import POWER_FILE, RECORDS_FILE
+from agentload.units import agents_words
 
 MAX_BINS = 240
 """Most time bins in the over-time charts."""

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from agentload.results.brackets import Bracket, bracket
 from agentload.results.summary import ProbeFigures, SearchCost, TierResult
+from agentload.units import agents_words
 
 
 def _verdicts(probes: Sequence[ProbeFigures]) -> dict[int, dict[str, bool]]:
@@ -74,8 +75,8 @@ def noise_note(probes: Sequence[ProbeFigures], b: Bracket) -> str | None:
     for agents, word in ((b.passing, "passed"), (b.failing, "failed")):
         probe = latest.get(agents) if agents else None
         check = probe.checks.get(b.tier) if probe is not None else None
-        if check is not None and check.confident is False:
-            shaky.append(f"{word} at {agents} agents")
+        if agents and check is not None and check.confident is False:
+            shaky.append(f"{word} at {agents_words(agents)}")
     if not shaky:
         return None
     return f"{' and '.join(shaky)} by the point estimate, inside the noise"

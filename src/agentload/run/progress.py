@@ -37,6 +37,7 @@ from agentload.run.curves import observations
 from agentload.run.messages import PROGRESS_INTERVAL_S, Counters
 from agentload.run.plans import remaining_probes
 from agentload.run.search_settings import SearchSettings
+from agentload.units import SECONDS_PER_HOUR, agents_words
 
 PROGRESS_BACKLOG = 4
 """Progress lines waiting for the terminal; more are dropped, never waited for."""
@@ -129,7 +130,7 @@ class ProgressBoard:
         if stage is None:
             return "between probes" if self.durations_s else "starting"
         what = "run" if self.settings.is_run else f"probe {stage.index}"
-        head = f"{what}: {stage.agents} agent" + ("" if stage.agents == 1 else "s")
+        head = f"{what}: {agents_words(stage.agents)}"
         if stage.window_from is None:
             return f"{head}, ramping up"
         if not stage.measuring or now < stage.window_from:
@@ -177,9 +178,6 @@ class ProgressBoard:
             return f"search so far {spent}; every tier settled"
         more = _clock(left) + ("" if gpus is None else f" (~{gpu_time(left * gpus)})")
         return f"search so far {spent}; ~{self.remaining} probe(s) to go, ~{more} more (estimate)"
-
-
-SECONDS_PER_HOUR = 3600.0
 
 
 def gpu_time(gpu_s: float) -> str:
