@@ -5,6 +5,12 @@ from __future__ import annotations
 WATTS_PER_MW = 1e6
 """Watts in a megawatt: tokens/s per MW = tokens/s / watts x WATTS_PER_MW."""
 SECONDS_PER_HOUR = 3600.0
+MS_PER_S = 1000.0
+TOKENS_PER_MILLION = 1e6
+"""$ per M tokens = $ per token x TOKENS_PER_MILLION."""
+WATTS_PER_KW = 1000.0
+BYTES_PER_GB = 1e9
+"""Decimal gigabytes, as GPU memory and model weights are quoted."""
 
 
 def agents_words(n: int) -> str:

@@ -11,10 +11,7 @@ import math
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.analysis.mix import TokenMix
-from agentload.units import SECONDS_PER_HOUR
-
-TOKENS_PER_MILLION = 1e6
-WATTS_PER_KW = 1000.0
+from agentload.units import SECONDS_PER_HOUR, TOKENS_PER_MILLION, WATTS_PER_KW
 
 
 def dollars_per_million(gpu_hour_price: float, tokens_per_s_per_gpu: float) -> float:

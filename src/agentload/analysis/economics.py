@@ -23,11 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.analysis.cost import HostedPrices, blended_price
 from agentload.analysis.mix import TokenMix
-from agentload.units import SECONDS_PER_HOUR
+from agentload.units import SECONDS_PER_HOUR, TOKENS_PER_MILLION, WATTS_PER_KW
 
 HOURS_PER_YEAR = 8_760.0
-TOKENS_PER_MILLION = 1e6
-WATTS_PER_KW = 1_000.0
 
 Basis = Literal["rented", "owned"]
 

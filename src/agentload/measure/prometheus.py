@@ -37,7 +37,6 @@ _LABEL_ESCAPES = {"\\": "\\", '"': '"', "n": "\n"}
 _HELP_ESCAPES = {"\\": "\\", "n": "\n"}
 _FLOAT_WORDS = {"nan": math.nan, "+inf": math.inf, "inf": math.inf, "-inf": -math.inf}
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
-MS_PER_S = 1000.0
 
 
 @dataclass(frozen=True, slots=True)

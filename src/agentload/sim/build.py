@@ -30,8 +30,8 @@ from agentload.sim.modelspec import DEFAULT_KV_DTYPE_BYTES, ModelSpec, model_spe
 from agentload.sim.power import CALIBRATED_GAIN, PowerModel
 from agentload.sim.roofline import RooflineParams, roofline_table
 from agentload.sim.steptable import StepTable
+from agentload.units import BYTES_PER_GB
 
-GB = 1e9
 DEFAULT_MEMORY_FRACTION = 0.9
 """Share of each GPU's memory the engine takes (weights + KV + workspace)."""
 ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN = 32
@@ -226,10 +226,10 @@ def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None)
     if capacity < request.block_tokens:
         raise InputError(
             f"{model.name} does not fit {request.parallel} on {request.system}: "
-            f"{memory.weights_per_gpu_bytes / GB:.0f} GB of weights per GPU of "
-            f"{gpu.memory_bytes / GB:.0f} GB, no room for KV"
+            f"{memory.weights_per_gpu_bytes / BYTES_PER_GB:.0f} GB of weights per GPU of "
+            f"{gpu.memory_bytes / BYTES_PER_GB:.0f} GB, no room for KV"
         )
-    host_tokens = int(request.kv_host_gb * GB // per_token)
+    host_tokens = int(request.kv_host_gb * BYTES_PER_GB // per_token)
     load_rate = tp * gpu.host_link_bytes_per_s / per_token
     steps, notes = _steps(request, model, gpu, layout, copies)
     engine = EngineConfig(

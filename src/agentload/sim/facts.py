@@ -17,10 +17,9 @@ from agentload.sim.build import BuiltDeployment, parse_parallel, replica_memory
 from agentload.sim.hardware import gpu_spec
 from agentload.sim.kvset import AgentTokens, agent_tokens, hbm_needed_bytes, max_agents
 from agentload.sim.modelspec import model_spec
+from agentload.units import BYTES_PER_GB
 from agentload.workload.model import Workload
 from agentload.workload.stats import call_samples
-
-GB = 1e9
 
 
 def simulation_facts(
@@ -82,7 +81,7 @@ def kv_working_set(built: BuiltDeployment, workload: Workload, agents: int) -> K
         shared_tokens=float(shared),
         kv_capacity_tokens=capacity * replicas,
         agents_that_fit=per_replica * replicas,
-        hbm_needed_gb_at_max_agents=float(needed) / GB,
+        hbm_needed_gb_at_max_agents=float(needed) / BYTES_PER_GB,
         max_agents=agents,
     )
 
@@ -134,7 +133,7 @@ def kv_report(
         "tokens_per_agent_idle": tokens.idle,
         "tokens_per_agent_peak": tokens.peak,
         "shared_tokens": float(shared),
-        "hbm_needed_gb": {n: float(b) / GB for n, b in zip(agents, needed, strict=True)},
+        "hbm_needed_gb": {n: float(b) / BYTES_PER_GB for n, b in zip(agents, needed, strict=True)},
     }
     if system is not None and gpus is not None:
         layout = parse_parallel(parallel)

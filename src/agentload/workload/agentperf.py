@@ -34,6 +34,7 @@ from typing import Any
 import orjson
 
 from agentload.errors import InputError
+from agentload.units import MS_PER_S
 from agentload.workload.lines import (
     Fields,
     LineSkipper,
@@ -48,7 +49,6 @@ from agentload.workload.model import Role, Segment, Session, Turn, Workload
 CHARS_PER_TOKEN = 4.0
 """Token estimate when a trace has no recorded prompt tokens: characters of a message's JSON
 form per token. The recorded agentperf traces measure 3.1 (JSON tool output) to 4.8 (prose)."""
-MS_PER_S = 1000.0
 SYSTEM_ROLES = ("system", "developer")
 ROLE_NAMES: dict[str, Role] = {
     "system": "system",

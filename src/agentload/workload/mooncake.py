@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agentload.errors import InputError
+from agentload.units import MS_PER_S
 from agentload.workload.lines import Fields, LineSkipper, check_file, shown
 from agentload.workload.loader import RAISED, Tally, loaded, parsed_lines
 from agentload.workload.model import Segment, Session, Turn, Workload, with_arrivals
@@ -35,7 +36,6 @@ DEFAULT_BLOCK_SIZE = 512
 """Tokens per hash block in Mooncake traces."""
 COMMON_PREFIX_FANOUT = 8
 """A block followed by this many different next blocks is a common prefix, not a session's."""
-MS_PER_S = 1000.0
 AZURE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
 AZURE_NOTE = "Azure trace: lengths only, each request a one-call session with no shared prefix"
 

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from agentload.errors import InputError
+from agentload.units import MS_PER_S
 from agentload.workload.lines import Fields, LineSkipper, shown, type_name
 from agentload.workload.loader import CLIPPED, RAISED, Tally, loaded, parsed_lines
 from agentload.workload.model import Segment, Session, Turn, Workload
@@ -46,7 +47,6 @@ from agentload.workload.model import Segment, Session, Turn, Workload
 REQUIRED_FIELDS = ("session_id", "round_index", "input_tokens_total", "output_tokens")
 IDLE_GAP_CAP_S = 60.0
 """Longest tool time kept after a round, s (as the Weka loader and AIPerf/inference-perf)."""
-MS_PER_S = 1000.0
 SHARED_PREFIX_KEY = "tracelab/shared-prefix"
 
 

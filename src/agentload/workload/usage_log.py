@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from agentload.errors import InputError
+from agentload.units import MS_PER_S
 from agentload.workload.lines import Fields, LineSkipper, shown
 from agentload.workload.loader import CLIPPED, RAISED, Tally, loaded, parsed_lines
 from agentload.workload.model import Segment, Session, Turn, Workload, with_arrivals
@@ -62,7 +63,6 @@ DURATION_MS_FIELDS = ("duration_ms", "latency_ms")
 DURATION_S_FIELDS = ("duration_s", "latency_s", "duration")
 EPOCH_MS_ABOVE = 1e11
 """Epoch numbers above this are milliseconds (1e11 s is the year 5138)."""
-MS_PER_S = 1000.0
 
 
 def looks_like_usage_log(data: Mapping[str, Any]) -> bool:

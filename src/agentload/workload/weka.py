@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from agentload.errors import InputError
+from agentload.units import MS_PER_S
 from agentload.workload.lines import (
     Fields,
     LineSkipper,
@@ -68,7 +69,6 @@ SCOPES = ("local", "global")
 IDLE_GAP_CAP_S = 60.0
 """Longest tool time kept between two calls, s: longer recorded gaps (a human away) are cut
 to this, as AIPerf's Weka adapter does by default (`idle_gap_cap_seconds`, AgentX parity)."""
-MS_PER_S = 1000.0
 TRACE_SUFFIXES = (".json",)
 LINES_SUFFIXES = (".jsonl", ".ndjson")
 
