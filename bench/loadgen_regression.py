@@ -33,9 +33,9 @@ from bench.run_all import run_python_client, scenarios  # noqa: E402
 REGRESSION = 0.95
 """now / before below this is a regression (5%)."""
 DEFAULT_ROUNDS = 11
-"""Rounds a verdict takes the median of: on a 2-vCPU machine one round's chunks/s moves by 30%,
-and three rounds read now / before 0.884 and 1.055 (eleven) within minutes of each other; a
-round takes about 6 s."""
+"""Rounds a verdict takes the median of (about 6 s each). On a 2-vCPU machine one round's
+chunks/s moves by up to 30%: three rounds read now / before 0.884 where eleven, minutes later,
+read 1.055."""
 RUNS = ("bare", "agentload@before", "agentload@now")
 
 
