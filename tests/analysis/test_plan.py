@@ -212,3 +212,28 @@ def test_results_without_a_gpu_count_need_one_typed(
     assert "--gpus-per-replica" in error_line(capsys, *argv)
     plan = run_json(capsys, *argv, "--gpus-per-replica", "8")
     assert plan["gpus"] == 40 and plan["replica"]["gpus_typed"] is True
+
+
+def test_a_plan_on_assumed_power_says_assumed_not_measured(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    power = {"source": "assumed", "assumed": True, "mean_watts": 8_000.0, "valid": True}
+    directory = replica_dir(tmp_path / "r", power=power)
+    argv = ["plan", str(directory), *TEAM, "--active-share", "25%"]
+    assert run_json(capsys, *argv)["replica"]["power_assumed"] is True
+    assert main(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "ASSUMED, not measured" in out and "ASSUMED draw" in out
+    assert "(assumed)" not in out
+
+
+def test_a_plan_on_measured_power_names_its_source(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    power = {"source": "nvml", "mean_watts": 8_000.0, "valid": True}
+    directory = replica_dir(tmp_path / "r", power=power)
+    argv = ["plan", str(directory), *TEAM, "--active-share", "25%"]
+    assert run_json(capsys, *argv)["replica"]["power_assumed"] is False
+    assert main(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(nvml)" in out and "ASSUMED" not in out

@@ -144,6 +144,9 @@ class Replica(_Model):
     watts_per_gpu: float | None = Field(default=None, gt=0)
     """Mean accelerator power per GPU at the tier; None when not measured."""
     power_source: str = "none"
+    power_assumed: bool = False
+    """True when the tier's watts are a declared figure (`--gpu-watts`, the CPU demo's per-vCPU
+    figure), not a measurement: every power, energy and owned-cost figure then is assumed too."""
     tokens_per_s_per_agent: TokenMix | None = None
     """One active agent's tokens/s of each kind (tool time included); None when the tier did
     not record its token mix."""
@@ -281,8 +284,13 @@ def _notes(
     if gpu_watts is None:
         notes.append("the tier has no measured power: no MW, energy or owned cost")
     else:
+        draw = (
+            "ASSUMED draw (a declared figure, not measured)"
+            if replica.power_assumed
+            else ("measured draw")
+        )
         notes.append(
-            "power: every GPU at the tier's measured draw (provisioning; an upper bound on energy, "
+            f"power: every GPU at the tier's {draw} (provisioning; an upper bound on energy, "
             "since idle GPUs draw less)"
         )
     if sizing.wall is None:

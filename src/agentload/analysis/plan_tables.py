@@ -6,7 +6,7 @@ section, so both say the same thing with the same units and sources.
 
 from __future__ import annotations
 
-from agentload.analysis.plan import HOURS_PER_MONTH, FleetPlan
+from agentload.analysis.plan import HOURS_PER_MONTH, FleetPlan, Replica
 from agentload.analysis.provenance import COMPUTED, TYPED_IN, describe_source
 from agentload.analysis.table import Cell, Table, figure_table, format_number
 from agentload.analysis.wall import AT_THE_GPU, AT_THE_WALL
@@ -34,7 +34,7 @@ def _inputs(plan: FleetPlan) -> Table:
             "power per GPU at the tier",
             replica.watts_per_gpu,
             f"W ({AT_THE_GPU})",
-            f"{measured} ({replica.power_source})" if replica.watts_per_gpu else "not measured",
+            _power_from(replica, measured),
         ),
         *_agent_rows(plan, measured),
         ("developers", demand.developers, "developers", TYPED_IN),
@@ -67,6 +67,15 @@ def _inputs(plan: FleetPlan) -> Table:
         )
         rows.append(("hosted list price: output", hosted.output, "$ per M tokens", TYPED_IN))
     return figure_table(f"Fleet plan: sized on {replica.label or replica.origin}", rows)
+
+
+def _power_from(replica: Replica, measured: str) -> str:
+    """Where the power per GPU came from: measured (and how), or assumed."""
+    if not replica.watts_per_gpu:
+        return "not measured"
+    if replica.power_assumed:
+        return f"ASSUMED, not measured ({replica.origin})"
+    return f"{measured} ({replica.power_source})"
 
 
 def _agent_rows(plan: FleetPlan, measured: str) -> list[Row]:

@@ -128,7 +128,6 @@ def _replica(args: argparse.Namespace, results: Results) -> Replica:
     decoded = decode_point(point.model_copy(update={"gpus": gpus, "gpus_known": True}))
     mix = decoded.mix.scaled(gpus / point.agents) if decoded.mix is not None else None
     watts = point.watts / gpus if point.watts else None
-    power_source = results.power.source + (" (assumed)" if results.power.assumed else "")
     return Replica(
         origin=results.origin,
         provenance=results.provenance,
@@ -139,7 +138,8 @@ def _replica(args: argparse.Namespace, results: Results) -> Replica:
         gpus=gpus,
         gpus_typed=typed_gpus is not None,
         watts_per_gpu=watts,
-        power_source=power_source if watts else "none",
+        power_source=results.power.source if watts else "none",
+        power_assumed=bool(watts) and results.power.assumed,
         tokens_per_s_per_agent=mix,
     )
 
