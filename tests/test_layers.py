@@ -14,7 +14,18 @@ from tests.paths import REPO
 
 SOURCE = REPO / "src" / "agentload"
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("__init__", "__main__", "errors", "clock", "files", "home", "tasks", "units"),
+    (
+        "__init__",
+        "__main__",
+        "errors",
+        "clock",
+        "console",
+        "files",
+        "home",
+        "tables",
+        "tasks",
+        "units",
+    ),
     ("results",),
     ("workload",),
     ("client", "engines"),

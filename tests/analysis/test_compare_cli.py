@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,3 +42,19 @@ def test_a_simulated_directory_is_said_to_be_simulated(
     sources = column(systems, "from")
     assert sources[0].startswith("measured, ") and sources[1].startswith("simulated, ")
     assert "simulated GB300: simulated power (nvml)" in " ".join(tier["notes"])
+
+
+def test_declared_power_is_said_assumed_not_measured(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    metered = gb300_like(tmp_path / "m", label="metered")
+    declared = gb300_like(tmp_path / "d", label="declared")
+    _set_power(declared, {"source": "assumed", "assumed": True, "mean_watts": 1400.0})
+    systems, _ = run_json(capsys, "compare", str(metered), str(declared))
+    assert column(systems, "power source") == ["nvml", "ASSUMED, not measured"]
+
+
+def _set_power(directory: Path, power: dict[str, Any]) -> None:
+    path = directory / "summary.json"
+    summary = json.loads(path.read_text())
+    path.write_text(json.dumps({**summary, "power": power}))

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from agentload.analysis.cost import dollars_per_million, per_output_million
 from agentload.analysis.decode import Decoded, decode_point
-from agentload.analysis.provenance import SIMULATED, TYPED_IN, describe_source
+from agentload.analysis.provenance import SIMULATED, TYPED_IN, describe_source, power_words
 from agentload.analysis.results import OperatingPoint, Results
 from agentload.analysis.table import Cell, Table
 
@@ -72,7 +72,7 @@ def compare(
                 label,
                 describe_source(result.provenance, result.origin),
                 result.gpus if result.gpus is not None else "not recorded (1 assumed)",
-                result.power.source + (" (assumed)" if result.power.assumed else ""),
+                power_words(result.power),
                 result.power.mean_watts,
                 prices.get(label),
             )

@@ -7,7 +7,7 @@ section, so both say the same thing with the same units and sources.
 from __future__ import annotations
 
 from agentload.analysis.plan import HOURS_PER_MONTH, FleetPlan, Replica
-from agentload.analysis.provenance import COMPUTED, TYPED_IN, describe_source
+from agentload.analysis.provenance import ASSUMED_POWER, COMPUTED, TYPED_IN, describe_source
 from agentload.analysis.table import Cell, Table, figure_table, format_number
 from agentload.analysis.wall import AT_THE_GPU, AT_THE_WALL
 
@@ -74,7 +74,7 @@ def _power_from(replica: Replica, measured: str) -> str:
     if not replica.watts_per_gpu:
         return "not measured"
     if replica.power_assumed:
-        return f"ASSUMED, not measured ({replica.origin})"
+        return f"{ASSUMED_POWER} ({replica.origin})"
     return f"{measured} ({replica.power_source})"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from agentload.results.summary import Summary
+from agentload.results.summary import PowerFigures, Summary
 
 MEASURED: Final = "measured"
 SIMULATED: Final = "simulated"
@@ -29,3 +29,12 @@ def provenance_of(summary: Summary) -> Provenance:
 def describe_source(provenance: str, origin: str) -> str:
     """`measured, path/summary.json` (or just `typed in`): how a table's `from` column reads."""
     return origin if provenance == TYPED_IN or origin == provenance else f"{provenance}, {origin}"
+
+
+ASSUMED_POWER: Final = "ASSUMED, not measured"
+
+
+def power_words(power: PowerFigures) -> str:
+    """Where the watts came from: the meter (`nvml`, `rapl`, ...), or `ASSUMED, not measured`
+    for a declared figure (`--gpu-watts`, the CPU demo's per-vCPU figure)."""
+    return ASSUMED_POWER if power.assumed else power.source

@@ -11,9 +11,10 @@ from collections.abc import Sequence
 
 import orjson
 from rich.console import Console
-from rich.table import Table as RichTable
 
 from agentload.analysis.table import Table, format_cell
+from agentload.console import wide_console
+from agentload.tables import Column, Grid, console_lines
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
@@ -27,15 +28,16 @@ p.source, p.note { color: #555; font-size: 0.9em; margin: 0.2em 0; }
 
 
 def print_tables(tables: Sequence[Table], console: Console | None = None) -> None:
-    """Print each table with its source and notes."""
-    console = console or Console()
+    """Print each table fitted to the console (`agentload.tables`: split over stacked parts,
+    its first column repeated, never a number cut), with its source and notes."""
+    console = console or wide_console()
     for table in tables:
-        view = RichTable(title=table.title, title_justify="left")
-        for index, header in enumerate(table.headers):
-            view.add_column(header, justify="left" if index == 0 else "right")
-        for row in table.rows:
-            view.add_row(*(format_cell(cell) for cell in row), end_section=False)
-        console.print(view, markup=False)
+        columns = tuple(
+            Column(header, key=index == 0, justify="left" if index == 0 else "right")
+            for index, header in enumerate(table.headers)
+        )
+        rows = tuple(tuple(format_cell(cell) for cell in row) for row in table.rows)
+        console_lines(Grid(table.title, columns, rows), console)
         if table.source:
             console.print(f"  from: {table.source}", markup=False, highlight=False)
         for note in table.notes:

@@ -12,7 +12,7 @@ from typing import Any
 from agentload.analysis import checks as rel
 from agentload.analysis.checks import Checked, run_checks
 from agentload.analysis.decode import Decoded, decode_point
-from agentload.analysis.provenance import COMPUTED, TYPED_IN, describe_source
+from agentload.analysis.provenance import COMPUTED, TYPED_IN, describe_source, power_words
 from agentload.analysis.results import OperatingPoint, Results, load_results
 from agentload.analysis.table import Cell, Table, figure_table, format_number
 from agentload.analysis.wall import AT_THE_GPU, AT_THE_WALL, DEFAULT_GPUS_PER_NODE, WallPower
@@ -27,6 +27,7 @@ from agentload.commands.figures import (
     show_tables,
 )
 from agentload.errors import InputError
+from agentload.results.summary import PowerFigures
 from agentload.units import WATTS_PER_MW
 
 _RATES = (
@@ -191,8 +192,7 @@ def _decode_results(
     if watts_per_gpu is not None or total_watts is not None:
         notes.append("power typed in (per-MW figures use it, not the measured power)")
     else:
-        assumed = " (assumed, not measured)" if results.power.assumed else ""
-        notes.append(f"power source: {results.power.source}{assumed}")
+        notes.append(power_note(results.power))
     if results.gpus is None and gpus is None:
         notes.append("the results do not say how many GPUs; per-GPU figures assume 1")
     notes.append(
@@ -664,3 +664,10 @@ def _checks_table(rows: tuple[tuple[Cell, ...], ...], source: str, *, with_point
         source=source,
         notes=tuple(notes),
     )
+
+
+def power_note(power: PowerFigures) -> str:
+    """`power source: nvml`, or `power: ASSUMED, not measured (assumed 2.2 W per ...)`."""
+    if power.assumed:
+        return f"power: {power_words(power)} ({power.description or power.source})"
+    return f"power source: {power_words(power)}"

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from rich.console import Console
 
+from agentload.console import wide_console
 from agentload.report.html import write_report
 from agentload.report.load import load_view
-from agentload.report.terminal import print_summary, selfcheck_line, wide_console
+from agentload.report.terminal import print_summary, selfcheck_line
 from agentload.results.summary import Summary
 
 

@@ -16,9 +16,10 @@ from typing import Any
 import orjson
 from rich.text import Text
 
+from agentload.console import wide_console
 from agentload.report.html import write_report
 from agentload.report.load import ResultsView, load_view
-from agentload.report.terminal import explanations, print_summary, summary_text, wide_console
+from agentload.report.terminal import explanations, print_summary, summary_text
 from agentload.results.files import REPORT_FILE
 
 FORMATS = ("table", "text", "markdown", "json")

@@ -29,6 +29,7 @@ from agentload.commands.options import (
 )
 from agentload.commands.search import add_search_arguments, search_settings_from
 from agentload.config_file import add_config_argument, effective_config
+from agentload.console import wide_console
 from agentload.errors import AgentloadError
 
 if TYPE_CHECKING:
@@ -232,8 +233,6 @@ def calibrated_deployment(
 
 def print_calibration(facts: CalibrationFacts) -> None:
     """The fit in a few lines: factors, and the errors of fitted and predicted figures."""
-    from agentload.report.terminal import wide_console
-
     console = wide_console()
     factors = ", ".join(f"{name} {value:.4g}" for name, value in facts.factors.items())
     console.print(
@@ -266,7 +265,6 @@ def list_deployments(
 ) -> int:
     """Print the catalog: every (system, backend, model, layout) whose step times evaluate,
     narrowed to `system`, `backend` and models containing `model` when given."""
-    from agentload.report.terminal import wide_console
     from agentload.sim.catalog import catalog_for, listing
 
     catalog, current = catalog_for()

@@ -10,6 +10,7 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
+from agentload.console import wide_console
 from agentload.errors import AgentloadError
 from agentload.sim.facts import KvReport
 from agentload.workload.load import DEFAULT_WORKLOAD, load_workload
@@ -88,7 +89,7 @@ def run_stats(args: argparse.Namespace) -> int:
             data["kv"] = kv.model_dump(mode="json")
         sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        console = Console()
+        console = wide_console()
         print_stats(stats, console)
         if kv is not None:
             print_kv(kv, console)
@@ -136,7 +137,7 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(comparison.model_dump_json(indent=2) + "\n")
         return 0
-    console = Console()
+    console = wide_console()
     console.print(f"reference: {comparison.reference}", highlight=False)
     console.print(f"candidate: {comparison.candidate}", highlight=False)
     table = Table(title="Kolmogorov-Smirnov distance, distribution by distribution")

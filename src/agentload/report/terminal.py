@@ -3,13 +3,12 @@
 Built from a `ResultsView` alone (`agentload report DIR` and the end of `run`, `search` and
 `demo` print the same thing): a head line, the headline per tier (tiers as columns) with, under
 it, why each tier has the answer it has; the probes (or a plain run's window); the notes. Each
-table is a `Grid` (`agentload.report.fit`), so it fits any terminal without cutting a number,
+table is a `Grid` (`agentload.tables`), so it fits any terminal without cutting a number,
 and renders as plain text or Markdown for pipes (`summary_text`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Literal
 
@@ -18,25 +17,15 @@ from rich.text import Text
 
 from agentload.measure.metrics import WindowMetrics
 from agentload.measure.stats import Distribution
-from agentload.report.fit import Cell, Column, Grid, console_lines, markdown, plain
 from agentload.report.formats import compact, fmt, pct, service_rows, whole
 from agentload.report.load import Point, ResultsView
 from agentload.results.files import PROBES_FILE, SUMMARY_FILE
 from agentload.results.summary import SelfCheckFigures, TierResult
 from agentload.results.tiers import slo_text
+from agentload.tables import Cell, Column, Grid, console_lines, markdown, plain
 
-WIDE_COLUMNS = 160
-"""Width for tables when output is not a terminal and COLUMNS is not set (a log file or CI)."""
 TextFormat = Literal["text", "markdown"]
 VERDICT_STYLES = {"pass": "green", "fail": "red", "uncertain": "yellow"}
-
-
-def wide_console() -> Console:
-    """A stdout console: the terminal's width; else COLUMNS; else `WIDE_COLUMNS`."""
-    console = Console()
-    if console.is_terminal or os.environ.get("COLUMNS"):
-        return console
-    return Console(width=WIDE_COLUMNS)
 
 
 # --- formats ------------------------------------------------------------------------------------
