@@ -7,6 +7,7 @@ tokens/s, 96.8-97.6% prefix hits), so every probe is a whole one, as the run wri
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -124,3 +125,14 @@ def gb300_like(
         tiers=[result],
         probes=probes,
     )
+
+
+ASSUMED_POWER = {"source": "assumed", "assumed": True, "mean_watts": 1_400.0, "valid": True}
+"""A declared power figure (`--gpu-watts`), not a measurement."""
+
+
+def set_power(directory: Path, power: dict[str, Any]) -> None:
+    """Replace the summary's power figures in `directory`."""
+    path = directory / SUMMARY_FILE
+    summary = json.loads(path.read_text())
+    path.write_text(json.dumps({**summary, "power": power}))

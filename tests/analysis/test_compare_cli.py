@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.analysis.cli import column, error_line, rows_by_first, run_json
 from tests.analysis.simulated import simulate
-from tests.analysis.summaries import gb300_like
+from tests.analysis.summaries import ASSUMED_POWER, gb300_like, set_power
 
 
 @pytest.mark.parametrize(
@@ -49,12 +47,6 @@ def test_declared_power_is_said_assumed_not_measured(
 ) -> None:
     metered = gb300_like(tmp_path / "m", label="metered")
     declared = gb300_like(tmp_path / "d", label="declared")
-    _set_power(declared, {"source": "assumed", "assumed": True, "mean_watts": 1400.0})
+    set_power(declared, ASSUMED_POWER)
     systems, _ = run_json(capsys, "compare", str(metered), str(declared))
     assert column(systems, "power source") == ["nvml", "ASSUMED, not measured"]
-
-
-def _set_power(directory: Path, power: dict[str, Any]) -> None:
-    path = directory / "summary.json"
-    summary = json.loads(path.read_text())
-    path.write_text(json.dumps({**summary, "power": power}))

@@ -14,7 +14,7 @@ import pytest
 
 from tests.analysis.cli import column, error_line, figures, run_json, table_titled
 from tests.analysis.simulated import simulate
-from tests.analysis.summaries import gb300_like
+from tests.analysis.summaries import ASSUMED_POWER, gb300_like, set_power
 
 SGLANG_POINTS = ["485.8,2514,c1", "208.7,49646,c16", "97.1,114342,c64", "40.9,185382,c160"]
 TYPED = [arg for text in SGLANG_POINTS for arg in ("--point", text)]
@@ -122,3 +122,12 @@ def test_watts_without_typed_points_is_refused(
     assert "--watts-per-gpu" in error_line(
         capsys, "frontier", str(directory), "--watts-per-gpu", "9"
     )
+
+
+def test_a_result_on_declared_power_says_its_per_mw_is_assumed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = gb300_like(tmp_path / "d", label="declared")
+    set_power(directory, ASSUMED_POWER)
+    notes = " ".join(run_json(capsys, "frontier", str(directory))[0]["notes"])
+    assert "power ASSUMED, not measured, and so per MW, for: declared" in notes

@@ -31,7 +31,7 @@ from agentload.analysis.lookup import (
     speed_at_throughput,
     throughput_at_speed,
 )
-from agentload.analysis.provenance import COMPUTED, TYPED_IN, describe_source
+from agentload.analysis.provenance import ASSUMED_POWER, COMPUTED, TYPED_IN, describe_source
 from agentload.analysis.results import load_results
 from agentload.analysis.table import Cell, Table, figure_table, format_number
 from agentload.commands.figures import (
@@ -151,12 +151,15 @@ def _frontier(args: argparse.Namespace) -> int:
     points = [_typed_point(text, typed_watts) for text in args.point or []]
     sources = [TYPED_IN] if args.point else []
     skipped = 0
-    unknown_gpus = []
+    unknown_gpus: list[str] = []
+    assumed_power: list[str] = []
     for path in args.results:
         results = load_results(path)
         sources.append(describe_source(results.provenance, results.origin))
         if results.gpus is None:
             unknown_gpus.append(results.label or results.origin)
+        if results.power.assumed:
+            assumed_power.append(results.label or results.origin)
         for point in results.probe_points() or results.tier_points():
             speed = getattr(point, f"{args.speed}_output_tokens_per_s")
             per_gpu = point.per_gpu(point.total_tokens_per_s)
@@ -172,7 +175,9 @@ def _frontier(args: argparse.Namespace) -> int:
     per_mw_frontier = pareto_frontier(p.on(per_mw=True) for p in points) if with_power else ()
     watts = {p.label: p.watts_per_gpu for p in points}
     tables = [
-        _frontier_table(frontier, watts, keep, args, sources, skipped, unknown_gpus),
+        _frontier_table(
+            frontier, watts, keep, args, sources, skipped, (unknown_gpus, assumed_power)
+        ),
         _area_table(points, frontier, keep, args.area_axes, sources),
     ]
     lookups = _lookups(args, frontier, per_mw_frontier, how, with_power)
@@ -228,8 +233,11 @@ def _frontier_table(
     args: argparse.Namespace,
     sources: list[str],
     skipped: int,
-    unknown_gpus: list[str],
+    unknowns: tuple[list[str], list[str]],
 ) -> Table:
+    """The frontier's points; `unknowns`: the results whose GPU count was not recorded, and
+    those whose power was declared, not measured."""
+    unknown_gpus, assumed_power = unknowns
     selection = select_points(on_axes(frontier, args.area_axes), keep)
     kept = set(selection.indices)
     rows = []
@@ -243,8 +251,12 @@ def _frontier_table(
             (f"{skipped} point(s) skipped: no {args.speed} speed or throughput", skipped),
             (f"GPU count not recorded, 1 assumed: {', '.join(unknown_gpus)}", unknown_gpus),
             (
-                "per MW at the GPU: measured power for results, --watts-per-gpu for typed points",
+                "per MW at the GPU: each result's own power, --watts-per-gpu for typed points",
                 any(watts.values()),
+            ),
+            (
+                f"power {ASSUMED_POWER}, and so per MW, for: {', '.join(assumed_power)}",
+                assumed_power,
             ),
         )
         if show
