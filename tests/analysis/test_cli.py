@@ -9,7 +9,14 @@ import pytest
 
 from agentload.cli import main
 from tests.analysis.cli import column, error_line, figures, run_json
-from tests.analysis.summaries import gb300_like, probe, tier, write_summary
+from tests.analysis.summaries import (
+    ASSUMED_POWER,
+    gb300_like,
+    probe,
+    set_power,
+    tier,
+    write_summary,
+)
 from tests.analysis.test_mix import COUNCIL_TRACE
 
 
@@ -91,6 +98,17 @@ def test_cost_hosted_blend_and_trace(capsys: pytest.CaptureFixture[str]) -> None
     assert blended[0] == pytest.approx(0.78)
     assert blended[1] < blended[0]
     assert column(table, "from") == ["typed in", str(COUNCIL_TRACE)]
+
+
+def test_electricity_on_declared_power_says_assumed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = gb300_like(tmp_path / "gb300")
+    argv = ["cost", str(directory), "--gpu-hour-price", "2.26", "--kwh-price", "0.1"]
+    assert not any("ASSUMED" in n for n in run_json(capsys, *argv)[0]["notes"])
+    set_power(directory, ASSUMED_POWER)
+    notes = run_json(capsys, *argv)[0]["notes"]
+    assert any(n.startswith("electricity on power ASSUMED, not measured: ") for n in notes)
 
 
 def test_cost_results_dir_self_host_vs_api(

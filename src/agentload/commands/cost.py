@@ -34,7 +34,7 @@ from agentload.analysis.economics import (
     self_hosted,
 )
 from agentload.analysis.mix import TokenMix, mix_from_calls, mix_from_ratio
-from agentload.analysis.provenance import TYPED_IN, describe_source
+from agentload.analysis.provenance import ASSUMED_POWER, TYPED_IN, describe_source
 from agentload.analysis.results import OperatingPoint, load_recorded_calls, load_results
 from agentload.analysis.table import Cell, Table, format_number
 from agentload.analysis.wall import AT_THE_WALL, DEFAULT_GPUS_PER_NODE, WallPower
@@ -68,6 +68,8 @@ class _Priced:
     agents_per_gpu: float | None = None
     calls_per_s_per_agent: float | None = None
     is_tier: bool = False
+    assumed_power_in: str | None = None
+    """The results file whose watts are a declared figure (`--gpu-watts`), not a measurement."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -321,6 +323,7 @@ def _result_points(args: argparse.Namespace) -> list[_Priced]:
                 agents_per_gpu=decoded.agents_per_gpu or None,
                 calls_per_s_per_agent=_calls_per_agent(point),
                 is_tier=point.kind == "tier",
+                assumed_power_in=results.origin if results.power.assumed else None,
             )
         )
     return points
@@ -404,6 +407,9 @@ def _self_host_table(
         )
     if missing_power:
         notes.append("electricity blank where the power is unknown (typed: --watts-per-gpu)")
+    assumed = sorted({p.assumed_power_in for p in points if p.assumed_power_in and p.watts_per_gpu})
+    if kwh is not None and assumed:
+        notes.append(f"electricity on power {ASSUMED_POWER}: {'; '.join(assumed)}")
     notes.append(
         "$/M output tokens only where the throughput's own mix is known (measured, or "
         "--throughput-mix): the same throughput on another mix would cost another amount"
