@@ -254,6 +254,11 @@ def test_random_tier_specs(spec: str) -> None:
     assert 0 < tier.output_speed_percentile < 100 and 0 < tier.ttft_percentile < 100
 
 
+def test_a_preset_given_as_a_tier_points_at_tiers() -> None:
+    with pytest.raises(InputError, match="preset ladder: give --tiers agentperf"):
+        parse_tier("agentperf")
+
+
 @FUZZ
 @given(data=json_values | st.lists(st.dictionaries(keys | st.sampled_from(
     ["output_speed_floor_tokens_per_s", "ttft_ceiling_s", "output_speed_percentile",
@@ -359,6 +364,7 @@ def bad_invocations(folder: Path) -> list[list[str]]:
         [*run, "--request-timeout", "-3"],
         [*run, "--tokenizer", str(garbage)],
         [*search, "--tier", "bad"],
+        [*search, "--tier", "agentperf"],
         [*search, "--tier", "a:1:2", "--tier", "a:3:4"],
         [*search, "--tier", "a:1:2@p100"],
         [*search, "--tiers-file", str(no_json)],

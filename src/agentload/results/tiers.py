@@ -155,6 +155,8 @@ def parse_tier(spec: str) -> Tier:
     text = spec.strip()
     shown_spec = text if text.isprintable() else repr(spec)  # as errors show it
     name, *parts = text.split(":")
+    if text in PRESETS:
+        raise InputError(f"{text!r} is a preset ladder: give --tiers {text}", path=shown_spec)
     if not _NAME.match(name) or not parts:
         raise InputError(SPEC_HELP, path=shown_spec)
     values: dict[str, object] = {"name": name}
