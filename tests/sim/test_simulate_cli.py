@@ -12,6 +12,8 @@ from agentload.cli import main
 from agentload.files import read_json
 from agentload.results.record import load_records
 from agentload.results.summary import Summary
+from agentload.target.context import intended_need
+from agentload.workload.load import load_workload
 
 pytest.importorskip("aiconfigurator_core", reason="the sim extra is not installed")
 
@@ -121,6 +123,25 @@ def test_an_unknown_system_or_a_missing_option_is_one_line(
     assert main(["simulate", "--system", "h200_sxm", "--model", "Qwen/Qwen3-8B"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "--gpus" in err[1]
+
+
+def test_calls_longer_than_the_models_context_are_refused_before_any_load(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "too-long"
+    argv = ["simulate", "--workload", "synthetic:agentic-coding?sessions=4", *DEPLOYMENT]
+    assert main([*argv, "--max-agents", "4", "--out", str(out)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "exceed the server's 40,960 tokens (Qwen/Qwen3-8B's context)" in line
+    assert "shorter calls" in line and not out.exists()
+
+
+def test_a_calibrated_prompt_scale_counts_in_the_need() -> None:
+    workload = load_workload("synthetic:agentic-coding?sessions=3")
+    plain, doubled = intended_need(workload), intended_need(workload, prompt_scale=2.0)
+    assert plain.calls == doubled.calls == sum(len(s.turns) for s in workload.sessions)
+    assert doubled.longest.prompt_tokens == 2 * plain.longest.prompt_tokens
+    assert doubled.longest.intended_prompt_tokens == plain.longest.prompt_tokens
 
 
 def test_the_list_names_the_documented_combination(capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,8 +30,11 @@ from rich.console import Console
 
 from agentload import clock
 from agentload.client import errors
+from agentload.client.facts import ContextWindow
+from agentload.errors import AgentloadError
 from agentload.measure.meters import Meters
 from agentload.measure.power_spec import PowerSpec
+from agentload.measure.verdict import DEFAULT_MAX_ERROR_RATE
 from agentload.measure.window import Window
 from agentload.results.files import POWER_FILE
 from agentload.results.jsonl import JsonlAppender
@@ -43,7 +46,7 @@ from agentload.sim.deployment import Deployment
 from agentload.sim.facts import simulation_facts
 from agentload.sim.request import Chain, SimRequest, SimResult, scale_tokens
 from agentload.target.call import Answer, Call
-from agentload.target.context import Fit
+from agentload.target.context import ContextCheck, Fit, intended_need
 from agentload.workload.model import PromptSegment
 from agentload.workload.stats import common_run
 
@@ -77,6 +80,8 @@ class SimOptions:
         clients: int = 1,
     ) -> Iterator[OpenSimulation]:
         built = built_deployment(self.deployment)
+        if fit is not None:
+            _check_context(built, fit, console)
         facts = simulation_facts(
             built, fit.workload if fit is not None else None, agents, self.calibration
         )
@@ -86,6 +91,33 @@ class SimOptions:
             f"({built.config.replicas} replicas); step times: {built.step_source}"
         )
         yield OpenSimulation(built, Deployment(built.config), facts)
+
+
+def simulated_window(built: BuiltDeployment) -> ContextWindow:
+    """The most tokens one call may use on the simulated engine: the model's context, or less
+    when a replica's KV memory holds less (the engine fails such a call, as a server would)."""
+    engine = built.config.engine
+    memory = engine.kv_capacity_tokens - engine.block_tokens
+    limit = engine.max_context_tokens
+    if limit is not None and limit <= memory:
+        return ContextWindow(limit, f"{built.model.name}'s context")
+    return ContextWindow(memory, "a replica's KV memory")
+
+
+def _check_context(built: BuiltDeployment, fit: Fit, console: Console) -> None:
+    """Say how the workload's calls fit the deployment, before any load. More calls too long
+    than a tier's error budget (`DEFAULT_MAX_ERROR_RATE`) would fail probes on errors alone,
+    so that workload is refused in one line naming the fix; fewer are said, then fail as they
+    would on a real server (and are counted as errors)."""
+    need = intended_need(fit.workload, built.request.prompt_token_scale)
+    check = ContextCheck(need, simulated_window(built))
+    if check.over > DEFAULT_MAX_ERROR_RATE * need.calls:
+        raise AgentloadError(
+            f"{check.line()}: simulate a model with a longer context or more memory a replica, "
+            "or use a workload with shorter calls (e.g. ?mean_input=14000&max_input=32000)"
+        )
+    tail = "" if check.fits else ": they will fail, as on a server, and count as errors"
+    console.print(check.line() + tail, highlight=False, soft_wrap=True)
 
 
 @functools.lru_cache(maxsize=4)

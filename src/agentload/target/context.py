@@ -279,6 +279,24 @@ def measure_need(
     return ContextNeed(tuple(measured.values()), tuple(estimated), exact, method)
 
 
+def intended_need(workload: Workload, prompt_scale: float = 1.0) -> ContextNeed:
+    """What the workload's calls need as it counts them itself, each prompt times
+    `prompt_scale`: exact for a simulated engine, which serves the workload's own token counts
+    (scaled by a calibration's `prompt_token_scale`)."""
+    measured: list[CallSize] = []
+    estimated: list[int] = []
+    for session in workload.sessions:
+        intended = _calls(session)
+        calls = [(math.ceil(prompt * prompt_scale), output) for prompt, output in intended]
+        estimated.extend(prompt + output for prompt, output in calls)
+        turn = _longest_turn(calls)
+        counted, output = calls[turn]
+        measured.append(
+            CallSize(session.id, turn, intended[turn][0], counted, output, recorded_text=False)
+        )
+    return ContextNeed(tuple(measured), tuple(estimated), True, "the workload's own token counts")
+
+
 def _calls(session: Session) -> list[tuple[int, int]]:
     """(intended prompt tokens, output tokens) of every call of a session."""
     return [
@@ -290,8 +308,13 @@ def _calls(session: Session) -> list[tuple[int, int]]:
 def _longest_call(session: Session) -> tuple[int, int]:
     """(turn, intended prompt + output tokens) of a session's longest call."""
     calls = _calls(session)
-    turn = max(range(len(calls)), key=lambda j: calls[j][0] + calls[j][1])
+    turn = _longest_turn(calls)
     return turn, calls[turn][0] + calls[turn][1]
+
+
+def _longest_turn(calls: Sequence[tuple[int, int]]) -> int:
+    """The turn whose prompt and output together are the most tokens."""
+    return max(range(len(calls)), key=lambda j: calls[j][0] + calls[j][1])
 
 
 def _size(
