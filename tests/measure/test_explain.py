@@ -114,3 +114,11 @@ def test_a_tier_at_other_percentiles_uses_the_checks_not_p25_and_p95() -> None:
     )
     (result,) = tier_results([strict], [probe(1, "fail", speed=50.0, ttft=1.0)], gpus=None)
     assert "p10 output speed 50.0 tokens/s < 60 floor" in (result.explanation or "")
+
+
+def test_a_figure_just_past_its_bound_reads_past_it() -> None:
+    """59.97 against a floor of 60 must not read `60.0 < 60 floor (0% short)`."""
+    (slow,) = tier_results([TIER], [probe(1, "fail", speed=59.97, ttft=0.5)], gpus=None)
+    assert "p25 output speed 59.97 tokens/s < 60 floor (0.05% short)" in (slow.explanation or "")
+    (late,) = tier_results([TIER], [probe(1, "fail", ttft=2.001)], gpus=None)
+    assert "p95 TTFT 2.001 s > 2 s ceiling (0.05% over)" in (late.explanation or "")

@@ -149,14 +149,35 @@ def _broken(tier: Tier, m: _Measured) -> tuple[Limit, str]:
 
 
 def _ttft_words(tier: Tier, ttft: float, ceiling: float) -> str:
-    return (
-        f"p{tier.ttft_percentile:g} TTFT {_seconds(ttft)} > {ceiling:g} s ceiling "
-        f"({ttft / ceiling:.1f}x)"
-    )
+    shown = _apart(ttft, ceiling, 1 if ttft >= TENS else 2, above=True)
+    ratio = ttft / ceiling
+    times = f"{ratio:.1f}x" if round(ratio, 1) > 1 else f"{ratio - 1:.2%} over"
+    return f"p{tier.ttft_percentile:g} TTFT {shown} s > {ceiling:g} s ceiling ({times})"
 
 
 def _floor_words(name: str, value: float, floor: float) -> str:
-    return f"{name} {_speed(value)} tokens/s < {floor:g} floor ({1 - value / floor:.0%} short)"
+    shown = _apart(value, floor, 0 if value >= HUNDREDS else 1, above=False)
+    short = 1 - value / floor
+    percent = f"{short:.0%}" if round(short, 2) > 0 else f"{short:.2%}"
+    return f"{name} {shown} tokens/s < {floor:g} floor ({percent} short)"
+
+
+TENS = 10.0
+HUNDREDS = 100.0
+MOST_DIGITS = 4
+"""Decimals a figure may grow to so that it reads on its side of the bound it broke."""
+
+
+def _apart(value: float, bound: float, digits: int, *, above: bool) -> str:
+    """`value` to `digits` decimals, or more (up to `MOST_DIGITS`) until it reads on its side
+    of `bound`: 99.97 against a floor of 100 reads `99.97`, not `100`."""
+    text = f"{value:,.{digits}f}"
+    for more in range(digits, MOST_DIGITS + 1):
+        text = f"{value:,.{more}f}"
+        shown = float(text.replace(",", ""))
+        if (shown > bound) if above else (shown < bound):
+            break
+    return text
 
 
 def _speed_name(tier: Tier) -> str:
