@@ -19,6 +19,9 @@ from agentload.analysis.table import Table
 from agentload.errors import InputError, first_problem
 
 PERCENT = 100.0
+SI_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
+"""`150M` tokens/s per MW, `2.5k` agents: how headlines (and agentload's own reports) write
+large figures. A lowercase `m` is refused (milli or mega?)."""
 SLIP_BELOW_PERCENT = 1.0
 """A share written as under 1% (`0.88%`) is warned about: 88% was most likely meant."""
 Handler = Callable[[argparse.Namespace], int]
@@ -41,12 +44,15 @@ def one_line_errors(handler: Handler) -> Handler:
 
 
 def parse_number(text: str, flag: str, *, percent: bool = False, positive: bool = False) -> float:
-    """A number typed on the command line: `185382`, `185,382`, `1.5e8`, or `96.8%` (percent)."""
+    """A number typed on the command line: `185382`, `185,382`, `1.5e8`, `150M` (k, M, G), or
+    `96.8%` (percent)."""
     raw = text.strip().replace(",", "").replace("_", "")
     scale = 1.0
     written_as_percent = percent and raw.endswith("%")
     if written_as_percent:
         raw, scale = raw[:-1], 1 / PERCENT
+    elif raw[-1:] in SI_SUFFIXES:
+        raw, scale = raw[:-1], SI_SUFFIXES[raw[-1]]
     try:
         value = float(raw) * scale
     except ValueError:
