@@ -34,7 +34,7 @@ from agentload.analysis.economics import agent_load, hosted, owned_gpu_hour
 from agentload.analysis.mix import TokenMix
 from agentload.analysis.provenance import Provenance
 from agentload.analysis.wall import WallPower
-from agentload.units import WATTS_PER_MW
+from agentload.units import WATTS_PER_MW, agents_words
 
 HOURS_PER_MONTH = 730.0
 """8,760 hours a year / 12."""
@@ -269,7 +269,7 @@ def _notes(
     replica: Replica, demand: Demand, sizing: Sizing, gpu_watts: float | None
 ) -> tuple[str, ...]:
     notes = [
-        f"one replica = {replica.gpus} GPU(s) serving {replica.agents} agents at tier "
+        f"one replica = {replica.gpus} GPU(s) serving {agents_words(replica.agents)} at tier "
         f"{replica.tier} ({replica.tier_words}), {replica.provenance} ({replica.origin})",
     ]
     if replica.gpus_typed:

@@ -21,7 +21,7 @@ from agentload.analysis.provenance import TYPED_IN, Provenance, provenance_of
 from agentload.errors import InputError
 from agentload.results.load import read_summary, summary_path
 from agentload.results.summary import PowerFigures, ProbeFigures, Summary, TierResult
-from agentload.units import WATTS_PER_MW
+from agentload.units import WATTS_PER_MW, agents_words
 
 __all__ = ["TYPED_IN", "OperatingPoint", "Results", "load_recorded_calls", "load_results"]
 
@@ -178,7 +178,7 @@ def _probe_point(
     probe: ProbeFigures, power: PowerFigures, common: dict[str, Any]
 ) -> OperatingPoint:
     return OperatingPoint(
-        label=f"probe {probe.agents} agents",
+        label=f"probe {agents_words(probe.agents)}",
         kind="probe",
         agents=probe.agents,
         **_served(probe),

@@ -233,7 +233,7 @@ def _ring_rows(ctx: ReportContext) -> list[Spec]:
                 "series": f"tier {tier.name}",
                 "size": (2 * radius) ** 2,
                 "level": level,
-                "label": f"{tier.name}: {tier.max_agents} agents",
+                "label": f"{tier.name}: {agents_words(tier.max_agents)}",
             }
         )
     return rows

@@ -522,7 +522,7 @@ def _mix_section(ctx: ReportContext) -> str:
         lines.append(
             _decoded(
                 ctx,
-                f"Tier {tier.name} at {tier.max_agents} agents",
+                f"Tier {tier.name} at {agents_words(tier.max_agents)}",
                 tier.total_tokens_per_s,
                 tier.cached_input_tokens_per_s,
                 tier.uncached_input_tokens_per_s,

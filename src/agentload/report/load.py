@@ -24,6 +24,7 @@ from agentload.results.files import MANIFEST_FILE, RECORDS_FILE
 from agentload.results.load import ResultsFiles, load_results
 from agentload.results.summary import ProbeFigures, TierResult
 from agentload.results.tiers import Tier
+from agentload.units import agents_words
 
 STATUS_INCOMPLETE = "INCOMPLETE"
 STATUS_UNREADABLE = "summary unreadable"
@@ -163,7 +164,7 @@ class ResultsView(ResultsFiles):
             notes.extend(f"tier {tier.name}: {n}" for n in tier.notes)
         for point in self.points:
             f = point.figures
-            notes.extend(f"probe at {f.agents} agents: {n}" for n in f.notes)
+            notes.extend(f"probe at {agents_words(f.agents)}: {n}" for n in f.notes)
         notes.extend(self.notes)
         return notes
 

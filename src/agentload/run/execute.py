@@ -48,6 +48,7 @@ from agentload.run.summarize import Asked, build_summary
 from agentload.run.virtual_time import run_virtually
 from agentload.target.call import Opened, TargetChoice
 from agentload.target.context import Fit
+from agentload.units import agents_words
 from agentload.workload.load import load_workload
 from agentload.workload.model import Workload
 
@@ -387,7 +388,7 @@ def print_probe(outcome: ProbeOutcome, console: Console, gpus: int | None = None
     ttft = "—" if f.p95_ttft_s is None else f"{f.p95_ttft_s:.3f}"
     cost = "" if f.probe_s is None else f"  |  cost {f.probe_s:.0f} s{_gpu_s(f.probe_s, gpus)}"
     console.print(
-        f"probe {f.index}: {f.agents} agents over {f.window_s:.0f} s: "
+        f"probe {f.index}: {agents_words(f.agents)} over {f.window_s:.0f} s: "
         f"{f.total_tokens_per_s:,.0f} tokens/s total, p25 output {p25} tokens/s, "
         f"p95 TTFT {ttft} s  |  {verdicts}{cost}",
         highlight=False,

@@ -23,6 +23,7 @@ from agentload.results.summary import (
 from agentload.run.answers import annotate, search_cost
 from agentload.run.search import SearchState
 from agentload.run.search_settings import SearchSettings
+from agentload.units import agents_words
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def build_summary(
 def _stamp(probes: Sequence[ProbeFigures]) -> MethodologyStamp:
     """The run's methodology stamp: valid when every probe's is."""
     return summary_stamp(
-        {f"probe at {p.agents} agents": p.methodology for p in probes if p.methodology}
+        {f"probe at {agents_words(p.agents)}": p.methodology for p in probes if p.methodology}
     )
 
 
