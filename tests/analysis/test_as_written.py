@@ -1,12 +1,16 @@
-"""Figures typed as headlines write them: separators, exponents, and k / M / G suffixes."""
+"""Figures read as people write them: typed with separators, exponents and k / M / G suffixes;
+printed with one agent in the singular."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from agentload.commands.figures import parse_number
 from agentload.errors import InputError
 from tests.analysis.cli import figures, run_json
+from tests.analysis.summaries import probe, write_summary
 
 
 @pytest.mark.parametrize(
@@ -28,3 +32,11 @@ def test_150m_per_mw_decodes_like_150_000_000(capsys: pytest.CaptureFixture[str]
     (short, *_) = run_json(capsys, *typed, "150M")
     (long, *_) = run_json(capsys, *typed, "150000000")
     assert figures(short) == figures(long)
+
+
+def test_a_one_agent_probe_is_labelled_in_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = write_summary(tmp_path / "r", gpus=1, probes=[probe(1, 50.0, 1_000.0)])
+    (table, *_) = run_json(capsys, "decode", str(directory))
+    assert [row[0] for row in table["rows"]] == ["probe 1 agent"]
