@@ -287,7 +287,7 @@ def _notes(
         draw = (
             "ASSUMED draw (a declared figure, not measured)"
             if replica.power_assumed
-            else ("measured draw")
+            else "measured draw"
         )
         notes.append(
             f"power: every GPU at the tier's {draw} (provisioning; an upper bound on energy, "

@@ -175,9 +175,7 @@ def _frontier(args: argparse.Namespace) -> int:
     per_mw_frontier = pareto_frontier(p.on(per_mw=True) for p in points) if with_power else ()
     watts = {p.label: p.watts_per_gpu for p in points}
     tables = [
-        _frontier_table(
-            frontier, watts, keep, args, sources, skipped, (unknown_gpus, assumed_power)
-        ),
+        _frontier_table(frontier, watts, keep, args, sources, skipped, unknown_gpus, assumed_power),
         _area_table(points, frontier, keep, args.area_axes, sources),
     ]
     lookups = _lookups(args, frontier, per_mw_frontier, how, with_power)
@@ -233,11 +231,11 @@ def _frontier_table(
     args: argparse.Namespace,
     sources: list[str],
     skipped: int,
-    unknowns: tuple[list[str], list[str]],
+    unknown_gpus: list[str],
+    assumed_power: list[str],
 ) -> Table:
-    """The frontier's points; `unknowns`: the results whose GPU count was not recorded, and
-    those whose power was declared, not measured."""
-    unknown_gpus, assumed_power = unknowns
+    """The frontier's points; `unknown_gpus`: the results whose GPU count was not recorded,
+    `assumed_power`: those whose power was declared, not measured."""
     selection = select_points(on_axes(frontier, args.area_axes), keep)
     kept = set(selection.indices)
     rows = []

@@ -149,21 +149,19 @@ def _broken(tier: Tier, m: _Measured) -> tuple[Limit, str]:
 
 
 def _ttft_words(tier: Tier, ttft: float, ceiling: float) -> str:
-    shown = _apart(ttft, ceiling, 1 if ttft >= TENS else 2, above=True)
+    shown = _apart(ttft, ceiling, _seconds_digits(ttft), above=True)
     ratio = ttft / ceiling
     times = f"{ratio:.1f}x" if round(ratio, 1) > 1 else f"{ratio - 1:.2%} over"
     return f"p{tier.ttft_percentile:g} TTFT {shown} s > {ceiling:g} s ceiling ({times})"
 
 
 def _floor_words(name: str, value: float, floor: float) -> str:
-    shown = _apart(value, floor, 0 if value >= HUNDREDS else 1, above=False)
+    shown = _apart(value, floor, _speed_digits(value), above=False)
     short = 1 - value / floor
     percent = f"{short:.0%}" if round(short, 2) > 0 else f"{short:.2%}"
     return f"{name} {shown} tokens/s < {floor:g} floor ({percent} short)"
 
 
-TENS = 10.0
-HUNDREDS = 100.0
 MOST_DIGITS = 4
 """Decimals a figure may grow to so that it reads on its side of the bound it broke."""
 
@@ -171,13 +169,12 @@ MOST_DIGITS = 4
 def _apart(value: float, bound: float, digits: int, *, above: bool) -> str:
     """`value` to `digits` decimals, or more (up to `MOST_DIGITS`) until it reads on its side
     of `bound`: 99.97 against a floor of 100 reads `99.97`, not `100`."""
-    text = f"{value:,.{digits}f}"
-    for more in range(digits, MOST_DIGITS + 1):
+    for more in range(digits, MOST_DIGITS):
         text = f"{value:,.{more}f}"
         shown = float(text.replace(",", ""))
         if (shown > bound) if above else (shown < bound):
-            break
-    return text
+            return text
+    return f"{value:,.{MOST_DIGITS}f}"
 
 
 def _speed_name(tier: Tier) -> str:
@@ -225,9 +222,23 @@ def _limit_name(limit: Limit) -> str:
     }[limit]
 
 
+TENS = 10.0
+HUNDREDS = 100.0
+
+
+def _speed_digits(value: float) -> int:
+    """Decimals a speed is shown to: none from 100 tokens/s, else one."""
+    return 0 if value >= HUNDREDS else 1
+
+
+def _seconds_digits(value: float) -> int:
+    """Decimals a time is shown to: one from 10 s, else two."""
+    return 1 if value >= TENS else 2
+
+
 def _speed(value: float) -> str:
-    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
+    return f"{value:,.{_speed_digits(value)}f}"
 
 
 def _seconds(value: float) -> str:
-    return f"{value:.1f} s" if value >= 10 else f"{value:.2f} s"
+    return f"{value:.{_seconds_digits(value)}f} s"
