@@ -27,6 +27,11 @@ TRACE = Path(__file__).parents[1] / "workload" / "data" / "usage_log.jsonl"
 
 
 def _run(server_url: str, out: Path, workload: str, *options: str) -> dict:
+    return _run_saying(server_url, out, workload, *options)[0]
+
+
+def _run_saying(server_url: str, out: Path, workload: str, *options: str) -> tuple[dict, str]:
+    """The run's summary and what it printed on stderr (its progress lines)."""
     command = agentload_command(
         "run", "--url", server_url, "--model", "fake-model",
         "--tokenizer", str(default_tokenizer_path()), "--workload", workload,
@@ -34,7 +39,7 @@ def _run(server_url: str, out: Path, workload: str, *options: str) -> dict:
     )  # fmt: skip
     done = subprocess.run(command, capture_output=True, env=subprocess_env(), timeout=120)
     assert done.returncode == 0, done.stderr.decode()
-    return orjson.loads((out / "summary.json").read_bytes())
+    return orjson.loads((out / "summary.json").read_bytes()), done.stderr.decode()
 
 
 def test_poisson_arrivals_each_play_one_session_and_report_the_concurrency(
@@ -64,8 +69,9 @@ def test_trace_arrivals_start_sessions_at_their_recorded_offsets(
 ) -> None:
     server = planned_server(defaults=FAST)
     options = ("--arrivals", "trace", "--duration", "6", "--settle", "0.5")
-    summary = _run(server.base_url, tmp_path / "run", str(TRACE), *options)
+    summary, said = _run_saying(server.base_url, tmp_path / "run", str(TRACE), *options)
     assert summary["probes"][0]["arrivals"]["sessions_arrived"] == 2
+    assert "measuring" in said and "ramping up" not in said  # the progress knows its window
     records = load_records(tmp_path / "run" / "records.jsonl").records
     first = {}
     for record in sorted(records, key=lambda r: r.t_send):

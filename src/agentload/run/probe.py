@@ -126,7 +126,7 @@ async def measure_probe(
     meters = meters or Meters()
     began = clock.now()
     if arrivals is not None:
-        return await _open_loop(load, settings, index, phase, arrivals, meters, baseline)
+        return await _open_loop(load, settings, index, phase, arrivals, meters, baseline, watch)
     agents, hold = choice.agents, choice.hold
     before = len(load.running_starts())
     ramp_s = paced_ramp_s(settings.ramp_s, before, agents) if choice.paced_ramp else settings.ramp_s
@@ -134,14 +134,12 @@ async def measure_probe(
     steady = (load.last_start() or began) + settings.settle_s
     if choice.settle_shrink and agents < before:  # the wait for the leaving calls counts
         steady = max(steady, began + settings.settle_s)
+    if settings.length_s is not None:
+        return await _fixed_window(
+            load, settings, agents, index, began, steady, meters, baseline, watch
+        )
     if watch is not None:
         watch.settling(steady)
-    if settings.length_s is not None:
-        if watch is not None:
-            end = began + settings.length_s
-            window_s = max(0.0, end - steady)
-            watch.measuring(min(steady, end), window_s, window_s)
-        return await _fixed_window(load, settings, agents, index, began, steady, meters, baseline)
     start = max(clock.now(), steady)
     await _sleep_until(start)
     if watch is not None:
@@ -227,15 +225,17 @@ async def _open_loop(
     arrivals: Sequence[float],
     meters: Meters,
     baseline: OneAgentBaseline | None,
+    watch: SearchWatch | None,
 ) -> ProbeOutcome | None:
     """An open-loop run: sessions start as they arrive; the window opens `settle_s` after the
     start (so the system has filled) and closes at the run's end; the concurrency that came of
     it is reported, and its rounded mean stands for the probe's agents."""
     began = clock.now()
     arriving = asyncio.create_task(load.arrive(arrivals, phase))
+    steady = began + settings.settle_s
     try:
         outcome = await _fixed_window(
-            load, settings, 1, index, began, began + settings.settle_s, meters, baseline
+            load, settings, 1, index, began, steady, meters, baseline, watch
         )
     finally:
         arriving.cancel()
@@ -271,10 +271,16 @@ async def _fixed_window(
     steady: float,
     meters: Meters,
     baseline: OneAgentBaseline | None,
+    watch: SearchWatch | None,
 ) -> ProbeOutcome | None:
-    """A run's probe: from the steady state (or the start) to `length_s` after `began`."""
+    """A run's probe: from the steady state (or the start) to `length_s` after it began; the
+    watch hears both at once (the window's length is known from the start)."""
     assert settings.length_s is not None
     end = began + settings.length_s
+    if watch is not None:
+        window_s = max(0.0, end - steady)
+        watch.settling(steady)
+        watch.measuring(min(steady, end), window_s, window_s)
     interrupted = False
     try:
         await _sleep_until(min(steady, end))
