@@ -39,7 +39,8 @@ def _run_saying(server_url: str, out: Path, workload: str, *options: str) -> tup
     )  # fmt: skip
     done = subprocess.run(command, capture_output=True, env=subprocess_env(), timeout=120)
     assert done.returncode == 0, done.stderr.decode()
-    return orjson.loads((out / "summary.json").read_bytes()), done.stderr.decode()
+    said = done.stdout.decode() + done.stderr.decode()
+    return orjson.loads((out / "summary.json").read_bytes()), said
 
 
 def test_poisson_arrivals_each_play_one_session_and_report_the_concurrency(
@@ -48,7 +49,7 @@ def test_poisson_arrivals_each_play_one_session_and_report_the_concurrency(
     server = planned_server(defaults=FAST)
     workload = write_usage_log(tmp_path / "usage.jsonl")
     options = ("--arrivals", "poisson:4", "--duration", "4", "--settle", "0.5", "--seed", "3")
-    summary = _run(server.base_url, tmp_path / "run", workload, *options)
+    summary, said = _run_saying(server.base_url, tmp_path / "run", workload, *options)
     (probe,) = summary["probes"]
     arrivals = probe["arrivals"]
     planned = plan_arrivals(parse_arrivals("poisson:4"), load_workload(workload), 4.0, seed=3)
@@ -62,6 +63,11 @@ def test_poisson_arrivals_each_play_one_session_and_report_the_concurrency(
     assert all(len(sessions) == 1 for sessions in instances.values())  # ... one session each
     assert 0 < arrivals["sessions_active_mean"] <= arrivals["sessions_active_peak"]
     assert probe["agents"] == max(1, round(arrivals["sessions_active_mean"]))
+    shown = f"{arrivals['sessions_active_mean']:.2f} / {arrivals['sessions_active_peak']}"
+    html = (tmp_path / "run" / "report.html").read_text()
+    for report in (said, html):  # the terminal's window table and the HTML report's probe
+        assert "poisson arrivals at 4 sessions/s" in report
+        assert shown in report
 
 
 def test_trace_arrivals_start_sessions_at_their_recorded_offsets(

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
-from agentload.results.summary import TierResult
+from agentload.results.summary import ArrivalFigures, TierResult
 
 DASH = "—"
 
@@ -32,6 +32,21 @@ def fmt(value: float | None, digits: int = 1) -> str:
 def whole(value: int | None) -> str:
     """A whole number with thousands separators, or an em dash when unknown."""
     return DASH if value is None else f"{value:,}"
+
+
+def arrival_rows(arrivals: ArrivalFigures) -> list[tuple[str, str, str]]:
+    """An open-loop run's arrivals as (figure, value, unit) rows: how sessions came, how many,
+    and the concurrency they came to (which stands for the run's agents)."""
+    mean, peak = arrivals.sessions_active_mean, arrivals.sessions_active_peak
+    return [
+        ("arrivals (open loop)", arrivals.arrivals, ""),
+        ("sessions arrived", f"{arrivals.sessions_arrived:,}", "sessions, start to window end"),
+        (
+            "sessions active mean / peak",
+            f"{fmt(mean, 2)} / {peak:,}",
+            "sessions over the window",
+        ),
+    ]
 
 
 def pct(value: float | None, digits: int = 1) -> str:

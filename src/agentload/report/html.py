@@ -22,6 +22,7 @@ from agentload.report.charts import cache_section, curve_section, mix_chart
 from agentload.report.context import ReportContext, report_context
 from agentload.report.distributions import distributions_section
 from agentload.report.formats import (
+    arrival_rows,
     compact,
     e,
     fmt,
@@ -417,6 +418,12 @@ def _probe_extras(f: ProbeFigures) -> list[str]:
             f"sessions: {s.sessions} over the window, wall time p50 {fmt(s.wall_s_p50)} s, "
             f"{pct(s.model_share)} waiting on the model, {pct(s.tool_share)} in tool time"
             + slowdown
+        )
+    if f.arrivals is not None:
+        lines.append(
+            "; ".join(
+                f"{name}: {value} {unit}".rstrip() for name, value, unit in arrival_rows(f.arrivals)
+            )
         )
     if f.methodology is not None:
         stamp = f.methodology

@@ -17,10 +17,10 @@ from rich.text import Text
 
 from agentload.measure.metrics import WindowMetrics
 from agentload.measure.stats import Distribution
-from agentload.report.formats import compact, fmt, pct, service_rows, whole
+from agentload.report.formats import arrival_rows, compact, fmt, pct, service_rows, whole
 from agentload.report.load import Point, ResultsView
 from agentload.results.files import PROBES_FILE, SUMMARY_FILE
-from agentload.results.summary import SelfCheckFigures, TierResult
+from agentload.results.summary import ArrivalFigures, SelfCheckFigures, TierResult
 from agentload.results.tiers import slo_text
 from agentload.tables import Cell, Column, Grid, console_lines, markdown, plain
 
@@ -178,8 +178,11 @@ def _probe_cells(view: ResultsView, point: Point, tier_names: list[str]) -> tupl
     )
 
 
-def window_grid(metrics: WindowMetrics, *, title: str) -> Grid:
-    """Throughput split, latency percentiles and request counts over one window."""
+def window_grid(
+    metrics: WindowMetrics, *, title: str, arrivals: ArrivalFigures | None = None
+) -> Grid:
+    """Throughput split, latency percentiles and request counts over one window (and, for an
+    open-loop run, its arrivals)."""
     rate = metrics.tokens_per_s
     total = rate.total or None
     rows: list[tuple[str, str, str]] = [
@@ -202,6 +205,8 @@ def window_grid(metrics: WindowMetrics, *, title: str) -> Grid:
         ("achieved concurrency", fmt(metrics.achieved_concurrency, 2), "requests in flight"),
         ("agents active", f"{metrics.agents_active}", "agents"),
     ]
+    if arrivals is not None:
+        rows += arrival_rows(arrivals)
     rows += _dist_rows("output speed per request", metrics.output_speed_tokens_per_s, "tokens/s")
     rows += _dist_rows("TTFT", metrics.ttft_s, "s", digits=3)
     rows += _dist_rows("end-to-end latency", metrics.latency_s, "s", digits=2)
@@ -274,7 +279,8 @@ def summary_grids(view: ResultsView) -> list[Grid]:
     elif view.run_metrics is not None and view.run_window is not None:
         window = view.run_window
         title = f"{view.label}: {window.description} (from {window.source})"
-        grids.append(window_grid(view.run_metrics, title=title))
+        arrivals = view.points[0].figures.arrivals if view.points else None
+        grids.append(window_grid(view.run_metrics, title=title, arrivals=arrivals))
     else:
         probes = probe_grid(view)
         if probes is not None:
