@@ -13,6 +13,11 @@ BYTES_PER_GB = 1e9
 """Decimal gigabytes, as GPU memory and model weights are quoted."""
 
 
+def count_words(n: int, noun: str) -> str:
+    """`1 call`, `16 calls`: a count and a noun with a regular plural."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def agents_words(n: int) -> str:
     """`1 agent`, `16 agents`."""
-    return f"{n:,} agent" + ("" if n == 1 else "s")
+    return count_words(n, "agent")

@@ -21,6 +21,7 @@ from agentload.client import errors
 from agentload.engines.llamacpp import LocalEngine, free_port
 from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.results.record import load_records
+from agentload.units import count_words
 from tests.conftest import require_engine
 from tests.reliability.conftest import (
     PlannedServer,
@@ -105,7 +106,8 @@ def _check_partial(out: Path, output: str, *, in_flight: bool) -> dict:
     assert all(r.t_send <= r.t_done for r in cancelled)
     if in_flight:
         assert cancelled, "calls in flight at Ctrl-C are recorded as cancelled"
-        assert any(f"{len(cancelled)} calls in flight" in note for note in summary["notes"])
+        said = f"cancelled at the end: {count_words(len(cancelled), 'call')} in flight"
+        assert any(said in note for note in summary["notes"])
     assert (out / "report.html").exists()
     return summary
 

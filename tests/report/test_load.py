@@ -176,3 +176,18 @@ def test_a_bad_record_in_the_middle_is_skipped_with_a_note(tmp_path: Path) -> No
     assert len(view.records) == built.records - 1
     assert any("skipped 1 bad line" in note for note in view.notes)
     assert not math.isnan(view.points[0].figures.total_tokens_per_s)
+
+
+def test_a_probes_note_that_its_tiers_carry_is_said_once_under_the_probe(tmp_path: Path) -> None:
+    built = build_results(tmp_path / "r")
+    summary_file = built.path / SUMMARY_FILE
+    summary = orjson.loads(summary_file.read_bytes())
+    note = "decided inside the noise after 120 s: slow"
+    probe = next(p for p in summary["probes"] if p["agents"] == summary["tiers"][0]["max_agents"])
+    probe["notes"] = [note]
+    for tier in summary["tiers"]:
+        tier["notes"] = [note, f"{tier['name']}'s own note"]
+    summary_file.write_bytes(orjson.dumps(summary))
+    notes = load_view(built.path).report_notes()
+    assert [n for n in notes if note in n] == [f"probe at {probe['agents']} agents: {note}"]
+    assert all(f"tier {t['name']}: {t['name']}'s own note" in notes for t in summary["tiers"])

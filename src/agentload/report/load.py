@@ -24,7 +24,7 @@ from agentload.results.files import MANIFEST_FILE, RECORDS_FILE
 from agentload.results.load import ResultsFiles, load_results
 from agentload.results.summary import ProbeFigures, TierResult
 from agentload.results.tiers import Tier
-from agentload.units import agents_words
+from agentload.units import agents_words, count_words
 
 STATUS_INCOMPLETE = "INCOMPLETE"
 STATUS_UNREADABLE = "summary unreadable"
@@ -126,7 +126,8 @@ class ResultsView(ResultsFiles):
         d = facts.deployment
         return (
             f"SIMULATED: {d.gpus} x {d.system}, {d.backend}, {d.model}, {d.parallel} "
-            f"({d.replicas} replicas), not measured; step times: {facts.step_source}; "
+            f"({count_words(d.replicas, 'replica')}), not measured; "
+            f"step times: {facts.step_source}; "
             f"power: {facts.power_model}; errors against measurements: {facts.validation}"
         )
 
@@ -156,12 +157,15 @@ class ResultsView(ResultsFiles):
         return words
 
     def report_notes(self) -> list[str]:
-        """The summary's, tiers', probes' and loader's notes, one line each."""
+        """The summary's, tiers', probes' and loader's notes, one line each. A tier's notes
+        include those of the probe it was answered at (so that summary.json's tier stands alone);
+        those are said once, under the probe."""
         notes: list[str] = []
         if self.summary is not None:
             notes.extend(self.summary.notes)
+        said_by_probes = {n for point in self.points for n in point.figures.notes}
         for tier in self.tiers:
-            notes.extend(f"tier {tier.name}: {n}" for n in tier.notes)
+            notes.extend(f"tier {tier.name}: {n}" for n in tier.notes if n not in said_by_probes)
         for point in self.points:
             f = point.figures
             notes.extend(f"probe at {agents_words(f.agents)}: {n}" for n in f.notes)

@@ -23,7 +23,7 @@ from agentload.results.summary import (
 from agentload.run.answers import annotate, search_cost
 from agentload.run.search import SearchState
 from agentload.run.search_settings import SearchSettings
-from agentload.units import agents_words
+from agentload.units import agents_words, count_words
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def build_summary(
     notes.extend(resumed)
     if state.cancelled_in_flight:
         notes.append(
-            f"{state.cancelled_in_flight} calls in flight at the end were cancelled "
+            f"cancelled at the end: {count_words(state.cancelled_in_flight, 'call')} in flight "
             "(recorded with error 'cancelled', outside every probe window)"
         )
     notes.extend(state.notes)

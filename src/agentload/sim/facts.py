@@ -17,7 +17,7 @@ from agentload.sim.build import BuiltDeployment, parse_parallel, replica_memory
 from agentload.sim.hardware import gpu_spec
 from agentload.sim.kvset import AgentTokens, agent_tokens, hbm_needed_bytes, max_agents
 from agentload.sim.modelspec import model_spec
-from agentload.units import BYTES_PER_GB
+from agentload.units import BYTES_PER_GB, count_words
 from agentload.workload.model import Workload
 from agentload.workload.stats import call_samples
 
@@ -146,7 +146,7 @@ def kv_report(
             shared,
         )
         report.update(
-            deployment=f"{gpus} x {system}, {parallel} ({replicas} replicas)",
+            deployment=f"{gpus} x {system}, {parallel} ({count_words(replicas, 'replica')})",
             kv_capacity_tokens=memory.kv_capacity_tokens * replicas,
             agents_that_fit=fit * replicas,
         )

@@ -47,6 +47,7 @@ from agentload.sim.facts import simulation_facts
 from agentload.sim.request import Chain, SimRequest, SimResult, scale_tokens
 from agentload.target.call import Answer, Call
 from agentload.target.context import ContextCheck, Fit, intended_need
+from agentload.units import count_words
 from agentload.workload.model import PromptSegment
 from agentload.workload.stats import common_run
 
@@ -88,7 +89,7 @@ class SimOptions:
         console.print(
             f"simulated: {built.request.gpus} x {built.request.system}, "
             f"{built.request.backend}, {built.model.name}, {built.request.parallel} "
-            f"({built.config.replicas} replicas); step times: {built.step_source}"
+            f"({count_words(built.config.replicas, 'replica')}); step times: {built.step_source}"
         )
         yield OpenSimulation(built, Deployment(built.config), facts)
 
