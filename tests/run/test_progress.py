@@ -141,6 +141,11 @@ def test_the_board_says_the_probe_its_window_the_brackets_and_the_time_left(
     board.measuring(1040.0, 60.0, 180.0)
     now.t = 1052.5
     assert board.stage_words(now()) == "probe 0: 1 agent, measuring 12.5 / 60 s (up to 180 s)"
+    now.t = 1110.0
+    assert board.stage_words(now()) == (
+        "probe 0: 1 agent, measuring 70.0 s, extended past 60 s while a verdict is inside the "
+        "noise (up to 180 s)"
+    )
     now.t = 1100.0
     board.finish_probe([probe(1, TIERS, probe_s=100.0)])
     assert board.tier_words() == "fast 1..?  slow 1..?"

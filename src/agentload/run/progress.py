@@ -125,7 +125,8 @@ class ProgressBoard:
         )
 
     def stage_words(self, now: float) -> str:
-        """`probe 3: 8 agents, measuring 4.2 / 12 s (up to 24 s)`."""
+        """`probe 3: 8 agents, measuring 4.2 / 12 s (up to 24 s)`; past the 12 s, that the
+        window is extended."""
         stage = self.stage
         if stage is None:
             return "between probes" if self.durations_s else "starting"
@@ -136,7 +137,13 @@ class ProgressBoard:
         if not stage.measuring or now < stage.window_from:
             return f"{head}, settling ({max(0.0, stage.window_from - now):.0f} s to the window)"
         elapsed = now - stage.window_from
-        upto = f" (up to {stage.max_s:.0f} s)" if stage.max_s > stage.needed_s else ""
+        extends = stage.max_s > stage.needed_s
+        if extends and elapsed > stage.needed_s:
+            return (
+                f"{head}, measuring {elapsed:.1f} s, extended past {stage.needed_s:.0f} s "
+                f"while a verdict is inside the noise (up to {stage.max_s:.0f} s)"
+            )
+        upto = f" (up to {stage.max_s:.0f} s)" if extends else ""
         return f"{head}, measuring {elapsed:.1f} / {stage.needed_s:.0f} s{upto}"
 
     def tier_words(self) -> str:
