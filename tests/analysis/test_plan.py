@@ -152,7 +152,10 @@ def test_plan_says_a_simulated_directory_is_simulated(
     argv = ["plan", str(directory), *TEAM, "--active-share", "25%"]
     assert run_json(capsys, *argv)["replica"]["provenance"] == "simulated"
     assert main(argv) == 0
-    assert "Fleet plan (simulated results)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Fleet plan (simulated results)" in out
+    assert "tier's simulated draw" in out and "tier's simulated mix" in out
+    assert "measured draw" not in out and "measured mix" not in out
 
 
 def test_a_saved_plan_is_a_section_of_the_html_report(

@@ -287,7 +287,7 @@ def _notes(
         draw = (
             "ASSUMED draw (a declared figure, not measured)"
             if replica.power_assumed
-            else "measured draw"
+            else f"{replica.provenance} draw"
         )
         notes.append(
             f"power: every GPU at the tier's {draw} (provisioning; an upper bound on energy, "
@@ -296,6 +296,7 @@ def _notes(
     if sizing.wall is None:
         notes.append("power at the wall not computed: give host watts per node and a PUE")
     notes.append(
-        "hosted: the same sessions at the same pace, at list prices on the tier's measured mix"
+        "hosted: the same sessions at the same pace, at list prices on the tier's "
+        f"{replica.provenance} mix"
     )
     return tuple(notes)

@@ -75,6 +75,8 @@ def _power_from(replica: Replica, measured: str) -> str:
         return "not measured"
     if replica.power_assumed:
         return f"{ASSUMED_POWER} ({replica.origin})"
+    if replica.power_source == replica.provenance:  # simulated: the model, said once
+        return measured
     return f"{measured} ({replica.power_source})"
 
 
