@@ -411,7 +411,7 @@ def _self_host_table(
     if kwh is not None and assumed:
         notes.append(f"electricity on power {ASSUMED_POWER}: {'; '.join(assumed)}")
     notes.append(
-        "$/M output tokens only where the throughput's own mix is known (measured, or "
+        "$/M output tokens only where the throughput's own mix is known (in its results, or "
         "--throughput-mix): the same throughput on another mix would cost another amount"
     )
     return Table(
@@ -424,7 +424,7 @@ def _self_host_table(
             "electricity $/M tokens",
             "all-in $/M tokens",
             "all-in $/M output tokens",
-            "measured on mix (cached : uncached : output)",
+            "own mix (cached : uncached : output)",
             "from",
         ),
         rows=tuple(rows),
