@@ -136,3 +136,11 @@ def set_power(directory: Path, power: dict[str, Any]) -> None:
     path = directory / SUMMARY_FILE
     summary = json.loads(path.read_text())
     path.write_text(json.dumps({**summary, "power": power}))
+
+
+def set_tier(directory: Path, **fields: Any) -> None:
+    """Change fields of the first tier result of the summary in `directory`."""
+    path = directory / SUMMARY_FILE
+    summary = json.loads(path.read_text())
+    summary["tiers"][0].update(fields)
+    path.write_text(json.dumps(summary))

@@ -8,7 +8,7 @@ import pytest
 
 from tests.analysis.cli import column, error_line, rows_by_first, run_json
 from tests.analysis.simulated import simulate
-from tests.analysis.summaries import ASSUMED_POWER, gb300_like, set_power
+from tests.analysis.summaries import ASSUMED_POWER, gb300_like, set_power, set_tier
 
 
 @pytest.mark.parametrize(
@@ -50,3 +50,18 @@ def test_declared_power_is_said_assumed_not_measured(
     set_power(declared, ASSUMED_POWER)
     systems, _ = run_json(capsys, "compare", str(metered), str(declared))
     assert column(systems, "power source") == ["nvml", "ASSUMED, not measured"]
+
+
+def test_a_tier_at_the_search_cap_is_a_bound_and_its_capacity_ratios_are_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    limited = gb300_like(tmp_path / "l", label="limited")
+    capped = gb300_like(tmp_path / "c", label="capped")
+    set_tier(capped, limit="max_agents")  # passed at --max-agents: not the tier's limit
+    _, tier = run_json(capsys, "compare", str(limited), str(capped))
+    rows = rows_by_first(tier)
+    assert rows["max agents"][2:] == [160, "160+", None]
+    for figure in ("agents per GPU", "agents per MW", "total tokens/s per GPU"):
+        assert rows[figure][4] is None
+    assert rows["output speed per agent"][4] == pytest.approx(1.0)  # not a capacity figure
+    assert any(note.startswith("N+: capped passed at the search's cap") for note in tier["notes"])

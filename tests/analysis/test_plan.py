@@ -17,7 +17,7 @@ from agentload.cli import main
 from agentload.report.plan_section import plan_section
 from tests.analysis.cli import error_line, run_json
 from tests.analysis.simulated import simulate
-from tests.analysis.summaries import probe, tier, write_summary
+from tests.analysis.summaries import probe, set_tier, tier, write_summary
 
 HOSTED = ["--input-price", "1.25", "--output-price", "4.25", "--cached-discount", "88%"]
 TEAM = ["--developers", "500", "--agents-per-developer", "4"]
@@ -240,3 +240,17 @@ def test_a_plan_on_measured_power_names_its_source(
     assert main(argv) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "(nvml)" in out and "ASSUMED" not in out
+
+
+def test_a_tier_passed_at_the_search_cap_says_the_fleet_is_larger_than_it_need_be(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = replica_dir(tmp_path / "r")
+    set_tier(directory, limit="max_agents")
+    plan = run_json(capsys, "plan", str(directory), *TEAM, "--active-share", "25%")
+    assert plan["replica"]["at_cap"] is True
+    assert any("passed at the search's cap (100 agents" in note for note in plan["notes"])
+    uncapped = run_json(
+        capsys, "plan", str(replica_dir(tmp_path / "u")), *TEAM, "--active-share", "25%"
+    )
+    assert not any("cap" in note for note in uncapped["notes"])

@@ -48,6 +48,7 @@ def test_the_results_directory_is_normal_and_says_simulated(simulated: Path) -> 
     assert summary.complete and summary.simulated is not None
     facts = summary.simulated
     assert facts.deployment.replicas == 2 and facts.deployment.model == "Qwen/Qwen3-8B"
+    assert summary.label == "h200_sxm-x2-sglang-Qwen3-8B"  # not "simulate": compare tells apart
     assert facts.step_source.startswith("aiconfigurator-core")
     assert facts.kv is not None and facts.kv.agents_that_fit > 0
     assert summary.power.source == "simulated" and summary.power.mean_watts

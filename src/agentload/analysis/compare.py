@@ -2,7 +2,9 @@
 
 A ratio is a result's figure over the first result's; the per-agent speed is compared only
 between results that state the same statistic of it (p25 vs p25), never p25 vs a typed figure
-whose statistic is not stated. Each table says where each system's per-MW figures come from.
+whose statistic is not stated. A tier that passed at the search's cap shows its agents as
+`256+`: its capacity figures (agents, throughput, $/M) are bounds, not the tier's limit, so their
+ratios are left out. Each table says where each system's per-MW figures come from.
 """
 
 from __future__ import annotations
@@ -36,6 +38,19 @@ _METRICS: tuple[tuple[str, str], ...] = (
     ("cost per M tokens", "$/M tok"),
     ("cost per M output tokens", "$/M out"),
 )
+_CAPACITY_ROWS = frozenset(
+    {
+        "max agents",
+        "agents per GPU",
+        "agents per MW",
+        "total tokens/s per GPU",
+        "output tokens/s per GPU",
+        "total tokens/s per MW",
+        "cost per M tokens",
+        "cost per M output tokens",
+    }
+)
+"""Figures that measure how much a tier can serve: at the search's cap, only bounds."""
 
 
 def unique_labels(results: Sequence[Results]) -> list[str]:
@@ -87,15 +102,28 @@ def compare(
     tables = [systems]
     for name in tier_names:
         columns = []
+        capped: list[str] = []
         for label, result in zip(labels, results, strict=True):
             point = next((p for p in result.tier_points() if p.tier == name), None)
             decoded = decode_point(point) if point is not None else None
             columns.append(_metric_values(decoded, prices.get(label)))
+            if point is not None and point.at_cap:
+                capped.append(label)
         rows = []
         statistics = [column[[m for m, _ in _METRICS].index(STATISTIC_ROW)] for column in columns]
         for row, (metric, unit) in enumerate(_METRICS):
             values = [column[row] for column in columns]
             ratios = [_ratio(v, values[0]) for v in values[1:]]
+            if metric in _CAPACITY_ROWS:
+                ratios = [
+                    None if labels[0] in capped or label in capped else r
+                    for r, label in zip(ratios, labels[1:], strict=True)
+                ]
+            if metric == _METRICS[0][0]:
+                values = [
+                    f"{v:,}+" if label in capped and isinstance(v, int) else v
+                    for v, label in zip(values, labels, strict=True)
+                ]
             if metric == SPEED_ROW:
                 ratios = [
                     r if s == statistics[0] else None
@@ -120,10 +148,20 @@ def compare(
                         for label, result in zip(labels, results, strict=True)
                     ),
                     "speed ratios only between systems stating the same statistic",
+                    *_cap_notes(capped),
                 ),
             )
         )
     return tuple(tables)
+
+
+def _cap_notes(capped: Sequence[str]) -> list[str]:
+    if not capped:
+        return []
+    return [
+        f"N+: {', '.join(capped)} passed at the search's cap (--max-agents), not at the tier's "
+        "limit; capacity figures there are bounds, and their ratios are left out"
+    ]
 
 
 def _metric_values(decoded: Decoded | None, price: float | None) -> list[Cell]:
@@ -177,7 +215,7 @@ def _power_words(result: Results) -> str:
     if power.assumed:
         return f"assumed power ({power.source}, a declared constant)"
     kind = "simulated" if result.provenance == SIMULATED else "measured"
-    return f"{kind} power ({power.source})"
+    return f"{kind} power" if power.source == kind else f"{kind} power ({power.source})"
 
 
 def _hit_rate(decoded: Decoded) -> float | None:

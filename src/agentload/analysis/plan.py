@@ -138,6 +138,9 @@ class Replica(_Model):
     """The tier's SLO in words."""
     agents: int = Field(ge=1)
     """Most agents one replica served at the tier."""
+    at_cap: bool = False
+    """The tier passed at the search's cap: `agents` is a lower bound, and the fleet sized on it
+    is larger than it need be."""
     gpus: int = Field(ge=1)
     gpus_typed: bool = False
     """True when the GPU count was typed (the results did not record it)."""
@@ -274,6 +277,12 @@ def _notes(
     ]
     if replica.gpus_typed:
         notes.append("GPUs per replica typed in (the results did not record it)")
+    if replica.at_cap:
+        notes.append(
+            f"the tier passed at the search's cap ({agents_words(replica.agents)}, "
+            "--max-agents), not at its limit: a replica serves at least that many, so this fleet "
+            "is larger than it need be (search with a higher --max-agents)"
+        )
     if demand.day_profile is None:
         notes.append(
             "the active share holds all day, every day: hosted $ and the utilisation are for a "

@@ -57,6 +57,9 @@ class OperatingPoint(_Record):
     provenance: Provenance = TYPED_IN
     """`measured`, `simulated` or `typed in`."""
     agents: int | None = Field(default=None, ge=0)
+    at_cap: bool = False
+    """A tier that passed at the search's cap (`--max-agents`): its agents, and the capacity
+    figures there, are lower bounds, not the tier's limit."""
     gpus: int = Field(default=1, ge=1)
     gpus_known: bool = False
     """False when the source did not say how many GPUs; per-GPU figures then assume one."""
@@ -165,6 +168,7 @@ def _tier_point(tier: TierResult, summary: Summary, common: dict[str, Any]) -> O
             f"{tier.ttft_ceiling_s:g} s"
         ),
         agents=tier.max_agents,
+        at_cap=tier.limit == "max_agents",
         **{**_served(tier), "p50_output_tokens_per_s": p50},
         watts=watts,
         recorded_tokens_per_s_per_mw=tier.total_tokens_per_s_per_mw,

@@ -279,7 +279,12 @@ def power_from(args: argparse.Namespace) -> PowerSpec | None:
 
 
 def label_from(args: argparse.Namespace, verb: str) -> str:
-    return _LABEL.sub("-", args.label).strip("-") or verb
+    return clean_label(args.label, verb)
+
+
+def clean_label(text: str, verb: str) -> str:
+    """A label safe in a directory name (letters, digits, `._-`), or the verb when none is left."""
+    return _LABEL.sub("-", text).strip("-") or verb
 
 
 def out_from(args: argparse.Namespace, label: str) -> Path:

@@ -135,6 +135,7 @@ def _replica(args: argparse.Namespace, results: Results) -> Replica:
         tier=name,
         tier_words=point.tier_slo or "SLO not recorded",
         agents=point.agents,
+        at_cap=point.at_cap,
         gpus=gpus,
         gpus_typed=typed_gpus is not None,
         watts_per_gpu=watts,

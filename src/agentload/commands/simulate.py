@@ -24,6 +24,7 @@ from agentload.commands.options import (
     add_output_arguments,
     add_workload_arguments,
     agents_from,
+    clean_label,
     label_from,
     out_from,
 )
@@ -133,8 +134,8 @@ def handle(args: argparse.Namespace) -> int:
     from agentload.run.execute import Request, execute
     from agentload.sim.target import SimOptions
 
-    label = label_from(args, "simulate")
     deployment, calibration = calibrated_deployment(args)
+    label = _label(args, deployment)
     request = Request(
         workload=args.workload,
         search=search_settings_from(args),
@@ -150,6 +151,15 @@ def handle(args: argparse.Namespace) -> int:
     summary = execute(request)
     finish(summary, request.out)
     return 0 if summary.complete else EXIT_INTERRUPTED
+
+
+def _label(args: argparse.Namespace, deployment: DeploymentRequest) -> str:
+    """--label, else the deployment in a few words (`b300_sxm-x8-vllm-gpt-oss-120b`), so that
+    simulations set side by side (`agentload compare`) tell themselves apart."""
+    if args.label != "simulate":
+        return label_from(args, "simulate")
+    d = deployment
+    return clean_label(f"{d.system}-x{d.gpus}-{d.backend}-{d.model.rsplit('/', 1)[-1]}", "simulate")
 
 
 def deployment_from(
