@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from agentload.results.summary import PowerFigures
 from tests.analysis.cli import column, error_line, figures, run_json, table_titled
 from tests.analysis.simulated import simulate
-from tests.analysis.summaries import ASSUMED_POWER, gb300_like, set_power
+from tests.analysis.summaries import ASSUMED_POWER, gb300_like, probe, set_power, write_summary
 
 SGLANG_POINTS = ["485.8,2514,c1", "208.7,49646,c16", "97.1,114342,c64", "40.9,185382,c160"]
 TYPED = [arg for text in SGLANG_POINTS for arg in ("--point", text)]
@@ -131,3 +132,19 @@ def test_a_result_on_declared_power_says_its_per_mw_is_assumed(
     set_power(directory, ASSUMED_POWER)
     notes = " ".join(run_json(capsys, "frontier", str(directory))[0]["notes"])
     assert "power ASSUMED, not measured, and so per MW, for: declared" in notes
+
+
+def test_two_results_with_one_label_keep_each_its_own_power(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every search is labelled `search` unless told: the frontier tells the results apart,
+    and each point's W per GPU (and so per MW) is its own result's, not the last one read."""
+    first = gb300_like(tmp_path / "a", label="search")
+    slower = [probe(1, 485.8, 1_000.0), probe(16, 208.7, 20_000.0), probe(64, 97.1, 50_000.0)]
+    power = PowerFigures(source="nvml", mean_watts=2_800.0, valid=True)
+    second = write_summary(tmp_path / "b", label="search", gpus=1, power=power, probes=slower)
+    frontier, *_ = run_json(capsys, "frontier", str(first), str(second))
+    assert set(column(frontier, "W per GPU")) == {1_400.0}  # all the first result's points
+    everything = run_json(capsys, "frontier", str(second), str(first))[0]
+    labels = column(everything, "point")
+    assert len(labels) == len(set(labels)) and all(" #2 " in label for label in labels)

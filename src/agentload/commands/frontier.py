@@ -7,9 +7,10 @@ points from elsewhere sit against it.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from agentload.analysis.compare import unique_labels
 from agentload.analysis.cost import implied_tokens_per_s_per_gpu
 from agentload.analysis.frontier import (
     AREA_AXES,
@@ -153,8 +154,14 @@ def _frontier(args: argparse.Namespace) -> int:
     skipped = 0
     unknown_gpus: list[str] = []
     assumed_power: list[str] = []
-    for path in args.results:
-        results = load_results(path)
+    loaded = [load_results(path) for path in args.results]
+    names = unique_labels(
+        [
+            r.model_copy(update={"label": r.label or Path(path).name})
+            for r, path in zip(loaded, args.results, strict=True)
+        ]
+    )
+    for results, name in zip(loaded, names, strict=True):
         sources.append(describe_source(results.provenance, results.origin))
         if results.gpus is None:
             unknown_gpus.append(results.label or results.origin)
@@ -166,10 +173,11 @@ def _frontier(args: argparse.Namespace) -> int:
             if speed is None or per_gpu is None:
                 skipped += 1
                 continue
-            label = f"{results.label or Path(path).name} {point.label}"
+            label = f"{name} {point.label}"
             points.append(_Point(speed, per_gpu, point.watts_per_gpu or None, label))
     if not points:
         raise InputError("no points: give results directories or --point SPEED,THROUGHPUT")
+    points = _labelled_apart(points)
     with_power = all(p.watts_per_gpu for p in points)
     frontier = pareto_frontier(p.on(per_mw=False) for p in points)
     per_mw_frontier = pareto_frontier(p.on(per_mw=True) for p in points) if with_power else ()
@@ -186,6 +194,18 @@ def _frontier(args: argparse.Namespace) -> int:
         tables.append(_against_table(frontier, others, how))
     show_tables(args, tables)
     return 0
+
+
+def _labelled_apart(points: list[_Point]) -> list[_Point]:
+    """The points with unique labels (` #2`, ` #3` after a repeat): tables and the power of
+    each frontier point are looked up by label."""
+    seen: dict[str, int] = {}
+    apart = []
+    for point in points:
+        seen[point.label] = seen.get(point.label, 0) + 1
+        count = seen[point.label]
+        apart.append(point if count == 1 else replace(point, label=f"{point.label} #{count}"))
+    return apart
 
 
 def _refuse_unused(args: argparse.Namespace) -> None:
