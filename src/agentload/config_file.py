@@ -31,9 +31,10 @@ CONFIG_DEST = "config"
 PARSER_DEST = "config_parser"
 """Where each verb keeps its own parser in the parsed arguments (for the effective config)."""
 NOT_SAVED = frozenset(
-    {CONFIG_DEST, PARSER_DEST, "func", "help", "out", "resume", "salt", "api_key"}
+    {CONFIG_DEST, PARSER_DEST, "func", "help", "out", "resume", "salt", "api_key", "list"}
 )
-"""Options never written to a saved config: where results go, a resume, the salt, keys."""
+"""Options never written to a saved config: where results go, a resume, the salt, keys, and
+`simulate --list` (which prints and exits: it is never part of a run)."""
 REDACTED = "<redacted when saved: give it again>"
 """What a secret-looking header's value is saved as (unless it is an {env:VAR} template)."""
 PATH_OPTIONS = frozenset({"tokenizer", "tiers_file", "ca_bundle"})

@@ -75,6 +75,13 @@ def test_the_salt_out_and_secrets_are_not_saved() -> None:
     assert "k1" not in text and f"Authorization: {REDACTED}" in text
 
 
+def test_simulates_list_flag_is_not_part_of_a_saved_run() -> None:
+    argv = ["simulate", "--system", "h200_sxm", "--model", "Qwen/Qwen3-8B", "--gpus", "1"]
+    text = effective_config(parsed(argv), "simulate") or ""
+    keys = [line.split(" = ")[0] for line in text.splitlines() if not line.startswith("#")]
+    assert "system" in keys and "list" not in keys
+
+
 @pytest.mark.parametrize(
     ("content", "words"),
     [
