@@ -14,6 +14,7 @@ from tests.analysis.summaries import (
     gb300_like,
     probe,
     set_power,
+    set_tier,
     tier,
     write_summary,
 )
@@ -109,6 +110,16 @@ def test_electricity_on_declared_power_says_assumed(
     set_power(directory, ASSUMED_POWER)
     notes = run_json(capsys, *argv)[0]["notes"]
     assert any(n.startswith("electricity on power ASSUMED, not measured: ") for n in notes)
+
+
+def test_a_tier_at_the_search_cap_is_priced_as_an_upper_bound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = gb300_like(tmp_path / "gb300")
+    set_tier(directory, limit="max_agents")
+    (gpu_hour,) = run_json(capsys, "cost", str(directory), "--gpu-hour-price", "2.26")
+    assert column(gpu_hour, "point")[0] == "tier 40 tok/s (at the search's cap)"
+    assert any("its $/M is an upper bound" in note for note in gpu_hour["notes"])
 
 
 def test_cost_results_dir_self_host_vs_api(

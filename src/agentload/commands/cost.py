@@ -53,6 +53,8 @@ from agentload.commands.figures import (
 )
 from agentload.errors import InputError
 
+AT_CAP = "at the search's cap"
+
 
 @dataclass(frozen=True)
 class _Priced:
@@ -314,7 +316,7 @@ def _result_points(args: argparse.Namespace) -> list[_Priced]:
             continue
         points.append(
             _Priced(
-                label=point.label,
+                label=f"{point.label} ({AT_CAP})" if point.at_cap else point.label,
                 tokens_per_s_per_gpu=tps,
                 watts_per_gpu=point.watts_per_gpu or None,
                 mix=decoded.mix,
@@ -407,6 +409,11 @@ def _self_host_table(
         )
     if missing_power:
         notes.append("electricity blank where the power is unknown (typed: --watts-per-gpu)")
+    if any(p.label.endswith(f"({AT_CAP})") for p in points):
+        notes.append(
+            f"{AT_CAP}: the tier passed at the search's --max-agents, not at its limit; more "
+            "agents may fit, so its $/M is an upper bound"
+        )
     assumed = sorted({p.assumed_power_in for p in points if p.assumed_power_in and p.watts_per_gpu})
     if kwh is not None and assumed:
         notes.append(f"electricity on power {ASSUMED_POWER}: {'; '.join(assumed)}")
