@@ -117,7 +117,7 @@ def test_a_tier_at_the_search_cap_is_priced_as_an_upper_bound(
 ) -> None:
     directory = gb300_like(tmp_path / "gb300")
     set_tier(directory, limit="max_agents")
-    (gpu_hour,) = run_json(capsys, "cost", str(directory), "--gpu-hour-price", "2.26")
+    gpu_hour, *_ = run_json(capsys, "cost", str(directory), "--gpu-hour-price", "2.26")
     assert column(gpu_hour, "point")[0] == "tier 40 tok/s (at the search's cap)"
     assert any("its $/M is an upper bound" in note for note in gpu_hour["notes"])
 
