@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -330,3 +331,23 @@ def test_a_probe_with_goodput_sessions_and_a_stamp_shows_them_in_its_notes() -> 
     assert "slowdown vs one agent p50 1.50x, p90 2.00x" in lines[1]
     assert lines[2] == "agentperf rules: not valid: error rate 9.0% above 5%"
     assert _probe_extras(_bare_probe()) == []
+
+
+def test_a_tier_card_marks_the_cap_and_leaves_the_probes_notes_to_its_row(
+    tmp_path: Path,
+) -> None:
+    built = build_results(tmp_path / "r")
+    summary_file = built.path / "summary.json"
+    summary = orjson.loads(summary_file.read_bytes())
+    first = summary["tiers"][0]
+    note = "decided inside the noise after 120 s: another tier"
+    for p in summary["probes"]:
+        if p["agents"] == first["max_agents"]:
+            p["notes"] = [note]
+    first.update(limit="max_agents", notes=[note])
+    summary_file.write_bytes(orjson.dumps(summary))
+    document = render_report(load_view(built.path))
+    assert f"{first['max_agents']:,}+ <small>agents</small>" in document
+    cards_notes = re.findall(r'<div class="card".*?</dl>(.*?)</div>', document)
+    assert cards_notes and not any(note in notes for notes in cards_notes)  # said by the probe
+    assert note in document

@@ -253,7 +253,8 @@ def _tier_card(ctx: ReportContext, tier: TierResult, color: str) -> str:
     if tier.max_agents is None:
         big = "none <small>no probe met it</small>"
     else:
-        big = f"{tier.max_agents:,} <small>agents</small>"
+        capped = "+" if tier.limit == "max_agents" else ""  # the search's cap, not the limit
+        big = f"{tier.max_agents:,}{capped} <small>agents</small>"
         rows = [
             ("total tokens/s", _with_gpu(ctx, tier.total_tokens_per_s)),
             ("· cached input", _with_gpu(ctx, tier.cached_input_tokens_per_s)),
@@ -268,7 +269,7 @@ def _tier_card(ctx: ReportContext, tier: TierResult, color: str) -> str:
     if tier.first_failing_agents is not None:
         rows.append(("first failing", agents_words(tier.first_failing_agents)))
     dl = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in rows)
-    notes = "".join(f'<p class="source">{e(n)}</p>' for n in tier.notes)
+    notes = "".join(f'<p class="source">{e(n)}</p>' for n in ctx.view.tier_notes(tier))
     if tier.explanation:
         notes = f'<p class="source"><b>Why:</b> {e(tier.explanation)}</p>' + notes
     return (

@@ -157,20 +157,23 @@ class ResultsView(ResultsFiles):
         return words
 
     def report_notes(self) -> list[str]:
-        """The summary's, tiers', probes' and loader's notes, one line each. A tier's notes
-        include those of the probe it was answered at (so that summary.json's tier stands alone);
-        those are said once, under the probe."""
+        """The summary's, tiers' own (`tier_notes`), probes' and loader's notes, one line each."""
         notes: list[str] = []
         if self.summary is not None:
             notes.extend(self.summary.notes)
-        said_by_probes = {n for point in self.points for n in point.figures.notes}
         for tier in self.tiers:
-            notes.extend(f"tier {tier.name}: {n}" for n in tier.notes if n not in said_by_probes)
+            notes.extend(f"tier {tier.name}: {n}" for n in self.tier_notes(tier))
         for point in self.points:
             f = point.figures
             notes.extend(f"probe at {agents_words(f.agents)}: {n}" for n in f.notes)
         notes.extend(self.notes)
         return notes
+
+    def tier_notes(self, tier: TierResult) -> list[str]:
+        """The tier's own notes: those of the probe it was answered at, which it carries so that
+        summary.json's tier stands alone, are said under the probe."""
+        said_by_probes = {n for point in self.points for n in point.figures.notes}
+        return [n for n in tier.notes if n not in said_by_probes]
 
     @cached_property
     def tiers(self) -> tuple[TierResult, ...]:
