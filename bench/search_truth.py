@@ -3,8 +3,9 @@ deployment, from a fine sweep with long windows.
 
 A point of the sweep is the deployment under `n` closed-loop agents played exactly as
 `agentload`'s agents play them (agent i takes sessions i, i+S, ... with S the search's
-`max_agents`; its first session from a seeded random call, the full prefix in that call; each
-session instance salted), driven by `agentload.sim.replay` (no asyncio: fast), with no drift.
+`max_agents`; its first session and call drawn as a run's are, by `agentload.workload.starts`,
+the full prefix in that call; each session instance salted), driven by `agentload.sim.replay`
+(no asyncio: fast), with no drift.
 Its window opens `WARMUP_S` after the last agent started and lasts until it holds at least
 `MIN_SAMPLES` output-speed samples and `MIN_WINDOW_S`; each tier is judged on it by the same
 `judge` the probes use (point estimates). With ~2,000 samples a p25 is known to ~1%.
@@ -26,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import random
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 
@@ -45,9 +45,10 @@ from agentload.sim.replay import Call, replay, session_calls
 from agentload.sim.request import SimResult
 from agentload.workload.load import load_workload
 from agentload.workload.model import Session
+from agentload.workload.starts import AgentSessions
 from bench.search_population import Case
 
-TRUTH_VERSION = 2
+TRUTH_VERSION = 3
 RAMP_S = 10.0
 WARMUP_S = 120.0
 MIN_SAMPLES = 2000
@@ -95,15 +96,14 @@ class Truth:
     minutes, say), the answer depends on how long one measures: no window is the truth."""
 
 
-def agent_calls(sessions: Sequence[Session], agent: int, stride: int) -> Iterator[Call]:
+def agent_calls(
+    sessions: Sequence[Session], agent: int, stride: int, played: AgentSessions
+) -> Iterator[Call]:
     """Agent `agent`'s calls, as `agentload.run.agent.Agent` plays them (mid-session start)."""
-    for sequence in itertools.count():
-        session = sessions[(agent + sequence * stride) % len(sessions)]
-        calls = session_calls(session, session_instance(SALT, agent, sequence))
-        if sequence == 0:
-            first = random.Random(f"{SEED}:{agent}").randrange(len(session.turns))
-            calls = itertools.islice(calls, first, None)
-        yield from calls
+    schedule = played.schedule(agent, stride=stride, seed=SEED, mid_session=True)
+    for sequence, (position, first) in enumerate(schedule):
+        calls = session_calls(sessions[position], session_instance(SALT, agent, sequence))
+        yield from itertools.islice(calls, first, None)
 
 
 def _table(results: Sequence[SimResult]) -> RecordTable:
@@ -154,7 +154,8 @@ class Sweep:
 
     def _replay(self, agents: int, horizon: float) -> list[SimResult]:
         engine = Deployment(self.built.config)
-        calls = [agent_calls(self.sessions, i, self.case.cap) for i in range(agents)]
+        played = AgentSessions(self.sessions)
+        calls = [agent_calls(self.sessions, i, self.case.cap, played) for i in range(agents)]
         starts = [RAMP_S * i / agents for i in range(agents)]
         return replay(engine, calls, start_times=starts, until=horizon)
 

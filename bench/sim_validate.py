@@ -479,7 +479,7 @@ def muse_predict(
             built = build_deployment(muse_request(point, fitted, params), fitted)
             agents = point["point"].agents
             rules = AgentRules(
-                stride=agents, tool_time_scale=values["tool_time_scale"], stationary_start=True
+                stride=agents, tool_time_scale=values["tool_time_scale"], start_draw="stationary"
             )
             out.append(
                 predict_fixed(
@@ -490,6 +490,7 @@ def muse_predict(
                     ramp_s=AGENTPERF_RAMP_S,
                     settle_s=AGENTPERF_SETTLE_S,
                     window_s=AGENTPERF_WINDOW_S,
+                    join_wait_s=0.0,  # SGLang's published points: no join rule known
                 )
             )
         return out

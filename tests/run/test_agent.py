@@ -14,6 +14,7 @@ from agentload.results.record import RequestRecord
 from agentload.run.agent import Agent, AgentOptions, Stop
 from agentload.workload.model import PromptSegment, Segment, Session, Turn
 from agentload.workload.replies import Replies
+from agentload.workload.starts import AgentSessions
 from tests.workload.test_prompt_build import SESSIONS, reference_prompts, shape
 
 
@@ -210,8 +211,13 @@ async def test_an_agent_sends_the_prompts_of_its_replies_lengths(
     }
     for _, instance, segments, index, _ in send.calls:
         assert shape(segments) == shape(reference[instance][index])
-    first = send.calls[0][3]
-    assert (first > 0) == mid
+    first_session, _, _, first_index, _ = send.calls[0]
+    if mid:  # where the run's draw puts agent 0 (`agentload.workload.starts`)
+        schedule = AgentSessions(sessions).schedule(0, stride=1, seed=seed, mid_session=True)
+        position, call = next(schedule)
+        assert (first_session.id, first_index) == (sessions[position].id, call)
+    else:
+        assert first_index == 0
 
 
 def _no_tool_time(session: Session) -> tuple[Turn, ...]:

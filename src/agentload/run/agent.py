@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import random
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from agentload import clock
 from agentload.results.record import RequestRecord
 from agentload.workload.model import PromptSegment, Session, Turn
 from agentload.workload.replies import Replies
+from agentload.workload.starts import AgentSessions, StartDraw
 
 ERROR_BACKOFF_S = 1.0
 """After a failed call an agent waits at least this long, so a dead server is not hammered."""
@@ -92,12 +92,14 @@ class AgentOptions:
     """Agent i plays sessions i, i+stride, ...: the most agents the run can have."""
     seed: int
     start_mid_session: bool
-    """The first session starts at a random call (seeded by `seed` and the agent)."""
+    """The first session starts at a random call (seeded by `seed` and the agent), drawn as
+    `start_draw` says (`agentload.workload.starts`)."""
     recorded_history: bool
     """Recorded replies go into the history instead of the server's."""
     selfcheck: SendClock | None = None
     """Told when each call was meant to go out and when it did."""
     one_session: bool = False
+    start_draw: StartDraw = "stationary"
     keep_history: bool = False
     """Keep each session's prompts (a replay check), not only what the next one needs."""
 
@@ -119,10 +121,17 @@ class Agent:
     """
 
     def __init__(
-        self, index: int, sessions: Sequence[Session], send: SendCall, options: AgentOptions
+        self,
+        index: int,
+        sessions: Sequence[Session],
+        send: SendCall,
+        options: AgentOptions,
+        played: AgentSessions | None = None,
     ) -> None:
         self.index = index
         self._sessions = sessions
+        self._played = played or AgentSessions(sessions, options.start_draw)
+        """Which sessions it plays, from which call (a pool makes one for all its agents)."""
         self._send = send
         self._options = options
         self.stats = AgentStats()
@@ -132,22 +141,22 @@ class Agent:
     async def run(self, stop: Stop) -> None:
         """Play sessions until `stop` is set (or one, with `one_session`): agent i takes sessions
         i, i+S, i+2S, ... in turn (S the stride: the most agents a run can have, so concurrent
-        agents play different ones)."""
-        sequence = 0
+        agents play different ones); started mid-session, it first plays from a call drawn where
+        a long run's agent would be (`agentload.workload.starts`)."""
         self._due = clock.now()
-        while not stop.is_set():
-            session = self._sessions[
-                (self.index + sequence * self._options.stride) % len(self._sessions)
-            ]
-            first_turn = 0
-            if sequence == 0 and self._options.start_mid_session:
-                first_turn = random.Random(f"{self._options.seed}:{self.index}").randrange(
-                    len(session.turns)
-                )
-            instance = session_instance(self._options.run_salt, self.index, sequence)
-            await self._play(session, instance, first_turn, stop)
-            sequence += 1
-            if self._options.one_session:
+        options = self._options
+        schedule = self._played.schedule(
+            self.index,
+            stride=options.stride,
+            seed=options.seed,
+            mid_session=options.start_mid_session,
+        )
+        for sequence, (position, first_turn) in enumerate(schedule):
+            if stop.is_set():
+                return
+            instance = session_instance(options.run_salt, self.index, sequence)
+            await self._play(self._sessions[position], instance, first_turn, stop)
+            if options.one_session:
                 return
 
     async def _play(

@@ -13,6 +13,7 @@ from typing import Any
 from agentload import clock
 from agentload.run.agent import Agent, AgentOptions, Stop
 from agentload.workload.model import Workload
+from agentload.workload.starts import AgentSessions
 
 SendFactory = Callable[[int], Callable[..., Any]]
 """Given an agent index, the `send` callable that agent uses."""
@@ -25,6 +26,7 @@ class AgentPool:
         self._workload = workload
         self._send_for = send_for
         self._options = options
+        self._played = AgentSessions(workload.sessions, options.start_draw)
         self.active: list[Agent] = []
         self.retired: list[Agent] = []
         self._stops: dict[int, Stop] = {}
@@ -52,7 +54,8 @@ class AgentPool:
     def _start_one(self, index: int) -> None:
         if index in self._tasks:
             raise ValueError(f"agent {index} has already run in this pool")
-        agent = Agent(index, self._workload.sessions, self._send_for(index), self._options)
+        sessions = self._workload.sessions
+        agent = Agent(index, sessions, self._send_for(index), self._options, self._played)
         stop = Stop()
         self.starts[index] = clock.now()
         agent.stats.started_at = self.starts[index]

@@ -29,6 +29,7 @@ from typing import Protocol
 from agentload import clock
 from agentload.measure.figures import probe_figures
 from agentload.measure.goodput import goodput_by_tier
+from agentload.measure.joins import pool_join
 from agentload.measure.meters import Meters
 from agentload.measure.methodology import probe_stamp
 from agentload.measure.metrics import (
@@ -53,7 +54,10 @@ from agentload.run.plan import ProbeChoice
 from agentload.run.search_settings import SearchSettings
 from agentload.run.sequential import decided, look_alpha
 from agentload.run.watch import SearchWatch
+from agentload.units import agents_words
 
+JOIN_CHECK_S = 2.0
+"""How often a probe waiting for its pool to join looks again, s."""
 EXTENSION_SHARE = 0.5
 """A probe inside the noise is extended by this share of `window_s` at a time."""
 LOOK_SLACK = 1e-9
@@ -142,12 +146,13 @@ async def measure_probe(
         watch.settling(steady)
     start = max(clock.now(), steady)
     await _sleep_until(start)
+    start, joining = await _after_joins(load, start, start + settings.max_window_s)
+    notes = [_joining_note(joining, start - steady)] if joining else []
     if watch is not None:
         watch.measuring(start, settings.window_s, settings.max_window_s)
     if meters.server is not None:
         await meters.server.begin()
     await _sleep_until(start + settings.window_s)
-    notes: list[str] = []
     alpha = look_alpha(settings.confidence, looks(settings))
     while True:
         window = Window(start, clock.now())
@@ -172,6 +177,30 @@ async def measure_probe(
     outcome = await _outcome(load, settings, judged, agents, index, meters, notes, baseline)
     outcome.figures = outcome.figures.model_copy(update={"probe_s": window.end - began})
     return outcome
+
+
+async def _after_joins(load: ProbeLoad, at: float, limit: float) -> tuple[float, int]:
+    """When the window may open, from `at`: once every running agent has finished its first
+    call (`agentload.measure.joins`), checked every JOIN_CHECK_S, at `limit` at the latest; and
+    how many agents had still not (0 when all had)."""
+    while True:
+        starts = load.running_starts()
+        table = table_of(load, await load.records())
+        now = clock.now()
+        waiting = pool_join(starts, table).waiting
+        if not waiting:
+            return max(at, now), 0
+        if now >= limit:
+            return now, waiting
+        await asyncio.sleep(min(JOIN_CHECK_S, max(0.0, limit - now)))
+
+
+def _joining_note(joining: int, waited_s: float) -> str:
+    return (
+        f"window opened {waited_s:.0f} s after the settle with {agents_words(joining)} still "
+        "in their first call (the full-context join): the deployment had not absorbed the "
+        "start"
+    )
 
 
 def paced_ramp_s(ramp_s: float, before: int, agents: int) -> float:
@@ -235,7 +264,7 @@ async def _open_loop(
     steady = began + settings.settle_s
     try:
         outcome = await _fixed_window(
-            load, settings, 1, index, began, steady, meters, baseline, watch
+            load, settings, 1, index, began, steady, meters, baseline, watch, joins=False
         )
     finally:
         arriving.cancel()
@@ -272,9 +301,13 @@ async def _fixed_window(
     meters: Meters,
     baseline: OneAgentBaseline | None,
     watch: SearchWatch | None,
+    *,
+    joins: bool = True,
 ) -> ProbeOutcome | None:
     """A run's probe: from the steady state (or the start) to `length_s` after it began; the
-    watch hears both at once (the window's length is known from the start)."""
+    watch hears both at once (the window's length is known from the start). The steady state
+    waits for the pool to join (`agentload.measure.joins`) unless `joins` is False (open loop:
+    sessions keep arriving)."""
     assert settings.length_s is not None
     end = began + settings.length_s
     if watch is not None:
@@ -282,8 +315,12 @@ async def _fixed_window(
         watch.settling(steady)
         watch.measuring(min(steady, end), window_s, window_s)
     interrupted = False
+    joining = 0
+    start = steady
     try:
         await _sleep_until(min(steady, end))
+        if joins and steady < end:
+            start, joining = await _after_joins(load, steady, end)
         if meters.server is not None:
             await meters.server.begin()
         await _sleep_until(end)
@@ -291,13 +328,15 @@ async def _fixed_window(
         interrupted = True
         end = clock.now()
     notes: list[str] = []
-    start = steady
-    if steady >= end:
+    if start >= end or joining:
         start = began
-        notes.append(
-            f"no steady state: the last agent started less than {settings.settle_s:g} s "
-            "before the end; figures cover the whole run"
+        why = (
+            f"{agents_words(joining)} had not finished their first call (the full-context "
+            "join) by the end"
+            if joining
+            else f"the last agent started less than {settings.settle_s:g} s before the end"
         )
+        notes.append(f"no steady state: {why}; figures cover the whole run")
     window = Window(start, max(start, end))
     if window.duration_s <= 0:
         return None

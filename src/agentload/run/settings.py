@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentload.workload.starts import StartDraw
+
 SALT_BYTES = 6
 
 
@@ -24,7 +26,12 @@ class AgentSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     start_mid_session: bool = False
-    """Each agent starts at a random call of its first session (full prefix in its first call)."""
+    """Each agent starts at a random call (full prefix in its first call), drawn as
+    `start_draw` says."""
+    start_draw: StartDraw = "stationary"
+    """`stationary`: a call drawn from all the workload's calls, where a long run's agent would
+    be; `uniform` (runs before 2026-12-02): a call of the agent's own first session
+    (`agentload.workload.starts`). Recorded in the manifest so a replay of the run mirrors it."""
     reply_history: Literal["server", "recorded"] = "server"
     """Which assistant text goes into the history: the server's actual reply or the recorded one."""
     api: Literal["chat", "completions"] = "chat"

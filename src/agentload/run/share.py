@@ -70,6 +70,7 @@ class ShareDriver:
             stride=job.stride,
             seed=settings.seed,
             start_mid_session=settings.start_mid_session,
+            start_draw=settings.start_draw,
             recorded_history=settings.reply_history == "recorded",
             selfcheck=self._selfcheck,
             one_session=settings.one_session,

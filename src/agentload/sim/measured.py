@@ -126,6 +126,7 @@ def read_measured(path: str | Path) -> MeasuredRun:
             stride=max_agents,
             seed=int(agents.get("seed") or 0),
             start_mid_session=bool(agents.get("start_mid_session", True)),
+            start_draw=agents.get("start_draw", "uniform"),  # what runs did before it was said
             prompt_token_scale=counted / intended if intended and counted else 1.0,
         ),
         spans=tuple(spans),

@@ -2,8 +2,8 @@
 probe is, without asyncio (fits run thousands of these).
 
 The agents play as `agentload.run.agent.Agent` does: agent i takes sessions i, i + S, i + 2S,
-... (S the stride: the search's most agents), the first one from a random call when starting
-mid-session (the same draw: `random.Random(f"{seed}:{i}")`), keys salted per session instance,
+... (S the stride: the search's most agents); started mid-session, its first session and call
+come from the same draw (`agentload.workload.starts`), keys salted per session instance,
 each call sent when the previous one finished plus its tool time; an agent sends nothing after
 its stop time (a search shrinking its pool). Subagents are not replayed. Prompts can be scaled
 (`prompt_token_scale`: tokens the measured server counted per token the workload intended).
@@ -15,13 +15,13 @@ virtual seconds from 0.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Hashable, Iterator, Sequence
 from typing import cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentload.measure.joins import pool_join
 from agentload.measure.metrics import RecordTable, window_metrics
 from agentload.measure.window import Window
 from agentload.sim.calibrate import ProbePoint
@@ -30,8 +30,12 @@ from agentload.sim.deployment import Deployment
 from agentload.sim.replay import Call, replay
 from agentload.sim.request import SimResult, scale_tokens
 from agentload.workload.model import PromptSegment, Session, Workload
+from agentload.workload.starts import AgentSessions, StartDraw
 
 DEFAULT_SALT = "sim"
+JOIN_WAIT_S = 180.0
+"""How long past the settle a fixed probe's window waits for the pool to join, at the most
+(a search's default `--max-window`, as its probes wait)."""
 
 
 class AgentRules(BaseModel):
@@ -46,11 +50,11 @@ class AgentRules(BaseModel):
     prompt_token_scale: float = Field(default=1.0, gt=0)
     tool_time_scale: float = Field(default=1.0, ge=0)
     """Each call's tool time times this (a fit of the time a harness spends between calls)."""
-    stationary_start: bool = False
-    """Start each agent where a long run's agent would be found: in a session drawn with
-    probability proportional to its calls, at a uniformly drawn call of it (then sessions in
-    turn). A run's agents draw their first session uniformly instead, so a short window sees
-    shorter prompts than the workload's mean (long sessions' late calls are rarely reached)."""
+    start_draw: StartDraw = "stationary"
+    """Where a mid-session start starts (`agentload.workload.starts`): `stationary`, where a
+    long run's agent would be found, as runs since 2026-12-02 start; `uniform`, a call of the
+    agent's own first session, as earlier runs did (a short window then saw shorter prompts
+    than the workload's mean)."""
 
 
 class AgentSpan(BaseModel):
@@ -94,24 +98,23 @@ def _session_calls(
         yield Call((agent, instance), prompt, turn.output_tokens, tool)
 
 
-def agent_calls(workload: Workload, index: int, rules: AgentRules, salt: str) -> Iterator[Call]:
+def agent_calls(
+    workload: Workload,
+    index: int,
+    rules: AgentRules,
+    salt: str,
+    played: AgentSessions | None = None,
+) -> Iterator[Call]:
     """Agent `index`'s calls, session after session, as `run.agent.Agent` plays them (its
-    session key is `(index, instance)`)."""
+    session key is `(index, instance)`; `played`, shared by a run's agents, is made when None)."""
     sessions = workload.sessions
-    sequence = 0
-    if rules.stationary_start:
-        draw = random.Random(f"{rules.seed}:{index}:stationary")
-        session = draw.choices(sessions, weights=[len(s.turns) for s in sessions])[0]
-        first = draw.randrange(len(session.turns))
-        yield from _session_calls(session, f"{salt}.a{index}.first", first, index, rules)
-    while True:
-        session = sessions[(index + sequence * rules.stride) % len(sessions)]
-        first = 0
-        if sequence == 0 and rules.start_mid_session and not rules.stationary_start:
-            first = random.Random(f"{rules.seed}:{index}").randrange(len(session.turns))
+    played = played or AgentSessions(sessions, rules.start_draw)
+    schedule = played.schedule(
+        index, stride=rules.stride, seed=rules.seed, mid_session=rules.start_mid_session
+    )
+    for sequence, (position, first) in enumerate(schedule):
         instance = f"{salt}.a{index}.s{sequence}"
-        yield from _session_calls(session, instance, first, index, rules)
-        sequence += 1
+        yield from _session_calls(sessions[position], instance, first, index, rules)
 
 
 def play(
@@ -126,7 +129,8 @@ def play(
     """Replay the agents over [0, until] on a fresh engine: the requests as a record table
     (virtual seconds; failed requests have no first or last token)."""
     engine = Deployment(config)
-    agents = [agent_calls(workload, span.index, rules, salt) for span in spans]
+    played = AgentSessions(workload.sessions, rules.start_draw)
+    agents = [agent_calls(workload, span.index, rules, salt, played) for span in spans]
     results = replay(
         engine,
         agents,
@@ -222,10 +226,19 @@ def predict_fixed(
     ramp_s: float,
     settle_s: float,
     window_s: float,
+    join_wait_s: float = JOIN_WAIT_S,
 ) -> ProbePoint:
-    """One fixed probe of `agents` (see `fixed_schedule`)."""
-    spans, window = fixed_schedule(agents, ramp_s, settle_s, window_s)
-    return predict_schedule(config, workload, spans, [window], rules)[0]
+    """One fixed probe of `agents` (see `fixed_schedule`) whose window, as a probe's, opens
+    once the pool has joined (`agentload.measure.joins`), `join_wait_s` after the settle at the
+    latest."""
+    spans, settled = fixed_schedule(agents, ramp_s, settle_s, window_s)
+    table = play(config, workload, spans, rules, settled.end_s + join_wait_s)
+    joined = pool_join({s.index: s.start_s for s in spans}, table).done_at
+    latest = settled.start_s + join_wait_s
+    start = latest if joined is None else min(max(settled.start_s, joined), latest)
+    return window_point(
+        table, settled.model_copy(update={"start_s": start, "end_s": start + window_s})
+    )
 
 
 def _agent_of(session_key: Hashable) -> int:
