@@ -13,6 +13,10 @@ from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.errors import InputError
 from agentload.results.record import load_records
 from agentload.run.arrivals import parse_arrivals, plan_arrivals
+from agentload.run.execute import Request, _open_loop
+from agentload.run.search_settings import SearchSettings
+from agentload.run.settings import AgentSettings
+from agentload.target.deployment import TargetOptions
 from agentload.workload.load import load_workload
 from tests.reliability.conftest import (
     StartServer,
@@ -97,3 +101,20 @@ def test_arrivals_need_times_or_a_rate(tmp_path: Path) -> None:
     )
     with pytest.raises(InputError, match="records no arrival times"):
         plan_arrivals(parse_arrivals("trace"), untimed, 10.0, seed=0)
+
+
+def test_an_arrival_plays_its_own_session_even_started_mid_session(tmp_path: Path) -> None:
+    """Agent k is arrival k: a mid-session start keeps its session (the stationary draw, which
+    would pick any session, is for closed-loop pools)."""
+    workload = load_workload(str(TRACE))
+    request = Request(
+        workload=str(TRACE),
+        search=SearchSettings.for_run(1, 10.0, arrivals=parse_arrivals("trace")),
+        target=TargetOptions(url="http://127.0.0.1:9/v1", model="m"),
+        out=tmp_path / "r",
+        label="t",
+        agents=AgentSettings(start_mid_session=True),
+    )
+    sized, plan = _open_loop(request, workload)
+    assert plan is not None and sized.agents.one_session
+    assert sized.agents.start_draw == "uniform"

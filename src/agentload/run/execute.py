@@ -133,7 +133,8 @@ def _open_loop(request: Request, workload: Workload) -> tuple[Request, ArrivalPl
         raise AgentloadError("--arrivals: no session arrives within --duration")
     count = len(plan.sessions)
     search = request.search.model_copy(update={"max_agents": count, "start_agents": count})
-    agents = request.agents.model_copy(update={"one_session": True})
+    # each arrival plays its own session (mid-session too, with --start-mid-session)
+    agents = request.agents.model_copy(update={"one_session": True, "start_draw": "uniform"})
     return dataclasses.replace(request, search=search, agents=agents), plan
 
 
