@@ -115,7 +115,9 @@ def execute(request: Request, console: Console | None = None) -> Summary:
             resumption = open_resumption(
                 request.out, _expected(request, workload), command=request.command
             )
-            agents = request.agents.model_copy(update={"run_salt": resumption.run_salt})
+            agents = request.agents.model_copy(
+                update={"run_salt": resumption.run_salt, "start_draw": resumption.start_draw}
+            )
             request = dataclasses.replace(request, agents=agents)
             return _execute_in(request, workload, resumption, console, arrivals)
         with new_results_dir(request.out, RECORDS_FILE, (MANIFEST_FILE, CONFIG_FILE)):

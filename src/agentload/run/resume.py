@@ -35,13 +35,17 @@ from agentload.results.files import (
 )
 from agentload.results.jsonl import read_jsonl, repair_tail
 from agentload.results.summary import ProbeFigures
+from agentload.workload.starts import StartDraw
 
 JSONL_FILES = (RECORDS_FILE, PROBES_FILE, POWER_FILE, SERVER_METRICS_FILE)
 """Files appended line by line, whose last line a kill can tear."""
 SALT_MARK = ".r"
-IGNORED = frozenset({"settings.agents.run_salt", "settings.agents.keep_history"})
-"""Manifest fields not compared on resume: the resumed part gets its own salt, and whether
-agents keep their prompts between calls follows the target (a simulated one keeps them)."""
+IGNORED = frozenset(
+    {"settings.agents.run_salt", "settings.agents.keep_history", "settings.agents.start_draw"}
+)
+"""Manifest fields not compared on resume: the resumed part gets its own salt, whether agents
+keep their prompts between calls follows the target (a simulated one keeps them), and the
+resumed part starts its agents as the run did (`Resumption.start_draw`)."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,15 @@ class Resumption:
         agents = settings.get("agents") if isinstance(settings, dict) else None
         salt = agents.get("run_salt") if isinstance(agents, dict) else None
         return f"{salt or 'resumed'}{SALT_MARK}{self.number}"
+
+    @property
+    def start_draw(self) -> StartDraw:
+        """How the run started its agents mid-session: what its manifest says, or `uniform`
+        for runs made before the manifest said (`agentload.workload.starts`)."""
+        settings = self.manifest.get("settings")
+        agents = settings.get("agents") if isinstance(settings, dict) else None
+        draw = agents.get("start_draw") if isinstance(agents, dict) else None
+        return "stationary" if draw == "stationary" else "uniform"
 
     @property
     def id_prefix(self) -> str:
