@@ -18,13 +18,14 @@ from agentload.analysis.results import OperatingPoint, Results
 from agentload.analysis.table import Cell, Table
 
 PERCENT = 100.0
+AGENTS_ROW = "max agents"
 SPEED_ROW = "output speed per agent"
 STATISTIC_ROW = "speed statistic"
 NOT_STATED = "as typed (not stated)"
 
 # (figure, unit) rows of each tier table, in the order `_metric_values` returns them
 _METRICS: tuple[tuple[str, str], ...] = (
-    ("max agents", "agents"),
+    (AGENTS_ROW, "agents"),
     ("agents per GPU", "agents/GPU"),
     ("agents per MW", "agents/MW"),
     ("total tokens/s per GPU", "tok/s/GPU"),
@@ -40,7 +41,7 @@ _METRICS: tuple[tuple[str, str], ...] = (
 )
 _CAPACITY_ROWS = frozenset(
     {
-        "max agents",
+        AGENTS_ROW,
         "agents per GPU",
         "agents per MW",
         "total tokens/s per GPU",
@@ -119,7 +120,7 @@ def compare(
                     None if labels[0] in capped or label in capped else r
                     for r, label in zip(ratios, labels[1:], strict=True)
                 ]
-            if metric == _METRICS[0][0]:
+            if metric == AGENTS_ROW:
                 values = [
                     f"{v:,}+" if label in capped and isinstance(v, int) else v
                     for v, label in zip(values, labels, strict=True)

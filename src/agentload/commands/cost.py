@@ -70,6 +70,8 @@ class _Priced:
     agents_per_gpu: float | None = None
     calls_per_s_per_agent: float | None = None
     is_tier: bool = False
+    at_cap: bool = False
+    """A tier that passed at the search's cap: its $/M is an upper bound."""
     assumed_power_in: str | None = None
     """The results file whose watts are a declared figure (`--gpu-watts`), not a measurement."""
 
@@ -325,6 +327,7 @@ def _result_points(args: argparse.Namespace) -> list[_Priced]:
                 agents_per_gpu=decoded.agents_per_gpu or None,
                 calls_per_s_per_agent=_calls_per_agent(point),
                 is_tier=point.kind == "tier",
+                at_cap=point.at_cap,
                 assumed_power_in=results.origin if results.power.assumed else None,
             )
         )
@@ -409,7 +412,7 @@ def _self_host_table(
         )
     if missing_power:
         notes.append("electricity blank where the power is unknown (typed: --watts-per-gpu)")
-    if any(p.label.endswith(f"({AT_CAP})") for p in points):
+    if any(p.at_cap for p in points):
         notes.append(
             f"{AT_CAP}: the tier passed at the search's --max-agents, not at its limit; more "
             "agents may fit, so its $/M is an upper bound"
