@@ -55,10 +55,10 @@ from rich.console import Console  # noqa: E402
 from agentload.measure.window import STEADY_STATE_SETTLE_S  # noqa: E402
 from agentload.results.summary import Summary  # noqa: E402
 from agentload.run.execute import Request, execute  # noqa: E402
-from agentload.run.plans import BISECT, DEFAULT_PLAN, PLANS, register  # noqa: E402
-from agentload.run.prior import PriorProbe  # noqa: E402
 from agentload.run.search_settings import SearchSettings  # noqa: E402
 from agentload.run.settings import AgentSettings  # noqa: E402
+from agentload.search.plans import BISECT, DEFAULT_PLAN, PLANS, register  # noqa: E402
+from agentload.search.prior import PriorProbe  # noqa: E402
 from bench.search_noise import DEFAULT_SIGMA, DEFAULT_TAU_S, NoisySim  # noqa: E402
 from bench.search_oracle import ORACLE, OraclePlan  # noqa: E402
 from bench.search_population import CASES, QUICK, Case  # noqa: E402

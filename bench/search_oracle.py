@@ -24,15 +24,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from agentload.results.brackets import Bracket
-from agentload.run.curves import Observation
-from agentload.run.plan import (
+from agentload.search.curves import Observation
+from agentload.search.plan import (
     PlanContext,
     ProbeChoice,
     brackets,
     verdicts_of,
     width,
 )
-from agentload.run.plan_sweep import SweepPlan
+from agentload.search.plan_sweep import SweepPlan
 from bench.search_truth import Truth
 
 ORACLE = "oracle"

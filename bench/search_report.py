@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from agentload.run.plans import BISECT
+from agentload.search.plans import BISECT
 
 WITHIN = 1.0
 """A miss of at most this many precision units is within the requested precision."""

@@ -38,7 +38,7 @@ from agentload.measure.verdict import judge
 from agentload.measure.window import Window
 from agentload.results.tiers import Tier
 from agentload.run.agent import session_instance
-from agentload.run.curves import tier_health
+from agentload.search.curves import tier_health
 from agentload.sim.build import build_deployment
 from agentload.sim.deployment import Deployment
 from agentload.sim.replay import Call, replay, session_calls

@@ -1,6 +1,6 @@
 """Plan variants the search-cost harness compares, registered under their own names.
 
-Each is `SweepPlan` (`agentload.run.plan_sweep`) with one knob turned, so the harness can say
+Each is `SweepPlan` (`agentload.search.plan_sweep`) with one knob turned, so the harness can say
 what each idea is worth: `sweep-inside` holds every verdict the bracket does not imply,
 `sweep-none` holds none (the minimum window always), `sweep-x2`, `sweep-x3` and `sweep-x8` grow
 at most 2x, 3x and 8x (not 4x) above a tier's last pass while it has no fail, `sweep-b0` and
@@ -20,9 +20,9 @@ import math
 from dataclasses import dataclass
 
 from agentload.results.brackets import Bracket
-from agentload.run.belief import Belief
-from agentload.run.plan_sweep import SweepPlan
-from agentload.run.plans import register
+from agentload.search.belief import Belief
+from agentload.search.plan_sweep import SweepPlan
+from agentload.search.plans import register
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from agentload.results.tiers import Tier  # noqa: E402
-from agentload.run.plan import width  # noqa: E402
-from agentload.run.prior import PriorProbe, prior_health  # noqa: E402
+from agentload.search.plan import width  # noqa: E402
+from agentload.search.prior import PriorProbe, prior_health  # noqa: E402
 from bench.search_oracle import ORACLE  # noqa: E402
 from bench.search_population import CASES, Case  # noqa: E402
 from bench.search_truth import Point, Truth, truth_of  # noqa: E402

@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("workload",),
     ("client", "engines"),
     ("measure", "target"),
-    ("sim", "doctor"),
+    ("sim", "doctor", "search"),
     ("run",),
     ("report", "analysis"),
     ("commands", "cli", "config_file"),

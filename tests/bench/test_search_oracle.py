@@ -10,11 +10,11 @@ import pytest
 from agentload.results.brackets import bracket
 from agentload.results.summary import ProbeFigures
 from agentload.results.tiers import Tier
-from agentload.run.curves import observations
-from agentload.run.plan import PlanContext, width
+from agentload.search.curves import observations
+from agentload.search.plan import PlanContext, width
 from bench.search_oracle import OraclePlan
 from bench.search_truth import Truth
-from tests.run.curves_fake import LADDER, limit, probe
+from tests.search.curves_fake import LADDER, limit, probe
 
 TIERS = LADDER
 CAP = 512

@@ -14,9 +14,9 @@ from agentload.measure.metrics import RecordTable
 from agentload.results.record import RequestRecord
 from agentload.results.tiers import Tier
 from agentload.run import probe
-from agentload.run.plan import ProbeChoice
 from agentload.run.probe import measure_probe
 from agentload.run.search_settings import SearchSettings
+from agentload.search.plan import ProbeChoice
 
 
 def _record(agent: int, sent: float, done: float, *, error: str | None = None) -> RequestRecord:

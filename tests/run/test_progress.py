@@ -13,7 +13,6 @@ from rich.console import Console
 from agentload.results.tiers import Tier
 from agentload.run import progress
 from agentload.run.messages import Counters
-from agentload.run.plans import BISECT, DEFAULT_PLAN, choose, remaining_probes
 from agentload.run.progress import (
     LIVE_REFRESH_PER_S,
     PROGRESS_BACKLOG,
@@ -23,7 +22,8 @@ from agentload.run.progress import (
     progress_printer,
 )
 from agentload.run.search_settings import SearchSettings
-from tests.run.curves_fake import limit, observed, probe
+from agentload.search.plans import BISECT, DEFAULT_PLAN, choose, remaining_probes
+from tests.search.curves_fake import limit, observed, probe
 
 CALLS = 50
 CALL_BUDGET_S = 0.5

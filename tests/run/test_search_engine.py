@@ -17,9 +17,9 @@ from agentload.results.record import load_records
 from agentload.results.summary import ProbeFigures, Summary
 from agentload.results.tiers import Tier
 from agentload.run.execute import HostOptions, Request, execute
-from agentload.run.plans import BISECT, DEFAULT_PLAN
 from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
+from agentload.search.plans import BISECT, DEFAULT_PLAN
 from agentload.target.deployment import TargetOptions
 
 WORKLOAD = (

@@ -12,8 +12,8 @@ from agentload.files import read_json
 from agentload.results.record import load_records
 from agentload.results.tiers import Tier
 from agentload.run.execute import HostOptions, Request, execute
-from agentload.run.plans import BISECT
 from agentload.run.search_settings import SearchSettings
+from agentload.search.plans import BISECT
 from agentload.target.deployment import TargetOptions
 from bench.mock import MockServer
 from tests.scale.conftest import FAST_WORKLOAD

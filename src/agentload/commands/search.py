@@ -25,8 +25,8 @@ from agentload.measure.verdict import (
 from agentload.measure.window import STEADY_STATE_SETTLE_S
 from agentload.results.tiers import PRESETS, Tier, load_tiers, parse_tier, preset, unique_names
 from agentload.run import search_settings as defaults
-from agentload.run.plans import BISECT, DEFAULT_PLAN
-from agentload.run.prior import load_prior
+from agentload.search.plans import BISECT, DEFAULT_PLAN
+from agentload.search.prior import load_prior
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:

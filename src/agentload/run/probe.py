@@ -9,7 +9,7 @@ no settle by AgentPerf's rule (every agent has been active long enough), but the
 still be serving what the larger load queued: with `settle_shrink` the window opens no sooner
 than `settle_s` after the shrink began (the wait for the leaving calls counts towards it). With
 a hold, a verdict counts as decided when the bootstrap interval or the exact sequential test of
-`agentload.run.sequential` decides it.
+`agentload.search.sequential` decides it.
 
 A plain run is one probe of fixed length (`length_s`, from its first agent's start): its window
 runs from the steady state to that end, or covers the whole run (said in a note) when the
@@ -50,10 +50,10 @@ from agentload.measure.verdict import Verdict, judge
 from agentload.measure.window import Window
 from agentload.results.record import RequestRecord
 from agentload.results.summary import ArrivalFigures, ProbeFigures, TierCheck
-from agentload.run.plan import ProbeChoice
 from agentload.run.search_settings import SearchSettings
-from agentload.run.sequential import decided, look_alpha
 from agentload.run.watch import SearchWatch
+from agentload.search.plan import ProbeChoice
+from agentload.search.sequential import decided, look_alpha
 from agentload.units import agents_words
 
 JOIN_CHECK_S = 2.0
@@ -224,7 +224,7 @@ def _confident(
     sequential: bool,
 ) -> dict[str, bool]:
     """Each verdict: decided at the requested confidence? By the bootstrap interval, or, for
-    a plan that holds windows (`sequential`), also by the exact test of `run.sequential`."""
+    a plan that holds windows (`sequential`), also by the exact test of `search.sequential`."""
     tiers = {t.name: t for t in settings.tiers}
     return {
         name: v.outcome != "uncertain" or (sequential and decided(samples, tiers[name], v, alpha))

@@ -33,10 +33,10 @@ from rich.text import Text
 from agentload import clock
 from agentload.results.brackets import Bracket, bracket
 from agentload.results.summary import ProbeFigures
-from agentload.run.curves import observations
 from agentload.run.messages import PROGRESS_INTERVAL_S, Counters
-from agentload.run.plans import remaining_probes
 from agentload.run.search_settings import SearchSettings
+from agentload.search.curves import observations
+from agentload.search.plans import remaining_probes
 from agentload.units import SECONDS_PER_HOUR, agents_words
 
 PROGRESS_BACKLOG = 4

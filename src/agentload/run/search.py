@@ -1,6 +1,6 @@
 """The search: the most concurrent agents that meet each SLO tier, over one warm agent pool.
 
-The plan (`agentload.run.plans`, by the settings' name) picks the next agent count from the
+The plan (`agentload.search.plans`, by the settings' name) picks the next agent count from the
 probes so far, and which verdicts its window must decide; one probe (`agentload.run.probe`)
 serves every tier. A plain run is the same loop with one fixed probe.
 """
@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from agentload.measure.meters import Meters
 from agentload.measure.sessions import OneAgentBaseline
 from agentload.results.summary import ProbeFigures, SelfCheckFigures
-from agentload.run.curves import observations
-from agentload.run.plan import ProbeChoice
-from agentload.run.plans import choose
 from agentload.run.probe import ProbeLoad, ProbeOutcome, measure_probe
 from agentload.run.search_settings import SearchSettings
 from agentload.run.watch import SearchWatch
+from agentload.search.curves import observations
+from agentload.search.plan import ProbeChoice
+from agentload.search.plans import choose
 
 RUN_PHASE = "run"
 """The phase of a plain run's calls (a search's are `probe-<index>`)."""

@@ -17,9 +17,9 @@ from agentload.measure.verdict import (
 from agentload.measure.window import STEADY_STATE_SETTLE_S
 from agentload.results.tiers import Tier
 from agentload.run.arrivals import Arrivals
-from agentload.run.plan import PlanContext
-from agentload.run.plans import DEFAULT_PLAN, plan_named
-from agentload.run.prior import PriorProbe, prior_observations
+from agentload.search.plan import PlanContext
+from agentload.search.plans import DEFAULT_PLAN, plan_named
+from agentload.search.prior import PriorProbe, prior_observations
 
 DEFAULT_WINDOW_S = 60.0
 DEFAULT_MAX_WINDOW_S = 180.0
@@ -55,7 +55,7 @@ class SearchSettings(BaseModel):
     """A plain run with open-loop arrivals: sessions start as they arrive, one agent each;
     `max_agents` is then how many arrive within `length_s`."""
     plan: str = DEFAULT_PLAN
-    """Which plan picks the probes (`agentload.run.plans`): `sweep` or `bisect`."""
+    """Which plan picks the probes (`agentload.search.plans`): `sweep` or `bisect`."""
     prior: tuple[PriorProbe, ...] = ()
     """Probes of an earlier result or a simulation of the same deployment (`--prior DIR`):
     where the plan looks first."""

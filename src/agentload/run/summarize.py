@@ -1,5 +1,5 @@
 """The summary of a run or a search, from what it measured (pure): probes, tier headlines (with
-what each answer cost and rests on, `agentload.run.answers`), the plan and the search's cost,
+what each answer cost and rests on, `agentload.search.answers`), the plan and the search's cost,
 the power line, the client's self-check, and a note for everything that went wrong."""
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from agentload.results.summary import (
     Summary,
     TierResult,
 )
-from agentload.run.answers import annotate, search_cost
 from agentload.run.search import SearchState
 from agentload.run.search_settings import SearchSettings
+from agentload.search.answers import annotate, search_cost
 from agentload.units import agents_words, count_words
 
 

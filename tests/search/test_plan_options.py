@@ -13,10 +13,10 @@ from agentload.cli import build_parser
 from agentload.commands.search import search_settings_from
 from agentload.errors import AgentloadError, InputError
 from agentload.results.tiers import preset
-from agentload.run.plan import PlanContext
-from agentload.run.plans import BISECT, DEFAULT_PLAN, choose
-from agentload.run.prior import load_prior, prior_observations
 from agentload.run.probe import paced_ramp_s
+from agentload.search.plan import PlanContext
+from agentload.search.plans import BISECT, DEFAULT_PLAN, choose
+from agentload.search.prior import load_prior, prior_observations
 from tests.analysis.summaries import PUBLISHED_POINTS, probe, write_summary
 
 

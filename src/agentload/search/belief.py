@@ -2,7 +2,7 @@
 
 A tier's **crossing** is the load (agents, real-valued) at which its health reaches zero: a
 probe at `x` agents passes exactly when `x` is at or below it. The plan's estimate of it
-(`agentload.run.curves.crossing`: an interpolation between a pass and a fail, or an
+(`agentload.search.curves.crossing`: an interpolation between a pass and a fail, or an
 extrapolation above the passes) comes with an uncertainty, so the plan holds a `Belief`:
 log-normal around the estimate, truncated to the tier's bracket (the crossing is at or above
 the most agents that passed, below the fewest that failed). Its spread is what the search-cost
@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from agentload.run.plan import width
+from agentload.search.plan import width
 
 NOISE_SPREAD = 0.05
 """Log-agents spread no estimate is narrower than: a probe's health is known to a few

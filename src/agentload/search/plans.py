@@ -1,7 +1,7 @@
 """The search plans by name, and an estimate of how many probes a plan still needs (pure).
 
-`sweep` (the default, `agentload.run.plan_sweep`) and `bisect` (the original,
-`agentload.run.plan_bisect`, kept so results stay comparable). `register` adds a variant under
+`sweep` (the default, `agentload.search.plan_sweep`) and `bisect` (the original,
+`agentload.search.plan_bisect`, kept so results stay comparable). `register` adds a variant under
 a new name for the search-cost harness (`bench/search_cost.py`); settings name a plan by its
 registered name, and the summary records it.
 """
@@ -14,10 +14,10 @@ from typing import Protocol, runtime_checkable
 
 from agentload.errors import InputError
 from agentload.results.brackets import bracket
-from agentload.run.curves import ASSUMED_SLOPE, Observation, crossing, points
-from agentload.run.plan import Plan, PlanContext, ProbeChoice, verdicts_of
-from agentload.run.plan_bisect import BisectPlan
-from agentload.run.plan_sweep import SweepPlan
+from agentload.search.curves import ASSUMED_SLOPE, Observation, crossing, points
+from agentload.search.plan import Plan, PlanContext, ProbeChoice, verdicts_of
+from agentload.search.plan_bisect import BisectPlan
+from agentload.search.plan_sweep import SweepPlan
 
 DEFAULT_PLAN = "sweep"
 BISECT = "bisect"

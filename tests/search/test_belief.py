@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentload.run.belief import (
+from agentload.search.belief import (
     FAIL_COST,
     Belief,
     Bounds,

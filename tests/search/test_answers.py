@@ -7,8 +7,8 @@ import pytest
 
 from agentload.measure.headline import tier_results
 from agentload.results.tiers import Tier
-from agentload.run.answers import annotate, answer_costs, search_cost, settled_after
-from tests.run.curves_fake import probe
+from agentload.search.answers import annotate, answer_costs, search_cost, settled_after
+from tests.search.curves_fake import probe
 
 TIER = Tier(name="tps30", output_speed_floor_tokens_per_s=30.0, ttft_ceiling_s=10.0)
 TIERS = (TIER,)

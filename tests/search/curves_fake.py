@@ -11,7 +11,7 @@ from typing import Any
 
 from agentload.results.summary import ProbeFigures, TierCheck
 from agentload.results.tiers import Tier
-from agentload.run.curves import Observation, observations
+from agentload.search.curves import Observation, observations
 
 UNLOADED_SPEED = 80.0
 """p25 output speed at one agent, tokens/s."""

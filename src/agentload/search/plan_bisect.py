@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentload.results.brackets import Verdicts, bracket
-from agentload.run.curves import Observation
-from agentload.run.plan import PlanContext, ProbeChoice, verdicts_of
+from agentload.search.curves import Observation
+from agentload.search.plan import PlanContext, ProbeChoice, verdicts_of
 
 
 def next_probe(

@@ -2,7 +2,7 @@
 decide (pure).
 
 A plan sees each agent count measured so far as an `Observation` (verdicts and each tier's
-health, `agentload.run.curves`) and the search's bounds (`PlanContext`), and returns a
+health, `agentload.search.curves`) and the search's bounds (`PlanContext`), and returns a
 `ProbeChoice`: how many agents to probe next, and which tiers' verdicts (and which outcomes of
 them) the window must decide at the requested confidence before it may close; or None when
 every tier's answer is known to the stated precision. Plans are pure and deterministic: the
@@ -18,7 +18,7 @@ from typing import Protocol
 
 from agentload.results.brackets import Bracket, Verdicts, bracket
 from agentload.results.tiers import Tier
-from agentload.run.curves import Observation
+from agentload.search.curves import Observation
 
 BOTH = frozenset({True, False})
 """Either outcome of a verdict (True: pass)."""

@@ -13,7 +13,7 @@ import pytest
 from agentload.measure.metrics import WindowSamples
 from agentload.measure.verdict import judge
 from agentload.results.tiers import Tier
-from agentload.run.sequential import binomial_tail, criteria, decided, look_alpha
+from agentload.search.sequential import binomial_tail, criteria, decided, look_alpha
 
 TIER = Tier(name="t", output_speed_floor_tokens_per_s=40.0, ttft_ceiling_s=10.0)
 ALPHA = look_alpha(0.95, 5)

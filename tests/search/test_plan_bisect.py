@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentload.results.brackets import bracket
-from agentload.run.plan_bisect import next_probe
+from agentload.search.plan_bisect import next_probe
 
 
 def _search(capacity: dict[str, int], *, start: int, max_agents: int, precision: float):

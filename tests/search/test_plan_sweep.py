@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 from agentload.results.brackets import bracket
 from agentload.results.summary import ProbeFigures
-from agentload.run.answers import annotate, monotone_note
-from agentload.run.curves import observations
-from agentload.run.plan import PlanContext, width
-from agentload.run.plans import BISECT, DEFAULT_PLAN, choose
-from agentload.run.prior import PriorProbe, prior_observations
-from tests.run.curves_fake import LADDER, limit, probe
+from agentload.search.answers import annotate, monotone_note
+from agentload.search.curves import observations
+from agentload.search.plan import PlanContext, width
+from agentload.search.plans import BISECT, DEFAULT_PLAN, choose
+from agentload.search.prior import PriorProbe, prior_observations
+from tests.search.curves_fake import LADDER, limit, probe
 
 TIERS = LADDER
 MOST_PROBES = 40

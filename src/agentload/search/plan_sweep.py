@@ -3,8 +3,8 @@ settles a tier in the fewest expected probes, each window held open only for the
 settle an answer.
 
 Pure. For every tier not yet settled, a `Belief` about where its crossing is (the load at which
-its health reaches zero; `agentload.run.belief`), from its bracket (the most agents that passed
-below the fewest that failed) and its health at each probe (`agentload.run.curves`):
+its health reaches zero; `agentload.search.belief`), from its bracket (the most agents that passed
+below the fewest that failed) and its health at each probe (`agentload.search.curves`):
 - a pass and a fail: the interpolated crossing (the curve's bend through a third point when
   there is one), spread by the bracket's width and by the measurement's noise over the curve's
   slope (`_noise_spread`); when the passes alone extrapolate past it (a cliff: a KV cache that
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agentload.results.brackets import Bracket
-from agentload.run.belief import (
+from agentload.search.belief import (
     BRACKET_SPREAD,
     EXTRAPOLATION_BIAS,
     EXTRAPOLATION_SPREAD,
@@ -50,8 +50,8 @@ from agentload.run.belief import (
     best_probe,
     bisection_probes,
 )
-from agentload.run.curves import Observation, crossing, point_bracket, points
-from agentload.run.plan import (
+from agentload.search.curves import Observation, crossing, point_bracket, points
+from agentload.search.plan import (
     BOTH,
     PlanContext,
     ProbeChoice,
@@ -161,7 +161,7 @@ class SweepPlan:
         return choice
 
     def belief(self, b: Bracket, known: list[tuple[int, float]], guess: float | None) -> Belief:
-        """Where the tier's crossing probably is (`agentload.run.belief`)."""
+        """Where the tier's crossing probably is (`agentload.search.belief`)."""
         p, f = b.passing, b.failing
         if f is not None and p > 0:
             estimate = crossing(known, p, f)

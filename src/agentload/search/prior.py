@@ -19,7 +19,7 @@ from agentload.errors import InputError
 from agentload.results.load import load_results
 from agentload.results.summary import ProbeFigures, TierCheck
 from agentload.results.tiers import Tier
-from agentload.run.curves import Observation, tier_health
+from agentload.search.curves import Observation, tier_health
 
 DEFAULT_SPEED_PERCENTILE = 25.0
 DEFAULT_TTFT_PERCENTILE = 95.0
