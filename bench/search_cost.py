@@ -57,8 +57,10 @@ from agentload.results.summary import Summary  # noqa: E402
 from agentload.run.execute import Request, execute  # noqa: E402
 from agentload.run.search_settings import SearchSettings  # noqa: E402
 from agentload.run.settings import AgentSettings  # noqa: E402
+from agentload.search.interval import DEFAULT_LEVEL  # noqa: E402
 from agentload.search.plans import BISECT, DEFAULT_PLAN, PLANS, register  # noqa: E402
 from agentload.search.prior import PriorProbe  # noqa: E402
+from bench.search_coverage import coverage, coverage_lines, stated  # noqa: E402
 from bench.search_noise import DEFAULT_SIGMA, DEFAULT_TAU_S, NoisySim  # noqa: E402
 from bench.search_oracle import ORACLE, OraclePlan  # noqa: E402
 from bench.search_population import CASES, QUICK, Case  # noqa: E402
@@ -110,6 +112,10 @@ class Searched:
     wall_s: float
     notes: list[str] = field(default_factory=list)
     prior: list[dict[str, object]] = field(default_factory=list)
+    figures: list[dict[str, object]] = field(default_factory=list)
+    """Each probe's agents, verdicts and checks, in the order measured (for `--json`)."""
+    tiers: list[dict[str, object]] = field(default_factory=list)
+    """Each tier's result as the summary states it (for `--json`)."""
 
 
 @cache
@@ -161,6 +167,11 @@ def _searched(job: Job, summary: Summary, wall_s: float) -> Searched:
         wall_s=wall_s,
         notes=[n for t in summary.tiers for n in t.notes if "monoton" in n],
         prior=[PriorProbe.of(p).model_dump(mode="json") for p in summary.probes],
+        figures=[
+            p.model_dump(mode="json", include={"agents", "window_s", "verdicts", "checks"})
+            for p in summary.probes
+        ],
+        tiers=[t.model_dump(mode="json") for t in summary.tiers],
     )
 
 
@@ -283,12 +294,17 @@ def report(cases, plans, searched, scored, truths, args, wall) -> None:
         print(ceiling(oracle))
     print()
     print("\n".join(per_case(cases, plans, searched, scored, truths)))
+    found = stated(searched, truths, {c.name: c.precision for c in cases})
+    print()
+    print("\n".join(coverage_lines(found, plans, DEFAULT_LEVEL)))
     default = next((f for f in figures if f.plan == DEFAULT_PLAN), None)
     if default is not None:
         print(acceptance(default))
         print(
             f"probe time vs doubling+bisect: {default.ratio:.2f}; "
-            f"answers within precision: {default.within:.0%}"
+            f"answers within precision: {default.within:.0%}; "
+            f"intervals holding the truth: {coverage(found, DEFAULT_PLAN):.0%} "
+            f"(stated {DEFAULT_LEVEL:.0%})"
         )
 
 

@@ -36,7 +36,7 @@ def test_an_answer_on_a_verdict_inside_the_noise_says_so() -> None:
         probe(66, TIERS, index=1),
     ]
     (result,) = annotate(
-        tier_results(TIERS, probes, 8), probes, precision=0.1, max_agents=256, gpus=8
+        tier_results(TIERS, probes, 8), probes, TIERS, precision=0.1, max_agents=256, gpus=8
     )
     assert result.max_agents == 60
     assert "passed at 60 agents by the point estimate, inside the noise" in result.notes

@@ -115,7 +115,7 @@ def test_a_noisy_deployment_is_answered_conservatively_and_says_so(
 ) -> None:
     done = search(DEFAULT_PLAN, context(), jitter=jitter, seed=seed)
     found = verdicts(done)
-    results = annotate(_results(), done, precision=0.1, max_agents=512, gpus=8)
+    results = annotate(_results(), done, TIERS, precision=0.1, max_agents=512, gpus=8)
     for tier, result in zip(TIERS, results, strict=True):
         b = bracket(found, tier.name)
         above = [n for n, v in found.items() if v[tier.name] and b.failing and n > b.failing]

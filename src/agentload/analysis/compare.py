@@ -4,7 +4,9 @@ A ratio is a result's figure over the first result's; the per-agent speed is com
 between results that state the same statistic of it (p25 vs p25), never p25 vs a typed figure
 whose statistic is not stated. A tier that passed at the search's cap shows its agents as
 `256+`: its capacity figures (agents, throughput, $/M) are bounds, not the tier's limit, so their
-ratios are left out. Each table says where each system's per-MW figures come from.
+ratios are left out. Each answer shows where a repeat of its search would answer (`3 (2-4)`);
+when each of two answers lies inside the other's interval, the agents' ratio reads `no measured
+difference`. Each table says where each system's per-MW figures come from.
 """
 
 from __future__ import annotations
@@ -16,12 +18,15 @@ from agentload.analysis.decode import Decoded, decode_point
 from agentload.analysis.provenance import SIMULATED, TYPED_IN, describe_source, power_words
 from agentload.analysis.results import OperatingPoint, Results
 from agentload.analysis.table import Cell, Table
+from agentload.results.answer_words import inside_each_other, interval_words
 
 PERCENT = 100.0
 AGENTS_ROW = "max agents"
 SPEED_ROW = "output speed per agent"
 STATISTIC_ROW = "speed statistic"
 NOT_STATED = "as typed (not stated)"
+NO_DIFFERENCE = "no measured difference"
+REPEAT_ROW = "a repeat would answer"
 
 # (figure, unit) rows of each tier table, in the order `_metric_values` returns them
 _METRICS: tuple[tuple[str, str], ...] = (
@@ -104,17 +109,20 @@ def compare(
     for name in tier_names:
         columns = []
         capped: list[str] = []
+        points: list[OperatingPoint | None] = []
         for label, result in zip(labels, results, strict=True):
             point = next((p for p in result.tier_points() if p.tier == name), None)
+            points.append(point)
             decoded = decode_point(point) if point is not None else None
             columns.append(_metric_values(decoded, prices.get(label)))
             if point is not None and point.at_cap:
                 capped.append(label)
+        alike = [_no_measured_difference(points[0], other) for other in points[1:]]
         rows = []
         statistics = [column[[m for m, _ in _METRICS].index(STATISTIC_ROW)] for column in columns]
         for row, (metric, unit) in enumerate(_METRICS):
             values = [column[row] for column in columns]
-            ratios = [_ratio(v, values[0]) for v in values[1:]]
+            ratios: list[Cell] = [_ratio(v, values[0]) for v in values[1:]]
             if metric in _CAPACITY_ROWS:
                 ratios = [
                     None if labels[0] in capped or label in capped else r
@@ -125,12 +133,19 @@ def compare(
                     f"{v:,}+" if label in capped and isinstance(v, int) else v
                     for v, label in zip(values, labels, strict=True)
                 ]
+                ratios = [
+                    NO_DIFFERENCE if same and r is not None else r
+                    for r, same in zip(ratios, alike, strict=True)
+                ]
             if metric == SPEED_ROW:
                 ratios = [
                     r if s == statistics[0] else None
                     for r, s in zip(ratios, statistics[1:], strict=True)
                 ]
             rows.append((metric, unit, *values, *ratios))
+            if metric == AGENTS_ROW and any(p is not None and p.agents_interval for p in points):
+                repeats = [_repeat_range(p) for p in points]
+                rows.append((REPEAT_ROW, "agents", *repeats, *([None] * len(ratios))))
         tables.append(
             Table(
                 title=f"Tier {name}",
@@ -150,10 +165,36 @@ def compare(
                     ),
                     "speed ratios only between systems stating the same statistic",
                     *_cap_notes(capped),
+                    *_repeat_notes(points),
                 ),
             )
         )
     return tuple(tables)
+
+
+def _repeat_range(point: OperatingPoint | None) -> str | None:
+    """Where a repeat of the point's search would answer (`2-4`, `51+`)."""
+    if point is None or point.agents_interval is None:
+        return None
+    return interval_words(point.agents_interval)
+
+
+def _no_measured_difference(a: OperatingPoint | None, b: OperatingPoint | None) -> bool:
+    """Each answer inside the other's repeat interval."""
+    if a is None or b is None:
+        return False
+    return inside_each_other(a.agents, a.agents_interval, b.agents, b.agents_interval)
+
+
+def _repeat_notes(points: Sequence[OperatingPoint | None]) -> list[str]:
+    intervals = [p.agents_interval for p in points if p is not None and p.agents_interval]
+    if not intervals:
+        return []
+    return [
+        f"{REPEAT_ROW}: where a repeat of that search would answer, at "
+        f"{intervals[0].level:.0%}; '{NO_DIFFERENCE}': each answer lies inside the other's "
+        "range, so the two searches do not tell the systems apart on agents"
+    ]
 
 
 def _cap_notes(capped: Sequence[str]) -> list[str]:

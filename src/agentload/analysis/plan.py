@@ -1,7 +1,10 @@
 """Sizing a fleet for a team of developers from one measured (or simulated) tier result.
 
 The results directory measured one replica: `gpus_per_replica` GPUs serving at most
-`agents_per_replica` agents at a tier. For a team:
+`agents_per_replica` agents at a tier. When the answer carries its repeatability (the agent
+counts a repeat of the search would answer), the fleet is sized at that range's low end, so a
+repeat would still find it big enough; the fleet at the point estimate is stated beside it.
+For a team:
 
 - peak agents = developers x agents per developer x the peak share active at once (the share,
   or the day profile's highest hour); mean agents uses the share, or the profile's mean;
@@ -141,6 +144,19 @@ class Replica(_Model):
     at_cap: bool = False
     """The tier passed at the search's cap: `agents` is a lower bound, and the fleet sized on it
     is larger than it need be."""
+    agents_low: int | None = Field(default=None, ge=0)
+    """The fewest agents a repeat of the search would answer (the low end of the answer's
+    interval, at `interval_level`); None when the answer has no interval."""
+    interval_level: float | None = Field(default=None, gt=0, lt=1)
+
+    @property
+    def sized_agents(self) -> int:
+        """Agents per replica the fleet is sized on: the interval's low end when it is at least
+        one agent, else the answer."""
+        if self.agents_low is not None and self.agents_low >= 1:
+            return min(self.agents_low, self.agents)
+        return self.agents
+
     gpus: int = Field(ge=1)
     gpus_typed: bool = False
     """True when the GPU count was typed (the results did not record it)."""
@@ -169,6 +185,9 @@ class FleetPlan(_Model):
     replicas_for_peak: int
     replicas: int
     gpus: int
+    replicas_at_answer: int
+    """Replicas (headroom and spares) were each to serve the answer's point estimate."""
+    gpus_at_answer: int
     nodes: int
     idle_gpu_slots: int
     """GPU slots in the nodes that no replica uses (a replica does not split across nodes)."""
@@ -198,11 +217,12 @@ def plan_fleet(replica: Replica, demand: Demand, sizing: Sizing, prices: Prices)
     """Size the fleet and price it (see the module's formulas)."""
     peak = demand.agents * demand.peak_share
     mean = demand.agents * demand.mean_share
-    for_peak = math.ceil(peak / replica.agents)
-    replicas = math.ceil(peak * (1 + sizing.headroom) / replica.agents) + sizing.spare_replicas
+    sized = replica.sized_agents
+    for_peak = math.ceil(peak / sized)
+    replicas = _replicas(peak, sized, sizing)
     gpus = replicas * replica.gpus
     nodes = _nodes(replicas, replica.gpus, sizing.gpus_per_node)
-    capacity = replicas * replica.agents
+    capacity = replicas * sized
     gpu_watts = gpus * replica.watts_per_gpu if replica.watts_per_gpu is not None else None
     wall = sizing.wall
     wall_watts = wall.wall_watts(gpu_watts, nodes) if wall and gpu_watts is not None else None
@@ -239,6 +259,8 @@ def plan_fleet(replica: Replica, demand: Demand, sizing: Sizing, prices: Prices)
         replicas_for_peak=for_peak,
         replicas=replicas,
         gpus=gpus,
+        replicas_at_answer=_replicas(peak, replica.agents, sizing),
+        gpus_at_answer=_replicas(peak, replica.agents, sizing) * replica.gpus,
         nodes=nodes,
         idle_gpu_slots=nodes * sizing.gpus_per_node - gpus,
         capacity_agents=capacity,
@@ -261,11 +283,35 @@ def plan_fleet(replica: Replica, demand: Demand, sizing: Sizing, prices: Prices)
     )
 
 
+def _replicas(peak: float, agents: int, sizing: Sizing) -> int:
+    """Replicas for `peak` agents at `agents` each, with headroom and spares."""
+    return math.ceil(peak * (1 + sizing.headroom) / agents) + sizing.spare_replicas
+
+
 def _nodes(replicas: int, gpus_per_replica: int, gpus_per_node: int) -> int:
     """Nodes holding whole replicas: several to a node when they fit, else each on its own."""
     if gpus_per_replica <= gpus_per_node:
         return math.ceil(replicas / (gpus_per_node // gpus_per_replica))
     return replicas * math.ceil(gpus_per_replica / gpus_per_node)
+
+
+def _repeat_notes(replica: Replica) -> list[str]:
+    """How the answer's repeatability sized the fleet."""
+    if replica.agents_low is None or replica.interval_level is None:
+        return []
+    level = f"{replica.interval_level:.0%}"
+    if replica.agents_low < 1:
+        return [
+            f"a repeat of the search might not meet the tier at all ({level}): sized on the "
+            f"answer, {agents_words(replica.agents)} a replica"
+        ]
+    if replica.sized_agents == replica.agents:
+        return []
+    return [
+        f"sized at {agents_words(replica.sized_agents)} a replica, the fewest a repeat of the "
+        f"search would answer ({level}); at the answer, {agents_words(replica.agents)}, see "
+        "'replicas at the answer'"
+    ]
 
 
 def _notes(
@@ -277,6 +323,7 @@ def _notes(
     ]
     if replica.gpus_typed:
         notes.append("GPUs per replica typed in (the results did not record it)")
+    notes.extend(_repeat_notes(replica))
     if replica.at_cap:
         notes.append(
             f"the tier passed at the search's cap ({agents_words(replica.agents)}, "

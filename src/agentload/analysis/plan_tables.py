@@ -28,8 +28,14 @@ def _inputs(plan: FleetPlan) -> Table:
     rows: list[Row] = [
         ("tier", f"{replica.tier} ({replica.tier_words})", "", measured),
         ("agents per replica at the tier", replica.agents, "agents", measured),
+        *_sized_rows(replica, measured),
         ("GPUs per replica", replica.gpus, "GPUs", TYPED_IN if replica.gpus_typed else measured),
-        ("agents per GPU at the tier", replica.agents / replica.gpus, "agents/GPU", COMPUTED),
+        (
+            "agents per GPU at the tier",
+            replica.sized_agents / replica.gpus,
+            "agents/GPU",
+            COMPUTED,
+        ),
         (
             "power per GPU at the tier",
             replica.watts_per_gpu,
@@ -69,6 +75,20 @@ def _inputs(plan: FleetPlan) -> Table:
     return figure_table(f"Fleet plan: sized on {replica.label or replica.origin}", rows)
 
 
+def _sized_rows(replica: Replica, measured: str) -> list[Row]:
+    """The answer's low end, when the fleet is sized on it."""
+    if replica.sized_agents == replica.agents or replica.interval_level is None:
+        return []
+    return [
+        (
+            "agents per replica the fleet is sized on",
+            replica.sized_agents,
+            f"agents (fewest a repeat would answer, {replica.interval_level:.0%})",
+            measured,
+        )
+    ]
+
+
 def _power_from(replica: Replica, measured: str) -> str:
     """Where the power per GPU came from: measured (and how), or assumed."""
     if not replica.watts_per_gpu:
@@ -91,6 +111,16 @@ def _agent_rows(plan: FleetPlan, measured: str) -> list[Row]:
     ]
 
 
+def _at_answer_rows(plan: FleetPlan) -> list[Row]:
+    """The fleet at the answer's point estimate, beside one sized at its low end."""
+    if plan.replica.sized_agents == plan.replica.agents:
+        return []
+    return [
+        ("replicas at the answer", plan.replicas_at_answer, "replicas", COMPUTED),
+        ("GPUs at the answer", plan.gpus_at_answer, "GPUs", COMPUTED),
+    ]
+
+
 def _fleet(plan: FleetPlan) -> Table:
     rows: list[Row] = [
         ("agents at peak", plan.peak_agents, "concurrent agents", COMPUTED),
@@ -98,6 +128,7 @@ def _fleet(plan: FleetPlan) -> Table:
         ("replicas for peak alone", plan.replicas_for_peak, "replicas", COMPUTED),
         ("replicas (headroom and spares)", plan.replicas, "replicas", COMPUTED),
         ("GPUs", plan.gpus, "GPUs", COMPUTED),
+        *_at_answer_rows(plan),
         ("nodes", plan.nodes, "nodes", COMPUTED),
         ("capacity", plan.capacity_agents, "concurrent agents", COMPUTED),
         ("utilisation at peak", plan.peak_utilisation * PERCENT, "% of capacity", COMPUTED),

@@ -20,7 +20,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentload.analysis.provenance import TYPED_IN, Provenance, provenance_of
 from agentload.errors import InputError
 from agentload.results.load import read_summary, summary_path
-from agentload.results.summary import PowerFigures, ProbeFigures, Summary, TierResult
+from agentload.results.summary import (
+    AgentsInterval,
+    PowerFigures,
+    ProbeFigures,
+    Summary,
+    TierResult,
+)
 from agentload.units import WATTS_PER_MW, agents_words
 
 __all__ = ["TYPED_IN", "OperatingPoint", "Results", "load_recorded_calls", "load_results"]
@@ -60,6 +66,8 @@ class OperatingPoint(_Record):
     at_cap: bool = False
     """A tier that passed at the search's cap (`--max-agents`): its agents, and the capacity
     figures there, are lower bounds, not the tier's limit."""
+    agents_interval: AgentsInterval | None = None
+    """Where a repeat of the search would answer (a tier result's), at its stated level."""
     gpus: int = Field(default=1, ge=1)
     gpus_known: bool = False
     """False when the source did not say how many GPUs; per-GPU figures then assume one."""
@@ -169,6 +177,7 @@ def _tier_point(tier: TierResult, summary: Summary, common: dict[str, Any]) -> O
         ),
         agents=tier.max_agents,
         at_cap=tier.limit == "max_agents",
+        agents_interval=tier.max_agents_interval,
         **{**_served(tier), "p50_output_tokens_per_s": p50},
         watts=watts,
         recorded_tokens_per_s_per_mw=tier.total_tokens_per_s_per_mw,

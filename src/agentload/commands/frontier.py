@@ -33,7 +33,7 @@ from agentload.analysis.lookup import (
     throughput_at_speed,
 )
 from agentload.analysis.provenance import ASSUMED_POWER, COMPUTED, TYPED_IN, describe_source
-from agentload.analysis.results import load_results
+from agentload.analysis.results import Results, load_results
 from agentload.analysis.table import Cell, Table, figure_table, format_number
 from agentload.commands.figures import (
     PERCENT,
@@ -45,6 +45,7 @@ from agentload.commands.figures import (
     show_tables,
 )
 from agentload.errors import InputError
+from agentload.results.answer_words import answer_words
 from agentload.units import WATTS_PER_MW
 
 DEFAULT_KEEP = 5
@@ -161,8 +162,10 @@ def _frontier(args: argparse.Namespace) -> int:
             for r, path in zip(loaded, args.results, strict=True)
         ]
     )
+    answers: list[str] = []
     for results, name in zip(loaded, names, strict=True):
         sources.append(describe_source(results.provenance, results.origin))
+        answers.extend(_answers_note(results, name))
         if results.gpus is None:
             unknown_gpus.append(results.label or results.origin)
         if results.power.assumed:
@@ -182,8 +185,11 @@ def _frontier(args: argparse.Namespace) -> int:
     frontier = pareto_frontier(p.on(per_mw=False) for p in points)
     per_mw_frontier = pareto_frontier(p.on(per_mw=True) for p in points) if with_power else ()
     watts = {p.label: p.watts_per_gpu for p in points}
+    first = _frontier_table(
+        frontier, watts, keep, args, sources, skipped, unknown_gpus, assumed_power
+    )
     tables = [
-        _frontier_table(frontier, watts, keep, args, sources, skipped, unknown_gpus, assumed_power),
+        first.model_copy(update={"notes": (*first.notes, *answers)}),
         _area_table(points, frontier, keep, args.area_axes, sources),
     ]
     lookups = _lookups(args, frontier, per_mw_frontier, how, with_power)
@@ -194,6 +200,19 @@ def _frontier(args: argparse.Namespace) -> int:
         tables.append(_against_table(frontier, others, how))
     show_tables(args, tables)
     return 0
+
+
+def _answers_note(results: Results, name: str) -> list[str]:
+    """`demo's answers (max agents; a repeat's range at 90%): cpu60 3 (2-4), ...`, for a result
+    whose tiers carry their intervals."""
+    tiers = [t for t in results.tier_points() if t.tier is not None]
+    level = next((t.agents_interval.level for t in tiers if t.agents_interval), None)
+    if level is None:
+        return []
+    shown = ", ".join(
+        f"{t.tier} {answer_words(t.agents, t.agents_interval, at_cap=t.at_cap)}" for t in tiers
+    )
+    return [f"{name}'s answers (max agents; a repeat's range at {level:.0%}): {shown}"]
 
 
 def _labelled_apart(points: list[_Point]) -> list[_Point]:

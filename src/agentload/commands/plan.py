@@ -136,6 +136,8 @@ def _replica(args: argparse.Namespace, results: Results) -> Replica:
         tier_words=point.tier_slo or "SLO not recorded",
         agents=point.agents,
         at_cap=point.at_cap,
+        agents_low=point.agents_interval.low if point.agents_interval is not None else None,
+        interval_level=point.agents_interval.level if point.agents_interval is not None else None,
         gpus=gpus,
         gpus_typed=typed_gpus is not None,
         watts_per_gpu=watts,

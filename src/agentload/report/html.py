@@ -37,6 +37,12 @@ from agentload.report.over_time import over_time_section
 from agentload.report.palette import BLUE, tier_color
 from agentload.report.plan_section import plan_section
 from agentload.report.vega import CHART_STYLE, page_scripts
+from agentload.results.answer_words import (
+    answer_words,
+    interval_words,
+    level_words,
+    tier_answer_words,
+)
 from agentload.results.files import (
     MANIFEST_FILE,
     PROBES_FILE,
@@ -44,7 +50,7 @@ from agentload.results.files import (
     REPORT_FILE,
     SUMMARY_FILE,
 )
-from agentload.results.summary import ProbeFigures, TierResult
+from agentload.results.summary import AgentsInterval, ProbeFigures, TierResult
 from agentload.results.tiers import slo_text
 from agentload.units import agents_words
 
@@ -253,8 +259,8 @@ def _tier_card(ctx: ReportContext, tier: TierResult, color: str) -> str:
     if tier.max_agents is None:
         big = "none <small>no probe met it</small>"
     else:
-        capped = "+" if tier.limit == "max_agents" else ""  # the search's cap, not the limit
-        big = f"{tier.max_agents:,}{capped} <small>agents</small>"
+        shown = answer_words(tier.max_agents, None, at_cap=tier.limit == "max_agents")
+        big = f"{shown} <small>agents</small>"
         rows = [
             ("total tokens/s", _with_gpu(ctx, tier.total_tokens_per_s)),
             ("· cached input", _with_gpu(ctx, tier.cached_input_tokens_per_s)),
@@ -266,6 +272,8 @@ def _tier_card(ctx: ReportContext, tier: TierResult, color: str) -> str:
             ("agents per MW", _per_mw(ctx, tier.agents_per_mw)),
             ("tokens/s per MW", _per_mw(ctx, tier.total_tokens_per_s_per_mw)),
         ]
+    if tier.max_agents_interval is not None:
+        rows.insert(0, _repeat_row(tier.max_agents_interval))
     if tier.first_failing_agents is not None:
         rows.append(("first failing", agents_words(tier.first_failing_agents)))
     dl = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in rows)
@@ -344,6 +352,14 @@ def _tables(ctx: ReportContext) -> str:
     return "".join(parts)
 
 
+def _repeat_row(interval: AgentsInterval) -> tuple[str, str]:
+    """The card's row: where a repeat of the search would answer, at its level."""
+    return (
+        f"a repeat ({level_words(interval)})",
+        f"{interval_words(interval)} agents",
+    )
+
+
 def _tier_table(ctx: ReportContext) -> str:
     """Tiers as columns, figures as rows (a handful of tiers, many figures)."""
     tiers = ctx.tiers
@@ -352,7 +368,7 @@ def _tier_table(ctx: ReportContext) -> str:
         ("output-speed floor", "tokens/s per agent", lambda t: _slo_speed(t)),
         ("TTFT ceiling", "s", lambda t: _slo_ttft(t)),
         ("e2e interactivity floor", "tokens/s per agent", lambda t: _slo_interactivity(t)),
-        ("max agents", "agents", lambda t: "none" if t.max_agents is None else f"{t.max_agents:,}"),
+        ("max agents", "agents (a repeat's range)", tier_answer_words),
         ("first failing", "agents", lambda t: whole(t.first_failing_agents)),
         ("total", "tokens/s", lambda t: fmt(t.total_tokens_per_s, 0)),
         ("total", f"tokens/s {per_gpu}", lambda t: fmt(ctx.tier_total_per_gpu(t), 0)),

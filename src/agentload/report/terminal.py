@@ -9,7 +9,7 @@ and renders as plain text or Markdown for pipes (`summary_text`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from rich.console import Console
@@ -19,6 +19,7 @@ from agentload.measure.metrics import WindowMetrics
 from agentload.measure.stats import Distribution
 from agentload.report.formats import arrival_rows, compact, fmt, pct, service_rows, whole
 from agentload.report.load import Point, ResultsView
+from agentload.results.answer_words import level_words, tier_answer_words
 from agentload.results.files import PROBES_FILE, SUMMARY_FILE
 from agentload.results.summary import ArrivalFigures, SelfCheckFigures, TierResult
 from agentload.results.tiers import slo_text
@@ -54,7 +55,7 @@ def tier_grid(view: ResultsView) -> Grid | None:
     per_mw = " (assumed)" if assumed else ""
     rows: list[tuple[str, str, Callable[[TierResult], str]]] = [
         ("SLO", "", _slo),
-        ("max agents", "agents", _max_agents),
+        ("max agents", _answer_unit(tiers), tier_answer_words),
         ("first failing", "agents", lambda t: whole(t.first_failing_agents)),
         ("total", per_gpu, lambda t: _per_gpu(view, t.total_tokens_per_s)),
         ("cached input", per_gpu, lambda t: _per_gpu(view, t.cached_input_tokens_per_s)),
@@ -92,19 +93,30 @@ def tier_grid(view: ResultsView) -> Grid | None:
 
 
 def explanations(view: ResultsView) -> list[str]:
-    """`why cpu200: out of reach: ...`, one line per tier that has an explanation."""
-    return [f"why {t.name}: {t.explanation}" for t in view.tiers if t.explanation]
+    """What the answers' brackets mean (when any has an interval), then `why cpu200: out of
+    reach: ...`, one line per tier that has an explanation."""
+    found = [repeat_note(view.tiers)] if any(t.max_agents_interval for t in view.tiers) else []
+    return found + [f"why {t.name}: {t.explanation}" for t in view.tiers if t.explanation]
+
+
+def repeat_note(tiers: Sequence[TierResult]) -> str:
+    """What `3 (2-4)` means, with the level."""
+    interval = next(t.max_agents_interval for t in tiers if t.max_agents_interval)
+    return (
+        f"max agents (low-high): where a repeat of this search would answer, at "
+        f"{level_words(interval)} (estimated from this run's probes near each answer: their "
+        "noise and the slope of each tier's health there; docs/run.md)"
+    )
 
 
 def _slo(tier: TierResult) -> str:
     return slo_text(tier, unicode=True)
 
 
-def _max_agents(tier: TierResult) -> str:
-    if tier.max_agents is None:
-        return "none"
-    capped = "+" if tier.limit == "max_agents" else ""
-    return f"{tier.max_agents:,}{capped}"
+def _answer_unit(tiers: Sequence[TierResult]) -> str:
+    """`agents`, or `agents (a repeat: 90%)` when an answer carries its interval."""
+    interval = next((t.max_agents_interval for t in tiers if t.max_agents_interval), None)
+    return "agents" if interval is None else f"agents (a repeat: {level_words(interval)})"
 
 
 def _per_gpu(view: ResultsView, value: float | None) -> str:

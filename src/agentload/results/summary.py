@@ -61,6 +61,15 @@ class TierCheck(_Model):
     """True when the window decided the verdict at the requested confidence; False when it is
     the point estimate, inside the noise or on too few requests (a verdict the plan did not
     need decided, or one still undecided at the longest window); None in older results."""
+    output_speed_interval_tokens_per_s: tuple[float, float] | None = None
+    """The percentile bootstrap interval of `output_speed_tokens_per_s` at `interval_level`
+    (None in older results, and when the tier has no speed floor)."""
+    ttft_interval_s: tuple[float, float] | None = None
+    """The percentile bootstrap interval of `ttft_s` at `interval_level`."""
+    interactivity_interval_tokens_per_s: tuple[float, float] | None = None
+    """The bootstrap interval of `interactivity_tokens_per_s` at `interval_level`."""
+    interval_level: float | None = Field(default=None, gt=0, lt=1)
+    """The confidence of the three intervals above (the search's `--confidence`)."""
 
 
 class MethodologyStamp(_Model):
@@ -173,6 +182,25 @@ class ProbeFigures(_Model):
     plain run and in older results."""
 
 
+class AgentsInterval(_Model):
+    """Where a repeat of the search would answer a tier, at `level` (`agentload.search.interval`):
+    from `low` to `high` agents, the answer itself always inside."""
+
+    low: int = Field(ge=0)
+    """Fewest agents a repeat would answer (0: none)."""
+    high: int | None = Field(default=None, ge=0)
+    """Most agents a repeat would answer; None when the tier passed at the search's cap (a
+    repeat would answer the cap or pass beyond it)."""
+    level: float = Field(gt=0, lt=1)
+    """The probability a repeat lands inside, as estimated (0.9)."""
+    crossing_agents: float | None = Field(default=None, gt=0)
+    """Where the tier's health crosses zero, by the line through the probes near the answer."""
+    spread: float | None = Field(default=None, ge=0)
+    """A repeat's crossing about `crossing_agents`: one standard deviation, in log agents."""
+    basis: str = ""
+    """What the interval rests on, in words."""
+
+
 Limit = Literal["output_speed", "ttft", "interactivity", "error_rate", "max_agents", "not_probed"]
 """What set a tier's answer: its output-speed floor, its TTFT ceiling, its e2e interactivity
 floor, the error rate, the search's --max-agents cap, or nothing measured."""
@@ -191,6 +219,9 @@ class TierResult(_Model):
     max_agents: int | None = Field(ge=1)
     """None when even the smallest probe failed the tier."""
     first_failing_agents: int | None = Field(default=None, ge=1)
+    max_agents_interval: AgentsInterval | None = None
+    """Where a repeat of the search would answer, at its stated level (None for a run, an
+    unsettled tier and older results)."""
     total_tokens_per_s: float | None = Field(default=None, ge=0)
     output_tokens_per_s: float | None = Field(default=None, ge=0)
     cached_input_tokens_per_s: float | None = Field(default=None, ge=0)

@@ -46,7 +46,7 @@ from agentload.measure.sessions import (
     one_agent_baseline,
     session_figures,
 )
-from agentload.measure.verdict import Verdict, judge
+from agentload.measure.verdict import Criterion, Verdict, judge
 from agentload.measure.window import Window
 from agentload.results.record import RequestRecord
 from agentload.results.summary import ArrivalFigures, ProbeFigures, TierCheck
@@ -392,7 +392,10 @@ async def _outcome(
         agents=agents,
         index=index,
         verdicts={name: _decided(v) for name, v in judged.verdicts.items()},
-        checks={name: _check(v, judged.confident[name]) for name, v in judged.verdicts.items()},
+        checks={
+            name: _check(v, judged.confident[name], settings.confidence)
+            for name, v in judged.verdicts.items()
+        },
         goodput=goodput_by_tier(judged.table, window, settings.tiers),
         sessions=session_figures(records, window, baseline=baseline),
         methodology=stamp,
@@ -421,8 +424,8 @@ def _judge_all(
     }
 
 
-def _check(verdict: Verdict, confident: bool) -> TierCheck:
-    """The figures a verdict was judged on, for the results."""
+def _check(verdict: Verdict, confident: bool, level: float) -> TierCheck:
+    """The figures a verdict was judged on, with their bootstrap intervals, for the results."""
     return TierCheck(
         output_speed_tokens_per_s=verdict.speed.value if verdict.speed is not None else None,
         ttft_s=verdict.ttft.value if verdict.ttft is not None else None,
@@ -431,7 +434,20 @@ def _check(verdict: Verdict, confident: bool) -> TierCheck:
         ),
         reason=verdict.reason,
         confident=confident,
+        output_speed_interval_tokens_per_s=_bounds(verdict.speed),
+        ttft_interval_s=_bounds(verdict.ttft),
+        interactivity_interval_tokens_per_s=_bounds(verdict.interactivity),
+        interval_level=level,
     )
+
+
+def _bounds(criterion: Criterion | None) -> tuple[float, float] | None:
+    """A criterion's bootstrap interval (None when it was not measured)."""
+    if criterion is None or criterion.low is None or criterion.high is None:
+        return None
+    if not (math.isfinite(criterion.low) and math.isfinite(criterion.high)):
+        return None
+    return (criterion.low, criterion.high)
 
 
 def _decided(verdict: Verdict) -> str:

@@ -54,6 +54,7 @@ def build_summary(
         tiers = annotate(
             tier_results(search.tiers, state.finished, asked.gpus, search.max_agents),
             state.finished,
+            search.tiers,
             precision=search.precision,
             max_agents=search.max_agents,
             gpus=asked.gpus,

@@ -9,6 +9,8 @@ what it rests on.
   failure, the conservative reading, and the tier says so.
 - **Inside the noise**: an answer whose pass or fail was taken by its point estimate (not
   decided at the requested confidence) says so, with the probe.
+- **Repeatability**: a settled answer carries the interval a repeat of the search would answer
+  in (`agentload.search.interval`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from collections.abc import Sequence
 
 from agentload.results.brackets import Bracket, bracket
 from agentload.results.summary import ProbeFigures, SearchCost, TierResult
+from agentload.results.tiers import Tier
+from agentload.search.interval import answer_interval
 from agentload.units import agents_words
 
 
@@ -85,13 +89,15 @@ def noise_note(probes: Sequence[ProbeFigures], b: Bracket) -> str | None:
 def annotate(
     results: Sequence[TierResult],
     probes: Sequence[ProbeFigures],
+    tiers: Sequence[Tier],
     *,
     precision: float,
     max_agents: int,
     gpus: int | None,
 ) -> tuple[TierResult, ...]:
-    """Each tier's result with its cost and notes (module docstring)."""
+    """Each tier's result with its cost, notes and, once settled, its interval (module)."""
     verdicts = _verdicts(probes)
+    by_name = {t.name: t for t in tiers}
     annotated = []
     for result in results:
         if not verdicts or result.name not in next(iter(verdicts.values())):
@@ -100,11 +106,17 @@ def annotate(
         b = bracket(verdicts, result.name)
         probe_s, gpu_s = answer_costs(probes, result.name, precision, max_agents, gpus)
         notes = [n for n in (monotone_note(probes, b), noise_note(probes, b)) if n]
+        interval = None
+        if b.resolved(precision, max_agents) and result.name in by_name:
+            interval = answer_interval(
+                probes, by_name[result.name], b, precision=precision, max_agents=max_agents
+            )
         annotated.append(
             result.model_copy(
                 update={
                     "answer_probe_s": probe_s,
                     "answer_gpu_s": gpu_s,
+                    "max_agents_interval": interval,
                     "notes": (*result.notes, *notes),
                 }
             )

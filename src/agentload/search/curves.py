@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -83,6 +84,70 @@ def check_health(tier: Tier, check: TierCheck | None, passed: bool) -> float | N
     if health is None or (health >= 0) != passed:
         return None
     return health
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One window's health for a tier, and its sampling noise (a standard error, log units)."""
+
+    agents: int
+    health: float
+    se: float
+
+
+def _log_se(interval: tuple[float, float] | None, level: float | None) -> float | None:
+    """A bootstrap interval at `level` as a standard error in log units."""
+    if interval is None or level is None or min(interval) <= 0:
+        return None
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    return (math.log(interval[1]) - math.log(interval[0])) / (2 * z)
+
+
+def reading_se(tier: Tier, check: TierCheck) -> float | None:
+    """The sampling noise of the tier's health at a probe: its binding criterion's (the one
+    with the smallest margin) bootstrap interval as a log-units standard error; None when the
+    window kept no interval."""
+    criteria = (
+        (
+            check.output_speed_tokens_per_s,
+            tier.output_speed_floor_tokens_per_s,
+            True,
+            check.output_speed_interval_tokens_per_s,
+        ),
+        (check.ttft_s, tier.ttft_ceiling_s, False, check.ttft_interval_s),
+        (
+            check.interactivity_tokens_per_s,
+            tier.interactivity_floor_tokens_per_s,
+            True,
+            check.interactivity_interval_tokens_per_s,
+        ),
+    )
+    margins = [
+        (margin, interval)
+        for value, threshold, floor, interval in criteria
+        if threshold is not None
+        and (margin := _margin(value, threshold, floor=floor)) is not None
+        and not math.isinf(margin)
+    ]
+    if not margins:
+        return None
+    _, interval = min(margins, key=lambda m: m[0])
+    return _log_se(interval, check.interval_level)
+
+
+def readings(probes: Sequence[ProbeFigures], tier: Tier, default_se: float) -> list[Reading]:
+    """Every probe's health reading for the tier (repeats at one count each kept), by agents;
+    `default_se` where a window kept no bootstrap interval."""
+    found = []
+    for probe in probes:
+        check = probe.checks.get(tier.name)
+        passed = probe.verdicts.get(tier.name) == "pass"
+        health = check_health(tier, check, passed)
+        if check is None or health is None:
+            continue
+        se = reading_se(tier, check)
+        found.append(Reading(probe.agents, health, default_se if se is None else se))
+    return sorted(found, key=lambda r: r.agents)
 
 
 def observations(probes: Sequence[ProbeFigures], tiers: Sequence[Tier]) -> tuple[Observation, ...]:
