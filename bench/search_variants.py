@@ -63,6 +63,8 @@ VARIANTS = {
     "sweep-sg20": SafeguardedSweep(reach=0.2),
     "sweep-sg30": SafeguardedSweep(reach=0.3),
     "sweep-sg50": SafeguardedSweep(reach=0.5),
+    "sweep-recheck": SweepPlan(recheck=True),
+    "sweep-recheck-none": SweepPlan(recheck=True, hold="none"),
 }
 
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from agentload.results.brackets import Bracket, bracket
 from agentload.results.summary import ProbeFigures, SearchCost, TierResult
 from agentload.results.tiers import Tier
-from agentload.search.interval import answer_interval
+from agentload.search.interval import answer_interval, run_drift
 from agentload.units import agents_words
 
 
@@ -98,6 +98,7 @@ def annotate(
     """Each tier's result with its cost, notes and, once settled, its interval (module)."""
     verdicts = _verdicts(probes)
     by_name = {t.name: t for t in tiers}
+    drift = run_drift(probes, tiers)
     annotated = []
     for result in results:
         if not verdicts or result.name not in next(iter(verdicts.values())):
@@ -109,7 +110,12 @@ def annotate(
         interval = None
         if b.resolved(precision, max_agents) and result.name in by_name:
             interval = answer_interval(
-                probes, by_name[result.name], b, precision=precision, max_agents=max_agents
+                probes,
+                by_name[result.name],
+                b,
+                precision=precision,
+                max_agents=max_agents,
+                drift=drift,
             )
         annotated.append(
             result.model_copy(

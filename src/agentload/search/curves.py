@@ -15,8 +15,9 @@ Plans use the estimate only to place probes: answers always come from measured v
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import NormalDist
 
 import numpy as np
@@ -40,11 +41,15 @@ as this, so an extrapolation stays finite."""
 
 @dataclass(frozen=True)
 class Observation:
-    """One agent count as measured: each tier's verdict and health."""
+    """One agent count as measured (its latest window): each tier's verdict and health, the
+    health's sampling noise, and how many windows the count has had."""
 
     agents: int
     passed: Mapping[str, bool]
     health: Mapping[str, float | None]
+    noise: Mapping[str, float | None] = field(default_factory=dict)
+    """Each tier's health's sampling noise (a log-units standard error; None: not kept)."""
+    windows: int = 1
 
 
 def _margin(value: float | None, threshold: float | None, *, floor: bool) -> float | None:
@@ -153,13 +158,19 @@ def readings(probes: Sequence[ProbeFigures], tier: Tier, default_se: float) -> l
 def observations(probes: Sequence[ProbeFigures], tiers: Sequence[Tier]) -> tuple[Observation, ...]:
     """One observation per agent count (the latest probe at each wins), by agents."""
     latest = {p.agents: p for p in probes}
+    windows = Counter(p.agents for p in probes)
     found = []
     for agents in sorted(latest):
         probe = latest[agents]
         passed = {t.name: probe.verdicts.get(t.name) == "pass" for t in tiers}
         health = {t.name: check_health(t, probe.checks.get(t.name), passed[t.name]) for t in tiers}
-        found.append(Observation(agents, passed, health))
+        noise = {t.name: _noise_of(t, probe.checks.get(t.name)) for t in tiers}
+        found.append(Observation(agents, passed, health, noise, windows[agents]))
     return tuple(found)
+
+
+def _noise_of(tier: Tier, check: TierCheck | None) -> float | None:
+    return reading_se(tier, check) if check is not None else None
 
 
 def points(observed: Sequence[Observation], tier: str) -> list[tuple[int, float]]:

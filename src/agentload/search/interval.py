@@ -10,8 +10,9 @@ estimates that spread from what the run itself measured:
   its binding criterion) and that reading's sampling noise: the binding percentile's bootstrap
   interval, as the window judged it, turned into a standard error in log units. A window also
   misreads the deployment by more than its own sampling (the server drifts, the pool is not yet
-  at its long-run state), so every reading carries `DRIFT_NOISE` besides, and more when the
-  readings scatter about their curve more than their noise explains.
+  at its long-run state), so every reading carries a drift besides: `DRIFT_NOISE` at least, more
+  when this run's readings scatter about their curve (against their neighbours, or a repeated
+  window against the first) more than their sampling explains (`run_drift`).
 - **The curve near the answer.** A weighted straight line of health against log agents through
   the readings near the tier's bracket (weights: inverse reading variance, and a kernel in log
   distance from the bracket, `REACH`), its slope no flatter than `FLATTEST_SLOPE`. Where it
@@ -44,15 +45,15 @@ from statistics import NormalDist
 from agentload.results.brackets import Bracket
 from agentload.results.summary import AgentsInterval, ProbeFigures
 from agentload.results.tiers import Tier
-from agentload.search.curves import Reading, readings
+from agentload.search.curves import Observation, Reading, readings
 from agentload.search.plan import width
 
 DEFAULT_LEVEL = 0.9
 """The level every answer's interval is stated at."""
-DRIFT_NOISE = 0.04
-"""Log-units error of a window's health reading beyond its sampling noise: the server's drift
-between windows and the pool's distance from its long-run state (calibrated on the search-cost
-harness, docs/run.md)."""
+DRIFT_NOISE = 0.02
+"""The least log-units error of a window's health reading beyond its sampling noise: the 2%
+by which repeated identical runs on one dedicated GPU server differ (the search-cost harness's
+drift, `bench/search_noise.py`); a run whose readings stray further says so (`run_drift`)."""
 DEFAULT_READING_NOISE = 0.05
 """A reading's sampling noise when its window kept no bootstrap interval (older results)."""
 REACH = 2.0
@@ -64,6 +65,20 @@ FALLBACK_SLOPE = 0.35
 """Health per e-fold assumed where the readings cannot give a slope (one reading near)."""
 PRIOR_DOF = 3.0
 """How many residual degrees of freedom the noise model counts as before the fit's own."""
+DRIFT_PRIOR_WEIGHT = 4.0
+"""How many readings' worth `DRIFT_NOISE` counts as in `run_drift`."""
+ROUND_KEY = 9
+ROUGH_SPAN = 2.0
+"""`run_drift` judges a reading against neighbours at most this factor apart (wider, and the
+curve's own bend shows as noise)."""
+ROUGH_HEALTH = 0.5
+"""... and only near a threshold (|health| at most this, log units), where the curves are
+smooth and the answers are."""
+DOUBT_Z = 1.28
+"""How far (in the crossing's standard errors) a bracket may sit from its curve's crossing,
+beyond a precision step, before an edge is measured again (one-sided 90%)."""
+MAX_WINDOWS = 2
+"""Most windows a search spends at one agent count on a doubted edge."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +113,51 @@ class Line:
         return math.hypot(self.crossing_spread, self.reading_noise / abs(self.slope))
 
 
+def run_drift(probes: Sequence[ProbeFigures], tiers: Sequence[Tier]) -> float:
+    """How far this run's windows strayed from a smooth curve beyond their sampling noise, log
+    units: each reading against the straight line (in log agents) through its neighbours, or
+    against another window at the same count, pooled over the tiers' distinct health curves
+    and shrunk towards `DRIFT_NOISE` (`DRIFT_PRIOR_WEIGHT` readings' worth); never below it."""
+    excess = 0.0
+    weight = 0.0
+    seen: set[tuple[float, ...]] = set()
+    for tier in tiers:
+        terms = _roughness(readings(probes, tier, DEFAULT_READING_NOISE))
+        key = tuple(round(r, ROUND_KEY) for r, _, _ in terms)
+        if not terms or key in seen:  # a tier on the same curve, shifted: counted once
+            continue
+        seen.add(key)
+        excess += sum(r**2 - sampled for r, sampled, _ in terms)
+        weight += sum(c for _, _, c in terms)
+    pooled = (DRIFT_PRIOR_WEIGHT * DRIFT_NOISE**2 + excess) / (DRIFT_PRIOR_WEIGHT + weight)
+    return math.sqrt(max(DRIFT_NOISE**2, pooled))
+
+
+def _roughness(found: Sequence[Reading]) -> list[tuple[float, float, float]]:
+    """(residual, its sampling variance, how many drift variances it holds) for each reading
+    against its neighbours' line, and for each repeat against the window before it."""
+    terms = []
+    by_count: dict[int, Reading] = {}
+    for r in found:
+        if r.agents in by_count:
+            first = by_count[r.agents]
+            terms.append((r.health - first.health, r.se**2 + first.se**2, 2.0))
+        by_count[r.agents] = r
+    points = sorted(by_count.values(), key=lambda r: r.agents)
+    for low, mid, high in zip(points, points[1:], points[2:], strict=False):
+        if (
+            high.agents > ROUGH_SPAN * low.agents
+            or max(abs(r.health) for r in (low, mid, high)) > ROUGH_HEALTH
+        ):
+            continue  # far apart, or far from the threshold: the curve's bend, not noise
+        x0, x1, x2 = (math.log(r.agents) for r in (low, mid, high))
+        a = (x1 - x0) / (x2 - x0)
+        guess = (1 - a) * low.health + a * high.health
+        sampled = mid.se**2 + (1 - a) ** 2 * low.se**2 + a**2 * high.se**2
+        terms.append((mid.health - guess, sampled, 1 + (1 - a) ** 2 + a**2))
+    return terms
+
+
 def answer_interval(
     probes: Sequence[ProbeFigures],
     tier: Tier,
@@ -106,15 +166,17 @@ def answer_interval(
     precision: float,
     max_agents: int,
     level: float = DEFAULT_LEVEL,
+    drift: float = DRIFT_NOISE,
 ) -> AgentsInterval:
-    """The interval a repeat of the search would answer the tier in, at `level` (module)."""
+    """The interval a repeat of the search would answer the tier in, at `level` (module);
+    `drift`: each window's noise beyond its sampling (`run_drift`)."""
     found = readings(probes, tier, DEFAULT_READING_NOISE)
     z = NormalDist().inv_cdf(0.5 + level / 2)
     if b.failing is None:
-        return _capped(found, b, z, level, max_agents)
+        return _capped(found, b, z, level, max_agents, drift)
     if b.passing == 0:
-        return _out_of_reach(found, b, z, level)
-    line = fit_line(found, b.passing, b.failing)
+        return _out_of_reach(found, b, z, level, drift)
+    line = fit_line(found, b.passing, b.failing, drift)
     if line is None:
         return _bracket_only(b, precision, level)
     centre = math.exp(line.crossing)
@@ -133,7 +195,43 @@ def answer_interval(
     )
 
 
-def fit_line(found: Sequence[Reading], passing: int, failing: int) -> Line | None:
+def doubted_edge(
+    observed: Sequence[Observation],
+    tier: str,
+    b: Bracket,
+    precision: float,
+    *,
+    drift: float = DRIFT_NOISE,
+) -> int | None:
+    """The edge of a settled bracket a fresh window should measure again: where the line
+    through the readings near it puts the crossing more than a precision step outside the
+    bracket, by more than `DOUBT_Z` of the crossing's own error (the pass or the fail on that
+    side was probably misread); None when the bracket agrees with its curve, or that edge has
+    had `MAX_WINDOWS` windows."""
+    if b.failing is None or b.passing == 0:
+        return None
+    found = [
+        Reading(o.agents, h, o.noise.get(tier) or DEFAULT_READING_NOISE)
+        for o in observed
+        if (h := o.health.get(tier)) is not None
+    ]
+    line = fit_line(found, b.passing, b.failing, drift)
+    if line is None:
+        return None
+    windows = {o.agents: o.windows for o in observed}
+    margin = DOUBT_Z * line.crossing_spread
+    above = math.log(b.failing + width(b.failing, precision))
+    below = math.log(max(1.0, b.passing - width(b.passing, precision)))
+    if line.crossing - above > margin and windows.get(b.failing, 0) < MAX_WINDOWS:
+        return b.failing
+    if below - line.crossing > margin and windows.get(b.passing, 0) < MAX_WINDOWS:
+        return b.passing
+    return None
+
+
+def fit_line(
+    found: Sequence[Reading], passing: int, failing: int, drift: float = DRIFT_NOISE
+) -> Line | None:
     """The weighted line through the readings near the bracket [passing, failing] (module);
     None when no reading is near."""
     middle = (math.log(max(passing, 1)) + math.log(failing)) / 2
@@ -143,7 +241,7 @@ def fit_line(found: Sequence[Reading], passing: int, failing: int) -> Line | Non
     near = [(r, k) for r, k in near if k > 0]
     if not near:
         return None
-    noise = [r.se**2 + DRIFT_NOISE**2 for r, _ in near]
+    noise = [r.se**2 + drift**2 for r, _ in near]
     weights = [k / v for (_, k), v in zip(near, noise, strict=True)]
     xs = [math.log(r.agents) for r, _ in near]
     ys = [r.health for r, _ in near]
@@ -181,7 +279,7 @@ def _kernel(distance: float) -> float:
 
 
 def _capped(
-    found: Sequence[Reading], b: Bracket, z: float, level: float, max_agents: int
+    found: Sequence[Reading], b: Bracket, z: float, level: float, max_agents: int, drift: float
 ) -> AgentsInterval:
     """Passed at the cap: a repeat passes there too unless the reading is inside the noise;
     then it could answer as low as the line's crossing reaches."""
@@ -189,7 +287,7 @@ def _capped(
     if not top or b.passing < max_agents:
         return AgentsInterval(low=b.passing, high=None, level=level, basis="passed at the cap")
     reading = top[-1]
-    noise = math.hypot(reading.se, DRIFT_NOISE)
+    noise = math.hypot(reading.se, drift)
     if reading.health - z * noise >= 0:
         return AgentsInterval(
             low=b.passing, high=None, level=level, basis="passed at the cap, outside the noise"
@@ -203,7 +301,9 @@ def _capped(
     )
 
 
-def _out_of_reach(found: Sequence[Reading], b: Bracket, z: float, level: float) -> AgentsInterval:
+def _out_of_reach(
+    found: Sequence[Reading], b: Bracket, z: float, level: float, drift: float
+) -> AgentsInterval:
     """Failed at the smallest probe: a repeat passes below it only as far as that reading's
     noise reaches."""
     assert b.failing is not None
@@ -211,7 +311,7 @@ def _out_of_reach(found: Sequence[Reading], b: Bracket, z: float, level: float) 
     if not low_probe:
         return AgentsInterval(low=0, high=0, level=level, basis="failed at the smallest probe")
     reading = low_probe[-1]
-    noise = math.hypot(reading.se, DRIFT_NOISE)
+    noise = math.hypot(reading.se, drift)
     if reading.health + z * noise < 0:
         return AgentsInterval(
             low=0, high=0, level=level, basis="failed at the smallest probe, outside the noise"

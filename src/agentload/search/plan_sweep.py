@@ -51,6 +51,7 @@ from agentload.search.belief import (
     bisection_probes,
 )
 from agentload.search.curves import Observation, crossing, point_bracket, points
+from agentload.search.interval import doubted_edge
 from agentload.search.plan import (
     BOTH,
     PlanContext,
@@ -93,6 +94,9 @@ class SweepPlan:
     cancel_leaving: bool = True
     fail_cost: float = FAIL_COST
     overload_cost: float = OVERLOAD_COST
+    recheck: bool = False
+    """Measure a settled bracket's edge again when the tier's curve disagrees with it
+    (`agentload.search.interval.doubted_edge`)."""
 
     def choose(self, observed: Sequence[Observation], context: PlanContext) -> ProbeChoice | None:
         settled = brackets(verdicts_of(observed), context.names)
@@ -130,6 +134,9 @@ class SweepPlan:
         for name in context.names:
             b = settled[name]
             if observed and b.resolved(context.precision, context.max_agents):
+                edge = doubted_edge(observed, name, b, context.precision) if self.recheck else None
+                if edge is not None:
+                    found[name] = (edge, 1.0)
                 continue
             guess = _prior_crossing(points(context.prior, name)) if self.use_prior else None
             found[name] = self._target(b, points(observed, name), guess, context)
@@ -198,6 +205,8 @@ class SweepPlan:
         hold = {}
         for name, b in settled.items():
             outcomes = settling_outcomes(b, agents, context)
+            if self.recheck and agents in (b.passing, b.failing):  # a fresh window at an edge
+                outcomes = BOTH
             inside = b.passing < agents < (b.failing or context.max_agents + 1)
             if self.hold == "inside" and inside:
                 outcomes = BOTH
