@@ -65,6 +65,8 @@ VARIANTS = {
     "sweep-sg50": SafeguardedSweep(reach=0.5),
     "sweep-recheck": SweepPlan(recheck=True),
     "sweep-recheck-none": SweepPlan(recheck=True, hold="none"),
+    "sweep-j2": SweepPlan(join_prefill_factor=2.0),
+    "sweep-j2-recheck": SweepPlan(join_prefill_factor=2.0, recheck=True),
 }
 
 

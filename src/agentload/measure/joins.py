@@ -32,9 +32,18 @@ class Join(NamedTuple):
     """When the last agent finished its first call; None while any is waiting."""
 
 
-def pool_join(starts: Mapping[int, float], table: RecordTable) -> Join:
+def pool_join(
+    starts: Mapping[int, float],
+    table: RecordTable,
+    *,
+    now: float | None = None,
+    prefill_factor: float | None = None,
+) -> Join:
     """How far the agents of `starts` (index -> start, epoch s) have joined: each must have
-    finished a call it sent since its start, successful or not."""
+    finished a call it sent since its start, successful or not. With `prefill_factor` (and
+    `now`), an agent whose first call is still streaming counts as joined once it started
+    `prefill_factor` times the slowest first token of the finished first calls ago: its prefill,
+    the start's burst, is over, and its reply decodes at the steady state's pace."""
     if not starts:
         return Join(0, None)
     agents = np.fromiter(starts.keys(), dtype=np.int64, count=len(starts))
@@ -46,5 +55,12 @@ def pool_join(starts: Mapping[int, float], table: RecordTable) -> Join:
     since = mine & (table.t_send >= began[position] - SEND_SLACK_S) & np.isfinite(table.t_done)
     first_done = np.full(len(agents), np.inf)
     np.minimum.at(first_done, position[since], table.t_done[since])
-    waiting = int(np.isinf(first_done).sum())
-    return Join(waiting, None if waiting else float(first_done.max()))
+    pending = np.isinf(first_done)
+    if prefill_factor is not None and now is not None and pending.any() and not pending.all():
+        first_ttft = np.zeros(len(agents))
+        done = since & np.isfinite(table.t_first)
+        np.maximum.at(first_ttft, position[done], (table.t_first - table.t_send)[done])
+        slowest = float(first_ttft[~pending].max())
+        pending &= now - began < prefill_factor * slowest
+    waiting = int(pending.sum())
+    return Join(waiting, None if waiting else float(first_done[np.isfinite(first_done)].max()))

@@ -146,7 +146,9 @@ async def measure_probe(
         watch.settling(steady)
     start = max(clock.now(), steady)
     await _sleep_until(start)
-    start, joining = await _after_joins(load, start, start + settings.max_window_s)
+    start, joining = await _after_joins(
+        load, start, start + settings.max_window_s, choice.join_prefill_factor
+    )
     notes = [_joining_note(joining, start - steady)] if joining else []
     if watch is not None:
         watch.measuring(start, settings.window_s, settings.max_window_s)
@@ -179,7 +181,9 @@ async def measure_probe(
     return outcome
 
 
-async def _after_joins(load: ProbeLoad, at: float, limit: float) -> tuple[float, int]:
+async def _after_joins(
+    load: ProbeLoad, at: float, limit: float, prefill_factor: float | None = None
+) -> tuple[float, int]:
     """When the window may open, from `at`: once every running agent has finished its first
     call (`agentload.measure.joins`), checked every JOIN_CHECK_S, at `limit` at the latest; and
     how many agents had still not (0 when all had)."""
@@ -187,7 +191,7 @@ async def _after_joins(load: ProbeLoad, at: float, limit: float) -> tuple[float,
         starts = load.running_starts()
         table = table_of(load, await load.records())
         now = clock.now()
-        waiting = pool_join(starts, table).waiting
+        waiting = pool_join(starts, table, now=now, prefill_factor=prefill_factor).waiting
         if not waiting:
             return max(at, now), 0
         if now >= limit:

@@ -56,6 +56,10 @@ class ProbeChoice:
     cancel_leaving: bool = False
     """On a shrink, cut the leaving agents' calls in flight off (the server aborts them, as it
     does any request whose client went away) instead of waiting for them to finish."""
+    join_prefill_factor: float | None = None
+    """A new agent whose first call still streams counts as joined once it started this many
+    times the slowest finished first call's first token ago (`agentload.measure.joins`);
+    None: only a finished first call joins."""
 
 
 class Plan(Protocol):

@@ -94,6 +94,7 @@ class SweepPlan:
     cancel_leaving: bool = True
     fail_cost: float = FAIL_COST
     overload_cost: float = OVERLOAD_COST
+    join_prefill_factor: float | None = None
     recheck: bool = False
     """Measure a settled bracket's edge again when the tier's curve disagrees with it
     (`agentload.search.interval.doubted_edge`)."""
@@ -114,6 +115,7 @@ class SweepPlan:
             self.settle_shrink,
             self.paced_ramp,
             self.cancel_leaving,
+            self.join_prefill_factor,
         )
 
     def remaining(self, observed: Sequence[Observation], context: PlanContext) -> float:
