@@ -190,12 +190,14 @@ def add_output_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
     parser.add_argument("--label", default=verb, help=f"a name for this {verb} in reports")
 
 
-def agents_from(args: argparse.Namespace, *, start_mid_session: bool) -> AgentSettings:
-    """AgentSettings from parsed arguments."""
+def agents_from(
+    args: argparse.Namespace, *, start_mid_session: bool, api: str | None = None
+) -> AgentSettings:
+    """AgentSettings from parsed arguments (`api` for a verb without `--api`: the demo)."""
     values: dict[str, object] = {
         "start_mid_session": start_mid_session,
         "reply_history": args.history,
-        "api": args.api,
+        "api": api or args.api,
         "seed": args.seed,
     }
     if args.salt:
