@@ -109,7 +109,10 @@ def test_the_curve_plots_total_throughput_per_gpu_against_speed_per_agent(
     view = load_view(path)
     curve = charts(document)["curve"]
     probe = layer(curve, "probe-point")
-    assert probe["encoding"]["y"]["field"] == "y" and "scale" not in probe["encoding"]["y"]
+    y = probe["encoding"]["y"]
+    assert y["field"] == "y" and "type" not in y["scale"]  # linear, from 0 past every point
+    low, high = y["scale"]["domain"]
+    assert low == 0 and all(row["y"] < high for row in rows(curve, "probe-point"))
     gpus = view.gpus or 1
     by_agents = {p.figures.agents: p.figures for p in view.points}
     for row in rows(curve, "probe-point"):
