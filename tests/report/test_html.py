@@ -354,3 +354,16 @@ def test_a_tier_card_marks_the_cap_and_leaves_the_probes_notes_to_its_row(
     cards_notes = re.findall(r'<div class="card".*?</dl>(.*?)</div>', document)
     assert cards_notes and not any(note in notes for notes in cards_notes)  # said by the probe
     assert note in document
+
+
+def test_a_run_whose_calls_all_failed_still_gets_its_report(tmp_path: Path) -> None:
+    """No probe has an output speed (every call failed): the curve says so in its place."""
+    built = build_results(tmp_path / "r")
+    summary = orjson.loads((built.path / "summary.json").read_bytes())
+    for probe in summary["probes"]:
+        probe["p25_output_tokens_per_s"] = probe["p50_output_tokens_per_s"] = None
+    summary["tiers"] = []
+    (built.path / "summary.json").write_bytes(orjson.dumps(summary))
+    document = write_report(load_view(built.path)).read_text()
+    assert "curve" not in charts(document)
+    assert "no probe has an output-speed sample" in document

@@ -108,6 +108,8 @@ def _curve(ctx: ReportContext) -> str:
         return empty_chart(heading, "no probes measured")
     tiers = ctx.tiers
     probes = _probe_rows(ctx)
+    if not probes:
+        return empty_chart(heading, "no probe has an output-speed sample to place it")
     floors = [
         {
             "x": tier.output_speed_floor_tokens_per_s,
