@@ -1,20 +1,166 @@
-"""The console every command prints its tables to: as wide as the terminal, or, in a pipe, a log
-or CI (no terminal and no `COLUMNS`), `WIDE_COLUMNS`, so a table of many figures does not
-collapse into truncated cells."""
+"""The consoles every verb prints to, and the one width rule for all of it.
+
+**Width**: the terminal's; else `COLUMNS`; else, in a pipe, a log or CI, `WIDE_COLUMNS`, so a
+table of many figures does not collapse into narrow cells. The rule is the same for stdout
+(`wide_console`) and stderr (`err_console`): a line printed to either in one pipe is as wide as
+the tables.
+
+**Lines**: every line fits that width. Tables are fitted by `agentload.tables.fit`; titles,
+notes, progress and every plain line by the console itself (`FittedConsole`, through
+`wrapped`): broken between words, never inside one, each continuation line indented `HANG`
+cells past the line's own indent, so a wrapped note reads as one; only a word longer than the
+whole line (a path, a URL) is folded. Nothing is left to the terminal to wrap (rich's
+`soft_wrap` is overridden), since a terminal breaks a long line wherever its edge falls,
+mid-word.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+from typing import IO, Any
 
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, JustifyMethod, OverflowMethod
+from rich.style import Style
+from rich.text import Text
 
 WIDE_COLUMNS = 160
-"""Width for tables when output is not a terminal and COLUMNS is not set (a log file or CI)."""
+"""Width when output is not a terminal and COLUMNS is not set (a pipe, a log file or CI)."""
+HANG = 2
+"""Cells a continuation line is indented past its line's own indent."""
+MIN_LINE = 20
+"""A continuation line is indented less when its indent would leave it fewer cells than this."""
+MIN_PIECE = 8
+"""Fewest cells left on a line worth starting a folded word in."""
+_WORD = re.compile(r"\S+")
+
+
+class FittedConsole(Console):
+    """A rich console that fits every line of text it prints to its width (module docstring):
+    strings and `Text` are wrapped by `wrapped`; other renderables (tables) fit themselves."""
+
+    def print(
+        self,
+        *objects: Any,
+        sep: str = " ",
+        end: str = "\n",
+        style: str | Style | None = None,
+        justify: JustifyMethod | None = None,
+        overflow: OverflowMethod | None = None,
+        no_wrap: bool | None = None,
+        emoji: bool | None = None,
+        markup: bool | None = None,
+        highlight: bool | None = None,
+        width: int | None = None,
+        height: int | None = None,
+        crop: bool = True,
+        soft_wrap: bool | None = None,
+        new_line_start: bool = False,
+    ) -> None:
+        if objects and all(isinstance(o, str | Text) for o in objects):
+            parts = [
+                self.render_str(o, emoji=emoji, markup=markup, highlight=highlight)
+                if isinstance(o, str)
+                else o
+                for o in objects
+            ]
+            objects = (wrapped(Text(sep).join(parts), width or self.width),)
+            soft_wrap = True
+        super().print(
+            *objects,
+            sep=sep,
+            end=end,
+            style=style,
+            justify=justify,
+            overflow=overflow,
+            no_wrap=no_wrap,
+            emoji=emoji,
+            markup=markup,
+            highlight=highlight,
+            width=width,
+            height=height,
+            crop=crop,
+            soft_wrap=soft_wrap,
+            new_line_start=new_line_start,
+        )
 
 
 def wide_console() -> Console:
-    """A stdout console: the terminal's width; else COLUMNS; else `WIDE_COLUMNS`."""
-    console = Console()
-    if console.is_terminal or os.environ.get("COLUMNS"):
-        return console
-    return Console(width=WIDE_COLUMNS)
+    """A stdout console of the width rule (module docstring)."""
+    return fitted_console()
+
+
+def err_console() -> Console:
+    """A stderr console of the same rule: progress, checks, where the results went."""
+    return fitted_console(stderr=True)
+
+
+def fitted_console(
+    *, stderr: bool = False, width: int | None = None, file: IO[str] | None = None
+) -> FittedConsole:
+    """A console that fits its lines, `width` wide if given, else by the width rule."""
+    if width is None:
+        probe = Console(stderr=stderr, file=file)
+        if not (probe.is_terminal or os.environ.get("COLUMNS")):
+            width = WIDE_COLUMNS
+    return FittedConsole(stderr=stderr, file=file, width=width, highlight=False)
+
+
+def wrapped(text: str | Text, width: int) -> Text:
+    """`text` broken into lines of at most `width` cells: between words, each continuation
+    indented `HANG` past its line's indent; a word longer than a line folded. Each line of
+    the input is wrapped on its own."""
+    source = Text(text) if isinstance(text, str) else text
+    out: list[Text] = []
+    for line in source.split("\n", allow_blank=True):
+        out.extend(_wrap_line(line, max(1, width)))
+    return Text("\n").join(out)
+
+
+def _wrap_line(line: Text, width: int) -> list[Text]:
+    plain = line.plain
+    if cell_len(plain) <= width:
+        return [line]
+    indent = len(plain) - len(plain.lstrip(" "))
+    hang = max(0, min(indent + HANG, width - MIN_LINE))
+    first_room = max(1, width - indent)
+    next_room = max(1, width - hang)
+    lines: list[Text] = []
+    current, room, filled = line[:indent], first_room, 0
+    end = indent
+    for match in _WORD.finditer(plain):
+        word = line[match.start() : match.end()]
+        space = line[end : match.start()] if filled else Text()  # as written: "  |  " stays
+        end = match.end()
+        left = room - filled - len(space)  # what the current line still holds
+        for n, piece in enumerate(_pieces(word, left, min(first_room, next_room))):
+            gap = space if n == 0 else Text()  # the rest of a folded word: no space before it
+            size = cell_len(piece.plain)
+            if filled and filled + len(gap) + size > room:
+                lines.append(current)
+                current, room, filled, gap = Text(" " * hang), next_room, 0, Text()
+            current.append(gap)
+            current.append(piece)
+            filled += len(gap) + size
+    lines.append(current)
+    return lines
+
+
+def _pieces(word: Text, left: int, most: int) -> list[Text]:
+    """The word whole, or, when it is wider than any line (`most` cells: a path, a URL), its
+    pieces: the first fills what is `left` of the current line (when that is a fair start),
+    the others a line each."""
+    plain = word.plain
+    if cell_len(plain) <= most:
+        return [word]
+    limit = left if left >= MIN_PIECE else most
+    pieces: list[Text] = []
+    start = used = 0
+    for end, char in enumerate(plain):
+        if used + cell_len(char) > limit and end > start:
+            pieces.append(word[start:end])
+            start, used, limit = end, 0, most
+        used += cell_len(char)
+    pieces.append(word[start:])
+    return pieces

@@ -5,7 +5,9 @@ cells. `fit` makes rich tables of it no wider than the console: the data columns
 over as many stacked tables as it takes, each holding the key columns and as many data columns
 as fit. rich wraps a cell only between words and never below its longest word, and every
 number is one word, so digits are never cut. When even the key columns and one data column do
-not fit, the grid is stacked as `column: value` lines instead.
+not fit, the grid is stacked as `column: value` lines instead. Titles and notes are lines of
+their own, wrapped to the console's width (not a part's: a narrow part never squeezes its title
+into a column of words) by `agentload.console.wrapped`.
 
 The same grid renders as Markdown (`markdown`) and as plain text (`plain`) for pipes.
 """
@@ -19,6 +21,8 @@ from rich.cells import cell_len
 from rich.console import Console, JustifyMethod, RenderableType
 from rich.table import Table
 from rich.text import Text
+
+from agentload.console import wrapped
 
 Cell = str | Text
 
@@ -49,7 +53,8 @@ COLUMN_OVERHEAD = 3
 
 
 def fit(grid: Grid, console: Console) -> list[RenderableType]:
-    """Rich tables (or stacked lines) of the grid, each no wider than the console."""
+    """Each part's title and rich table (or stacked lines) of the grid, none wider than the
+    console."""
     width = console.width
     lows = [_widest_word(grid, i) for i in range(len(grid.columns))]
     highs = [max(lo, _widest_line(grid, i)) for i, lo in enumerate(lows)]
@@ -70,15 +75,20 @@ def fit(grid: Grid, console: Console) -> list[RenderableType]:
     if current or not data:
         parts.append(current)
     if any(needs([*keys, *part]) > width for part in parts):
-        return [_stacked(grid)]
+        return [_stacked(grid, width)]
     out: list[RenderableType] = []
     for n, part in enumerate(parts):
         indices = [*keys, *part]
         room = width - TABLE_OVERHEAD - COLUMN_OVERHEAD * len(indices)
         widths = _widths([lows[i] for i in indices], [highs[i] for i in indices], room)
         suffix = f" ({n + 1} of {len(parts)})" if len(parts) > 1 else ""
-        out.append(_table(grid, indices, widths, grid.title + suffix))
+        out.append(_title(grid.title + suffix, width))
+        out.append(_table(grid, indices, widths))
     return out
+
+
+def _title(title: str, width: int) -> Text:
+    return wrapped(Text(title, style="bold"), width)
 
 
 def _widths(lows: list[int], highs: list[int], room: int) -> list[int]:
@@ -94,8 +104,8 @@ def _widths(lows: list[int], highs: list[int], room: int) -> list[int]:
     return widths
 
 
-def _table(grid: Grid, indices: Sequence[int], widths: Sequence[int], title: str) -> Table:
-    table = Table(title=Text(title), title_justify="left", header_style="bold")
+def _table(grid: Grid, indices: Sequence[int], widths: Sequence[int]) -> Table:
+    table = Table(header_style="bold")
     for i, width in zip(indices, widths, strict=True):
         column = grid.columns[i]
         table.add_column(
@@ -131,16 +141,16 @@ def _plain(cell: Cell) -> str:
     return cell.plain if isinstance(cell, Text) else cell
 
 
-def _stacked(grid: Grid) -> Text:
+def _stacked(grid: Grid, width: int) -> Text:
     """`column: value` lines, one block per row, for a console too narrow for any table."""
-    out = Text(grid.title + "\n", style="bold")
+    lines = [_title(grid.title, width)]
     for row in grid.rows:
         for column, cell in zip(grid.columns, row, strict=True):
-            out.append(f"  {column.header}: ", style="bold" if column.key else "")
-            out.append(_text(cell))
-            out.append("\n")
-        out.append("\n")
-    return out
+            line = Text(f"  {column.header}: ", style="bold" if column.key else "")
+            line.append(_text(cell))
+            lines.append(wrapped(line, width))
+        lines.append(Text(""))
+    return Text("\n").join(lines)
 
 
 def plain(grid: Grid) -> str:
@@ -180,4 +190,4 @@ def console_lines(grid: Grid, console: Console) -> None:
     for part in fit(grid, console):
         console.print(part)
     for note in grid.notes:
-        console.print(Text(note), highlight=False)
+        console.print(Text(note))

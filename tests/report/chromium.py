@@ -80,9 +80,12 @@ class Shown:
 
 
 @contextlib.asynccontextmanager
-async def open_page(binary: str, path: Path, drawn: Drawn) -> AsyncIterator[Shown]:
-    """A fresh headless Chromium, network off, showing `path` once `drawn` holds."""
-    width, height = WINDOW
+async def open_page(
+    binary: str, path: Path, drawn: Drawn, window: tuple[int, int] = WINDOW
+) -> AsyncIterator[Shown]:
+    """A fresh headless Chromium, network off, showing `path` once `drawn` holds, in a
+    viewport of `window` (width, height) pixels."""
+    width, height = window
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=binary, args=list(ARGS))
         try:

@@ -109,7 +109,10 @@ def test_the_curve_plots_total_throughput_per_gpu_against_speed_per_agent(
     view = load_view(path)
     curve = charts(document)["curve"]
     probe = layer(curve, "probe-point")
-    assert probe["encoding"]["y"]["field"] == "y" and "scale" not in probe["encoding"]["y"]
+    y = probe["encoding"]["y"]
+    assert y["field"] == "y" and "type" not in y["scale"]  # linear, from 0 past every point
+    low, high = y["scale"]["domain"]
+    assert low == 0 and all(row["y"] < high for row in rows(curve, "probe-point"))
     gpus = view.gpus or 1
     by_agents = {p.figures.agents: p.figures for p in view.points}
     for row in rows(curve, "probe-point"):
@@ -351,3 +354,16 @@ def test_a_tier_card_marks_the_cap_and_leaves_the_probes_notes_to_its_row(
     cards_notes = re.findall(r'<div class="card".*?</dl>(.*?)</div>', document)
     assert cards_notes and not any(note in notes for notes in cards_notes)  # said by the probe
     assert note in document
+
+
+def test_a_run_whose_calls_all_failed_still_gets_its_report(tmp_path: Path) -> None:
+    """No probe has an output speed (every call failed): the curve says so in its place."""
+    built = build_results(tmp_path / "r")
+    summary = orjson.loads((built.path / "summary.json").read_bytes())
+    for probe in summary["probes"]:
+        probe["p25_output_tokens_per_s"] = probe["p50_output_tokens_per_s"] = None
+    summary["tiers"] = []
+    (built.path / "summary.json").write_bytes(orjson.dumps(summary))
+    document = write_report(load_view(built.path)).read_text()
+    assert "curve" not in charts(document)
+    assert "no probe has an output-speed sample" in document

@@ -5,15 +5,20 @@ with the same options and a new salt."""
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
 
-from agentload.cli import build_parser, main
+from agentload.cli import EXIT_INTERRUPTED, build_parser, main
 from agentload.config_file import REDACTED, apply_config, effective_config
 from agentload.engines.llamacpp import LocalEngine
 from agentload.files import read_json
 from agentload.results.files import CONFIG_FILE, MANIFEST_FILE
+from agentload.results.tiers import preset
+from agentload.run import execute as execute_module
+from agentload.run import presets
+from agentload.run.execute import Request
 from tests.reliability.conftest import SMALL_WORKLOAD
 
 EXIT_USAGE = 2
@@ -138,3 +143,33 @@ def test_a_run_saves_its_config_and_runs_again_from_it_with_a_new_salt(
     rest = {k: v for k, v in a["settings"]["agents"].items() if k != salt}
     assert rest == {k: v for k, v in b["settings"]["agents"].items() if k != salt}
     assert (first / CONFIG_FILE).read_text() == (second / CONFIG_FILE).read_text()
+
+
+def _demo_request(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> Request:
+    """The request `agentload demo ARGV` would execute (nothing is run)."""
+    asked: list[Request] = []
+
+    def capture(request: Request, console: object = None) -> None:
+        asked.append(request)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(execute_module, "execute", capture)
+    assert main(["demo", *argv]) == EXIT_INTERRUPTED
+    return asked[0]
+
+
+def test_a_demos_config_holds_its_workload_tiers_and_windows_and_runs_the_same_demo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _demo_request(monkeypatch, ["--out", str(tmp_path / "a")])
+    assert first.workload == presets.LOCAL_WORKLOAD
+    assert [t.name for t in first.search.tiers] == [t.name for t in preset(presets.DEMO_TIERS)]
+    assert first.agents.start_mid_session and first.agents.api == "chat"
+    text = first.config or ""
+    assert f"workload = {json.dumps(presets.LOCAL_WORKLOAD)}" in text
+    assert 'tiers = "local-cpu"' in text and f"window = {presets.DEMO_WINDOW_S!r}" in text
+    path = tmp_path / CONFIG_FILE
+    path.write_text(text)
+    again = _demo_request(monkeypatch, ["--config", str(path), "--out", str(tmp_path / "b")])
+    assert again.search == first.search and again.workload == first.workload
+    assert again.agents.model_copy(update={"run_salt": first.agents.run_salt}) == first.agents

@@ -10,7 +10,8 @@ import html
 from collections.abc import Sequence
 
 import orjson
-from rich.console import Console
+from rich.console import Console, JustifyMethod
+from rich.text import Text
 
 from agentload.analysis.table import Table, format_cell
 from agentload.console import wide_console
@@ -33,16 +34,25 @@ def print_tables(tables: Sequence[Table], console: Console | None = None) -> Non
     console = console or wide_console()
     for table in tables:
         columns = tuple(
-            Column(header, key=index == 0, justify="left" if index == 0 else "right")
+            Column(header, key=index == 0, justify=_justify(table, index))
             for index, header in enumerate(table.headers)
         )
         rows = tuple(tuple(format_cell(cell) for cell in row) for row in table.rows)
         console_lines(Grid(table.title, columns, rows), console)
         if table.source:
-            console.print(f"  from: {table.source}", markup=False, highlight=False)
+            console.print(Text(f"  from: {table.source}"))
         for note in table.notes:
-            console.print(f"  note: {note}", markup=False, highlight=False)
+            console.print(Text(f"  note: {note}"))
         console.print()
+
+
+def _justify(table: Table, index: int) -> JustifyMethod:
+    """Left for the first column and for words (`rented at $2.00/GPU-h`, a source), right for
+    figures (`1,363,636`, `90.5% : 7.2% : 2.3%`, `$1.20`)."""
+    if index == 0:
+        return "left"
+    words = any(isinstance(row[index], str) and str(row[index])[:1].isalpha() for row in table.rows)
+    return "left" if words else "right"
 
 
 def tables_json(tables: Sequence[Table]) -> str:

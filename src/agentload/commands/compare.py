@@ -5,13 +5,15 @@ and HTML). A typed system repeated under one label holds one tier per `--system`
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
+
+from rich.text import Text
 
 from agentload.analysis.compare import compare, unique_labels
 from agentload.analysis.render import tables_html
 from agentload.analysis.results import TYPED_IN, OperatingPoint, Results, load_results
 from agentload.commands.figures import one_line_errors, parse_number, show_tables
+from agentload.console import err_console
 from agentload.errors import InputError
 from agentload.results.summary import PowerFigures
 
@@ -99,7 +101,7 @@ def _compare(args: argparse.Namespace) -> int:
             out.write_text(tables_html("agentload compare", tables), encoding="utf-8")
         except OSError as exc:
             raise InputError(f"cannot write: {exc.strerror}", path=out) from None
-        print(f"wrote {out}", file=sys.stderr)
+        err_console().print(Text(f"wrote {out}"))
     return 0
 
 

@@ -1,5 +1,10 @@
 """`agentload demo`: the search against the embedded local engine, ending with a report.
 
+The demo is `search` with CPU-scaled defaults (`agentload.run.presets`: the workload, the
+`local-cpu` tiers, short windows) taken as its options' defaults, so its saved `config.toml`
+holds every one of them (the workload's spec and the tiers included) and `agentload demo
+--config DIR/config.toml` runs the same demo again, even after the presets change.
+
 Its per-MW figures come from the CPU the engine runs on: RAPL's energy counters where this
 machine exposes them (measured), else a declared figure per vCPU, marked assumed everywhere
 (`agentload.measure.power_spec.cpu_power_spec`).
@@ -9,13 +14,27 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from agentload.cli import EXIT_INTERRUPTED
+from agentload.commands.options import add_workload_arguments, agents_from
+from agentload.commands.search import add_search_arguments, search_settings_from
 from agentload.config_file import add_config_argument, effective_config
-from agentload.results.tiers import preset
 from agentload.run import presets
-from agentload.run.search_settings import SearchSettings
-from agentload.run.settings import AgentSettings
+
+DEFAULTS: dict[str, Any] = {
+    "workload": presets.LOCAL_WORKLOAD,
+    "max_agents": presets.DEMO_MAX_AGENTS,
+    "settle": presets.DEMO_SETTLE_S,
+    "window": presets.DEMO_WINDOW_S,
+    "max_window": presets.DEMO_MAX_WINDOW_S,
+    "ramp": presets.DEMO_RAMP_S,
+    "min_samples": presets.DEMO_MIN_SAMPLES,
+    "precision": presets.DEMO_PRECISION,
+}
+"""The demo's options where they differ from search's (tiers: `presets.DEMO_TIERS`)."""
+DEMO_API = "chat"
+"""The embedded engine is asked through its chat endpoint."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,9 +44,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Starts llama.cpp with the generated model, searches for the most agents "
         "meeting each CPU-scaled SLO tier on the CPU-scaled agentic workload, and reports. "
         "Per-MW figures: the CPU's RAPL counters where readable, else a declared "
-        "watts-per-vCPU figure, marked assumed.",
+        "watts-per-vCPU figure, marked assumed. The workload and search options are "
+        "search's, with the demo's defaults; its config.toml holds them all.",
     )
-    parser.add_argument("--max-agents", type=int, default=presets.DEMO_MAX_AGENTS)
+    add_workload_arguments(parser)
+    add_search_arguments(parser, presets.DEMO_TIERS)
+    parser.set_defaults(**DEFAULTS)
     parser.add_argument("--out", type=Path, help="results directory (default: results/<time>-demo)")
     power = parser.add_mutually_exclusive_group()
     power.add_argument(
@@ -42,6 +64,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=handle)
 
 
+def name_default_tiers(args: argparse.Namespace) -> None:
+    """The demo's tiers named in its options (so in its saved config) when none were given:
+    a default would be whatever the preset is when the file is run again."""
+    if not (args.tiers or args.tier or args.tiers_file):
+        args.tiers = presets.DEMO_TIERS
+
+
 def handle(args: argparse.Namespace) -> int:
     from agentload.commands.finish import finish
     from agentload.engines.llamacpp import engine_threads
@@ -49,16 +78,8 @@ def handle(args: argparse.Namespace) -> int:
     from agentload.run.execute import Request, default_out_dir, execute
     from agentload.target.deployment import TargetOptions
 
-    search = SearchSettings(
-        tiers=preset(presets.DEMO_TIERS),
-        max_agents=args.max_agents,
-        settle_s=presets.DEMO_SETTLE_S,
-        window_s=presets.DEMO_WINDOW_S,
-        max_window_s=presets.DEMO_MAX_WINDOW_S,
-        ramp_s=presets.DEMO_RAMP_S,
-        min_samples=presets.DEMO_MIN_SAMPLES,
-        precision=presets.DEMO_PRECISION,
-    )
+    name_default_tiers(args)
+    search = search_settings_from(args, presets.DEMO_TIERS)
     threads = engine_threads()
     power = (
         parse_power_spec(args.power)
@@ -66,13 +87,14 @@ def handle(args: argparse.Namespace) -> int:
         else cpu_power_spec(threads, watts=args.cpu_watts)
     )
     request = Request(
-        workload=presets.LOCAL_WORKLOAD,
+        workload=args.workload,
         search=search,
         target=TargetOptions(engine_threads=threads),
         out=args.out or default_out_dir("demo"),
         label="demo",
-        agents=AgentSettings(start_mid_session=True),
+        agents=agents_from(args, start_mid_session=True, api=DEMO_API),
         power=power,
+        skip_bad_lines=args.skip_bad_lines,
         config=effective_config(args, "demo"),
     )
     summary = execute(request)

@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from rich.text import Text
 
+from agentload.console import wide_console
 from agentload.errors import AgentloadError
 from agentload.results.load import load_results
 from agentload.results.record import RequestRecord
@@ -59,12 +61,13 @@ def run_export(args: argparse.Namespace) -> int:
     }
     out = args.out or args.results / DEFAULT_FOLDER
     out.mkdir(parents=True, exist_ok=True)
+    console = wide_console()
     for name in TABLES:
         path = out / f"{name}.{args.format}"
         (write_parquet if args.format == "parquet" else write_csv)(tables[name], path)
-        print(f"{path}  ({len(tables[name])} rows)")
+        console.print(Text(f"{path}  ({len(tables[name])} rows)"))
     for note in files.notes:
-        print(f"note: {note}")
+        console.print(Text(f"note: {note}"))
     return 0
 
 

@@ -7,15 +7,16 @@ from __future__ import annotations
 import argparse
 import functools
 import math
-import sys
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
+from rich.text import Text
 
 from agentload.analysis.cost import HostedPrices
 from agentload.analysis.render import print_tables, tables_json
 from agentload.analysis.table import Table
+from agentload.console import err_console
 from agentload.errors import InputError, first_problem
 
 PERCENT = 100.0
@@ -71,7 +72,7 @@ def parse_number(text: str, flag: str, *, percent: bool = False, positive: bool 
 
 def warn(message: str) -> None:
     """One warning line on stderr: the answer is still given, but the input looks like a slip."""
-    print(f"agentload: warning: {message}", file=sys.stderr)
+    err_console().print(Text(f"agentload: warning: {message}"))
 
 
 def number_arg(args: argparse.Namespace, name: str, **kwargs: bool) -> float | None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
-from agentload.console import wide_console
+from agentload.console import err_console, wide_console
 from agentload.report.html import write_report
 from agentload.report.load import load_view
 from agentload.report.terminal import print_summary, selfcheck_line
@@ -17,13 +18,13 @@ from agentload.results.summary import Summary
 def finish(summary: Summary, out: Path, console: Console | None = None) -> Path:
     """Print the summary `agentload report` prints (tiers and why, probes or the run's window,
     notes), the client's self-check, then write `report.html`; returns its path."""
-    console = console or Console(stderr=True)
+    console = console or err_console()
     view = load_view(out)
     print_summary(view, wide_console())
     check = selfcheck_line(summary.selfcheck)
     if check:
-        console.print(check, highlight=False)
-    console.print(f"results: {out}", highlight=False)
+        console.print(check)
+    console.print(Text(f"results: {out}"))
     path = write_report(view)
-    console.print(f"report: {path}", highlight=False)
+    console.print(Text(f"report: {path}"))
     return path

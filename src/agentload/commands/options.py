@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
+from rich.text import Text
 
+from agentload.console import err_console
 from agentload.errors import AgentloadError, first_problem
 from agentload.measure.power_spec import PowerSpec, power_spec_from_options
 from agentload.run.execute import Backend, HostOptions, default_out_dir
@@ -189,12 +190,14 @@ def add_output_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
     parser.add_argument("--label", default=verb, help=f"a name for this {verb} in reports")
 
 
-def agents_from(args: argparse.Namespace, *, start_mid_session: bool) -> AgentSettings:
-    """AgentSettings from parsed arguments."""
+def agents_from(
+    args: argparse.Namespace, *, start_mid_session: bool, api: str | None = None
+) -> AgentSettings:
+    """AgentSettings from parsed arguments (`api` for a verb without `--api`: the demo)."""
     values: dict[str, object] = {
         "start_mid_session": start_mid_session,
         "reply_history": args.history,
-        "api": args.api,
+        "api": api or args.api,
         "seed": args.seed,
     }
     if args.salt:
@@ -208,9 +211,8 @@ def agents_from(args: argparse.Namespace, *, start_mid_session: bool) -> AgentSe
 
 def target_from(args: argparse.Namespace) -> TargetOptions:
     if args.insecure:
-        print(
-            "agentload: warning: --insecure: the server's TLS certificate is not verified",
-            file=sys.stderr,
+        err_console().print(
+            Text("agentload: warning: --insecure: the server's TLS certificate is not verified")
         )
     return TargetOptions(
         url=args.url,

@@ -29,9 +29,10 @@ from agentload.search.plans import BISECT, DEFAULT_PLAN
 from agentload.search.prior import load_prior
 
 
-def add_search_arguments(parser: argparse.ArgumentParser) -> None:
-    """Tier and search-bound options, shared by search and demo."""
-    tiers = parser.add_argument_group("SLO tiers (default: the agentperf preset)")
+def add_search_arguments(parser: argparse.ArgumentParser, default_tiers: str = "agentperf") -> None:
+    """Tier and search-bound options, shared by search and demo (whose tiers default to
+    another preset)."""
+    tiers = parser.add_argument_group(f"SLO tiers (default: the {default_tiers} preset)")
     tiers.add_argument("--tiers", choices=PRESETS, help="a preset ladder of tiers")
     tiers.add_argument(
         "--tier",

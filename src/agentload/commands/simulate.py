@@ -32,6 +32,7 @@ from agentload.commands.search import add_search_arguments, search_settings_from
 from agentload.config_file import add_config_argument, effective_config
 from agentload.console import wide_console
 from agentload.errors import AgentloadError
+from agentload.tables import Column, Grid, console_lines
 
 if TYPE_CHECKING:
     from agentload.results.summary import CalibrationFacts
@@ -250,11 +251,8 @@ def print_calibration(facts: CalibrationFacts) -> None:
         f"{', '.join(str(a) for a in facts.fitted_agents)} agents, {facts.evaluations} "
         f"simulations): {factors}; prompt tokens x{facts.prompt_token_scale:.3f}"
     )
-    table = Table(title="measured vs calibrated simulation", title_justify="left")
-    for column in ("agents", "figure", "measured", "simulated", "error", "fitted"):
-        table.add_column(column, justify="right" if column != "figure" else "left")
-    for row in facts.points:
-        table.add_row(
+    rows = tuple(
+        (
             str(row.agents),
             row.figure,
             _figure(row.measured),
@@ -262,7 +260,14 @@ def print_calibration(facts: CalibrationFacts) -> None:
             "—" if row.error is None else f"{row.error:+.1%}",
             "yes" if row.fitted else "no",
         )
-    console.print(table)
+        for row in facts.points
+    )
+    columns = (
+        Column("agents", key=True),
+        Column("figure", key=True, justify="left"),
+        *(Column(name) for name in ("measured", "simulated", "error", "fitted")),
+    )
+    console_lines(Grid("measured vs calibrated simulation", columns, rows), console)
 
 
 def _figure(value: float) -> str:

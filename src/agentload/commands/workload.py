@@ -8,15 +8,16 @@ import sys
 
 import orjson
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
 from agentload.console import wide_console
 from agentload.errors import AgentloadError
 from agentload.sim.facts import KvReport
+from agentload.tables import Column, Grid, console_lines
 from agentload.workload.load import DEFAULT_WORKLOAD, load_workload
 from agentload.workload.model import Workload
 from agentload.workload.mooncake import DEFAULT_BLOCK_SIZE
-from agentload.workload.shape import compare_shapes
+from agentload.workload.shape import ShapeDistance, compare_shapes
 from agentload.workload.stats import Distribution, WorkloadStats, workload_stats
 
 SOURCE_HELP = (
@@ -110,25 +111,36 @@ def _kv(args: argparse.Namespace, workload: Workload) -> KvReport | None:
     )
 
 
+FIGURE_COLUMNS = (
+    Column("figure", key=True, justify="left"),
+    Column("value"),
+    Column("unit", justify="left"),
+)
+"""A table of figures, one a row: its name, its value and its unit."""
+COMPARE_COLUMNS = ("KS", "noise (95%)", "p50 ref", "p50 cand", "mean ref", "mean cand")
+
+
 def print_kv(kv: KvReport, console: Console) -> None:
     """The KV working set: bytes per token, tokens an agent holds, HBM a perfect prefix cache
     needs, and the agents that fit a deployment."""
-    table = Table(title=f"KV working set on {kv.model}", title_justify="left")
-    table.add_column("figure")
-    table.add_column("value", justify="right")
-    table.add_column("unit")
-    table.add_row("KV per token", f"{kv.kv_bytes_per_token / 1024:,.1f}", "KiB (whole model)")
-    table.add_row("held by an agent in a call", f"{kv.tokens_per_agent_active:,.0f}", "tokens")
-    table.add_row("kept through its tool time", f"{kv.tokens_per_agent_idle:,.0f}", "tokens")
-    table.add_row("largest call", f"{kv.tokens_per_agent_peak:,.0f}", "tokens")
-    table.add_row("shared prefix", f"{kv.shared_tokens:,.0f}", "tokens (once)")
-    for agents, gb in kv.hbm_needed_gb.items():
-        table.add_row(f"HBM for a perfect cache at {agents:,} agents", f"{gb:,.1f}", "GB")
+    rows: list[tuple[str, str, str]] = [
+        ("KV per token", f"{kv.kv_bytes_per_token / 1024:,.1f}", "KiB (whole model)"),
+        ("held by an agent in a call", f"{kv.tokens_per_agent_active:,.0f}", "tokens"),
+        ("kept through its tool time", f"{kv.tokens_per_agent_idle:,.0f}", "tokens"),
+        ("largest call", f"{kv.tokens_per_agent_peak:,.0f}", "tokens"),
+        ("shared prefix", f"{kv.shared_tokens:,.0f}", "tokens (once)"),
+    ]
+    rows += [
+        (f"HBM for a perfect cache at {agents:,} agents", f"{gb:,.1f}", "GB")
+        for agents, gb in kv.hbm_needed_gb.items()
+    ]
     if kv.deployment is not None:
-        table.add_row("deployment", kv.deployment, "")
-        table.add_row("its HBM for KV", f"{kv.kv_capacity_tokens or 0:,}", "tokens")
-        table.add_row("agents whose working set fits", f"{kv.agents_that_fit:,}", "agents")
-    console.print(table)
+        rows += [
+            ("deployment", kv.deployment, ""),
+            ("its HBM for KV", f"{kv.kv_capacity_tokens or 0:,}", "tokens"),
+            ("agents whose working set fits", f"{kv.agents_that_fit:,}", "agents"),
+        ]
+    console_lines(Grid(f"KV working set on {kv.model}", FIGURE_COLUMNS, tuple(rows)), console)
 
 
 def run_compare(args: argparse.Namespace) -> int:
@@ -138,26 +150,39 @@ def run_compare(args: argparse.Namespace) -> int:
         sys.stdout.write(comparison.model_dump_json(indent=2) + "\n")
         return 0
     console = wide_console()
-    console.print(f"reference: {comparison.reference}", highlight=False)
-    console.print(f"candidate: {comparison.candidate}", highlight=False)
-    table = Table(title="Kolmogorov-Smirnov distance, distribution by distribution")
-    for column in ("quantity", "unit", "KS", "noise (95%)", "p50 ref", "p50 cand", "mean ref",
-                   "mean cand"):  # fmt: skip
-        table.add_column(column, justify="left" if column in ("quantity", "unit") else "right")
-    for d in comparison.distances:
-        table.add_row(
+    console.print(Text(f"reference: {comparison.reference}"))
+    console.print(Text(f"candidate: {comparison.candidate}"))
+    columns = (
+        Column("quantity", key=True, justify="left"),
+        Column("unit", key=True, justify="left"),
+        *(Column(name) for name in COMPARE_COLUMNS),
+    )
+    rows = tuple(
+        (
             d.label,
             d.unit,
             "—" if d.ks is None else f"{d.ks:.3f}",
             "—" if d.critical_95 is None else f"{d.critical_95:.3f}",
-            *("—" if v is None else _number(v) for v in
-              (d.reference_p50, d.candidate_p50, d.reference_mean, d.candidate_mean)),
-        )  # fmt: skip
-    console.print(table)
+            *(_number(v) for v in _values(d)),
+        )
+        for d in comparison.distances
+    )
+    title = "Kolmogorov-Smirnov distance, distribution by distribution"
+    console_lines(Grid(title, columns, rows), console)
     return 0
 
 
-def _number(value: float) -> str:
+def _values(d: ShapeDistance) -> tuple[float | None, ...]:
+    return (d.reference_p50, d.candidate_p50, d.reference_mean, d.candidate_mean)
+
+
+def _spread(dist: Distribution) -> tuple[float, ...]:
+    return (dist.min, dist.p5, dist.p50, dist.mean, dist.p95, dist.max)
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "—"
     if value == int(value) and abs(value) >= 1:
         return f"{value:,.0f}"
     if abs(value) >= 100:
@@ -167,44 +192,37 @@ def _number(value: float) -> str:
 
 def print_stats(stats: WorkloadStats, console: Console) -> None:
     """The statistics as terminal tables, every figure with its unit."""
-    console.print(f"[bold]{stats.name}[/bold]  (fingerprint {stats.fingerprint})")
-    console.print(f"source: {stats.source}", highlight=False)
-    summary = Table(show_header=False, box=None, pad_edge=False)
-    summary.add_column("what")
-    summary.add_column("value", justify="right")
-    summary.add_column("unit")
-    summary.add_row("sessions", f"{stats.sessions:,}", "sessions")
+    console.print(Text(f"{stats.name}  (fingerprint {stats.fingerprint})", style="bold"))
+    console.print(Text(f"source: {stats.source}"))
+    rows: list[tuple[str, str, str]] = [("sessions", f"{stats.sessions:,}", "sessions")]
     if stats.subagent_sessions:
-        summary.add_row(
-            "subagent sessions", f"{stats.subagent_sessions:,}", "sessions (calls counted above)"
+        rows.append(
+            ("subagent sessions", f"{stats.subagent_sessions:,}", "sessions (calls counted above)")
         )
-    summary.add_row("calls", f"{stats.calls:,}", "model calls")
-    summary.add_row("input", f"{stats.total_input_tokens:,}", "tokens")
-    summary.add_row("output", f"{stats.total_output_tokens:,}", "tokens")
-    summary.add_row(
-        "prefix-cache hit rate (theoretical)",
-        f"{stats.prefix_cache_hit_rate:.1%}",
-        "of input tokens, perfect unbounded cache, prompts only",
-    )
-    summary.add_row(
-        "  with replies cached",
-        f"{stats.prefix_cache_hit_rate_with_replies:.1%}",
-        "of input tokens, the cache also keeps each reply",
-    )
+    rows += [
+        ("calls", f"{stats.calls:,}", "model calls"),
+        ("input", f"{stats.total_input_tokens:,}", "tokens"),
+        ("output", f"{stats.total_output_tokens:,}", "tokens"),
+        (
+            "prefix-cache hit rate (theoretical)",
+            f"{stats.prefix_cache_hit_rate:.1%}",
+            "of input tokens, perfect unbounded cache, prompts only",
+        ),
+        (
+            "  with replies cached",
+            f"{stats.prefix_cache_hit_rate_with_replies:.1%}",
+            "of input tokens, the cache also keeps each reply",
+        ),
+    ]
     if stats.blocks_seen_before_share is not None:
-        summary.add_row(
-            "blocks seen before", f"{stats.blocks_seen_before_share:.1%}", "of prompt blocks"
+        rows.append(
+            ("blocks seen before", f"{stats.blocks_seen_before_share:.1%}", "of prompt blocks")
         )
-    summary.add_row("output share", f"{stats.output_share:.1%}", "of input + output tokens")
+    rows.append(("output share", f"{stats.output_share:.1%}", "of input + output tokens"))
     if stats.skipped_lines:
-        summary.add_row("skipped bad lines", f"{stats.skipped_lines:,}", "lines")
-    console.print(summary)
-    table = Table(title="distributions")
-    table.add_column("quantity")
-    table.add_column("unit")
-    for column in ("min", "p5", "p50", "mean", "p95", "max"):
-        table.add_column(column, justify="right")
-    rows: list[tuple[str, Distribution | None]] = [
+        rows.append(("skipped bad lines", f"{stats.skipped_lines:,}", "lines"))
+    console_lines(Grid("Workload", FIGURE_COLUMNS, tuple(rows)), console)
+    dists: list[tuple[str, Distribution | None]] = [
         ("calls per session", stats.calls_per_session),
         ("input per call", stats.input_tokens),
         ("recorded input per call", stats.recorded_input_tokens),
@@ -212,11 +230,19 @@ def print_stats(stats: WorkloadStats, console: Console) -> None:
         ("output per call", stats.output_tokens),
         ("tool time between calls", stats.tool_time_s),
     ]
-    for label, dist in rows:
-        if dist is None:
-            continue
-        values = (dist.min, dist.p5, dist.p50, dist.mean, dist.p95, dist.max)
-        table.add_row(label, dist.unit, *(_number(v) for v in values))
-    console.print(table)
-    for note in stats.notes:
-        console.print(f"note: {note}", highlight=False)
+    columns = (
+        Column("quantity", key=True, justify="left"),
+        Column("unit", key=True, justify="left"),
+        *(Column(name) for name in ("min", "p5", "p50", "mean", "p95", "max")),
+    )
+    table = tuple(
+        (
+            label,
+            dist.unit,
+            *(_number(v) for v in _spread(dist)),
+        )
+        for label, dist in dists
+        if dist is not None
+    )
+    notes = tuple(f"note: {note}" for note in stats.notes)
+    console_lines(Grid("Distributions", columns, table, notes), console)

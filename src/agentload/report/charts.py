@@ -7,16 +7,40 @@ resets); clicking a legend entry singles a series out. Layers are named (`probe-
 `tier-point`, `tier-floor`, `mix-bar`, `cache-bar`, ...) and their rows are the spec's datasets
 of the same purpose (`probes`, `rings`, `floors`, `mix`, `cache`), so tests and readers find
 them; strings from files go in as data only, never as field names or expressions.
+
+No label leaves its chart or covers another at any width the page gives it: the scales are
+fixed here and the curve's labels placed by `agentload.report.labels` (a row's `spot` picks its
+text layer); the figures on bars go inside them, or none where the bars are too narrow.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from agentload.report import vega as vl
 from agentload.report.context import PROBE_WINDOWS, ReportContext, number
 from agentload.report.formats import e, fmt, pct
+from agentload.report.labels import (
+    GAP_PX,
+    LINE_HEIGHT,
+    MIN_PLOT_WIDTH_PX,
+    Label,
+    Obstacles,
+    Placer,
+    Plot,
+    Spot,
+    around,
+    beside_rule,
+    indexed,
+    nice_ceiling,
+    point_box,
+    share,
+    text_width,
+    vertical_line,
+)
 from agentload.report.palette import (
     BLUE,
     GREEN,
@@ -34,13 +58,29 @@ CURVE_HEIGHT = 420
 BAR_HEIGHT = 300
 PROBE_POINT_SIZE = 95
 """Area of a probe's dot, px² (a radius of 5.5 px)."""
+PROBE_RADIUS_PX = 5.5
 TIER_RING_PX = 10.0
 TIER_RING_STEP_PX = 4.0
 """Rings of several tiers at one probe grow by this much each, so all stay visible."""
+RING_STROKE_PX = 2.5
+LABEL_FONT_PX = 11
 LABEL_ROW_PX = 13.0
 REF_DASH = [6, 4]
-FLOOR_LABEL_ROWS = 3
-"""Floor labels take turns over this many rows at the top, so close floors stay readable."""
+FLOOR_ROWS_PX = tuple(LABEL_ROW_PX * (k + 0.75) for k in range(8))
+"""Where a floor's label may sit below the plot's top, px: the first row with room."""
+X_MARGIN = 0.04
+"""The curve's x scale reaches this share of its span past the outermost point or floor."""
+Y_HEADROOM = 0.06
+"""The curve's y scale reaches this share above the busiest probe (room for labels)."""
+NO_SPOT = -1
+BAR_LABEL_PX = 10
+"""Font size of the figures on the bars."""
+BAR_LABEL_INSET_PX = 4.0
+MIX_LABEL_DY_PX = 6.0
+BAND_PADDING = 0.1
+"""The share of a band scale's step left between bars (Vega-Lite's default)."""
+UPRIGHT_DEG = 270
+"""Text turned to read upwards."""
 
 
 # --- the curve -------------------------------------------------------------------------------
@@ -68,20 +108,23 @@ def _curve(ctx: ReportContext) -> str:
         return empty_chart(heading, "no probes measured")
     tiers = ctx.tiers
     probes = _probe_rows(ctx)
+    if not probes:
+        return empty_chart(heading, "no probe has an output-speed sample to place it")
     floors = [
         {
             "x": tier.output_speed_floor_tokens_per_s,
             "series": f"tier {tier.name}",
             "label": f"{tier.name} floor {tier.output_speed_floor_tokens_per_s:g} tok/s",
-            "row": LABEL_ROW_PX * (1 + i % FLOOR_LABEL_ROWS),
         }
-        for i, tier in enumerate(tiers)
+        for tier in tiers
         if tier.output_speed_floor_tokens_per_s is not None
     ]
     rings = _ring_rows(ctx)
+    frame = _curve_frame(probes, floors, rings)
     x_title = f"p{ctx.speed_q} output speed per request (tokens/s per agent)"
     y_title = f"total tokens/s {ctx.per_gpu_unit}"
-    x, y = vl.quant("x", x_title), vl.quant("y", y_title)
+    x = vl.quant("x", x_title, scale={"domain": list(frame.x), "nice": False, "zero": False})
+    y = vl.quant("y", y_title, scale={"domain": [0.0, frame.top], "nice": False})
     series = ["probe", *(f"tier {t.name}" for t in tiers)]
     color = vl.colors("series", series, [BLUE, *(tier_color(i) for i in range(len(tiers)))])
     faded = vl.faded("pick")
@@ -92,7 +135,8 @@ def _curve(ctx: ReportContext) -> str:
         vl.tooltip("ttft", "p95 TTFT, s", ",.2f"),
         vl.tooltip("verdicts", "verdicts"),
     ]
-    text = vl.mark("text", align="left", fontSize=11)
+    text = vl.mark("text", fontSize=LABEL_FONT_PX)
+    spots = _place_curve_labels(frame, probes, floors, rings)
     layers = [
         vl.layer(
             "curve-line",
@@ -112,13 +156,8 @@ def _curve(ctx: ReportContext) -> str:
             y=y,
             tooltip=probe_tip,
         ),
-        vl.layer(
-            "probe-label",
-            "probes",
-            {**text, "dx": 8, "dy": -8, "color": BLUE},
-            x=x,
-            y=y,
-            text=vl.nominal("label"),
+        *vl.spotted_text(
+            "probes", spots["probes"], {**text, "color": BLUE}, x=x, y=y, text=vl.nominal("label")
         ),
     ]
     if floors:
@@ -132,12 +171,12 @@ def _curve(ctx: ReportContext) -> str:
                 opacity=faded,
                 tooltip=[vl.tooltip("label", "output-speed floor")],
             ),
-            vl.layer(
-                "tier-floor-label",
+            *vl.spotted_text(
                 "floors",
-                {**text, "dx": 4},
+                spots["floors"],
+                text,
                 x=x,
-                y=vl.quant("row", scale=None),
+                y={"value": 0},
                 text=vl.nominal("label"),
                 color=color,
             ),
@@ -152,7 +191,7 @@ def _curve(ctx: ReportContext) -> str:
             vl.layer(
                 "tier-point",
                 "rings",
-                vl.mark("point", shape="circle", filled=False, strokeWidth=2.5),
+                vl.mark("point", shape="circle", filled=False, strokeWidth=RING_STROKE_PX),
                 x=x,
                 y=y,
                 color=color,
@@ -161,20 +200,15 @@ def _curve(ctx: ReportContext) -> str:
                 tooltip=ring_tip,
             )
         )
-        for level in sorted({r["level"] for r in rings}):
-            dy = -TIER_RING_PX - LABEL_ROW_PX * level
-            layers.append(
-                vl.layer(
-                    None,
-                    "rings",
-                    {**text, "dx": TIER_RING_PX + 4, "dy": dy, "fontWeight": 600},
-                    transform=[{"filter": {"field": "level", "equal": level}}],
-                    x=x,
-                    y=y,
-                    text=vl.nominal("label"),
-                    color=color,
-                )
-            )
+        layers += vl.spotted_text(
+            "rings",
+            spots["rings"],
+            {**text, "fontWeight": 600},
+            x=x,
+            y=y,
+            text=vl.nominal("label"),
+            color=color,
+        )
     spec = vl.layered(
         vl.title(heading, ctx.subtitle(PROBE_WINDOWS, ctx.point_sources)),
         layers,
@@ -188,6 +222,83 @@ def _curve(ctx: ReportContext) -> str:
         else ""
     )
     return chart_html("curve", spec, label=heading) + note
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """The curve's scales, fixed here so its labels can be placed: x from `x[0]` to `x[1]`
+    tokens/s, y from 0 to `top`."""
+
+    x: tuple[float, float]
+    top: float
+
+    def at(self, x: float, y: float) -> tuple[float, float]:
+        """(share of the plot's width, pixels from its top) of a point."""
+        return share(x, *self.x), (1 - y / self.top) * CURVE_HEIGHT
+
+
+def _curve_frame(probes: list[Spec], floors: list[Spec], rings: list[Spec]) -> _Frame:
+    xs = [r["x"] for r in (*probes, *floors, *rings)]
+    ys = [r["y"] for r in (*probes, *rings)]
+    low, high = min(xs), max(xs)
+    pad = (high - low) * X_MARGIN or max(high, 1.0) * X_MARGIN
+    top = nice_ceiling(max(ys, default=1.0) * (1 + Y_HEADROOM) or 1.0)
+    return _Frame((max(0.0, low - pad), high + pad), top)
+
+
+def _place_curve_labels(
+    frame: _Frame, probes: list[Spec], floors: list[Spec], rings: list[Spec]
+) -> dict[str, list[Spec]]:
+    """Where each label goes (`agentload.report.labels`): the rings' answers first, then the
+    floors (beside their rules, near the top), then the probes' agent counts, clear of every
+    dot and ring. Each row gets its spot's index in `spot` (-1: no room; its tooltip still
+    says it); returns each dataset's spots."""
+    dots = [point_box(*frame.at(r["x"], r["y"]), PROBE_RADIUS_PX + 1) for r in probes]
+    circles = [point_box(*frame.at(r["x"], r["y"]), r["radius"] + RING_STROKE_PX) for r in rings]
+    rules = [vertical_line(frame.at(r["x"], 0)[0], 0, CURVE_HEIGHT) for r in floors]
+    outer: dict[int, float] = {}  # the outermost ring at each probe: its labels go past it
+    for r in rings:
+        outer[r["agents"]] = max(outer.get(r["agents"], 0.0), r["radius"] + RING_STROKE_PX)
+
+    def labels(
+        name: str,
+        rows: list[Spec],
+        spots: Callable[[Spec], tuple[Spot, ...]],
+        anchor: Callable[[Spec], tuple[float, float]],
+        bold: bool = False,
+    ) -> list[Label]:
+        return [
+            Label(f"{name}:{i}", r["label"], *anchor(r), LABEL_FONT_PX, spots(r), bold=bold)
+            for i, r in enumerate(rows)
+            if r["label"]
+        ]  # fmt: skip
+
+    def dot(row: Spec) -> tuple[float, float]:
+        return frame.at(row["x"], row["y"])
+
+    placer = Placer(Plot(CURVE_HEIGHT))
+    placed = {  # an answer's label may cover a dot rather than be left out
+        **placer.place(
+            labels("rings", rings, lambda r: around(outer[r["agents"]]), dot, bold=True),
+            Obstacles(circles, [*dots, *rules]),
+        ),
+        **placer.place(
+            labels("floors", floors, lambda r: beside_rule(FLOOR_ROWS_PX),
+                   lambda r: (frame.at(r["x"], 0)[0], 0.0)),
+            Obstacles([*circles, *dots], rules),
+        ),
+        **placer.place(
+            labels("probes", probes, lambda r: around(PROBE_RADIUS_PX), dot),
+            Obstacles([*circles, *dots], rules),
+        ),
+    }  # fmt: skip
+    out: dict[str, list[Spec]] = {}
+    for name, rows in (("rings", rings), ("floors", floors), ("probes", probes)):
+        mine = {k: v for k, v in placed.items() if k.startswith(f"{name}:")}
+        out[name], index = indexed(mine)
+        for i, row in enumerate(rows):
+            row["spot"] = index.get(f"{name}:{i}", NO_SPOT)
+    return out
 
 
 def _probe_rows(ctx: ReportContext) -> list[Spec]:
@@ -227,6 +338,7 @@ def _ring_rows(ctx: ReportContext) -> list[Spec]:
         rows.append(
             {
                 "tier": tier.name,
+                "radius": radius,
                 "agents": tier.max_agents,
                 "x": speed,
                 "y": total,
@@ -272,11 +384,17 @@ def mix_chart(ctx: ReportContext) -> str:
             {
                 "probe": label,
                 "total": ctx.per_gpu(total) or 0.0,
-                "label": f"{pct(out / total) if total and out is not None else '—'} out",
+                "label": f"{pct(out / total) if total and out is not None else '—'}",
             }
         )
     unit = f"tokens/s {ctx.per_gpu_unit}"
     x = vl.nominal("probe", "agents (one bar per probe)", sort=labels, axis={"labelAngle": 0})
+    stacked: Counter[str] = Counter()
+    for row in rows:
+        stacked[row["probe"]] += row["rate"]
+    top = max([*stacked.values(), *(t["total"] for t in tops)], default=0.0) or 1.0
+    room = 1 - (BAR_LABEL_PX * LINE_HEIGHT + MIX_LABEL_DY_PX) / BAR_HEIGHT
+    y_scale = {"domain": [0.0, nice_ceiling(top / room)], "nice": False}
     layers = [
         vl.picked(
             "mix-bar",
@@ -284,19 +402,25 @@ def mix_chart(ctx: ReportContext) -> str:
             vl.mark("bar"),
             vl.colors("kind", list(MIX_COLORS), list(MIX_COLORS.values())),
             x=x,
-            y=vl.quant("rate", unit, stack="zero"),
+            y=vl.quant("rate", unit, stack="zero", scale=y_scale),
             order=vl.quant("order"),
             tooltip=[vl.tooltip("label", unit)],
         ),
-        vl.layer(
-            "mix-share",
-            "mix-totals",
-            vl.mark("text", dy=-6, fontSize=10, color=MUTED),
-            x=x,
-            y=vl.quant("total"),
-            text=vl.nominal("label"),
-        ),
     ]
+    words = _fitting([t["label"] + " out" for t in tops], [t["label"] for t in tops], len(tops))
+    if words is not None:
+        for row, text in zip(tops, words, strict=True):
+            row["label"] = text
+        layers.append(
+            vl.layer(
+                "mix-share",
+                "mix-totals",
+                vl.mark("text", dy=-MIX_LABEL_DY_PX, fontSize=BAR_LABEL_PX, color=MUTED),
+                x=x,
+                y=vl.quant("total"),
+                text=vl.nominal("label"),
+            )
+        )
     spec = vl.layered(
         vl.title(heading, ctx.subtitle(PROBE_WINDOWS, ctx.point_sources)),
         layers,
@@ -304,6 +428,55 @@ def mix_chart(ctx: ReportContext) -> str:
         height=BAR_HEIGHT,
     )
     return chart_html("mix", spec, label=heading)
+
+
+def _bar_labels(rows: list[Spec], groups: int, per_group: int, **encoding: Any) -> list[Spec]:
+    """Each bar's figure (`text`) inside its top, in white (above it, grey, where the bar is
+    too short to hold it): level where the bars are wide enough at the narrowest plot,
+    turned upright where they are not, and none where even that would not fit (the tooltips
+    carry the figures). Within its own bar, a label covers no other."""
+    bar_px = MIN_PLOT_WIDTH_PX / max(1, groups) * (1 - BAND_PADDING) / per_group - 2 * GAP_PX
+    wide = max((text_width(r["text"], BAR_LABEL_PX) for r in rows), default=0.0)
+    tall = BAR_LABEL_PX * LINE_HEIGHT
+    if wide <= bar_px:
+        need, turn = tall + 2 * BAR_LABEL_INSET_PX, {}
+        inside = Spot(0, BAR_LABEL_INSET_PX, "center", "top")
+        above = Spot(0, -BAR_LABEL_INSET_PX, "center", "bottom")
+    elif tall <= bar_px:
+        need, turn = wide + 2 * BAR_LABEL_INSET_PX, {"angle": UPRIGHT_DEG}
+        inside = Spot(-BAR_LABEL_INSET_PX, 0, "right", "middle")  # dx runs along the text
+        above = Spot(BAR_LABEL_INSET_PX, 0, "left", "middle")
+    else:
+        return []
+    for row in rows:
+        row["inside"] = row["rate"] * BAR_HEIGHT >= need
+    look = vl.mark("text", fontSize=BAR_LABEL_PX, **turn)
+    return [
+        vl.layer(
+            name,
+            "cache",
+            {**look, **spot.mark(), "color": color},
+            transform=[{"filter": {"field": "inside", "equal": within}}],
+            y=vl.quant("rate"),
+            text=vl.nominal("text"),
+            **encoding,
+        )
+        for name, spot, color, within in (
+            ("cache-label", inside, "white", True),
+            (None, above, MUTED, False),
+        )
+    ]
+
+
+def _fitting(long: list[str], short: list[str], bars: int, per_band: int = 1) -> list[str] | None:
+    """The labels, one per bar, that fit over their bars at the narrowest plot (`bars`
+    groups of `per_band` bars): the long ones, else the short ones, else None (none fits;
+    the tooltips carry the figures)."""
+    room = MIN_PLOT_WIDTH_PX / max(1, bars) * (1 - BAND_PADDING) / per_band - 2 * GAP_PX
+    for labels in (long, short):
+        if all(text_width(t, BAR_LABEL_PX) <= room for t in labels):
+            return labels
+    return None
 
 
 # --- cache hit rates -----------------------------------------------------------------------------
@@ -355,7 +528,27 @@ def cache_section(ctx: ReportContext) -> str:
         axis={"format": "%"},
     )
     offset = vl.nominal("who", scale={"domain": domain})
-    layers = [
+    layers: list[Spec] = []
+    datasets: dict[str, list[Spec]] = {"cache": rows}
+    if theory is not None:  # first, so the bars cover it: a level between the groups
+        label = f"workload's theoretical {pct(theory)}"
+        datasets["theoretical"] = [{"rate": theory, "label": label}]
+        dash = vl.nominal(
+            "label",
+            scale={"domain": [label], "range": [REF_DASH]},
+            legend={"title": None, "symbolStrokeColor": VERMILION, "symbolType": "stroke"},
+        )
+        layers.append(
+            vl.layer(
+                "theoretical",
+                "theoretical",
+                vl.mark("rule", strokeWidth=1.5, color=VERMILION),
+                y=vl.quant("rate"),
+                strokeDash=dash,
+                tooltip=[vl.tooltip("label", "theoretical")],
+            )
+        )
+    layers.append(
         vl.picked(
             "cache-bar",
             "cache",
@@ -365,41 +558,9 @@ def cache_section(ctx: ReportContext) -> str:
             xOffset=offset,
             y=y,
             tooltip=[vl.tooltip("label", "cache hit rate")],
-        ),
-        vl.layer(
-            "cache-label",
-            "cache",
-            vl.mark("text", dy=-5, fontSize=10),
-            x=x,
-            xOffset=offset,
-            y=vl.quant("rate"),
-            text=vl.nominal("text"),
-        ),
-    ]
-    datasets: dict[str, list[Spec]] = {"cache": rows}
-    if theory is not None:
-        datasets["theoretical"] = [
-            {"rate": theory, "label": f"workload's theoretical {pct(theory)}"}
-        ]
-        line = vl.mark("rule", strokeDash=REF_DASH, strokeWidth=1.5, color=VERMILION)
-        words = vl.mark("text", align="right", dx=-4, dy=12, fontSize=11, color=VERMILION)
-        layers += [
-            vl.layer(
-                "theoretical",
-                "theoretical",
-                line,
-                y=vl.quant("rate"),
-                tooltip=[vl.tooltip("label", "theoretical")],
-            ),
-            vl.layer(
-                None,
-                "theoretical",
-                words,
-                x={"value": "width"},
-                y=vl.quant("rate"),
-                text=vl.nominal("label"),
-            ),
-        ]
+        )
+    )
+    layers += _bar_labels(rows, len(labels), len(domain), x=x, xOffset=offset)
     spec = vl.layered(
         vl.title(heading, ctx.subtitle(PROBE_WINDOWS, ctx.point_sources)),
         layers,

@@ -4,13 +4,16 @@ Each line is drawn from the probe's own window of `records.jsonl` (`window_sampl
 `CDF_POINTS` quantiles, with the tiers' ceilings or floors and the percentile the tiers judge
 (p95 TTFT, p25 speed) as reference lines. A log axis when the values span more than `LOG_SPAN`.
 Hovering shows a line's probe, value and fraction; the charts zoom and pan; clicking a legend
-entry singles a probe out.
+entry singles a probe out. The tiers' labels sit beside their rules, each in the first row
+from the top where it covers no other label and, where it can, no line
+(`agentload.report.labels`).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -18,6 +21,19 @@ from agentload.measure.metrics import WindowSamples, window_samples
 from agentload.report import vega as vl
 from agentload.report.context import PROBE_WINDOWS, ReportContext
 from agentload.report.formats import e
+from agentload.report.labels import (
+    Box,
+    Edge,
+    Label,
+    Obstacles,
+    Plot,
+    beside_rule,
+    horizontal_line,
+    indexed,
+    place,
+    share,
+    vertical_line,
+)
 from agentload.report.palette import MUTED, tier_color
 from agentload.report.vega import Spec, chart_html, empty_chart
 from agentload.results.files import RECORDS_FILE
@@ -29,7 +45,12 @@ LOG_SPAN = 30.0
 """A distribution spanning more than this ratio (max / min) gets a log axis."""
 CDF_HEIGHT = 320
 LABEL_ROW_PX = 13.0
-LABEL_ROWS = 3
+LABEL_FONT_PX = 11
+REF_ROWS_PX = tuple(LABEL_ROW_PX * (k + 0.75) for k in range(int(CDF_HEIGHT // LABEL_ROW_PX)))
+"""Where a tier's label may sit below the plot's top, px: the first row with room."""
+X_MARGIN = 0.03
+"""The x scale reaches this share of its span (log or linear) past the data and the tiers."""
+NO_SPOT = -1
 REF_DASH = [6, 4]
 
 
@@ -63,6 +84,53 @@ def distributions_section(ctx: ReportContext) -> str:
         "time), successful requests with at least 2 output tokens whose last token landed in the "
         f"probe's window; dashed lines are tier floors. Source: {e(RECORDS_FILE)}.</p>"
     )
+
+
+def _domain(low: float, high: float, *, log: bool) -> tuple[float, float]:
+    """The x scale's ends: the data and the tiers' limits, `X_MARGIN` of the span beyond."""
+    if log:
+        pad = (high / low) ** X_MARGIN
+        return low / pad, high * pad
+    pad = (high - low) * X_MARGIN or max(abs(high), 1.0) * X_MARGIN
+    return max(0.0, low - pad), high + pad
+
+
+def _place_references(
+    references: list[Spec], rows: list[Spec], *, level: float, at: Callable[[float], float]
+) -> list[Spec]:
+    """Each tier's label beside its rule, in the first row from the top where it covers no
+    other label and, if it can, no line (`agentload.report.labels`); sets each reference's
+    `spot` (-1: no room), returns the spots."""
+    soft = [horizontal_line(0.0, 1.0, (1 - level) * CDF_HEIGHT)]
+    soft += [vertical_line(at(r["v"]), 0, CDF_HEIGHT) for r in references]
+    soft += _steps(rows, at)
+    labels = [
+        Label(str(i), r["label"], at(r["v"]), 0.0, LABEL_FONT_PX, beside_rule(REF_ROWS_PX))
+        for i, r in enumerate(references)
+    ]
+    spots, index = indexed(place(labels, Obstacles([], soft), Plot(CDF_HEIGHT)))
+    for i, r in enumerate(references):
+        r["spot"] = index.get(str(i), NO_SPOT)
+    return spots
+
+
+def _steps(rows: list[Spec], at: Callable[[float], float]) -> list[Box]:
+    """The CDF lines as boxes: each step's level run and its rise (drawn step-after)."""
+    boxes: list[Box] = []
+    by_probe: dict[str, list[Spec]] = {}
+    for row in rows:
+        by_probe.setdefault(row["probe"], []).append(row)
+    for line in by_probe.values():
+        for a, b in itertools.pairwise(line):
+            x0, x1, y0, y1 = (
+                at(a["v"]),
+                at(b["v"]),
+                (1 - a["f"]) * CDF_HEIGHT,
+                (1 - b["f"]) * CDF_HEIGHT,
+            )
+            boxes.append(horizontal_line(x0, x1, y0))
+            boxes.append(Box(Edge(x1, -1.0), Edge(x1, 1.0), min(y0, y1), max(y0, y1)))
+    return boxes
 
 
 def _samples(ctx: ReportContext) -> list[WindowSamples | None]:
@@ -117,21 +185,20 @@ def _cdf_chart(
     refs = [ref for _, ref in limits]
     everything = [low, high, *refs]
     log = min(everything) > 0 and max(everything) / min(everything) > LOG_SPAN
+    domain = _domain(min(everything), max(everything), log=log)
     x = vl.quant(
-        "v", x_title + (" (log scale)" if log else ""), scale={"type": "log" if log else "linear"}
+        "v",
+        x_title + (" (log scale)" if log else ""),
+        scale={"type": "log" if log else "linear", "domain": list(domain), "nice": False},
     )
     y_title = "fraction of requests ≤ x"
     y = vl.quant("f", y_title, scale={"domain": [0, 1]}, axis={"format": "%"})
     sign, unit = ("≤", " s") if ceiling else ("≥", "")
     references = [
-        {
-            "v": ref,
-            "series": tier,
-            "label": f"{tier} {sign} {ref:g}{unit}",
-            "row": LABEL_ROW_PX * (1 + i % LABEL_ROWS),
-        }
-        for i, (tier, ref) in enumerate(limits)
+        {"v": ref, "series": tier, "label": f"{tier} {sign} {ref:g}{unit}"} for tier, ref in limits
     ]
+    spots = _place_references(references, rows, level=0.95 if ceiling else 0.25,
+                              at=lambda v: share(v, *domain, log=log))  # fmt: skip
     tier_colors = vl.nominal(
         "series",
         scale={
@@ -175,12 +242,12 @@ def _cdf_chart(
                 stroke=tier_colors,
                 tooltip=[vl.tooltip("label", "tier")],
             ),
-            vl.layer(
-                None,
+            *vl.spotted_text(
                 "tier-refs",
-                vl.mark("text", align="left", dx=4, fontSize=11),
+                spots,
+                vl.mark("text", fontSize=LABEL_FONT_PX),
                 x=vl.quant("v"),
-                y=vl.quant("row", scale=None),
+                y={"value": 0},
                 text=vl.nominal("label"),
                 fill=tier_colors,
             ),

@@ -89,9 +89,9 @@ p { margin: 6px 0; line-height: 1.45; }
 .card dt { color: #555; } .card dd { margin: 0; text-align: right;
   font-variant-numeric: tabular-nums; }
 table { border-collapse: collapse; margin: 8px 0; font-size: 0.88em; }
-th, td { border: 1px solid #d9d9d9; padding: 4px 8px; vertical-align: top; }
+th, td { border: 1px solid #d9d9d9; padding: 4px 6px; vertical-align: top; }
 th { background: #f2f2f4; text-align: left; font-weight: 600; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.pass { color: #00704f; font-weight: 600; } td.fail { color: #a33b00; font-weight: 600; }
 td.uncertain { color: #8a6d00; font-weight: 600; }
 .wide { overflow-x: auto; }
@@ -455,11 +455,12 @@ def _probe_table(ctx: ReportContext) -> str:
     )
     head = [
         "agents",
+        *(f"tier {n}" for n in tier_names),
         "window, s",
         "requests ok / failed",
         "error rate",
         "total tokens/s",
-        f"total {ctx.per_gpu_unit}",
+        *([f"total {ctx.per_gpu_unit}"] if ctx.gpus_known else []),  # else the same figure
         "output tokens/s",
         "p25 / p50 output speed, tokens/s",
         "p50 / p95 TTFT, s",
@@ -467,18 +468,17 @@ def _probe_table(ctx: ReportContext) -> str:
         "cache hit (client / server)",
         "in flight (mean)",
         "mean power, W",
-        *(f"tier {n}" for n in tier_names),
     ]
     rows = []
     for point in ctx.points:
         f = point.figures
-        cells = [
-            _td(f"{f.agents:,}"),
+        cells = [_td(f"{f.agents:,}"), *_verdict_cells(f, tier_names)]
+        cells += [
             _td(fmt(f.window_s, 1)),
             _td(f"{f.requests_ok:,} / {f.requests_failed:,}"),
             _td(pct(f.error_rate, 2)),
             _td(fmt(f.total_tokens_per_s, 0)),
-            _td(fmt(ctx.per_gpu(f.total_tokens_per_s), 0)),
+            *([_td(fmt(ctx.per_gpu(f.total_tokens_per_s), 0))] if ctx.gpus_known else []),
             _td(fmt(f.output_tokens_per_s, 1)),
             _td(f"{fmt(f.p25_output_tokens_per_s)} / {fmt(f.p50_output_tokens_per_s)}"),
             _td(f"{fmt(f.p50_ttft_s, 3)} / {fmt(f.p95_ttft_s, 3)}"),
@@ -487,10 +487,6 @@ def _probe_table(ctx: ReportContext) -> str:
             _td(fmt(f.achieved_concurrency, 2)),
             _td(fmt(f.mean_watts, 0)),
         ]
-        for name in tier_names:
-            verdict = f.verdicts.get(name, "—")
-            cls = verdict if verdict in ("pass", "fail", "uncertain") else "num"
-            cells.append(_td(verdict, cls))
         rows.append("<tr>" + "".join(cells) + "</tr>")
         for note in (*f.notes, *_probe_extras(f)):
             rows.append(f'<tr><td></td><td colspan="{len(head) - 1}">{e(note)}</td></tr>')
@@ -501,6 +497,17 @@ def _probe_table(ctx: ReportContext) -> str:
         + f'<p class="source">One row per concurrency level, each over its own steady-state '
         f"window. Throughputs are for the whole deployment unless marked. Source: {e(sources)}.</p>"
     )
+
+
+def _verdict_cells(f: ProbeFigures, tier_names: Sequence[str]) -> list[str]:
+    """The probe's verdict per tier, coloured, beside its agent count (in view however wide
+    the table)."""
+    cells = []
+    for name in tier_names:
+        verdict = f.verdicts.get(name, "—")
+        cls = verdict if verdict in ("pass", "fail", "uncertain") else "num"
+        cells.append(_td(verdict, cls))
+    return cells
 
 
 def _table(head: Sequence[str], rows: Sequence[str]) -> str:

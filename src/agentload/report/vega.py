@@ -12,14 +12,15 @@ JSON written into the page never holds `<`, `>` or `&` raw (they are `\\u003c`..
 string from a file or a server, `</script>` included, stays data.
 
 This module also holds the small vocabulary the report's specs are written in (`layer`,
-`picked`, `mark`, `quant`, `nominal`, `colors`, `tooltip`, `zoom`, ...): plain dicts in
-Vega-Lite's own terms.
+`picked`, `mark`, `quant`, `nominal`, `colors`, `tooltip`, `zoom`, `spotted_text`, ...): plain
+dicts in Vega-Lite's own terms.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ import orjson
 from agentload.errors import InputError
 from agentload.home import agentload_home
 from agentload.report.formats import e
+from agentload.report.labels import MIN_PLOT_WIDTH_PX, text_width
 
 Spec = dict[str, Any]
 VEGA_LITE_VERSION = "6.4"
@@ -36,6 +38,8 @@ VEGA_LITE_VERSION = "6.4"
 SCHEMA_URL = f"https://vega.github.io/schema/vega-lite/v{VEGA_LITE_VERSION}.json"
 """Names the spec's format for tools that read it; never fetched."""
 CHART_CLASS = "vega-chart"
+ON_BARS = "cache_label_marks"
+"""Vega's class for the layer named `cache-label`: white figures inside bars, no halo."""
 SPEC_SUFFIX = "-spec"
 """A chart `<div id="X">` has its spec in `<script type="application/json" id="X-spec">`."""
 BUNDLE_DIR = "vega"
@@ -43,11 +47,19 @@ BUNDLE_DIR = "vega"
 FADED = 0.15
 """Opacity of the series a legend click did not pick."""
 FONT = "system-ui, -apple-system, 'Segoe UI', sans-serif"
+LEGEND_FONT_PX = 11
+LEGEND_ENTRY_PX = 34.0
+"""A legend entry's width beside its text: the symbol, its gap and the space to the next."""
 CONFIG: Spec = {
     "font": FONT,
     "view": {"stroke": "#444", "continuousHeight": 300},
     "axis": {"labelFontSize": 11, "titleFontSize": 12, "titleFontWeight": 500},
-    "legend": {"orient": "top", "labelFontSize": 11, "labelLimit": 400, "symbolSize": 90},
+    "legend": {
+        "orient": "top",
+        "labelFontSize": LEGEND_FONT_PX,
+        "labelLimit": 400,
+        "symbolSize": 90,
+    },
     "title": {
         "anchor": "start",
         "fontSize": 14,
@@ -61,18 +73,42 @@ div.{CHART_CLASS} {{ width: 100%; margin: 6px 0 2px; }}
 .chart-empty {{ border: 1px dashed #ccc; border-radius: 6px; padding: 10px 14px; margin: 6px 0; }}
 .chart-empty p {{ color: #666; }}
 #vg-tooltip-element {{ font-family: {FONT}; font-size: 12px; }}
+div.{CHART_CLASS} g.role-mark.mark-text:not(.{ON_BARS}) text {{ paint-order: stroke;
+  stroke: #fff; stroke-width: 3px; stroke-linejoin: round; }}
 """
-"""The page's CSS for chart containers, placeholders and tooltips."""
+"""The page's CSS for chart containers, placeholders and tooltips; a label drawn over a line
+or a dot keeps a white halo, so it stays legible (not the figures on bars)."""
 EMBED_OPTIONS = {"actions": False, "renderer": "svg", "mode": "vega-lite"}
-EMBED_SCRIPT = (
-    f'document.querySelectorAll("div.{CHART_CLASS}").forEach(function (el) {{\n'
-    f'  var spec = JSON.parse(document.getElementById(el.id + "{SPEC_SUFFIX}").textContent);\n'
-    f"  vegaEmbed(el, spec, {orjson.dumps(EMBED_OPTIONS).decode()}).catch(function (err) {{\n"
-    '    el.textContent = "This chart could not be drawn: " + err;\n'
-    "  });\n"
-    "});\n"
-)
-"""Draws every chart of the page from its spec; a chart that fails says so in its place."""
+DRAWN_ATTRIBUTE = "data-drawn"
+"""Set on a chart's container once it is drawn at its final width."""
+MIN_ROW_WIDTH_PX = 240
+"""Narrowest a row of a stacked chart is drawn, however narrow the page."""
+FIT_TRIES = 3
+"""Redraws a stacked chart may take to fit its container (its axes change width with it)."""
+EMBED_SCRIPT = f"""
+var options = {orjson.dumps(EMBED_OPTIONS).decode()};
+function fit(el, spec, result, tries) {{
+  var over = el.querySelector("svg").getBoundingClientRect().width - el.clientWidth;
+  if (!(over > 0.5 && spec.vconcat && tries > 0)) return result;
+  result.finalize();
+  spec.vconcat.forEach(function (row) {{
+    row.width = Math.max({MIN_ROW_WIDTH_PX}, row.width - Math.ceil(over) - 1);
+  }});
+  return vegaEmbed(el, spec, options).then(function (again) {{
+    return fit(el, spec, again, tries - 1);
+  }});
+}}
+document.querySelectorAll("div.{CHART_CLASS}").forEach(function (el) {{
+  var spec = JSON.parse(document.getElementById(el.id + "{SPEC_SUFFIX}").textContent);
+  vegaEmbed(el, spec, options)
+    .then(function (result) {{ return fit(el, spec, result, {FIT_TRIES}); }})
+    .then(function () {{ el.setAttribute("{DRAWN_ATTRIBUTE}", ""); }})
+    .catch(function (err) {{ el.textContent = "This chart could not be drawn: " + err; }});
+}});
+"""
+"""Draws every chart of the page from its spec; a chart of stacked rows (their width fixed,
+since Vega-Lite cannot give them their container's) wider than its container is drawn again
+with rows that fit; a chart that fails says so in its place."""
 _JSON_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"))
 
 
@@ -99,8 +135,20 @@ def _channel(field: str, kind: str, title: str | None, extra: Spec) -> Spec:
 
 def colors(field: str, domain: list[str], palette: list[str], **extra: Any) -> Spec:
     """A colour encoding with a fixed domain -> colour mapping (and so a fixed legend, with
-    no title: its entries say what they are)."""
-    return {**nominal(field, scale={"domain": domain, "range": palette}, **extra), "title": None}
+    no title: its entries say what they are, in as many rows as the narrowest chart needs)."""
+    channel = nominal(field, scale={"domain": domain, "range": palette}, **extra)
+    columns = legend_columns(domain)
+    if columns is not None and "legend" not in extra:
+        channel["legend"] = {"columns": columns}
+    return {**channel, "title": None}
+
+
+def legend_columns(entries: Sequence[str]) -> int | None:
+    """Entries a row of a legend holds at the narrowest chart, when that is fewer than all of
+    them (a legend on one row would run off the chart); None when one row holds them."""
+    widest = max((text_width(e, LEGEND_FONT_PX) for e in entries), default=0.0)
+    columns = max(1, int(MIN_PLOT_WIDTH_PX // (widest + LEGEND_ENTRY_PX)))
+    return columns if columns < len(entries) else None
 
 
 def tooltip(field: str, title: str, number_format: str | None = None) -> Spec:
@@ -165,6 +213,25 @@ def picked(
     clicked: the selection `selection` on the colour's field, and opacity that follows it."""
     chosen = [pick(selection, color["field"]), *params]
     return layer(name, data, mark, params=chosen, color=color, opacity=faded(selection), **encoding)
+
+
+def spotted_text(
+    data: str, spots: Sequence[Spec], look: Spec, field: str = "spot", **encoding: Any
+) -> list[Spec]:
+    """Text layers of the rows of `data` whose `field` is an index into `spots` (where each
+    sits: dx, dy, align, baseline, from `agentload.report.labels`), one layer per spot; rows
+    with any other index (-1: no room) are not drawn. `look` is the text mark's other
+    properties."""
+    return [
+        layer(
+            None,
+            data,
+            {**look, **spot},
+            transform=[{"filter": {"field": field, "equal": index}}],
+            **encoding,
+        )
+        for index, spot in enumerate(spots)
+    ]
 
 
 def mark(kind: str, **properties: Any) -> Spec:

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from rich.console import Console
 
 from agentload import clock
+from agentload.console import err_console
 from agentload.errors import AgentloadError
 from agentload.files import new_results_dir, owner_only_files, write_bytes_atomic
 from agentload.measure.meters import Meters
@@ -104,7 +105,7 @@ def default_out_dir(label: str) -> Path:
 def execute(request: Request, console: Console | None = None) -> Summary:
     """Run or search as asked; results land in `request.out` (owner-only), summary last.
     With `request.resume`, continue the interrupted run there."""
-    console = console or Console(stderr=True)
+    console = console or err_console()
     request.target.check(request.agents.api)
     if request.hosts.workers < 1:
         raise AgentloadError(f"--workers: must be at least 1, got {request.hosts.workers}")
