@@ -5,12 +5,16 @@ Derives everything the engine needs (`DeploymentConfig`): replicas = GPUs / GPUs
 activation workspace, divided by KV bytes per token (times the copies tensor parallelism
 keeps); the host tier's size and
 transfer rate; step times from aiconfigurator-core where it has data (`steps="auto"`), else
-the roofline (`notes` says which, and why); the power model for the system.
+the roofline (`notes` says which, and why); the power model for the system. The prefix cache
+is the engine's: llama.cpp's per-slot cache for the `llama.cpp` backend (slots of
+`ctx / slots` tokens, its RAM prompt cache; the context limit is a slot's share), the radix
+tree shared by all sequences otherwise (`prefix_cache` overrides).
 """
 
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,8 +24,10 @@ from agentload.sim.config import (
     DEFAULT_BLOCK_TOKENS,
     DEFAULT_MAX_BATCH_TOKENS,
     DEFAULT_MAX_RUNNING,
+    DEFAULT_SLOT_PROMPT_SIMILARITY,
     DeploymentConfig,
     EngineConfig,
+    PrefixCacheKind,
     Routing,
 )
 from agentload.sim.hardware import GpuSpec, gpu_spec
@@ -38,6 +44,11 @@ ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN = 32
 """Activation workspace per GPU: this many bytes per (batch token, hidden unit); ~1.9 GB for a
 DeepSeek-V3-size model at 8,192 tokens per step. An assumption, like the engines' own."""
 _PARALLEL = re.compile(r"^(tp|ep|dp)(\d+)$")
+SLOT_BACKENDS = ("llama.cpp",)
+"""Backends whose server keeps one prompt per slot (`agentload.sim.slots`)."""
+DEFAULT_PROMPT_CACHE_MIB = 8192.0
+"""llama.cpp server's `--cache-ram` default: the RAM prompt cache, MiB."""
+MIB = 1024 * 1024
 
 
 class Layout(BaseModel):
@@ -95,6 +106,18 @@ class DeploymentRequest(BaseModel):
     prompt_token_scale: float = Field(default=1.0, gt=0)
     """Prompt tokens the served model counts per token the workload intends (its chat
     template and tokenizer); a calibration sets it from the measured run's own counts."""
+    prefix_cache: Literal["auto", "radix", "slots"] = "auto"
+    """`auto`: llama.cpp's slots for the `llama.cpp` backend, the radix tree otherwise."""
+    slot_prompt_similarity: float = Field(default=DEFAULT_SLOT_PROMPT_SIMILARITY, ge=0, lt=1)
+    """Slots: llama.cpp's `--slot-prompt-similarity`."""
+    prompt_cache_mib: float = Field(default=DEFAULT_PROMPT_CACHE_MIB, ge=0)
+    """Slots: llama.cpp's `--cache-ram`, MiB per replica (0: none)."""
+
+    def cache_kind(self) -> PrefixCacheKind:
+        """The prefix cache this deployment's engine keeps."""
+        if self.prefix_cache != "auto":
+            return self.prefix_cache
+        return "slots" if self.backend in SLOT_BACKENDS else "radix"
 
 
 class BuiltDeployment(BaseModel):
@@ -196,6 +219,34 @@ def _steps(
     return table, notes
 
 
+def _cache_options(
+    request: DeploymentRequest, capacity: int, per_token: float, max_context: int | None
+) -> tuple[dict[str, object], list[str]]:
+    """The engine's prefix-cache fields (and the context limit, a slot's share with slots),
+    and a note saying which cache it is."""
+    kind = request.cache_kind()
+    if kind == "radix":
+        return {"prefix_cache": kind, "max_context_tokens": max_context}, []
+    if request.kv_host_gb:
+        raise InputError("llama.cpp's slots have no host KV tier: leave out --kv-host-gb")
+    slots = request.max_running
+    share = capacity // slots
+    ram = int(request.prompt_cache_mib * MIB // per_token)
+    limit = share if max_context is None else min(share, max_context)
+    note = (
+        f"prefix cache: llama.cpp's slots ({slots} of {share:,} tokens, one prompt each, picked "
+        f"by prompt similarity > {request.slot_prompt_similarity:g}; a RAM prompt cache of "
+        f"{request.prompt_cache_mib:,.0f} MiB = {ram:,} tokens between them)"
+    )
+    options: dict[str, object] = {
+        "prefix_cache": kind,
+        "slot_prompt_similarity": request.slot_prompt_similarity,
+        "prompt_cache_tokens": ram,
+        "max_context_tokens": limit,
+    }
+    return options, [note]
+
+
 def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None) -> BuiltDeployment:
     """The deployment a request names (InputError when it cannot exist); `model` describes a
     model no config file has (e.g. one whose architecture is fitted), in place of
@@ -232,15 +283,19 @@ def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None)
     host_tokens = int(request.kv_host_gb * BYTES_PER_GB // per_token)
     load_rate = tp * gpu.host_link_bytes_per_s / per_token
     steps, notes = _steps(request, model, gpu, layout, copies)
-    engine = EngineConfig(
-        kv_capacity_tokens=capacity,
-        max_batch_tokens=request.max_batch_tokens,
-        max_running=request.max_running,
-        block_tokens=request.block_tokens,
-        kv_host_tokens=host_tokens,
-        host_load_tokens_per_s=load_rate if host_tokens else 0.0,
-        max_context_tokens=model.max_context,
+    cache, cache_notes = _cache_options(request, capacity, per_token, model.max_context)
+    engine = EngineConfig.model_validate(
+        {
+            "kv_capacity_tokens": capacity,
+            "max_batch_tokens": request.max_batch_tokens,
+            "max_running": request.max_running,
+            "block_tokens": request.block_tokens,
+            "kv_host_tokens": host_tokens,
+            "host_load_tokens_per_s": load_rate if host_tokens else 0.0,
+            **cache,
+        }
     )
+    notes.extend(cache_notes)
     power = PowerModel(
         gpus=tp,
         idle_w=gpu.idle_w,
