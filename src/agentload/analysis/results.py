@@ -20,7 +20,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentload.analysis.provenance import TYPED_IN, Provenance, provenance_of
 from agentload.errors import InputError
 from agentload.results.load import read_summary, summary_path
-from agentload.results.summary import PowerFigures, ProbeFigures, Summary, TierResult
+from agentload.results.summary import (
+    PowerFigures,
+    ProbeFigures,
+    StepUncertainty,
+    Summary,
+    TierResult,
+)
 from agentload.units import WATTS_PER_MW, agents_words
 
 __all__ = ["TYPED_IN", "OperatingPoint", "Results", "load_recorded_calls", "load_results"]
@@ -109,6 +115,8 @@ class Results(_Record):
     provenance: Provenance = TYPED_IN
     tiers: tuple[OperatingPoint, ...] = ()
     probes: tuple[OperatingPoint, ...] = ()
+    uncertainty: StepUncertainty | None = None
+    """A simulated result's error band (calibrated or not), as its summary states it."""
 
     def tier_points(self) -> tuple[OperatingPoint, ...]:
         """Each tier's result as an operating point."""
@@ -143,6 +151,7 @@ def results_of(summary: Summary, origin: str) -> Results:
         provenance=provenance,
         tiers=tuple(_tier_point(t, summary, common) for t in summary.tiers),
         probes=tuple(_probe_point(p, summary.power, common) for p in probes),
+        uncertainty=summary.simulated.uncertainty if summary.simulated else None,
     )
 
 

@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.errors import InputError
+from agentload.results.summary import StepUncertainty
 from agentload.sim.aic import PACKAGE, AicSource, aic_table, aic_version
 from agentload.sim.config import (
     DEFAULT_BLOCK_TOKENS,
@@ -36,6 +37,7 @@ from agentload.sim.modelspec import DEFAULT_KV_DTYPE_BYTES, ModelSpec, model_spe
 from agentload.sim.power import CALIBRATED_GAIN, PowerModel
 from agentload.sim.roofline import RooflineParams, roofline_table
 from agentload.sim.steptable import StepTable
+from agentload.sim.systems import calibration_for, step_uncertainty
 from agentload.units import BYTES_PER_GB
 
 DEFAULT_MEMORY_FRACTION = 0.9
@@ -101,7 +103,9 @@ class DeploymentRequest(BaseModel):
     kv_dtype_bytes: float = Field(default=DEFAULT_KV_DTYPE_BYTES, gt=0)
     steps: str = "auto"
     """`auto` (aiconfigurator-core if it evaluates, else roofline), `aic` or `roofline`."""
-    roofline: RooflineParams = RooflineParams()
+    roofline: RooflineParams | None = None
+    """The roofline's factors; None: the system's calibrated ones (`agentload.sim.systems`)
+    where public figures of it were fitted, else the defaults."""
     power_gain: float = Field(default=CALIBRATED_GAIN, gt=0)
     prompt_token_scale: float = Field(default=1.0, gt=0)
     """Prompt tokens the served model counts per token the workload intends (its chat
@@ -136,6 +140,8 @@ class BuiltDeployment(BaseModel):
     """Per replica."""
     step_source: str
     aiconfigurator_core: str | None
+    uncertainty: StepUncertainty
+    """Calibrated or not, and the error band of its figures."""
     notes: tuple[str, ...]
 
 
@@ -183,7 +189,7 @@ def replica_memory(
 
 def _steps(
     request: DeploymentRequest, model: ModelSpec, gpu: GpuSpec, layout: Layout, copies: float
-) -> tuple[StepTable, list[str]]:
+) -> tuple[StepTable, list[str], StepUncertainty]:
     notes: list[str] = []
     if request.steps in ("auto", "aic"):
         try:
@@ -199,24 +205,35 @@ def _steps(
                 source, max_batch=request.max_running, max_tokens=request.max_batch_tokens
             )
             notes.extend(f"{PACKAGE}: {note}" for note in source.notes)
-            return table, notes
+            uncertainty = step_uncertainty(
+                request.system, roofline=False, given=False, calibration=None
+            )
+            return table, notes, uncertainty
         except InputError as exc:
             if request.steps == "aic":
                 raise
             notes.append(f"roofline step times: {exc}")
     elif request.steps != "roofline":
         raise InputError(f"unknown step-time source {request.steps!r} (auto, aic, roofline)")
+    calibration = calibration_for(request.system)
+    given = request.roofline is not None
+    params = request.roofline or (calibration.params() if calibration else RooflineParams())
+    if calibration is not None and not given:
+        notes.append(f"roofline factors calibrated on {request.system}: {calibration.basis}")
     table = roofline_table(
         model,
         gpu,
         layout.tp,
-        request.roofline,
+        params,
         kv_replication=copies,
         data_parallel=layout.dp,
         max_batch=request.max_running,
         max_tokens=request.max_batch_tokens,
     )
-    return table, notes
+    uncertainty = step_uncertainty(
+        request.system, roofline=True, given=given, calibration=calibration
+    )
+    return table, notes, uncertainty
 
 
 def _cache_options(
@@ -282,7 +299,7 @@ def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None)
         )
     host_tokens = int(request.kv_host_gb * BYTES_PER_GB // per_token)
     load_rate = tp * gpu.host_link_bytes_per_s / per_token
-    steps, notes = _steps(request, model, gpu, layout, copies)
+    steps, notes, uncertainty = _steps(request, model, gpu, layout, copies)
     cache, cache_notes = _cache_options(request, capacity, per_token, model.max_context)
     engine = EngineConfig.model_validate(
         {
@@ -323,5 +340,6 @@ def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None)
         kv_budget_bytes=memory.kv_budget_bytes,
         step_source=steps.source,
         aiconfigurator_core=aic_version(),
+        uncertainty=uncertainty,
         notes=tuple(notes),
     )
