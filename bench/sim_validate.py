@@ -51,7 +51,7 @@ from typing import Any
 from agentload import __version__
 from agentload.results.load import load_results, read_summary
 from agentload.sim.aic import aic_version
-from agentload.sim.build import DeploymentRequest, build_deployment
+from agentload.sim.build import DeploymentRequest, build_deployment, roofline_for
 from agentload.sim.cachetrace import measured_calls, replay_cache
 from agentload.sim.calibrate import Factor, ProbePoint, compare, fit
 from agentload.sim.calibrate_run import calibrate_on_run, engine_defaults, predict_run
@@ -112,9 +112,8 @@ def search_flags(run_dir: Path) -> list[str]:
     return flags
 
 
-def roofline_flag(params: RooflineParams | None) -> str:
-    """`--roofline C,B,O,S` for these factors (the defaults when None)."""
-    params = params or RooflineParams()
+def roofline_flag(params: RooflineParams) -> str:
+    """`--roofline C,B,O,S` for these factors."""
     return (
         f"{params.compute_efficiency:.6g},{params.bandwidth_efficiency:.6g},"
         f"{params.step_overhead_s:.6g},{params.sequence_overhead_s:.6g}"
@@ -128,7 +127,8 @@ def simulated_search(request: DeploymentRequest, run: MeasuredRun, out: Path) ->
         *AGENTLOAD, "simulate", "--system", request.system, "--backend", request.backend,
         "--model", request.model, "--gpus", str(request.gpus),
         "--max-batch-tokens", str(request.max_batch_tokens),
-        "--max-running", str(request.max_running), "--roofline", roofline_flag(request.roofline),
+        "--max-running", str(request.max_running),
+        "--roofline", roofline_flag(roofline_for(request)),
         "--prompt-token-scale", f"{request.prompt_token_scale:.6g}",
         "--workload", run.workload, "--salt", "validate", "--out", str(out),
         *search_flags(Path(run.path)),

@@ -13,7 +13,7 @@ from agentload.analysis.results import results_of
 from agentload.results.load import read_summary
 from agentload.results.summary import CalibrationFacts, CalibrationFigure, StepUncertainty
 from agentload.sim import DeploymentConfig, EngineConfig, StepTable
-from agentload.sim.build import DeploymentRequest, build_deployment
+from agentload.sim.build import DeploymentRequest, build_deployment, roofline_for
 from agentload.sim.facts import run_uncertainty
 from agentload.sim.roofline import RooflineParams
 from agentload.sim.servebench import ServeBench, run_servebench
@@ -58,6 +58,7 @@ def test_a_calibrated_system_simulates_with_its_fitted_factors_and_states_its_ba
     calibration = calibration_for("mi355x")
     assert calibration is not None
     built = build_deployment(_request("mi355x"))
+    assert roofline_for(_request("mi355x")) == calibration.params()
     factors = calibration.factors
     assert f"compute {factors['compute_efficiency']:g}" in built.step_source
     assert built.uncertainty.calibrated

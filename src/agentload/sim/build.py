@@ -187,6 +187,15 @@ def replica_memory(
     )
 
 
+def roofline_for(request: DeploymentRequest) -> RooflineParams:
+    """The roofline factors a request runs with: its own, else its system's calibrated ones
+    (`agentload.sim.systems`), else the defaults."""
+    if request.roofline is not None:
+        return request.roofline
+    calibration = calibration_for(request.system)
+    return calibration.params() if calibration is not None else RooflineParams()
+
+
 def _steps(
     request: DeploymentRequest, model: ModelSpec, gpu: GpuSpec, layout: Layout, copies: float
 ) -> tuple[StepTable, list[str], StepUncertainty]:
@@ -217,7 +226,7 @@ def _steps(
         raise InputError(f"unknown step-time source {request.steps!r} (auto, aic, roofline)")
     calibration = calibration_for(request.system)
     given = request.roofline is not None
-    params = request.roofline or (calibration.params() if calibration else RooflineParams())
+    params = roofline_for(request)
     if calibration is not None and not given:
         notes.append(f"roofline factors calibrated on {request.system}: {calibration.basis}")
     table = roofline_table(
