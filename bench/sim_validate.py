@@ -49,14 +49,15 @@ from pathlib import Path
 from typing import Any
 
 from agentload import __version__
-from agentload.results.load import read_summary
+from agentload.results.load import load_results, read_summary
 from agentload.sim.aic import aic_version
-from agentload.sim.build import DeploymentRequest, build_deployment
+from agentload.sim.build import DeploymentRequest, build_deployment, roofline_for
+from agentload.sim.cachetrace import measured_calls, replay_cache
 from agentload.sim.calibrate import Factor, ProbePoint, compare, fit
 from agentload.sim.calibrate_run import calibrate_on_run, engine_defaults, predict_run
 from agentload.sim.measured import MeasuredRun, read_measured
 from agentload.sim.modelspec import ModelSpec, spec_from_config
-from agentload.sim.predict import AgentRules, predict_fixed
+from agentload.sim.predict import AgentRules, predict_fixed, table_of, window_point
 from agentload.sim.roofline import RooflineParams
 from agentload.workload.load import load_workload
 from agentload.workload.model import Workload
@@ -126,7 +127,8 @@ def simulated_search(request: DeploymentRequest, run: MeasuredRun, out: Path) ->
         *AGENTLOAD, "simulate", "--system", request.system, "--backend", request.backend,
         "--model", request.model, "--gpus", str(request.gpus),
         "--max-batch-tokens", str(request.max_batch_tokens),
-        "--max-running", str(request.max_running), "--roofline", roofline_flag(request.roofline),
+        "--max-running", str(request.max_running),
+        "--roofline", roofline_flag(roofline_for(request)),
         "--prompt-token-scale", f"{request.prompt_token_scale:.6g}",
         "--workload", run.workload, "--salt", "validate", "--out", str(out),
         *search_flags(Path(run.path)),
@@ -187,12 +189,14 @@ def local_part(measured: Path, scratch: Path) -> dict[str, Any]:
         for row, cond in zip(rows, conditions, strict=True):
             within = row.error is not None and abs(row.error) <= AIM_THROUGHPUT
             throughput.append({**row.model_dump(mode="json"), **cond, "within_aim": within})
+        hits = hit_rates(measured / name, run, target, predicted)
         measured_tiers = {t.name: t.max_agents for t in read_summary(measured / name).tiers}
         simulated = simulated_search(target, run, scratch / name)
         result["runs"][name] = {
             "workload": run.workload,
             "prompt_token_scale": run.rules.prompt_token_scale,
             "throughput": throughput,
+            "hits": hits,
             "tiers": [
                 {
                     "tier": tier,
@@ -207,6 +211,37 @@ def local_part(measured: Path, scratch: Path) -> dict[str, Any]:
         result["in_sample"] = in_sample_part(measured / DIAGNOSTIC_RUN, request)
     result["quiet"] = quiet_part(measured)
     return result
+
+
+def hit_rates(
+    run_dir: Path, run: MeasuredRun, request: DeploymentRequest, predicted: Sequence[ProbePoint]
+) -> list[dict[str, Any]]:
+    """Each probe's prefix-cache hit rate: measured; predicted (the whole simulation, with
+    llama.cpp's slot cache); and the cache alone at the measured times (`sim.cachetrace`),
+    with the slot cache and with the radix tree the simulator used for llama.cpp before (one
+    tree for all sequences; token-exact, as llama.cpp's prefixes are)."""
+    calls = measured_calls(load_results(run_dir).records, load_workload(run.workload), run.rules)
+    replayed = {}
+    for kind in ("slots", "radix"):
+        engine = build_deployment(
+            request.model_copy(update={"prefix_cache": kind, "block_tokens": 1})
+        ).config.engine
+        table = table_of(replay_cache(engine, calls))
+        replayed[kind] = [window_point(table, window).cache_hit_rate for window in run.windows]
+    return [
+        {
+            "agents": point.agents,
+            "requests": point.requests,
+            "measured": point.cache_hit_rate,
+            "predicted": guess.cache_hit_rate,
+            "predicted_requests": guess.requests,
+            "at_measured_times": slots,
+            "radix_at_measured_times": radix,
+        }
+        for point, guess, slots, radix in zip(
+            run.points, predicted, replayed["slots"], replayed["radix"], strict=True
+        )
+    ]
 
 
 DIAGNOSTIC_RUN = "search-demo"
@@ -667,6 +702,15 @@ def _num(x: float | None) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
+def _share(x: float | None) -> str:
+    return "—" if x is None else f"{x:.1%}"
+
+
+def _points(x: float | None, reference: float | None) -> str:
+    """The difference of two shares in percentage points."""
+    return "—" if x is None or reference is None else f"{(x - reference) * 100:+.1f}"
+
+
 def _yes(x: bool) -> str:
     return "yes" if x else "**no**"
 
@@ -740,6 +784,30 @@ def render_local(local: Mapping[str, Any]) -> list[str]:
             f"overhead {f['step_overhead_s'] * 1e3:.2f} ms; RMS log error "
             f"{diagnostic['rms_log_error']:.3f}.",
         ]
+    lines += [
+        "",
+        "**Prefix-cache hits per probe** (the share of prompt tokens served from cache, over "
+        "the calls closed when the probe's window ends, as the probe counts them; measured: "
+        "the engine's own `cached_tokens`; predicted: the whole simulation, llama.cpp's slot "
+        "cache; at the measured times: the cache alone, each call admitted, prefilled and "
+        "finished when it was measured (`sim/cachetrace.py`), with the slot cache and with one "
+        "radix tree for all sequences, the model used for llama.cpp before):",
+        "",
+        "| run | agents | measured (calls) | predicted (calls) | error, points | slots at the "
+        "measured times | error, points | radix tree at the measured times | error, points |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, run in _runs(local):
+        for row in run.get("hits", []):
+            m = row["measured"]
+            lines.append(
+                f"| {name} | {row['agents']} | {_share(m)} ({row['requests']}) | "
+                f"{_share(row['predicted'])} ({row['predicted_requests']}) | "
+                f"{_points(row['predicted'], m)} | {_share(row['at_measured_times'])} | "
+                f"{_points(row['at_measured_times'], m)} | "
+                f"{_share(row['radix_at_measured_times'])} | "
+                f"{_points(row['radix_at_measured_times'], m)} |"
+            )
     lines += [
         "",
         "**Most agents per tier** (simulated: `agentload simulate` with the calibrated factors "

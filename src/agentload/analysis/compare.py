@@ -6,11 +6,17 @@ whose statistic is not stated. A tier that passed at the search's cap shows its 
 `256+`: its capacity figures (agents, throughput, $/M) are bounds, not the tier's limit, so their
 ratios are left out. Each answer shows where a repeat of its search would answer (`3 (2-4)`);
 when each of two answers lies inside the other's interval, the agents' ratio reads `no measured
-difference`. Each table says where each system's per-MW figures come from.
+difference`. Each table says where each system's per-MW figures come from. A simulated
+result carries an error band (calibrated on published figures of its system, or the wider band
+of one nothing calibrates): the Systems table states each, and each tier table says whether
+the agents-per-GPU ratio lies inside the two results' combined band (their log errors added
+in quadrature; a measured or typed result counts as exact), i.e. whether the simulation can
+tell the two apart at all.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from agentload.analysis.cost import dollars_per_million, per_output_million
@@ -88,6 +94,11 @@ def compare(
     systems = Table(
         title="Systems",
         headers=("system", "from", "GPUs", "power source", "mean power (W)", "$ per GPU-hour"),
+        notes=tuple(
+            _band_words(label, result)
+            for label, result in zip(labels, results, strict=True)
+            if result.provenance == SIMULATED
+        ),
         rows=tuple(
             (
                 label,
@@ -166,6 +177,7 @@ def compare(
                     "speed ratios only between systems stating the same statistic",
                     *_cap_notes(capped),
                     *_repeat_notes(points),
+                    *_uncertainty_notes(labels, results, columns, capped),
                 ),
             )
         )
@@ -195,6 +207,70 @@ def _repeat_notes(points: Sequence[OperatingPoint | None]) -> list[str]:
         f"{intervals[0].level:.0%}; '{NO_DIFFERENCE}': each answer lies inside the other's "
         "range, so the two searches do not tell the systems apart on agents"
     ]
+
+
+PER_GPU_ROW = "agents per GPU"
+
+
+def _band(result: Results) -> float | None:
+    """A result's relative error band: 0 when measured or typed in, None when simulated
+    without a stated band."""
+    if result.provenance != SIMULATED:
+        return 0.0
+    return result.uncertainty.error_band if result.uncertainty is not None else None
+
+
+def _band_words(label: str, result: Results) -> str:
+    """How far a simulated result's figures can be trusted, in one line."""
+    facts = result.uncertainty
+    if facts is None:
+        return f"{label}: simulated, no error band stated (written before bands were)"
+    band = "band not stated" if facts.error_band is None else f"±{facts.error_band:.0%}"
+    kind = "calibrated" if facts.calibrated else "NOT calibrated"
+    return f"{label}: simulated, {kind}, {band} ({facts.basis})"
+
+
+def combined_band(a: float, b: float) -> float:
+    """Two relative error bands combined, their log errors added in quadrature."""
+    return math.exp(math.hypot(math.log1p(a), math.log1p(b))) - 1.0
+
+
+def _uncertainty_notes(
+    labels: Sequence[str],
+    results: Sequence[Results],
+    columns: Sequence[Sequence[Cell]],
+    capped: Sequence[str],
+) -> list[str]:
+    """Whether each agents-per-GPU ratio to the first result is inside the combined band."""
+    if not any(r.provenance == SIMULATED for r in results):
+        return []
+    row = [m for m, _ in _METRICS].index(PER_GPU_ROW)
+    notes = []
+    base_band = _band(results[0])
+    for label, result, column in zip(labels[1:], results[1:], columns[1:], strict=True):
+        ratio = _ratio(column[row], columns[0][row])
+        band = _band(result)
+        if ratio is None or label in capped or labels[0] in capped:
+            continue
+        if band is None or base_band is None:
+            notes.append(
+                f"{label} / {labels[0]} agents per GPU ×{ratio:.2f}: a simulated result states "
+                "no error band, so whether the difference is real is not known"
+            )
+            continue
+        both = combined_band(base_band, band)
+        if not both:
+            continue
+        inside = abs(math.log(ratio)) <= math.log1p(both)
+        verdict = (
+            "INSIDE the combined uncertainty: the simulation cannot rank them"
+            if inside
+            else "outside the combined uncertainty"
+        )
+        notes.append(
+            f"{label} / {labels[0]} agents per GPU ×{ratio:.2f} is {verdict} (±{both:.0%})"
+        )
+    return notes
 
 
 def _cap_notes(capped: Sequence[str]) -> list[str]:

@@ -24,6 +24,7 @@ from agentload.results.summary import (
     AgentsInterval,
     PowerFigures,
     ProbeFigures,
+    StepUncertainty,
     Summary,
     TierResult,
 )
@@ -117,6 +118,8 @@ class Results(_Record):
     provenance: Provenance = TYPED_IN
     tiers: tuple[OperatingPoint, ...] = ()
     probes: tuple[OperatingPoint, ...] = ()
+    uncertainty: StepUncertainty | None = None
+    """A simulated result's error band (calibrated or not), as its summary states it."""
 
     def tier_points(self) -> tuple[OperatingPoint, ...]:
         """Each tier's result as an operating point."""
@@ -151,6 +154,7 @@ def results_of(summary: Summary, origin: str) -> Results:
         provenance=provenance,
         tiers=tuple(_tier_point(t, summary, common) for t in summary.tiers),
         probes=tuple(_probe_point(p, summary.power, common) for p in probes),
+        uncertainty=summary.simulated.uncertainty if summary.simulated else None,
     )
 
 

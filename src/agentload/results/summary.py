@@ -371,6 +371,17 @@ class CalibrationFacts(_Model):
     notes: tuple[str, ...] = ()
 
 
+class StepUncertainty(_Model):
+    """How far a simulation's step times, and so its figures, can be trusted: whether anything
+    calibrates them for this system, and the relative error band that follows (a simulated
+    figure may be this share off either way; None: not stated)."""
+
+    calibrated: bool
+    error_band: float | None = Field(default=None, ge=0)
+    basis: str
+    """Where the band comes from, in words (what was fitted to what, or why nothing was)."""
+
+
 class SimulationFacts(_Model):
     """What a simulated result stands for and where its numbers came from: it was computed by
     `agentload.sim`, not measured, and says so everywhere it shows."""
@@ -386,6 +397,9 @@ class SimulationFacts(_Model):
     """The measured run its factors were fitted to, the fit and its errors, when calibrated
     (`--calibrate`)."""
     validation: str = "docs/simulation.md (predicted vs published and measured, with errors)"
+    uncertainty: StepUncertainty | None = None
+    """Calibrated or not, and the error band every comparison of this result carries (results
+    written before it was stated have none)."""
     notes: tuple[str, ...] = ()
 
 

@@ -5,23 +5,30 @@ Derives everything the engine needs (`DeploymentConfig`): replicas = GPUs / GPUs
 activation workspace, divided by KV bytes per token (times the copies tensor parallelism
 keeps); the host tier's size and
 transfer rate; step times from aiconfigurator-core where it has data (`steps="auto"`), else
-the roofline (`notes` says which, and why); the power model for the system.
+the roofline (`notes` says which, and why); the power model for the system. The prefix cache
+is the engine's: llama.cpp's per-slot cache for the `llama.cpp` backend (slots of
+`ctx / slots` tokens, its RAM prompt cache; the context limit is a slot's share), the radix
+tree shared by all sequences otherwise (`prefix_cache` overrides).
 """
 
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.errors import InputError
+from agentload.results.summary import StepUncertainty
 from agentload.sim.aic import PACKAGE, AicSource, aic_table, aic_version
 from agentload.sim.config import (
     DEFAULT_BLOCK_TOKENS,
     DEFAULT_MAX_BATCH_TOKENS,
     DEFAULT_MAX_RUNNING,
+    DEFAULT_SLOT_PROMPT_SIMILARITY,
     DeploymentConfig,
     EngineConfig,
+    PrefixCacheKind,
     Routing,
 )
 from agentload.sim.hardware import GpuSpec, gpu_spec
@@ -30,6 +37,7 @@ from agentload.sim.modelspec import DEFAULT_KV_DTYPE_BYTES, ModelSpec, model_spe
 from agentload.sim.power import CALIBRATED_GAIN, PowerModel
 from agentload.sim.roofline import RooflineParams, roofline_table
 from agentload.sim.steptable import StepTable
+from agentload.sim.systems import calibration_for, step_uncertainty
 from agentload.units import BYTES_PER_GB
 
 DEFAULT_MEMORY_FRACTION = 0.9
@@ -38,6 +46,11 @@ ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN = 32
 """Activation workspace per GPU: this many bytes per (batch token, hidden unit); ~1.9 GB for a
 DeepSeek-V3-size model at 8,192 tokens per step. An assumption, like the engines' own."""
 _PARALLEL = re.compile(r"^(tp|ep|dp)(\d+)$")
+SLOT_BACKENDS = ("llama.cpp",)
+"""Backends whose server keeps one prompt per slot (`agentload.sim.slots`)."""
+DEFAULT_PROMPT_CACHE_MIB = 8192.0
+"""llama.cpp server's `--cache-ram` default: the RAM prompt cache, MiB."""
+MIB = 1024 * 1024
 
 
 class Layout(BaseModel):
@@ -90,11 +103,25 @@ class DeploymentRequest(BaseModel):
     kv_dtype_bytes: float = Field(default=DEFAULT_KV_DTYPE_BYTES, gt=0)
     steps: str = "auto"
     """`auto` (aiconfigurator-core if it evaluates, else roofline), `aic` or `roofline`."""
-    roofline: RooflineParams = RooflineParams()
+    roofline: RooflineParams | None = None
+    """The roofline's factors; None: the system's calibrated ones (`agentload.sim.systems`)
+    where public figures of it were fitted, else the defaults."""
     power_gain: float = Field(default=CALIBRATED_GAIN, gt=0)
     prompt_token_scale: float = Field(default=1.0, gt=0)
     """Prompt tokens the served model counts per token the workload intends (its chat
     template and tokenizer); a calibration sets it from the measured run's own counts."""
+    prefix_cache: Literal["auto", "radix", "slots"] = "auto"
+    """`auto`: llama.cpp's slots for the `llama.cpp` backend, the radix tree otherwise."""
+    slot_prompt_similarity: float = Field(default=DEFAULT_SLOT_PROMPT_SIMILARITY, ge=0, lt=1)
+    """Slots: llama.cpp's `--slot-prompt-similarity`."""
+    prompt_cache_mib: float = Field(default=DEFAULT_PROMPT_CACHE_MIB, ge=0)
+    """Slots: llama.cpp's `--cache-ram`, MiB per replica (0: none)."""
+
+    def cache_kind(self) -> PrefixCacheKind:
+        """The prefix cache this deployment's engine keeps."""
+        if self.prefix_cache != "auto":
+            return self.prefix_cache
+        return "slots" if self.backend in SLOT_BACKENDS else "radix"
 
 
 class BuiltDeployment(BaseModel):
@@ -113,6 +140,8 @@ class BuiltDeployment(BaseModel):
     """Per replica."""
     step_source: str
     aiconfigurator_core: str | None
+    uncertainty: StepUncertainty
+    """Calibrated or not, and the error band of its figures."""
     notes: tuple[str, ...]
 
 
@@ -158,9 +187,18 @@ def replica_memory(
     )
 
 
+def roofline_for(request: DeploymentRequest) -> RooflineParams:
+    """The roofline factors a request runs with: its own, else its system's calibrated ones
+    (`agentload.sim.systems`), else the defaults."""
+    if request.roofline is not None:
+        return request.roofline
+    calibration = calibration_for(request.system)
+    return calibration.params() if calibration is not None else RooflineParams()
+
+
 def _steps(
     request: DeploymentRequest, model: ModelSpec, gpu: GpuSpec, layout: Layout, copies: float
-) -> tuple[StepTable, list[str]]:
+) -> tuple[StepTable, list[str], StepUncertainty]:
     notes: list[str] = []
     if request.steps in ("auto", "aic"):
         try:
@@ -176,24 +214,63 @@ def _steps(
                 source, max_batch=request.max_running, max_tokens=request.max_batch_tokens
             )
             notes.extend(f"{PACKAGE}: {note}" for note in source.notes)
-            return table, notes
+            uncertainty = step_uncertainty(
+                request.system, roofline=False, given=False, calibration=None
+            )
+            return table, notes, uncertainty
         except InputError as exc:
             if request.steps == "aic":
                 raise
             notes.append(f"roofline step times: {exc}")
     elif request.steps != "roofline":
         raise InputError(f"unknown step-time source {request.steps!r} (auto, aic, roofline)")
+    calibration = calibration_for(request.system)
+    given = request.roofline is not None
+    params = roofline_for(request)
+    if calibration is not None and not given:
+        notes.append(f"roofline factors calibrated on {request.system}: {calibration.basis}")
     table = roofline_table(
         model,
         gpu,
         layout.tp,
-        request.roofline,
+        params,
         kv_replication=copies,
         data_parallel=layout.dp,
         max_batch=request.max_running,
         max_tokens=request.max_batch_tokens,
     )
-    return table, notes
+    uncertainty = step_uncertainty(
+        request.system, roofline=True, given=given, calibration=calibration
+    )
+    return table, notes, uncertainty
+
+
+def _cache_options(
+    request: DeploymentRequest, capacity: int, per_token: float, max_context: int | None
+) -> tuple[dict[str, object], list[str]]:
+    """The engine's prefix-cache fields (and the context limit, a slot's share with slots),
+    and a note saying which cache it is."""
+    kind = request.cache_kind()
+    if kind == "radix":
+        return {"prefix_cache": kind, "max_context_tokens": max_context}, []
+    if request.kv_host_gb:
+        raise InputError("llama.cpp's slots have no host KV tier: leave out --kv-host-gb")
+    slots = request.max_running
+    share = capacity // slots
+    ram = int(request.prompt_cache_mib * MIB // per_token)
+    limit = share if max_context is None else min(share, max_context)
+    note = (
+        f"prefix cache: llama.cpp's slots ({slots} of {share:,} tokens, one prompt each, picked "
+        f"by prompt similarity > {request.slot_prompt_similarity:g}; a RAM prompt cache of "
+        f"{request.prompt_cache_mib:,.0f} MiB = {ram:,} tokens between them)"
+    )
+    options: dict[str, object] = {
+        "prefix_cache": kind,
+        "slot_prompt_similarity": request.slot_prompt_similarity,
+        "prompt_cache_tokens": ram,
+        "max_context_tokens": limit,
+    }
+    return options, [note]
 
 
 def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None) -> BuiltDeployment:
@@ -231,16 +308,20 @@ def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None)
         )
     host_tokens = int(request.kv_host_gb * BYTES_PER_GB // per_token)
     load_rate = tp * gpu.host_link_bytes_per_s / per_token
-    steps, notes = _steps(request, model, gpu, layout, copies)
-    engine = EngineConfig(
-        kv_capacity_tokens=capacity,
-        max_batch_tokens=request.max_batch_tokens,
-        max_running=request.max_running,
-        block_tokens=request.block_tokens,
-        kv_host_tokens=host_tokens,
-        host_load_tokens_per_s=load_rate if host_tokens else 0.0,
-        max_context_tokens=model.max_context,
+    steps, notes, uncertainty = _steps(request, model, gpu, layout, copies)
+    cache, cache_notes = _cache_options(request, capacity, per_token, model.max_context)
+    engine = EngineConfig.model_validate(
+        {
+            "kv_capacity_tokens": capacity,
+            "max_batch_tokens": request.max_batch_tokens,
+            "max_running": request.max_running,
+            "block_tokens": request.block_tokens,
+            "kv_host_tokens": host_tokens,
+            "host_load_tokens_per_s": load_rate if host_tokens else 0.0,
+            **cache,
+        }
     )
+    notes.extend(cache_notes)
     power = PowerModel(
         gpus=tp,
         idle_w=gpu.idle_w,
@@ -268,5 +349,6 @@ def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None)
         kv_budget_bytes=memory.kv_budget_bytes,
         step_source=steps.source,
         aiconfigurator_core=aic_version(),
+        uncertainty=uncertainty,
         notes=tuple(notes),
     )

@@ -76,11 +76,13 @@ class _Node:
 
 class Match(NamedTuple):
     """A prompt's stored prefix: the nodes of its key chain that hold tokens (root excluded),
-    and where the HBM run and the stored run end, in tokens from the prompt's start."""
+    and where the HBM run and the stored run end, in tokens from the prompt's start; `choice`
+    is what another cache decided for it (`agentload.sim.slots`: the slot), None here."""
 
     path: list[_Node]
     hbm_end: int
     stored_end: int
+    choice: object = None
 
 
 class Admission(NamedTuple):

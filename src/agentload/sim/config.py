@@ -14,6 +14,10 @@ from agentload.sim.power import PowerModel
 from agentload.sim.steptable import StepTable
 
 Routing = Literal["affinity", "round_robin"]
+PrefixCacheKind = Literal["radix", "slots"]
+"""`radix`: one prefix tree shared by all of a replica's sequences (SGLang, vLLM); `slots`: one
+prompt per slot, slots picked by prompt similarity, a RAM prompt cache between them
+(llama.cpp's server, `agentload.sim.slots`)."""
 """`affinity`: every call of a session goes to one replica (a new session goes to the replica
 with the fewest live sessions); `round_robin`: calls go to replicas in turn."""
 
@@ -27,6 +31,8 @@ DEFAULT_BLOCK_TOKENS = 64
 deployments use (vLLM defaults to 16). It only rounds each hit down to a block boundary (on
 average half a block lost per request, ~0.1% of a 27K-token prompt); the cache works per
 segment, so its cost does not depend on it."""
+DEFAULT_SLOT_PROMPT_SIMILARITY = 0.1
+"""llama.cpp server's `--slot-prompt-similarity` default."""
 DEFAULT_POWER_BIN_S = 0.5
 """Resolution of the simulated power series, seconds."""
 
@@ -51,6 +57,13 @@ class EngineConfig(_Frozen):
     """Host-to-HBM transfer rate, tokens/s (link bandwidth / KV bytes per token)."""
     max_context_tokens: int | None = Field(default=None, ge=1)
     """The model's context limit: prompt + output beyond it fail as `context_overflow`."""
+    prefix_cache: PrefixCacheKind = "radix"
+    """How the replica caches prompts (`PrefixCacheKind`); with `slots`, `max_running` slots
+    of `kv_capacity_tokens / max_running` tokens each."""
+    slot_prompt_similarity: float = Field(default=DEFAULT_SLOT_PROMPT_SIMILARITY, ge=0, lt=1)
+    """`slots` only: the share of a prompt a slot must hold to be picked for it (0: LRU only)."""
+    prompt_cache_tokens: int = Field(default=0, ge=0)
+    """`slots` only: the RAM prompt cache, tokens (0: none)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> EngineConfig:

@@ -11,6 +11,7 @@ from agentload.results.summary import (
     KvWorkingSet,
     SimulatedDeployment,
     SimulationFacts,
+    StepUncertainty,
 )
 from agentload.sim.aic import PACKAGE
 from agentload.sim.build import BuiltDeployment, parse_parallel, replica_memory
@@ -60,7 +61,27 @@ def simulation_facts(
         power_model=power_words,
         kv=kv_working_set(built, workload, agents) if workload is not None else None,
         calibration=calibration,
+        uncertainty=built.uncertainty if calibration is None else run_uncertainty(calibration),
         notes=built.notes,
+    )
+
+
+RUN_FIGURE = "total_tokens_per_s"
+"""The figure whose errors set the band of a simulation calibrated on a measured run."""
+
+
+def run_uncertainty(calibration: CalibrationFacts) -> StepUncertainty:
+    """The band of factors fitted to a measured run: the largest total tokens/s error of its
+    predicted probes (those not fitted), or of the fitted ones when all were."""
+    rows = [r for r in calibration.points if r.figure == RUN_FIGURE and r.error is not None]
+    predicted = [r for r in rows if not r.fitted]
+    errors = [abs(r.error) for r in predicted or rows if r.error is not None]
+    which = "predicted probes" if predicted else "fitted probes (none predicted)"
+    return StepUncertainty(
+        calibrated=True,
+        error_band=max(errors) if errors else None,
+        basis=f"roofline fitted to the measured run {calibration.source}: the largest total "
+        f"tokens/s error of its {which}",
     )
 
 

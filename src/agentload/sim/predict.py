@@ -175,8 +175,11 @@ def table_of(results: Sequence[SimResult]) -> RecordTable:
 
 
 def window_point(table: RecordTable, window: ProbeWindow) -> ProbePoint:
-    """A window's figures, computed by agentload's metrics."""
-    metrics = window_metrics(table, Window(window.start_s, window.end_s), agents=window.agents)
+    """A window's figures, computed by agentload's metrics as a probe computes them when its
+    window closes: over the calls finished by then (a call still running is not counted at
+    all, not even the input it has prefilled in the window)."""
+    closed = table.select(table.t_done <= window.end_s)
+    metrics = window_metrics(closed, Window(window.start_s, window.end_s), agents=window.agents)
     speed = metrics.output_speed_tokens_per_s
     ttft = metrics.ttft_s
     return ProbePoint(

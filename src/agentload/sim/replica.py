@@ -28,10 +28,11 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from agentload.sim.cache import Admission, Keys, PrefixCache, _Node
+from agentload.sim.cache import Admission, Keys, _Node
 from agentload.sim.config import EngineConfig
 from agentload.sim.power import PowerModel
 from agentload.sim.request import CONTEXT_OVERFLOW, Chain, SimRequest, SimResult
+from agentload.sim.slots import make_cache
 from agentload.sim.steptable import StepTable
 
 EnergySink = Callable[[float, float, float], None]
@@ -132,9 +133,7 @@ class Replica:
         self.power = power
         self.energy = energy
         self.trace = trace
-        self.cache = PrefixCache(
-            config.kv_capacity_tokens, config.block_tokens, config.kv_host_tokens
-        )
+        self.cache = make_cache(config)
         self.waiting: deque[_Live] = deque()
         self.prefilling: list[_Live] = []
         self.decoders: list[tuple[int, int, _Live]] = []
