@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import ValidationError
 
-from agentload.errors import AgentloadError, first_problem
+from agentload.errors import AgentloadError
 from agentload.measure.power_spec import PowerSpec, power_spec_from_options
+from agentload.option_errors import named_options
 from agentload.run.execute import Backend, HostOptions, default_out_dir
 from agentload.run.settings import AgentSettings
 from agentload.target.deployment import TargetOptions
@@ -199,11 +199,8 @@ def agents_from(args: argparse.Namespace, *, start_mid_session: bool) -> AgentSe
     }
     if args.salt:
         values["run_salt"] = args.salt
-    try:
+    with named_options(args, reply_history="history", run_salt="salt"):
         return AgentSettings.model_validate(values)
-    except ValidationError as exc:
-        field, message = first_problem(exc)
-        raise AgentloadError(f"{field or 'settings'}: {message}") from None
 
 
 def target_from(args: argparse.Namespace) -> TargetOptions:

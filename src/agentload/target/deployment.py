@@ -14,9 +14,10 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 from rich.console import Console
 
-from agentload.client.endpoint import Api, Endpoint
+from agentload.client.endpoint import Api, Endpoint, not_http
 from agentload.client.facts import server_facts
-from agentload.errors import AgentloadError
+from agentload.client.reach import check_reachable, reaching
+from agentload.errors import AgentloadError, first_problem
 from agentload.measure.meters import Meters, ServerWindows, power_recorder
 from agentload.measure.power_spec import PowerSpec
 from agentload.target.context import ContextCheck, Fit, check_context
@@ -82,11 +83,13 @@ class TargetOptions:
             if not self.model:
                 raise AgentloadError("--model is required with --url")
             endpoint = self.endpoint(api, base_url=self.url, model=self.model)
+            check_reachable(endpoint)
             tokenizer = load_tokenizer(self.tokenizer or self.url, model=self.model)
             facts: dict[str, Any] = {"server": server_facts(endpoint)}
             context = None
             if fit is not None:
-                context = check_context(endpoint, TextMaker(tokenizer, "context-check"), fit)
+                with reaching(*self._counted_at(endpoint), "counting the workload's prompts"):
+                    context = check_context(endpoint, TextMaker(tokenizer, "context-check"), fit)
                 if context.window.tokens is not None or context.need.ratio is not None:
                     console.print(context.line(), highlight=False, soft_wrap=True)
                 facts["context"] = context.facts()
@@ -129,6 +132,14 @@ class TargetOptions:
                 local.endpoint, local.tokenizer, facts, metrics, local.context, url_given=False
             )
 
+    def _counted_at(self, endpoint: Endpoint) -> tuple[str, str]:
+        """Where prompts are counted, and the options that named it: the server, and a
+        tokenizer server given apart from it."""
+        tokenizer = self.tokenizer or ""
+        if tokenizer.startswith(("http://", "https://")):
+            return f"{endpoint.base_url} or {tokenizer}", "--url, --tokenizer"
+        return endpoint.base_url, "--url"
+
     def endpoint(self, api: Api, *, base_url: str, model: str) -> Endpoint:
         """The endpoint these options describe at `base_url`; a one-line error naming the
         option when one is malformed."""
@@ -147,9 +158,9 @@ class TargetOptions:
         try:
             return Endpoint.model_validate(values)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            option = _OPTIONS.get(str(first["loc"][0]) if first["loc"] else "", "--url")
-            raise AgentloadError(f"{option}: {first['msg']}") from None
+            field, words = first_problem(exc)
+            option = _OPTIONS.get((field or "").split(".")[0], "--url")
+            raise AgentloadError(f"{option}: {words}") from None
 
 
 _OPTIONS = {
@@ -212,7 +223,7 @@ def check_target_options(target: TargetOptions, api: Api) -> None:
     if target.metrics_url is not None:
         parts = urlsplit(target.metrics_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise AgentloadError(f"--metrics-url: not an http(s) URL: {target.metrics_url!r}")
+            raise AgentloadError(f"--metrics-url: {not_http(target.metrics_url, '/metrics')}")
     if target.request_timeout_s is not None and not target.request_timeout_s > 0:
         raise AgentloadError(f"--request-timeout: must be > 0 s, got {target.request_timeout_s:g}")
     if target.ca_bundle is not None and not Path(target.ca_bundle).is_file():
