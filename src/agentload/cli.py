@@ -66,7 +66,9 @@ class _Parser(argparse.ArgumentParser):
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
         if self._subparsers is None:  # a verb: a mistyped option before a missing one
-            self._refuse_unknown([a for a in (args or []) if a.startswith("--")])
+            typed = [a for a in (args or []) if a.startswith("-")]
+            self._refuse_unknown([a for a in typed if a.startswith("--")])
+            self._refuse_missing({a.split("=", 1)[0] for a in typed})
         parsed, extras = super().parse_known_args(args, namespace)
         self._refuse_unknown([a for a in extras if a.startswith("-") and not _number(a)])
         return parsed, extras
@@ -81,6 +83,23 @@ class _Parser(argparse.ArgumentParser):
             name = option.split("=", 1)[0]
             if len(name) > 1 and name not in self._option_string_actions:
                 self.error(f"unrecognized option {name}{_suggestion(name, known)}")
+
+    def _refuse_missing(self, typed: set[str]) -> None:
+        """Every required option not typed, in one usage error (argparse names the required
+        options first and a required choice of options only once they are given)."""
+        if typed & {"-h", "--help"}:
+            return
+        missing = [
+            action.option_strings[0]
+            for action in self._actions
+            if action.required and action.option_strings and not typed & {*action.option_strings}
+        ]
+        for group in self._mutually_exclusive_groups:
+            options = [a.option_strings[0] for a in group._group_actions if a.option_strings]
+            if group.required and not typed & {*options}:
+                missing.append(" or ".join(options))
+        if missing:
+            self.error(f"the following arguments are required: {', '.join(missing)}")
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         choices = action.choices

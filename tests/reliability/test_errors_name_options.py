@@ -127,3 +127,11 @@ def test_a_mistyped_option_or_choice_suggests_the_one_meant(
     argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert expected in _error(argv, capsys)
+
+
+def test_every_missing_required_option_is_named_at_once(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    err = _error(["run"], capsys)
+    assert "the following arguments are required: --duration, --agents or --arrivals" in err
+    assert "--duration" not in _error(["run", "--duration", "5"], capsys).split("required:")[1]
