@@ -107,7 +107,7 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument(
         "--metrics-url",
         help="the server's Prometheus endpoint for server-side cache figures "
-        "(default: <server>/metrics for the local engine)",
+        "(default: the local engine's, or with --url the /metrics beside it when it answers)",
     )
     target.add_argument(
         "--header",

@@ -4,6 +4,7 @@ it, and the target spec the agents' hosts open (`agentload.target.http`)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ from agentload.client.reach import check_reachable, reaching
 from agentload.errors import AgentloadError, first_problem
 from agentload.measure.meters import Meters, ServerWindows, power_recorder
 from agentload.measure.power_spec import PowerSpec
+from agentload.measure.server_metrics import ServerMetricsScraper
+from agentload.results.samples import ServerScrape
 from agentload.target.context import ContextCheck, Fit, check_context
 from agentload.target.http import HttpTargetSpec
 from agentload.target.preflight import preflight
@@ -99,7 +102,17 @@ class TargetOptions:
                         "--max-model-len, SGLang --context-length, llama.cpp --ctx-size per "
                         "slot) or use a workload with shorter calls"
                     )
-            yield OpenTarget(endpoint, tokenizer, facts, self.metrics_url, context)
+            metrics, missing = self.metrics_url, None
+            if metrics is None:
+                metrics, missing = found_metrics(endpoint.base_url)
+                if metrics is not None:
+                    console.print(
+                        f"server metrics: {metrics} (found beside --url; --metrics-url names "
+                        "another)",
+                        highlight=False,
+                        soft_wrap=True,
+                    )
+            yield OpenTarget(endpoint, tokenizer, facts, metrics, context, metrics_missing=missing)
             return
         from agentload.target.local import LocalOptions, open_local
 
@@ -187,6 +200,8 @@ class OpenTarget:
 
     url_given: bool = True
     """False for the embedded engine (its URL changes from run to run)."""
+    metrics_missing: str | None = None
+    """Why there is no metrics URL (none given, and none found beside the server's API)."""
     virtual = False
     simulated = None
 
@@ -215,6 +230,24 @@ class OpenTarget:
         server = ServerWindows(self.metrics_url, out) if self.metrics_url else None
         with power_recorder(power, out) as recorder:
             yield Meters(recorder, server)
+
+
+def found_metrics(base_url: str) -> tuple[str | None, str | None]:
+    """The server's Prometheus endpoint beside its API (`<root>/metrics`, where vLLM, SGLang
+    and llama.cpp serve it), when one scrape there reads a known engine's metrics: (its URL,
+    None); else (None, why not)."""
+    scraper = ServerMetricsScraper(base_url)
+
+    async def once() -> ServerScrape:
+        try:
+            return await scraper.scrape()
+        finally:
+            await scraper.aclose()
+
+    scrape = asyncio.run(once())
+    if scrape.error is None:
+        return scraper.url, None
+    return None, f"{scraper.url}: {scrape.error}"
 
 
 def check_target_options(target: TargetOptions, api: Api) -> None:
