@@ -57,6 +57,8 @@ def _error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
             "--system: unknown system 'h200'",
         ),
         (["decode", "--total-tokens-per-s", "1", "--cache-hit-rate", "1.5"], "--cache-hit-rate: "),
+        (["search", *CLOSED, "--tier", "fast:0:2"], "fast:0:2: the floor must be more than 0"),
+        (["search", *CLOSED, "--engine-parallel", "0"], "--engine-parallel: must be at least 1"),
     ],
 )  # fmt: skip
 def test_a_bad_value_names_its_option_not_the_settings_model(

@@ -215,7 +215,7 @@ def target_from(args: argparse.Namespace) -> TargetOptions:
         api_key_env=args.api_key_env,
         tokenizer=args.tokenizer,
         engine_model=args.engine_model,
-        engine_parallel=args.engine_parallel,
+        engine_parallel=_positive(args.engine_parallel, "--engine-parallel"),
         engine_ctx_per_slot=_positive(args.engine_ctx, "--engine-ctx"),
         engine_threads=_positive(args.engine_threads, "--engine-threads"),
         engine_nice=_nice(args.engine_nice),
