@@ -33,10 +33,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("sim", "doctor", "search"),
     ("run",),
     ("report", "analysis"),
-    ("commands", "cli", "config_file"),
+    ("commands", "cli", "config_file", "option_errors"),
 )
 """Bottom to top: a package may import its own layer's modules and those below."""
-ENTRY = ("__main__", "cli", "commands", "config_file")
+ENTRY = ("__main__", "cli", "commands", "config_file", "option_errors")
 """The entry points sit on top whatever their file name's layer."""
 
 

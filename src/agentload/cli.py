@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import importlib
 import os
 import signal
@@ -17,6 +18,7 @@ from pydantic import ValidationError
 
 from agentload import __version__
 from agentload.errors import AgentloadError
+from agentload.option_errors import keep_parsers, option_error
 
 COMMAND_MODULES = (
     "workload",
@@ -42,11 +44,16 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 TRACEBACK_ENV = "AGENTLOAD_TRACEBACK"
 """Set this environment variable to 1 to see the traceback of an unexpected error."""
+CLOSE_MATCH = 0.6
+"""How alike a mistyped option or choice must be to a real one to be suggested (difflib's
+ratio: `--max-agent` and `--max-agents` are 0.95 alike, `--durat` and `--duration` 0.82)."""
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with a one-line usage error (`PROG: error: ... (see PROG --help)`), exit 2, and
-    no abbreviated options (`--api-key K` must not pass for `--api-key-env K`)."""
+    """argparse with a one-line usage error (`PROG: error: ... (see PROG --help)`), exit 2, no
+    abbreviated options (`--api-key K` must not pass for `--api-key-env K`), and, for a
+    mistyped option or choice, the one meant (`did you mean --max-agents?`), named by the
+    verb's own parser rather than the top level's."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
@@ -54,6 +61,70 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if self._subparsers is None:  # a verb: a mistyped option before a missing one
+            typed = [a for a in (args or []) if a.startswith("-")]
+            self._refuse_unknown([a for a in typed if a.startswith("--")])
+            self._refuse_missing({a.split("=", 1)[0] for a in typed})
+        parsed, extras = super().parse_known_args(args, namespace)
+        self._refuse_unknown([a for a in extras if a.startswith("-") and not _number(a)])
+        return parsed, extras
+
+    def _refuse_unknown(self, options: Sequence[str]) -> None:
+        """A usage error naming the first option this parser does not know, and the one
+        most like it."""
+        known = [s for s in self._option_string_actions if s.startswith("--")]
+        for option in options:
+            if option == "--":
+                return
+            name = option.split("=", 1)[0]
+            if len(name) > 1 and name not in self._option_string_actions:
+                self.error(f"unrecognized option {name}{_suggestion(name, known)}")
+
+    def _refuse_missing(self, typed: set[str]) -> None:
+        """Every required option not typed, in one usage error (argparse names the required
+        options first and a required choice of options only once they are given)."""
+        if typed & {"-h", "--help"}:
+            return
+        missing = [
+            action.option_strings[0]
+            for action in self._actions
+            if action.required and action.option_strings and not typed & {*action.option_strings}
+        ]
+        for group in self._mutually_exclusive_groups:
+            options = [a.option_strings[0] for a in group._group_actions if a.option_strings]
+            if group.required and not typed & {*options}:
+                missing.append(" or ".join(options))
+        if missing:
+            self.error(f"the following arguments are required: {', '.join(missing)}")
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        choices = action.choices
+        if choices is not None and value not in choices:
+            allowed = ", ".join(map(str, choices))
+            raise argparse.ArgumentError(
+                action,
+                f"invalid choice: {value!r} (choose from {allowed})"
+                + _suggestion(str(value), [str(c) for c in choices]),
+            )
+
+
+def _suggestion(typed: str, known: Sequence[str]) -> str:
+    """`; did you mean X?` for the closest of `known` to `typed`, or nothing."""
+    close = difflib.get_close_matches(typed, known, n=1, cutoff=CLOSE_MATCH)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def _number(text: str) -> bool:
+    """A negative number, not an option (`--seed -1` leaves `-1` when it is extra)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMAND_MODULES:
         module = importlib.import_module(f"agentload.commands.{name}")
         module.register(subparsers)
+    keep_parsers(parser)
     return parser
 
 
@@ -93,9 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("agentload: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or exc.title
-        return _fail(f"{exc.title}: field '{where}': {first['msg']}")
+        return _fail(str(option_error(exc, args)))
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         return _fail(f"{where}{exc.strerror or exc}")

@@ -17,7 +17,8 @@ import argparse
 import json
 import math
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,8 @@ CONFIG_OPTION = "--config"
 CONFIG_DEST = "config"
 PARSER_DEST = "config_parser"
 """Where each verb keeps its own parser in the parsed arguments (for the effective config)."""
+CONFIG_SOURCE = "config_source"
+"""Where the parsed arguments keep which values came from the file (`ConfigSource`)."""
 NOT_SAVED = frozenset(
     {CONFIG_DEST, PARSER_DEST, "func", "help", "out", "resume", "salt", "api_key", "list"}
 )
@@ -42,6 +45,16 @@ PATH_OPTIONS = frozenset({"tokenizer", "tiers_file", "ca_bundle"})
 WORKLOAD_FORMATS = ("agentperf", "manifest", "mooncake", "usage-log", "azure")
 LENIENT = {"doctor": ("search", "run")}
 """Verbs that read another verb's config, skipping the options they do not have."""
+
+
+@dataclass(frozen=True)
+class ConfigSource:
+    """The values a `--config FILE.toml` gave: the file, each destination's key as written
+    there, and its value (an error about a value names the file and the key)."""
+
+    path: str
+    keys: Mapping[str, str]
+    values: Mapping[str, Any]
 
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:
@@ -69,14 +82,17 @@ def apply_config(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
         return
     verb = argv[verb_index]
     also = [_subparser(parser, v) for v in LENIENT.get(verb, ())]
-    values = load_config(Path(path), sub, verb, tolerate=[p for p in also if p is not None])
+    keys: dict[str, str] = {}
+    values = load_config(
+        Path(path), sub, verb, tolerate=[p for p in also if p is not None], keys=keys
+    )
     for action in sub._actions:
         if action.dest in values:
             action.required = False
     for group in sub._mutually_exclusive_groups:
         if any(a.dest in values for a in group._group_actions):
             group.required = False
-    sub.set_defaults(**values)
+    sub.set_defaults(**values, **{CONFIG_SOURCE: ConfigSource(path, keys, dict(values))})
 
 
 def _subparser(parser: argparse.ArgumentParser, verb: str) -> argparse.ArgumentParser | None:
@@ -102,9 +118,11 @@ def load_config(
     verb: str,
     *,
     tolerate: Sequence[argparse.ArgumentParser] = (),
+    keys: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The file's values as the verb's parsed values (each converted by its option's type);
-    keys that are options of a `tolerate` parser are skipped (doctor reads a search's file)."""
+    keys that are options of a `tolerate` parser are skipped (doctor reads a search's file).
+    `keys`, when given, is filled with each destination's key as the file spells it."""
     data = read_parsed(
         path,
         lambda raw: tomllib.loads(raw.decode()),
@@ -132,6 +150,8 @@ def load_config(
                 f"{path}: '{key}' is not an option of {verb} (see agentload {verb} --help)"
             )
         values[dest] = _convert(action, key, value, path)
+        if keys is not None:
+            keys[dest] = key
     return values
 
 
@@ -180,7 +200,7 @@ def effective_config(args: argparse.Namespace, verb: str) -> str | None:
     """The TOML of every option the verb was run with (defaults included, `NOT_SAVED` left
     out), paths absolute and secret header values redacted; None when the verb has none."""
     parser: argparse.ArgumentParser | None = getattr(args, PARSER_DEST, None)
-    if parser is None:
+    if parser is None or not any(a.dest == CONFIG_DEST for a in parser._actions):
         return None
     lines = [
         f"# agentload {__version__} {verb}: every option as run (defaults included).",

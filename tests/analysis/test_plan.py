@@ -8,6 +8,7 @@ Open's AA-AgentPerf listing).
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -184,7 +185,7 @@ def test_an_unreadable_saved_plan_is_said_in_the_report(tmp_path: Path) -> None:
     ("argv", "expected"),
     [
         (["--developers", "5"], "--agents-per-developer"),
-        ([*TEAM], "--active-share or --day-profile"),
+        ([*TEAM], "--active-share (or --day-profile)"),
         ([*TEAM, "--active-share", "1", "--day-profile", "1"], "one of them"),
         ([*TEAM, "--day-profile", "1,2"], "24 hourly shares"),
         ([*TEAM, "--active-share", "1", "--tier", "x"], "no tier 'x'"),
@@ -199,6 +200,32 @@ def test_plan_refuses_with_one_line(
 ) -> None:
     directory = replica_dir(tmp_path / "r")
     assert expected in error_line(capsys, "plan", str(directory), *argv)
+
+
+def test_a_plan_missing_everything_says_all_of_it_at_once_with_an_example_that_works(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No tier chosen of two, no GPU count recorded, no team, no share: one refusal naming all
+    four, whose example runs as given (the met tier, a GPU count, a team)."""
+    directory = replica_dir(tmp_path / "r", gpus=None)
+    summary = json.loads((directory / "summary.json").read_text())
+    summary["tiers"].insert(0, tier("unmet").model_dump(mode="json"))
+    (directory / "summary.json").write_text(json.dumps(summary))
+    line = error_line(capsys, "plan", str(directory))
+    for needed in (
+        "--tier (one of unmet, t)",
+        "--gpus-per-replica",
+        "--developers",
+        "--agents-per-developer",
+        "--active-share (or --day-profile)",
+    ):
+        assert needed in line
+    example = shlex.split(line.split("; e.g. ", 1)[1].split(" (see ", 1)[0])
+    assert example[:3] == ["agentload", "plan", str(directory)]
+    assert example[example.index("--tier") + 1] == "t"
+    assert main(example[1:]) == 0, capsys.readouterr().err
+    given = error_line(capsys, "plan", str(directory), "--tier", "t", "--developers", "7")
+    assert "--tier" not in given.split("; e.g.")[0] and "--developers 7" in given
 
 
 def test_a_tier_no_probe_met_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

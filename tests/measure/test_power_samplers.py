@@ -390,7 +390,7 @@ def test_bad_specs_are_one_line(spec: str, why: str) -> None:
     with pytest.raises(InputError) as caught:
         parse_power_spec(spec)
     message = str(caught.value)
-    assert message.startswith("field '--power': ")
+    assert message.startswith("--power: ")
     assert why in message
     assert "\n" not in message
 
@@ -410,11 +410,11 @@ def test_options_choose_measured_or_assumed() -> None:
     assert power_spec_from_options("nvml:0").kind == "nvml"  # type: ignore[union-attr]
     with pytest.raises(InputError, match="not both"):
         power_spec_from_options("nvml", 1000.0, 8)
-    with pytest.raises(InputError, match="field '--gpu-watts': must be > 0 W"):
+    with pytest.raises(InputError, match="--gpu-watts: must be > 0 W"):
         power_spec_from_options(None, -1.0)
-    with pytest.raises(InputError, match="field '--gpus': must be >= 1"):
+    with pytest.raises(InputError, match="--gpus: must be >= 1"):
         power_spec_from_options(None, 100.0, 0)
-    with pytest.raises(InputError, match="field '--power-interval'"):
+    with pytest.raises(InputError, match="--power-interval: "):
         parse_power_spec("nvml", interval_s=0.0)
 
 

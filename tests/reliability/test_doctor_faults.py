@@ -67,7 +67,9 @@ def test_an_unreachable_server_is_one_failed_line(
     ]
     assert main([*args, "--tokenizer", str(tokenizer_path)]) == EXIT_CHECK_FAILED
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("FAIL  reachable")
+    checks = [line for line in lines if not line.startswith(" ")]  # a check's detail wraps
+    assert len(checks) == 1 and checks[0].startswith("FAIL  reachable")
+    assert "cannot reach the server at http://127.0.0.1:9/v1 (--url)" in checks[0]
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentload.cli import EXIT_INTERRUPTED, build_parser, main
-from agentload.config_file import REDACTED, apply_config, effective_config
+from agentload.config_file import CONFIG_SOURCE, REDACTED, apply_config, effective_config
 from agentload.engines.llamacpp import LocalEngine
 from agentload.files import read_json
 from agentload.results.files import CONFIG_FILE, MANIFEST_FILE
@@ -47,7 +47,8 @@ def parsed(argv: list[str]) -> argparse.Namespace:
 
 
 def comparable(args: argparse.Namespace) -> dict[str, object]:
-    return {k: v for k, v in vars(args).items() if k not in ("config", "config_parser", "func")}
+    kept = ("config", "config_parser", "func", CONFIG_SOURCE)
+    return {k: v for k, v in vars(args).items() if k not in kept}
 
 
 def test_a_saved_config_parses_back_to_the_same_options(tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ def test_extended_tier_specs_name_the_criteria_they_hold() -> None:
         ("x:1", "a tier is"),
         ("x:e2e=1:e2e=2", "given twice"),
         ("x:fast=1", "unknown criterion 'fast'"),
-        ("x:e2e=0", "greater than 0"),
+        ("x:e2e=0", "the e2e floor must be more than 0, got 0"),
         ("x:e2e=1@p100", "less than 100"),
     ],
 )

@@ -33,4 +33,4 @@ def test_a_deployment_needs_a_model_and_both_of_its_options(
     assert main(["workload", "stats", WORKLOAD, "--gpus", "2"]) == 2
     assert main(["workload", "stats", WORKLOAD, "--model", MODEL, "--system", "h200_sxm"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert "need --model" in err[0] and "together" in err[1]
+    assert "give --model and --system too" in err[0] and "give --gpus too" in err[1]

@@ -3,15 +3,18 @@ writes a normal results directory that says SIMULATED everywhere, and every verb
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 
-from agentload.cli import main
+from agentload.cli import build_parser, main
 from agentload.files import read_json
 from agentload.results.record import load_records
 from agentload.results.summary import Summary
+from agentload.sim.catalog import catalog_for, listing
 from agentload.target.context import intended_need
 from agentload.workload.load import load_workload
 
@@ -149,3 +152,44 @@ def test_the_list_names_the_documented_combination(capsys: pytest.CaptureFixture
     assert main(["simulate", "--list", "--system", "h200_sxm", "--model", "DeepSeek-V4-Pro"]) == 0
     out = capsys.readouterr().out
     assert "sgl-project/DeepSeek-V4-Pro-FP8" in out and "tp8,ep8" in out
+
+
+def test_the_list_is_a_summary_until_narrowed_and_says_how(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """4,943 deployments were 18,342 lines at 80 columns: the summary fits a screen, names
+    how to narrow it, and how the attention-DP layouts `--parallel` takes are formed."""
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["simulate", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) < 40 and max(map(cell_len, lines)) <= 80
+    text = " ".join(" ".join(lines).split())
+    assert "gb300" in text and "h200_sxm" in text and "4,943 deployments" in text
+    assert "--list --system NAME and/or --model PART" in text
+    assert "tpT,dpD,epE" in text and "tp1,dp8,ep8" in text
+
+
+def test_a_narrowed_list_never_splits_a_number_at_80_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["simulate", "--list", "--model", "Qwen3-0.6B"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(cell_len, lines)) <= 80
+    catalog, _ = catalog_for()
+    shown = [r for r in listing(catalog) if "Qwen3-0.6B" in r.combination.model]
+    figures = {f"{r.kv_tokens_per_replica:,}" for r in shown if r.kv_tokens_per_replica}
+    cells = {cell.strip() for line in lines for cell in line.split("│")}
+    assert figures and figures <= cells, sorted(figures - cells)[:5]
+
+
+def test_the_list_help_says_system_and_model_narrow_it() -> None:
+    (simulate,) = [
+        choice
+        for action in build_parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name, choice in action.choices.items()
+        if name == "simulate"
+    ]
+    help_text = " ".join(simulate.format_help().split())
+    assert "with --system and/or --model" in help_text

@@ -88,9 +88,12 @@ class Endpoint(BaseModel):
     def _check_url(cls, url: str) -> str:
         parts = urlsplit(url.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) URL: {url!r}")
+            raise ValueError(not_http(url, API_VERSION_PATH))
         if parts.username or parts.password:
-            raise ValueError("credentials in the URL are not allowed; use api_key_env")
+            raise ValueError(
+                "credentials in the URL are not allowed; name an environment variable "
+                "holding the key (--api-key-env)"
+            )
         if parts.query or parts.fragment:
             raise ValueError(f"the base URL takes no query or fragment: {url!r}")
         path = parts.path.rstrip("/")
@@ -102,7 +105,7 @@ class Endpoint(BaseModel):
     @classmethod
     def _check_env_name(cls, name: str | None) -> str | None:
         if name is not None and not _ENV_NAME.fullmatch(name):
-            raise ValueError("api_key_env must be an environment variable name")
+            raise ValueError(f"{name!r} is not an environment variable name")
         return name
 
     @field_validator("headers")
@@ -170,6 +173,19 @@ class Endpoint(BaseModel):
                 f"environment variable {self.api_key_env} (the API key) is not set or empty"
             )
         return key
+
+
+def not_http(url: str, path: str = "") -> str:
+    """Why `url` is refused, and what to type instead: `'localhost:8000' is not an http(s)
+    URL; did you mean http://localhost:8000/v1?` (`path` added when the URL has none)."""
+    text = url.strip()
+    rest = text.split("://", 1)[1] if "://" in text else text
+    rest = rest.lstrip("/")
+    if not rest or rest.startswith((":", "/")):
+        return f"{url!r} is not an http(s) URL (e.g. http://HOST:PORT{path})"
+    if "/" not in rest:
+        rest += path
+    return f"{url!r} is not an http(s) URL; did you mean http://{rest}?"
 
 
 def is_secret(header: str) -> bool:

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
+from typing import TYPE_CHECKING
 
 import orjson
 from rich.console import Console
+from rich.markup import escape
 
 from agentload.commands.options import (
     add_power_arguments,
@@ -22,9 +25,19 @@ from agentload.commands.options import (
     target_from,
 )
 from agentload.config_file import add_config_argument
+from agentload.console import wide_console
+
+if TYPE_CHECKING:
+    from agentload.target.checks import Check
 
 EXIT_CHECK_FAILED = 3
 """A check failed (1 is an internal error, 2 a usage error)."""
+STATUS_WIDTH = 4
+NAME_WIDTH = 14
+DETAIL_INDENT = STATUS_WIDTH + 2 + NAME_WIDTH
+"""Where a check's detail starts, and its wrapped lines."""
+MIN_DETAIL_COLUMNS = 30
+"""The narrowest a detail is wrapped to, however narrow the terminal."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,7 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def handle(args: argparse.Namespace) -> int:
     from agentload.doctor.diagnose import DoctorOptions, diagnose
     from agentload.errors import AgentloadError
-    from agentload.target.checks import STATUS_STYLES, any_failed
+    from agentload.target.checks import any_failed
     from agentload.target.context import Fit
     from agentload.target.deployment import check_target_options
     from agentload.workload.load import load_workload
@@ -79,8 +92,27 @@ def handle(args: argparse.Namespace) -> int:
         document = {"ok": not any_failed(checks), "checks": [c.model_dump() for c in checks]}
         sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        console = Console(highlight=False, soft_wrap=True)  # one line per check, even in pipes
-        for check in checks:
-            style = STATUS_STYLES[check.status]
-            console.print(f"[{style}]{check.status.upper():<4}[/]  {check.name:<14}{check.detail}")
+        print_checks(checks, wide_console())
     return EXIT_CHECK_FAILED if any_failed(checks) else 0
+
+
+def print_checks(checks: list[Check], console: Console) -> None:
+    """One check a paragraph: its status and name, then its detail wrapped to the console's
+    width under a hanging indent (between words: a number or a URL is never split)."""
+    from agentload.target.checks import STATUS_STYLES
+
+    room = max(MIN_DETAIL_COLUMNS, console.width - DETAIL_INDENT)
+    for check in checks:
+        lines = textwrap.wrap(
+            check.detail, room, break_long_words=False, break_on_hyphens=False
+        ) or [""]
+        style = STATUS_STYLES[check.status]
+        head = f"{check.status.upper():<{STATUS_WIDTH}}  {check.name:<{NAME_WIDTH}}"
+        console.print(
+            f"[{style}]{escape(head[:STATUS_WIDTH])}[/]{escape(head[STATUS_WIDTH:])}"
+            f"{escape(lines[0])}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        for line in lines[1:]:
+            console.print(" " * DETAIL_INDENT + escape(line), highlight=False, soft_wrap=True)

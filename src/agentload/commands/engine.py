@@ -1,4 +1,8 @@
-"""`agentload engine install|start|stop|status`: the embedded llama.cpp server."""
+"""`agentload engine install|start|stop|status`: the embedded llama.cpp server.
+
+`engine start` sizes each slot to a workload's longest call as this engine counts it, the way
+`search` sizes its own engine (`agentload.target.local`), so `doctor --url` and `search --url`
+against it find every call fits; `--ctx-size` sets the KV cache instead."""
 
 from __future__ import annotations
 
@@ -8,13 +12,19 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from rich.console import Console
+
+from agentload.commands.options import DEFAULT_WORKLOAD
 from agentload.engines.llamacpp import (
     DEFAULT_PARALLEL,
-    DEFAULT_SLOT_CONTEXT,
     GENERATED_MODEL,
-    build_info,
+    LocalEngine,
+    default_threads,
     install,
+    llama_cpp_version,
+    resolve_model,
 )
+from agentload.errors import AgentloadError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,13 +45,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=GENERATED_MODEL,
         help="'generated' (default: a small random llama), 'gemma3-270m', or a GGUF path",
     )
-    p.add_argument("--parallel", type=int, default=DEFAULT_PARALLEL, help="server slots")
+    p.add_argument(
+        "--parallel",
+        type=int,
+        default=DEFAULT_PARALLEL,
+        help="server slots (default: %(default)s)",
+    )
+    p.add_argument(
+        "--workload",
+        default=DEFAULT_WORKLOAD,
+        help="size each slot to this workload's longest call, as search does (default: "
+        "%(default)s, search's)",
+    )
     p.add_argument(
         "--ctx-size",
         type=int,
         default=None,
-        help=f"total KV cache in tokens, split over the slots (default: parallel x "
-        f"{DEFAULT_SLOT_CONTEXT})",
+        metavar="TOKENS",
+        help="total KV cache, split over the slots, instead of sizing them to --workload",
     )
     p.add_argument("--port", type=int, default=None, help="port (default: a free one)")
     p.add_argument("--log-dir", type=Path, default=None, help="where the server log goes")
@@ -66,23 +87,64 @@ def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int
 
 def _install(args: argparse.Namespace) -> int:
     binary = install(quiet=args.quiet, force=args.force)
-    info = build_info()
-    print(f"llama-server: {binary} (llama.cpp {info.get('llama_cpp_commit', '?')[:12]})")
+    print(f"{llama_cpp_version()}: {binary}")
     return 0
 
 
 def _start(args: argparse.Namespace) -> int:
-    from agentload.engines.persistent import start_detached
+    """Start the detached engine, its slots sized to `--workload` unless `--ctx-size` is
+    given; its state as JSON on stdout, the sizing on stderr."""
+    from agentload.engines.persistent import record_detached, refuse_running, start_detached
 
-    state = start_detached(
-        model=args.model,
-        parallel=args.parallel,
-        ctx_size=args.ctx_size,
-        port=args.port,
-        log_dir=args.log_dir,
-    )
+    for option, value in (("--parallel", args.parallel), ("--ctx-size", args.ctx_size)):
+        if value is not None and value < 1:
+            raise AgentloadError(f"{option}: must be at least 1, got {value}")
+    refuse_running()
+    resolve_model(args.model)  # a model that is not there is one line, before anything starts
+    if args.ctx_size is not None:
+        state = start_detached(
+            model=args.model,
+            parallel=args.parallel,
+            ctx_size=args.ctx_size,
+            port=args.port,
+            log_dir=args.log_dir,
+        )
+    else:
+        state = record_detached(_sized_engine(args))
     print(json.dumps(state.model_dump(mode="json"), indent=2))
     return 0
+
+
+def _sized_engine(args: argparse.Namespace) -> LocalEngine:
+    """The engine started detached with each slot sized to the workload's longest call (as
+    `search` sizes its own; `agentload.target.local`), every CPU and default priority."""
+    from agentload.client.endpoint import Endpoint
+    from agentload.home import agentload_home
+    from agentload.target.context import Fit
+    from agentload.target.local import LocalOptions, open_local
+    from agentload.workload.load import load_workload
+
+    workload = load_workload(args.workload)
+    options = LocalOptions(
+        model=args.model,
+        parallel=args.parallel,
+        slot_tokens=None,
+        threads=default_threads(),
+        nice=0,
+        port=args.port,
+        detach=True,
+        model_option="--model",
+    )
+    with open_local(
+        options,
+        api="chat",
+        endpoint_for=lambda api, engine: Endpoint(base_url=engine.url, model=engine.model, api=api),
+        tokenizer=None,
+        fit=Fit(workload),
+        log_dir=args.log_dir or agentload_home() / "logs",
+        console=Console(stderr=True, highlight=False),
+    ) as local:
+        return local.engine
 
 
 def _stop(_args: argparse.Namespace) -> int:

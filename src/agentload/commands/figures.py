@@ -17,7 +17,8 @@ from agentload.analysis.cost import HostedPrices
 from agentload.analysis.render import print_tables, tables_json
 from agentload.analysis.table import Table
 from agentload.console import err_console
-from agentload.errors import InputError, first_problem
+from agentload.errors import InputError
+from agentload.option_errors import option_error
 
 PERCENT = 100.0
 SI_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
@@ -29,15 +30,15 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def one_line_errors(handler: Handler) -> Handler:
-    """Turn the analysis functions' ValueErrors into the CLI's one-line InputError."""
+    """Turn the analysis functions' ValueErrors into the CLI's one-line InputError (a model's
+    validation error naming the option, `option_error`)."""
 
     @functools.wraps(handler)
     def wrapped(args: argparse.Namespace) -> int:
         try:
             return handler(args)
         except ValidationError as exc:
-            where, message = first_problem(exc)
-            raise InputError(message.lower(), field=where) from None
+            raise option_error(exc, args) from None
         except ValueError as exc:
             raise InputError(str(exc)) from None
 

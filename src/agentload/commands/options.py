@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import ValidationError
 from rich.text import Text
 
 from agentload.console import err_console
-from agentload.errors import AgentloadError, first_problem
+from agentload.errors import AgentloadError
 from agentload.measure.power_spec import PowerSpec, power_spec_from_options
+from agentload.option_errors import named_options
 from agentload.run.execute import Backend, HostOptions, default_out_dir
 from agentload.run.settings import AgentSettings
 from agentload.target.deployment import TargetOptions
@@ -108,7 +108,7 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument(
         "--metrics-url",
         help="the server's Prometheus endpoint for server-side cache figures "
-        "(default: <server>/metrics for the local engine)",
+        "(default: the local engine's, or with --url the /metrics beside it when it answers)",
     )
     target.add_argument(
         "--header",
@@ -202,11 +202,8 @@ def agents_from(
     }
     if args.salt:
         values["run_salt"] = args.salt
-    try:
+    with named_options(args, reply_history="history", run_salt="salt"):
         return AgentSettings.model_validate(values)
-    except ValidationError as exc:
-        field, message = first_problem(exc)
-        raise AgentloadError(f"{field or 'settings'}: {message}") from None
 
 
 def target_from(args: argparse.Namespace) -> TargetOptions:
@@ -220,7 +217,7 @@ def target_from(args: argparse.Namespace) -> TargetOptions:
         api_key_env=args.api_key_env,
         tokenizer=args.tokenizer,
         engine_model=args.engine_model,
-        engine_parallel=args.engine_parallel,
+        engine_parallel=_positive(args.engine_parallel, "--engine-parallel"),
         engine_ctx_per_slot=_positive(args.engine_ctx, "--engine-ctx"),
         engine_threads=_positive(args.engine_threads, "--engine-threads"),
         engine_nice=_nice(args.engine_nice),

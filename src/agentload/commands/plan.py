@@ -7,6 +7,7 @@ directory, and `agentload report DIR` then shows the plan as a section of the HT
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -85,9 +86,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_plan)
 
 
+EXAMPLE_DEMAND = ("--developers", "100", "--agents-per-developer", "2", "--active-share", "25%")
+"""A team the example in a refusal sizes for (any will do: it shows the shape)."""
+EXAMPLE_GPUS = "8"
+"""GPUs per replica in the example, when the results do not say how many served."""
+
+
 @one_line_errors
 def _plan(args: argparse.Namespace) -> int:
     results = load_results(args.results)
+    _refuse_missing(args, results)
     plan = plan_fleet(_replica(args, results), _demand(args), _sizing(args), _prices(args))
     if args.json:
         print(plan.model_dump_json(indent=2))
@@ -97,6 +105,47 @@ def _plan(args: argparse.Namespace) -> int:
         out = write_plan(summary_path(args.results).parent, plan)
         print(f"wrote {out}", file=sys.stderr)
     return 0
+
+
+def _refuse_missing(args: argparse.Namespace, results: Results) -> None:
+    """Every input the plan lacks, in one line, with a command that works on these results
+    (their tiers, their GPUs) and the inputs already given."""
+    names = [p.tier for p in results.tier_points() if p.tier is not None]
+    met = [p.tier for p in results.tier_points() if p.tier is not None and p.agents is not None]
+    missing: list[str] = []
+    example = ["agentload", "plan", args.results]
+    if args.tier is None and len(names) > 1:
+        missing.append(f"--tier (one of {', '.join(names)})")
+    tier = args.tier or (met[0] if met else names[0] if names else None)
+    if tier is not None and len(names) > 1:
+        example += ["--tier", tier]
+    if results.gpus is None and args.gpus_per_replica is None:
+        missing.append("--gpus-per-replica (the results do not say how many GPUs served)")
+    if results.gpus is None:
+        example += ["--gpus-per-replica", args.gpus_per_replica or EXAMPLE_GPUS]
+    demand = dict(zip(EXAMPLE_DEMAND[::2], EXAMPLE_DEMAND[1::2], strict=True))
+    for option in ("--developers", "--agents-per-developer"):
+        given = getattr(args, option.lstrip("-").replace("-", "_"))
+        if given is None:
+            missing.append(option)
+        example += [option, given or demand[option]]
+    if args.active_share is None and args.day_profile is None:
+        missing.append("--active-share (or --day-profile)")
+        example += ["--active-share", demand["--active-share"]]
+    elif args.active_share is not None:
+        example += ["--active-share", args.active_share]
+    else:
+        example += ["--day-profile", args.day_profile]
+    if missing:
+        raise InputError(
+            f"a plan needs {_listed(missing)}; e.g. {shlex.join(example)} (see agentload plan "
+            "--help for headroom, spares, power and prices)"
+        )
+
+
+def _listed(items: list[str]) -> str:
+    """`a, b and c`."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _replica(args: argparse.Namespace, results: Results) -> Replica:

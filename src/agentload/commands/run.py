@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import argparse
 
-from pydantic import ValidationError
-
 from agentload.commands.measure import measure
 from agentload.commands.options import (
     add_output_arguments,
@@ -17,8 +15,8 @@ from agentload.commands.options import (
     add_workload_arguments,
 )
 from agentload.config_file import add_config_argument
-from agentload.errors import AgentloadError, first_problem
 from agentload.measure.window import STEADY_STATE_SETTLE_S
+from agentload.option_errors import named_options
 from agentload.run.arrivals import parse_arrivals
 from agentload.run.search_settings import DEFAULT_DRAIN_S, SearchSettings
 
@@ -73,7 +71,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def settings_from(args: argparse.Namespace) -> SearchSettings:
     """The run's one probe, with a one-line error for invalid values."""
     arrivals = parse_arrivals(args.arrivals) if args.arrivals else None
-    try:
+    agents = {"start_agents": "agents", "max_agents": "agents"}
+    duration = {"length_s": "duration", "window_s": "duration", "max_window_s": "duration"}
+    with named_options(args, **agents, **duration):
         return SearchSettings.for_run(
             1 if arrivals is not None else args.agents,
             args.duration,
@@ -82,10 +82,6 @@ def settings_from(args: argparse.Namespace) -> SearchSettings:
             drain_s=args.drain,
             arrivals=arrivals,
         )
-    except ValidationError as exc:
-        field, message = first_problem(exc)
-        names = {"max_agents": "agents", "length_s": "duration_s"}
-        raise AgentloadError(f"{names.get(field or '', field) or 'settings'}: {message}") from None
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from agentload.commands.measure import measure
 from agentload.commands.options import (
     add_output_arguments,
@@ -16,13 +14,13 @@ from agentload.commands.options import (
     add_workload_arguments,
 )
 from agentload.config_file import add_config_argument
-from agentload.errors import AgentloadError, first_problem
 from agentload.measure.verdict import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MAX_ERROR_RATE,
     DEFAULT_MIN_SAMPLES,
 )
 from agentload.measure.window import STEADY_STATE_SETTLE_S
+from agentload.option_errors import named_options
 from agentload.results.tiers import PRESETS, Tier, load_tiers, parse_tier, preset, unique_names
 from agentload.run import search_settings as defaults
 from agentload.search.plans import BISECT, DEFAULT_PLAN
@@ -118,7 +116,7 @@ def tiers_from(args: argparse.Namespace, default_preset: str = "agentperf") -> t
 def search_settings_from(
     args: argparse.Namespace, default_preset: str = "agentperf"
 ) -> defaults.SearchSettings:
-    try:
+    with named_options(args):
         return defaults.SearchSettings(
             tiers=tiers_from(args, default_preset),
             start_agents=args.start_agents,
@@ -135,9 +133,6 @@ def search_settings_from(
             prior=load_prior(args.prior) if args.prior is not None else (),
             prior_source=str(args.prior.resolve()) if args.prior is not None else None,
         )
-    except ValidationError as exc:
-        field, message = first_problem(exc)
-        raise AgentloadError(f"{field or 'search'}: {message}") from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

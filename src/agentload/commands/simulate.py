@@ -16,9 +16,8 @@ left out are taken from the run where it says (the embedded engine's model, thre
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import TYPE_CHECKING
-
-from rich.table import Table
 
 from agentload.commands.options import (
     add_output_arguments,
@@ -37,11 +36,15 @@ from agentload.tables import Column, Grid, console_lines
 if TYPE_CHECKING:
     from agentload.results.summary import CalibrationFacts
     from agentload.sim.build import DeploymentRequest
+    from agentload.sim.catalog import Listed
     from agentload.sim.roofline import RooflineParams
 
 BACKENDS = ("sglang", "vllm", "trtllm", "llama.cpp")
 """Engines whose step times aiconfigurator-core has (llama.cpp: the roofline only)."""
 DEFAULT_BACKEND = "sglang"
+NAMING_COLUMNS = 3
+"""The listing's first columns (system, backend, model) name a deployment; `LAYOUT` follows."""
+LAYOUT = 3
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,7 +57,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "probes and verdicts on a virtual clock. Results are marked SIMULATED.",
     )
     parser.add_argument(
-        "--list", action="store_true", help="print the deployments with step-time data and exit"
+        "--list",
+        action="store_true",
+        help="print what has step-time data and exit: a summary (systems x backends, models "
+        "each); with --system and/or --model (a part of its name) every deployment that "
+        "matches, one row per layout; --backend narrows either",
     )
     add_workload_arguments(parser)
     parser.add_argument(
@@ -278,42 +285,111 @@ def _figure(value: float) -> str:
 def list_deployments(
     system: str | None = None, backend: str | None = None, model: str | None = None
 ) -> int:
-    """Print the catalog: every (system, backend, model, layout) whose step times evaluate,
-    narrowed to `system`, `backend` and models containing `model` when given."""
+    """Print what has step-time data: with `system` or `model` (a part of its name), every
+    deployment that matches, one row per layout; otherwise a summary, systems x backends with
+    the models each has (`backend` narrows either). Both end with the layouts `--parallel`
+    takes beyond those listed, and how to narrow."""
     from agentload.sim.catalog import catalog_for, listing
 
     catalog, current = catalog_for()
-    version = catalog.aiconfigurator_core
-    title = f"Deployments with step-time data (aiconfigurator-core {version})"
-    table = Table(title=title, title_justify="left")
-    for column in ("system", "backend", "model", "layout", "GPUs a copy", "weights GB/GPU"):
-        table.add_column(column, overflow="fold")
-    table.add_column("KV tokens a replica", justify="right", overflow="fold")
-    for row in listing(catalog):
-        combo = row.combination
-        if (system and combo.system != system) or (backend and combo.backend != backend):
-            continue
-        if model and model.lower() not in combo.model.lower():
-            continue
-        kv = row.kv_tokens_per_replica
-        table.add_row(
-            combo.system,
-            combo.backend,
-            combo.model,
-            combo.parallel,
-            str(row.gpus_per_copy),
-            "—" if row.weights_per_gpu_gb is None else f"{row.weights_per_gpu_gb:,.1f}",
-            "—" if kv is None else ("does not fit" if kv == 0 else f"{kv:,}"),
-        )
+    rows = [
+        row
+        for row in listing(catalog)
+        if (system is None or row.combination.system == system)
+        and (backend is None or row.combination.backend == backend)
+        and (model is None or model.lower() in row.combination.model.lower())
+    ]
     console = wide_console()
-    console.print(table)
+    source = f"aiconfigurator-core {catalog.aiconfigurator_core}"
+    if system is None and model is None:
+        grid = _summary_grid(rows, source)
+    else:
+        grid = _deployments_grid(rows, source)
+    notes = [*grid.notes, *_list_notes(current, detailed=system is not None or model is not None)]
+    console_lines(replace(grid, notes=tuple(notes)), console)
+    return 0
+
+
+def _summary_grid(rows: list[Listed], source: str) -> Grid:
+    """Systems x backends: how many models each pair has step-time data for."""
+    systems = sorted({r.combination.system for r in rows})
+    backends = sorted({r.combination.backend for r in rows})
+    models: dict[tuple[str, str], set[str]] = {}
+    for row in rows:
+        c = row.combination
+        models.setdefault((c.system, c.backend), set()).add(c.model)
+    table = tuple(
+        (name, *(f"{len(models.get((name, b), ())):,}" for b in backends)) for name in systems
+    )
+    count = len({r.combination.model for r in rows})
+    title = "Models with step-time data"
+    counts = (
+        f"{count:,} models, {len(rows):,} deployments (system x backend x model x layout), "
+        f"from {source}."
+    )
+    columns = (Column("system", key=True, justify="left"), *(Column(b) for b in backends))
+    narrow = (
+        "Each deployment, one row per layout: --list --system NAME and/or --model PART "
+        "(e.g. --list --system gb300 --model DeepSeek); --backend NAME narrows either."
+    )
+    return Grid(title, columns, table, notes=(counts, narrow))
+
+
+def _deployments_grid(rows: list[Listed], source: str) -> Grid:
+    """One row per deployment; a naming column (system, backend, model) the same in every row
+    goes into the title instead."""
+    headers = ("system", "backend", "model", "layout", "weights GB/GPU", "KV tokens a replica")
+    cells = [
+        (
+            r.combination.system,
+            r.combination.backend,
+            r.combination.model,
+            r.combination.parallel,
+            "—" if r.weights_per_gpu_gb is None else f"{r.weights_per_gpu_gb:,.1f}",
+            _kv_cell(r.kv_tokens_per_replica),
+        )
+        for r in rows
+    ]
+    same = [i for i in range(NAMING_COLUMNS) if cells and len({row[i] for row in cells}) == 1]
+    kept = [i for i in range(len(headers)) if i not in same]
+    title = "Deployments with step-time data"
+    if same:
+        title += ": " + ", ".join(cells[0][i] for i in same)
+    columns = tuple(
+        Column(headers[i], key=i < NAMING_COLUMNS, justify="left" if i <= LAYOUT else "right")
+        for i in kept
+    )
+    table = tuple(tuple(row[i] for i in kept) for row in cells)
+    found = f"{len(cells):,} deployments, from {source}."
+    if not cells:
+        found = "No deployment matches: --list alone shows what there is."
+    return Grid(title, columns, table, notes=(found,))
+
+
+def _kv_cell(tokens: int | None) -> str:
+    return "—" if tokens is None else ("none" if tokens == 0 else f"{tokens:,}")
+
+
+def _list_notes(current: bool, *, detailed: bool) -> list[str]:
+    """What `--parallel` takes beyond the listed layouts, and where data is missing."""
+    notes = [
+        "Layouts listed: tpN (one model copy over N GPUs; for MoE models the experts split "
+        "the same N ways, epN). --parallel also takes attention data parallelism, not "
+        "listed: tpT,dpD,epE is D attention ranks of T GPUs each, one model copy over T x D "
+        "GPUs with its experts split E ways (E at most T x D), e.g. tp1,dp8,ep8; its step "
+        "times come from aiconfigurator-core where it evaluates, else the roofline (--steps).",
+        "Systems without data (e.g. mi355x, CPUs) are simulated with a roofline from public "
+        "specs: --steps roofline (docs/simulation.md).",
+    ]
+    if detailed:
+        notes.insert(
+            0,
+            "KV tokens a replica: the KV cache one engine replica holds (none: the weights "
+            "alone fill its GPUs' memory).",
+        )
     if not current:
-        console.print(
+        notes.append(
             "note: the catalog was probed with another aiconfigurator-core version than the "
             "one installed; regenerate with python -m agentload.sim.catalog"
         )
-    console.print(
-        "Systems without data (e.g. mi355x, CPUs) are simulated with a roofline from public "
-        "specs: --steps roofline (docs/simulation.md)."
-    )
-    return 0
+    return notes

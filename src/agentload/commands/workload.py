@@ -98,12 +98,21 @@ def run_stats(args: argparse.Namespace) -> int:
 
 
 def _kv(args: argparse.Namespace, workload: Workload) -> KvReport | None:
-    if args.model is None:
-        if args.system is not None or args.gpus is not None:
-            raise AgentloadError("--system and --gpus need --model")
-        return None
-    if (args.system is None) != (args.gpus is None):
-        raise AgentloadError("give --system and --gpus together (or neither)")
+    deployment = {"--model": args.model, "--system": args.system, "--gpus": args.gpus}
+    given = [option for option, value in deployment.items() if value is not None]
+    if given == ["--model"] or not given:
+        return None if not given else _kv_report(args, workload)
+    missing = [option for option, value in deployment.items() if value is None]
+    if missing:
+        raise AgentloadError(
+            f"the KV working set on a deployment needs --model, --system and --gpus together: "
+            f"give {' and '.join(missing)} too (or --model alone: the working set on no "
+            "deployment)"
+        )
+    return _kv_report(args, workload)
+
+
+def _kv_report(args: argparse.Namespace, workload: Workload) -> KvReport:
     from agentload.sim.facts import kv_report
 
     return kv_report(

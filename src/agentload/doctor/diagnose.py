@@ -62,7 +62,7 @@ def diagnose(options: DoctorOptions, console: Console) -> list[Check]:
                 api=options.api,
                 agents=options.agents,
                 out=Path(scratch),
-                console=console,
+                console=Console(quiet=True) if remote else console,  # its checks say it all
                 fit=None if remote else options.fit,
                 clients=options.workers,
                 refuse_misfit=False,
@@ -90,7 +90,9 @@ async def _checks(options: DoctorOptions, target: OpenTarget, remote: bool) -> l
         if record.ok:
             checks.append(await cache_check(client, text, DOCTOR_ID_PREFIX))
     given = options.target.metrics_url is not None or not remote
-    checks.append(await metrics_check(target.metrics_url, given=given))
+    checks.append(
+        await metrics_check(target.metrics_url, given=given, missing=target.metrics_missing)
+    )
     checks.append(await power_check(options.power))
     checks.append(
         await headroom_check(

@@ -27,13 +27,16 @@ POWER_WAIT_S = 2.5
 POWER_POLL_S = 0.05
 
 
-async def metrics_check(url: str | None, *, given: bool) -> Check:
+async def metrics_check(url: str | None, *, given: bool, missing: str | None = None) -> Check:
     """`metrics`: one scrape; which engine, and which cache counters it exposes. An endpoint
-    the user named (`given`) that fails is a fail; none at all is a warning."""
+    the user named (`given`) that fails is a fail; none at all is a warning, saying where one
+    was looked for (`missing`)."""
     if url is None:
+        looked = f" (tried {missing})" if missing else ""
         return warned(
             "metrics",
-            "no metrics endpoint (--metrics-url): no server-side cache hit rate or queue figures",
+            f"no metrics endpoint{looked}: no server-side cache hit rate or queue figures; "
+            "name one with --metrics-url",
         )
     scraper = ServerMetricsScraper(url)
     try:
@@ -53,9 +56,10 @@ async def metrics_check(url: str | None, *, given: bool) -> Check:
             engine=scrape.engine,
             names=scrape.names,
         )
+    found = "" if given else " (found beside --url)"
     return passed(
         "metrics",
-        f"{scrape.engine} at {scraper.url}; cache counters: {', '.join(cache)}"
+        f"{scrape.engine} at {scraper.url}{found}; cache counters: {', '.join(cache)}"
         + (f"; also {', '.join(other)}" if other else ""),
         engine=scrape.engine,
         names=scrape.names,

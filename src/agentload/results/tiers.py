@@ -23,7 +23,7 @@ from typing import Protocol
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from agentload.errors import InputError
+from agentload.errors import InputError, first_problem
 
 DEFAULT_SPEED_PERCENTILE = 25.0
 DEFAULT_TTFT_PERCENTILE = 95.0
@@ -141,6 +141,11 @@ CRITERIA: dict[str, tuple[str, str, str]] = {
     "e2e": ("interactivity_floor_tokens_per_s", "interactivity_percentile", "e2e floor"),
 }
 """Spec keyword -> (bound field, percentile field, what errors call the bound)."""
+SPEC_WORDS = {
+    **{bound: what for bound, _, what in CRITERIA.values()},
+    **{percentile: f"{what} percentile" for _, percentile, what in CRITERIA.values()},
+}
+"""A tier's field as a spec's errors call it."""
 POSITIONAL = ("speed", "ttft")
 """What bare numbers after the name are, in order (the original two-part syntax)."""
 SPEC_HELP = (
@@ -210,14 +215,20 @@ def load_tiers(path: Path) -> tuple[Tier, ...]:
 
 
 def _validated(values: object, *, source: str, index: int | None = None) -> Tier:
+    """A tier from a spec's values (its problem in the spec's words: `the floor must be more
+    than 0`) or a file's item `index` (its problem naming the item's key)."""
     try:
         return Tier.model_validate(values)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        name = ".".join(str(p) for p in first["loc"]) or "tier"
-        if index is not None:
+        field, words = first_problem(exc)
+        name = field or "tier"
+        if index is None:
+            what = SPEC_WORDS.get(name)
+            if what is not None:
+                raise InputError(f"the {what} {words}", path=source) from None
+        else:
             name = f"tiers[{index}].{name}"
-        raise InputError(first["msg"], path=source, field=name) from None
+        raise InputError(words, path=source, field=name) from None
 
 
 def unique_names(tiers: tuple[Tier, ...]) -> tuple[Tier, ...]:

@@ -65,13 +65,20 @@ class SearchSettings(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> SearchSettings:
         if self.start_agents > self.max_agents:
-            raise ValueError("start_agents must be at most max_agents")
+            raise ValueError(
+                f"start_agents ({self.start_agents}) must be at most max_agents ({self.max_agents})"
+            )
         if self.max_window_s < self.window_s:
-            raise ValueError("max_window_s must be at least window_s")
+            raise ValueError(
+                f"max_window_s ({self.max_window_s:g} s) must be at least window_s "
+                f"({self.window_s:g} s)"
+            )
         if self.length_s is None and not self.tiers:
             raise ValueError("a search needs at least one tier")
         if self.length_s is not None and self.ramp_s >= self.length_s:
-            raise ValueError("ramp_s must be shorter than duration_s")
+            raise ValueError(
+                f"ramp_s ({self.ramp_s:g} s) must be shorter than length_s ({self.length_s:g} s)"
+            )
         if self.arrivals is not None and self.length_s is None:
             raise ValueError("open-loop arrivals are for a run (one fixed probe), not a search")
         plan_named(self.plan)

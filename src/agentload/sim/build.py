@@ -51,6 +51,8 @@ SLOT_BACKENDS = ("llama.cpp",)
 DEFAULT_PROMPT_CACHE_MIB = 8192.0
 """llama.cpp server's `--cache-ram` default: the RAM prompt cache, MiB."""
 MIB = 1024 * 1024
+PARALLEL_OPTION = "--parallel"
+"""The option a layout is typed with (`agentload simulate`, `workload stats`)."""
 
 
 class Layout(BaseModel):
@@ -75,11 +77,17 @@ def parse_parallel(spec: str) -> Layout:
     for part in spec.replace(" ", "").lower().split(","):
         found = _PARALLEL.match(part)
         if found is None:
-            raise InputError(f"bad parallel layout {spec!r} (expected e.g. tp4,ep4 or tp1,dp8,ep8)")
+            raise InputError(
+                f"bad parallel layout {spec!r} (expected e.g. tp4,ep4 or tp1,dp8,ep8)",
+                field=PARALLEL_OPTION,
+            )
         sizes[found.group(1)] = int(found.group(2))
     parsed = Layout(**sizes)
     if parsed.ep > parsed.group:
-        raise InputError(f"{spec}: expert parallelism beyond tp * dp GPUs is not modelled")
+        raise InputError(
+            f"{spec}: expert parallelism beyond tp * dp GPUs is not modelled",
+            field=PARALLEL_OPTION,
+        )
     return parsed
 
 
@@ -286,7 +294,11 @@ def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None)
     layout = parse_parallel(request.parallel)
     tp = layout.tp
     if request.gpus % layout.group:
-        raise InputError(f"{request.gpus} GPUs do not split into model copies of {layout.group}")
+        raise InputError(
+            f"{request.gpus} GPUs do not split into model copies of {layout.group} GPUs "
+            f"({PARALLEL_OPTION} {request.parallel})",
+            field="--gpus",
+        )
     if model is None:
         model = model_spec(request.model, kv_dtype_bytes=request.kv_dtype_bytes)
     gpu = gpu_spec(request.system)

@@ -92,6 +92,8 @@ def gpu_spec(name: str) -> GpuSpec:
     are read from its files)."""
     entry = _table().get(name) or _aic_entry(name)
     if entry is None:
-        raise InputError(f"unknown system {name!r}; known: {', '.join(known_gpus())}")
+        raise InputError(
+            f"unknown system {name!r}; known: {', '.join(known_gpus())}", field="--system"
+        )
     idle = entry.get("idle_w", IDLE_FRACTION * entry["board_w"])
     return GpuSpec(name=name, idle_w=idle, **{k: v for k, v in entry.items() if k != "idle_w"})

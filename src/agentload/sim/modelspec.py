@@ -353,4 +353,7 @@ def model_spec(hf_id: str, *, kv_dtype_bytes: float = DEFAULT_KV_DTYPE_BYTES) ->
             quant_path = folder / f"{stem}_hf_quant_config.json"
             quant = json.loads(quant_path.read_text()) if quant_path.is_file() else None
             return spec_from_config(hf_id, config, quant, kv_dtype_bytes=kv_dtype_bytes)
-    raise InputError(f"no config for model {hf_id!r}; known: {', '.join(known_models()[:8])} ...")
+    raise InputError(
+        f"no config for model {hf_id!r}; known: {', '.join(known_models()[:8])} ...",
+        field="--model",
+    )

@@ -4,6 +4,7 @@ it, and the target spec the agents' hosts open (`agentload.target.http`)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,11 +15,14 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 from rich.console import Console
 
-from agentload.client.endpoint import Api, Endpoint
+from agentload.client.endpoint import Api, Endpoint, not_http
 from agentload.client.facts import server_facts
-from agentload.errors import AgentloadError
+from agentload.client.reach import check_reachable, reaching
+from agentload.errors import AgentloadError, first_problem
 from agentload.measure.meters import Meters, ServerWindows, power_recorder
 from agentload.measure.power_spec import PowerSpec
+from agentload.measure.server_metrics import ServerMetricsScraper
+from agentload.results.samples import ServerScrape
 from agentload.target.context import ContextCheck, Fit, check_context
 from agentload.target.http import HttpTargetSpec
 from agentload.target.preflight import preflight
@@ -82,11 +86,13 @@ class TargetOptions:
             if not self.model:
                 raise AgentloadError("--model is required with --url")
             endpoint = self.endpoint(api, base_url=self.url, model=self.model)
+            check_reachable(endpoint)
             tokenizer = load_tokenizer(self.tokenizer or self.url, model=self.model)
             facts: dict[str, Any] = {"server": server_facts(endpoint)}
             context = None
             if fit is not None:
-                context = check_context(endpoint, TextMaker(tokenizer, "context-check"), fit)
+                with reaching(*self._counted_at(endpoint), "counting the workload's prompts"):
+                    context = check_context(endpoint, TextMaker(tokenizer, "context-check"), fit)
                 if context.window.tokens is not None or context.need.ratio is not None:
                     console.print(context.line(), highlight=False, soft_wrap=True)
                 facts["context"] = context.facts()
@@ -96,7 +102,17 @@ class TargetOptions:
                         "--max-model-len, SGLang --context-length, llama.cpp --ctx-size per "
                         "slot) or use a workload with shorter calls"
                     )
-            yield OpenTarget(endpoint, tokenizer, facts, self.metrics_url, context)
+            metrics, missing = self.metrics_url, None
+            if metrics is None:
+                metrics, missing = found_metrics(endpoint.base_url)
+                if metrics is not None:
+                    console.print(
+                        f"server metrics: {metrics} (found beside --url; --metrics-url names "
+                        "another)",
+                        highlight=False,
+                        soft_wrap=True,
+                    )
+            yield OpenTarget(endpoint, tokenizer, facts, metrics, context, metrics_missing=missing)
             return
         from agentload.target.local import LocalOptions, open_local
 
@@ -129,6 +145,14 @@ class TargetOptions:
                 local.endpoint, local.tokenizer, facts, metrics, local.context, url_given=False
             )
 
+    def _counted_at(self, endpoint: Endpoint) -> tuple[str, str]:
+        """Where prompts are counted, and the options that named it: the server, and a
+        tokenizer server given apart from it."""
+        tokenizer = self.tokenizer or ""
+        if tokenizer.startswith(("http://", "https://")):
+            return f"{endpoint.base_url} or {tokenizer}", "--url, --tokenizer"
+        return endpoint.base_url, "--url"
+
     def endpoint(self, api: Api, *, base_url: str, model: str) -> Endpoint:
         """The endpoint these options describe at `base_url`; a one-line error naming the
         option when one is malformed."""
@@ -147,9 +171,9 @@ class TargetOptions:
         try:
             return Endpoint.model_validate(values)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            option = _OPTIONS.get(str(first["loc"][0]) if first["loc"] else "", "--url")
-            raise AgentloadError(f"{option}: {first['msg']}") from None
+            field, words = first_problem(exc)
+            option = _OPTIONS.get((field or "").split(".")[0], "--url")
+            raise AgentloadError(f"{option}: {words}") from None
 
 
 _OPTIONS = {
@@ -176,6 +200,8 @@ class OpenTarget:
 
     url_given: bool = True
     """False for the embedded engine (its URL changes from run to run)."""
+    metrics_missing: str | None = None
+    """Why there is no metrics URL (none given, and none found beside the server's API)."""
     virtual = False
     simulated = None
 
@@ -206,13 +232,31 @@ class OpenTarget:
             yield Meters(recorder, server)
 
 
+def found_metrics(base_url: str) -> tuple[str | None, str | None]:
+    """The server's Prometheus endpoint beside its API (`<root>/metrics`, where vLLM, SGLang
+    and llama.cpp serve it), when one scrape there reads a known engine's metrics: (its URL,
+    None); else (None, why not)."""
+    scraper = ServerMetricsScraper(base_url)
+
+    async def once() -> ServerScrape:
+        try:
+            return await scraper.scrape()
+        finally:
+            await scraper.aclose()
+
+    scrape = asyncio.run(once())
+    if scrape.error is None:
+        return scraper.url, None
+    return None, f"{scraper.url}: {scrape.error}"
+
+
 def check_target_options(target: TargetOptions, api: Api) -> None:
     """Refuse a malformed target before anything is created (one line naming the option):
     the URL, the key's variable (named and set), the request timeout, the metrics URL."""
     if target.metrics_url is not None:
         parts = urlsplit(target.metrics_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise AgentloadError(f"--metrics-url: not an http(s) URL: {target.metrics_url!r}")
+            raise AgentloadError(f"--metrics-url: {not_http(target.metrics_url, '/metrics')}")
     if target.request_timeout_s is not None and not target.request_timeout_s > 0:
         raise AgentloadError(f"--request-timeout: must be > 0 s, got {target.request_timeout_s:g}")
     if target.ca_bundle is not None and not Path(target.ca_bundle).is_file():

@@ -60,6 +60,12 @@ class LocalOptions:
     """None: `LOCAL_ENGINE_NICE`."""
     clients: int = 1
     """Client processes on this machine."""
+    port: int | None = None
+    """None: a free port."""
+    detach: bool = False
+    """Leave the engine running when the target closes (`agentload engine start`)."""
+    model_option: str = "--engine-model"
+    """The option that names the model, in a refusal."""
 
 
 @dataclass
@@ -84,14 +90,24 @@ def open_local(
     console: Console,
     refuse_misfit: bool = True,
 ) -> Iterator[LocalTarget]:
-    """Start the engine, sized for `fit`'s workload when given; stopped on exit. A workload
-    that cannot fit is refused (`AgentloadError`), or, without `refuse_misfit` (doctor), served
-    as well as it can be, its failing check in `LocalTarget.context`."""
+    """Start the engine, sized for `fit`'s workload when given; stopped on exit (unless
+    `options.detach` and the block ended without an error). A workload that cannot fit is
+    refused (`AgentloadError`), or, without `refuse_misfit` (doctor), served as well as it can
+    be, its failing check in `LocalTarget.context`."""
     threads = options.threads or engine_threads(options.clients)
     nice = LOCAL_ENGINE_NICE if options.nice is None else options.nice
     slot = options.slot_tokens or first_guess(fit)
+    kept = False
+
+    def keep() -> bool:
+        return kept
+
     with contextlib.ExitStack() as stack:
-        engine = stack.enter_context(_start(options, slot, threads, nice, log_dir, console))
+
+        def started(slot: int) -> LocalEngine:
+            return stack.enter_context(_start(options, slot, threads, nice, log_dir, console, keep))
+
+        engine = started(slot)
         endpoint = endpoint_for(api, engine)
         tok = load_tokenizer(_tokenizer_path(tokenizer, engine), model=engine.model)
         check = None
@@ -100,7 +116,7 @@ def open_local(
             if not check.fits and options.slot_tokens is None and not _capped(check, slot):
                 stack.close()
                 slot = check.need.slot_tokens()
-                engine = stack.enter_context(_start(options, slot, threads, nice, log_dir, console))
+                engine = started(slot)
                 endpoint = endpoint_for(api, engine)
                 check = ContextCheck(check.need, context_window(endpoint))
             if not check.fits and refuse_misfit:
@@ -114,6 +130,7 @@ def open_local(
             if ratio := check.need.ratio_words():
                 console.print(f"note: {ratio}", highlight=False, soft_wrap=True)
         yield LocalTarget(engine, endpoint, tok, check)
+        kept = options.detach  # it outlives this process (`agentload engine start`)
 
 
 def _capped(check: ContextCheck, asked: int) -> bool:
@@ -125,28 +142,42 @@ def _capped(check: ContextCheck, asked: int) -> bool:
 
 @contextlib.contextmanager
 def _start(
-    options: LocalOptions, slot: int, threads: int, nice: int, log_dir: Path, console: Console
+    options: LocalOptions,
+    slot: int,
+    threads: int,
+    nice: int,
+    log_dir: Path,
+    console: Console,
+    keep: Callable[[], bool],
 ) -> Iterator[LocalEngine]:
+    """The engine started with `slot` tokens a slot; stopped on exit unless `keep()` says
+    otherwise by then."""
     console.print(
         f"starting the local llama.cpp engine ({options.model}, {options.parallel} slots of "
         f"{slot:,} tokens, {threads} thread(s), nice {nice})",
         highlight=False,
         soft_wrap=True,
     )
-    with LocalEngine.start(
+    engine = LocalEngine.start(
         model=options.model,
         parallel=options.parallel,
         ctx_size=options.parallel * slot,
+        port=options.port,
         log_dir=log_dir,
         threads=threads,
         nice=nice,
-    ) as engine:
+        detach=options.detach,
+    )
+    try:
         console.print(
             f"engine ready at {engine.url} in {engine.ready_s:.1f} s",
             highlight=False,
             soft_wrap=True,
         )
         yield engine
+    finally:
+        if not keep():
+            engine.stop()
 
 
 def _tokenizer_path(given: str | None, engine: LocalEngine) -> str:
@@ -189,7 +220,7 @@ def _refusal(options: LocalOptions, check: ContextCheck) -> str:
     window = check.window.tokens or 0
     trained = check.window.trained_tokens or window
     fix = (
-        f"use --engine-model generated (trained context {GENERATED_CONTEXT:,} tokens) "
+        f"use {options.model_option} generated (trained context {GENERATED_CONTEXT:,} tokens) "
         "or a workload with shorter calls"
         if options.model != "generated"
         else "use a workload with shorter calls (synthetic: a lower max_input)"
