@@ -20,7 +20,6 @@ from tests.report.builder import build_results
 SRC = REPO / "src" / "agentload"
 PRINTS_ITS_OWN_LINES = {
     "console.py": "the width rule itself",
-    "commands/doctor.py": "one check a line, even in pipes (issue 25 item 9 wraps them)",
 }
 """Modules that may make a rich Console of their own, and why."""
 _CONSOLE = re.compile(r"\bConsole\(")

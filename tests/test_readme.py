@@ -15,7 +15,7 @@ import pytest
 
 from agentload.cli import build_parser, main
 from agentload.commands.demo import name_default_tiers
-from agentload.config_file import apply_config, effective_config
+from agentload.config_file import CONFIG_SOURCE, apply_config, effective_config
 from agentload.measure.power_spec import CPU_WATTS_PER_VCPU, CPU_WATTS_SOURCE
 from agentload.report.html import write_report
 from agentload.report.load import load_view
@@ -105,7 +105,8 @@ def _parsed(argv: list[str]) -> argparse.Namespace:
 
 
 def _options(args: argparse.Namespace) -> dict[str, object]:
-    return {k: v for k, v in vars(args).items() if k not in ("config", "config_parser", "func")}
+    kept = ("config", "config_parser", "func", CONFIG_SOURCE)  # bookkeeping, not options
+    return {k: v for k, v in vars(args).items() if k not in kept}
 
 
 def test_a_demos_saved_config_runs_the_same_demo_with_the_command_the_readme_gives(

@@ -96,6 +96,11 @@ def err_console() -> Console:
     return fitted_console(stderr=True)
 
 
+def quiet_console() -> Console:
+    """A console that prints nothing (a step whose own checks say it all)."""
+    return Console(quiet=True)
+
+
 def fitted_console(
     *, stderr: bool = False, width: int | None = None, file: IO[str] | None = None
 ) -> FittedConsole:

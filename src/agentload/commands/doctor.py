@@ -25,7 +25,7 @@ from agentload.commands.options import (
     target_from,
 )
 from agentload.config_file import add_config_argument
-from agentload.console import wide_console
+from agentload.console import err_console, wide_console
 
 if TYPE_CHECKING:
     from agentload.target.checks import Check
@@ -87,7 +87,7 @@ def handle(args: argparse.Namespace) -> int:
         workers=args.workers,
         power=power_from(args),
     )
-    checks = diagnose(options, Console(stderr=True))
+    checks = diagnose(options, err_console())
     if args.json:
         document = {"ok": not any_failed(checks), "checks": [c.model_dump() for c in checks]}
         sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")

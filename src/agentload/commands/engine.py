@@ -12,9 +12,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from rich.console import Console
-
 from agentload.commands.options import DEFAULT_WORKLOAD
+from agentload.console import err_console
 from agentload.engines.llamacpp import (
     DEFAULT_PARALLEL,
     GENERATED_MODEL,
@@ -142,7 +141,7 @@ def _sized_engine(args: argparse.Namespace) -> LocalEngine:
         tokenizer=None,
         fit=Fit(workload),
         log_dir=args.log_dir or agentload_home() / "logs",
-        console=Console(stderr=True, highlight=False),
+        console=err_console(),
     ) as local:
         return local.engine
 

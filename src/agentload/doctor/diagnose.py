@@ -17,6 +17,7 @@ from rich.console import Console
 
 from agentload.client.endpoint import Api
 from agentload.client.stream import StreamingClient
+from agentload.console import quiet_console
 from agentload.doctor.machine import headroom_check
 from agentload.doctor.meters import metrics_check, power_check
 from agentload.doctor.server import cache_check, reachability
@@ -62,7 +63,7 @@ def diagnose(options: DoctorOptions, console: Console) -> list[Check]:
                 api=options.api,
                 agents=options.agents,
                 out=Path(scratch),
-                console=Console(quiet=True) if remote else console,  # its checks say it all
+                console=quiet_console() if remote else console,  # its checks say it all
                 fit=None if remote else options.fit,
                 clients=options.workers,
                 refuse_misfit=False,
