@@ -73,7 +73,7 @@ from bench.search_report import (  # noqa: E402
     table,
 )
 from bench.search_truth import Truth, truth_of  # noqa: E402
-from bench.search_variants import register_variants  # noqa: E402
+from bench.search_variants import VARIANTS, register_variants  # noqa: E402
 
 PRIOR_SUFFIX = "+prior"
 PRIOR_SEED_OFFSET = 1000
@@ -119,9 +119,13 @@ class Searched:
 
 
 @cache
-def _oracle(case: Case) -> OraclePlan:
-    """The oracle plan for this case: its probes placed at the case's truth."""
-    return OraclePlan(truth_of(case)[0])
+def _oracle(case: Case, name: str = ORACLE) -> OraclePlan:
+    """The oracle plan for this case: its probes placed at the case's truth, with the windows
+    of the sweep variant its name says (`oracle-j2`: `sweep-j2`'s), else the default sweep's."""
+    variant = VARIANTS.get(name.replace(ORACLE, "sweep", 1))
+    if variant is None:
+        return OraclePlan(truth_of(case)[0])
+    return OraclePlan(truth_of(case)[0], sweep=variant)
 
 
 def run_one(job: Job) -> Searched:
@@ -129,8 +133,8 @@ def run_one(job: Job) -> Searched:
     register_variants()
     case = job.case
     plan = job.plan.removesuffix(PRIOR_SUFFIX)
-    if plan == ORACLE:  # this case's truth, registered for this search (one per process at once)
-        register(ORACLE, _oracle(case))
+    if plan.startswith(ORACLE):  # this case's truth, registered for this search (one at once)
+        register(plan, _oracle(case, plan))
     settings = SearchSettings(
         tiers=case.tiers(),
         max_agents=case.cap,
@@ -215,7 +219,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         cases = tuple(c for c in CASES if c.name in wanted)
     plans = args.plans.split(",")
     for plan in plans:
-        if plan.removesuffix(PRIOR_SUFFIX) not in {*PLANS, ORACLE}:
+        if plan.removesuffix(PRIOR_SUFFIX) not in {*PLANS, ORACLE} and not plan.startswith(
+            f"{ORACLE}-"
+        ):
             parser.error(f"unknown plan {plan} (known: {', '.join(sorted({*PLANS, ORACLE}))})")
     seeds = range(1, args.seeds + 1)
     began = time.perf_counter()
@@ -289,7 +295,7 @@ def report(cases, plans, searched, scored, truths, args, wall) -> None:
     )
     figures = [plan_figures(plan, searched, scored) for plan in plans]
     print("\n".join(table(figures)))
-    oracle = next((f for f in figures if f.plan == ORACLE), None)
+    oracle = next((f for f in figures if f.plan.startswith(ORACLE)), None)
     if oracle is not None:
         print(ceiling(oracle))
     print()

@@ -36,7 +36,8 @@ from agentload.search.plan_sweep import SweepPlan
 from bench.search_truth import Truth
 
 ORACLE = "oracle"
-"""The plan's name in the harness."""
+"""The plan's name in the harness; `oracle-VARIANT` takes a sweep variant's windows
+(`bench/search_variants.py`, `sweep-VARIANT`)."""
 _SWEEP = SweepPlan()
 
 
@@ -46,6 +47,8 @@ class OraclePlan:
 
     truths: Mapping[str, Truth]
     """Tier name -> its true max agents."""
+    sweep: SweepPlan = _SWEEP
+    """The plan whose windows, settles and ramps the oracle's probes take."""
 
     def choose(self, observed: Sequence[Observation], context: PlanContext) -> ProbeChoice | None:
         settled = brackets(verdicts_of(observed), context.names)
@@ -56,7 +59,7 @@ class OraclePlan:
         ]
         if not targets:
             return None
-        return _SWEEP.probe(settled, max(1, min(min(targets), context.max_agents)), context)
+        return self.sweep.probe(settled, max(1, min(min(targets), context.max_agents)), context)
 
     def target(self, b: Bracket, context: PlanContext) -> int:
         """The count this (open) tier wants next, from its truth and measured bracket."""

@@ -67,6 +67,7 @@ VARIANTS = {
     "sweep-recheck-none": SweepPlan(recheck=True, hold="none"),
     "sweep-j2": SweepPlan(join_prefill_factor=2.0),
     "sweep-j2-recheck": SweepPlan(join_prefill_factor=2.0, recheck=True),
+    "sweep-j2-none": SweepPlan(join_prefill_factor=2.0, hold="none"),
 }
 
 
