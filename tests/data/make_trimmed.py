@@ -22,6 +22,8 @@ from pathlib import Path
 
 import orjson
 
+from agentload.analysis.mix import mix_from_calls
+from agentload.analysis.results import load_recorded_calls
 from agentload.workload.agentperf import load_trace
 from agentload.workload.load import load_workload
 from agentload.workload.shape import DISTRIBUTIONS, compare_shapes
@@ -54,6 +56,7 @@ AGENTPERF_WHOLE = (
     "agentperf-default-v1/manifest-x86_64.json",
 )
 """agentperf-local files copied unmodified."""
+COUNCIL = "task_meeting_council_budget.jsonl"
 PUBLISHED = "published/agentic_serving_results.json"
 SWE_SAMPLE = 1000
 """Sessions of `synthetic:swe-agent` (seed 0) compared with the trimmed log, as the test does."""
@@ -161,6 +164,13 @@ def stats_tables() -> Iterator[str]:
             f"| {name} | {s.calls} | {recorded.min:,.0f} / {recorded.mean:,.0f} / "
             f"{recorded.max:,.0f} | {s.output_tokens.p50:.0f} / {s.output_tokens.p95:.0f} |"
         )
+    council = HERE / "agentperf-local" / "agentperf-default-v1" / "traces" / COUNCIL
+    mix = mix_from_calls(load_recorded_calls(council))
+    yield (
+        f"\n`{COUNCIL}` recorded token mix (each call caching the previous call and its "
+        f"reply): {100 * mix.cached_share:.1f}% cached input, {100 * mix.output_share:.2f}% "
+        "output."
+    )
 
 
 def main() -> None:
