@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,15 +26,25 @@ TASKS = 2
 
 
 @pytest.fixture
-def local_ray() -> object:
-    """A local Ray cluster of two CPUs for the test, shut down after it."""
-    ray.init(num_cpus=TASKS, include_dashboard=False, log_to_driver=False)
+def actors_tmp(tmp_path: Path) -> Path:
+    """The temporary directory the Ray actors' processes see (`TMPDIR`)."""
+    folder = tmp_path / "actors-tmp"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def local_ray(actors_tmp: Path) -> Iterator[object]:
+    """A local Ray cluster of two CPUs for the test, shut down after it; its worker processes
+    get `actors_tmp` as their temporary directory."""
+    env = {"env_vars": {"TMPDIR": str(actors_tmp)}}
+    ray.init(num_cpus=TASKS, include_dashboard=False, log_to_driver=False, runtime_env=env)
     yield ray
     ray.shutdown()
 
 
 def test_a_run_spreads_over_ray_tasks(
-    mock_server: MockServer, local_ray: object, tmp_path: Path
+    mock_server: MockServer, local_ray: object, tmp_path: Path, actors_tmp: Path
 ) -> None:
     out = tmp_path / "run"
     settings = SearchSettings.for_run(AGENTS, 2.0, ramp_s=0.4, settle_s=0.5, drain_s=2.0)
@@ -58,6 +69,8 @@ def test_a_run_spreads_over_ray_tasks(
     summary = read_json(out / "summary.json")
     assert summary["selfcheck"]["processes"] == TASKS
     assert read_json(out / "manifest.json")["backend"] == "ray"
+    # The actors' records folders are removed once their records are fetched.
+    assert not list(actors_tmp.iterdir())
 
 
 def test_a_search_spreads_over_ray_actors(
