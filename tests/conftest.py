@@ -1,8 +1,11 @@
-"""Fixtures shared by every test: the generated tokenizer and the embedded llama.cpp server."""
+"""Fixtures shared by every test: the session's own temporary directory, the generated tokenizer
+and the embedded llama.cpp server."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,6 +39,34 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "llama_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.engine)
+
+
+TEMP_VARIABLES = ("TMPDIR", "RAY_TMPDIR")
+"""Where Python's `tempfile`, subprocesses (the CLI, Chromium, Node) and Ray put temporary files."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def own_temp_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Every temporary file the code under test, its subprocesses, Ray's local clusters and the
+    browser make goes into one fresh folder, removed when the session ends: a test run leaves
+    nothing in the temp directory. pytest's own `tmp_path` folders stay where pytest keeps them
+    (fixed first), and only those of failed tests are kept (pyproject's retention policy)."""
+    tmp_path_factory.getbasetemp()
+    folder = Path(tempfile.mkdtemp(prefix="agentload-tests-"))
+    saved = {name: os.environ.get(name) for name in TEMP_VARIABLES}
+    previous = tempfile.tempdir
+    os.environ.update(dict.fromkeys(TEMP_VARIABLES, str(folder)))
+    tempfile.tempdir = str(folder)
+    try:
+        yield folder
+    finally:
+        tempfile.tempdir = previous
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
