@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentload.engines.llamacpp import LocalEngine, is_installed
+from agentload.engines.llamacpp import LocalEngine, engine_threads, is_installed
 from agentload.engines.tokenizer import default_tokenizer_path
 
 ENGINE_SLOTS = 4
@@ -81,11 +81,17 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalEngi
 
     `ENGINE_SLOTS` slots of `ENGINE_SLOT_CONTEXT` tokens each; use `.url` (base URL, the OpenAI
     API under `/v1`), `.model` (served name) and `.tokenizer_path` (its `tokenizer.json`).
-    Its log is in the session's temporary directory (`.log_path`).
+    Its log is in the session's temporary directory (`.log_path`). Like the demo's engine it
+    leaves a core to the client (`engine_threads()`): llama.cpp's threads wait on each other at
+    every step, so an engine on every core stalls for seconds whenever the client or another
+    process takes one, as on a loaded test machine.
     """
     require_engine()
     log_dir = tmp_path_factory.mktemp("llama-server")
     with LocalEngine.start(
-        parallel=ENGINE_SLOTS, ctx_size=ENGINE_SLOTS * ENGINE_SLOT_CONTEXT, log_dir=log_dir
+        parallel=ENGINE_SLOTS,
+        ctx_size=ENGINE_SLOTS * ENGINE_SLOT_CONTEXT,
+        log_dir=log_dir,
+        threads=engine_threads(),
     ) as engine:
         yield engine
