@@ -38,21 +38,23 @@ def _target(server: LocalEngine) -> TargetOptions:
 HOSTS = {
     "one-process": HostOptions(),
     "two-workers": HostOptions(workers=2),
-    "ray": HostOptions(workers=2, backend="ray"),
 }
-"""Where the run's agents run: every test below holds for each."""
+"""Where the run's agents run: every test below holds for each. Ray actors are checked the same
+way against the mock server (tests/scale/test_ray.py): starting a local Ray cluster beside the
+real server adds half a minute and proves nothing about the server."""
+RUN_S = 10.0
+RAMP_S = 1.0
+SETTLE_S = 2.0
 
 
 @pytest.fixture(scope="module", params=list(HOSTS))
 def short_run(
     llama_server: LocalEngine, tmp_path_factory: pytest.TempPathFactory, request: Any
 ) -> Path:
-    if request.param == "ray":
-        pytest.importorskip("ray", reason="Ray is not installed (pip install 'agentload[ray]')")
     out = tmp_path_factory.mktemp("run") / "results"
     run = Request(
         workload=SMALL_WORKLOAD,
-        search=SearchSettings.for_run(3, 20.0, ramp_s=2.0, settle_s=4.0),
+        search=SearchSettings.for_run(3, RUN_S, ramp_s=RAMP_S, settle_s=SETTLE_S),
         target=_target(llama_server),
         out=out,
         label="t",

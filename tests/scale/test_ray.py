@@ -64,6 +64,13 @@ def test_a_run_spreads_over_ray_tasks(
     assert len({r.id for r in records}) == len(records)
     assert {r.agent for r in records} == set(range(AGENTS))
     assert all(r.ok for r in records)
+    # Whole records from the actors (what tests/run/test_run_engine.py checks on the real
+    # server in one process and over worker processes).
+    assert not load_records(out / "records.jsonl").torn_last_line
+    for r in records:
+        assert r.t_send <= r.t_first <= r.t_last <= r.t_done  # type: ignore[operator]
+        assert r.prompt_tokens and r.finish_reason is not None
+        assert r.completion_tokens == r.intended_output_tokens
     served = {entry["id"] for entry in mock_server.log()}
     assert {r.id for r in records} <= served
     summary = read_json(out / "summary.json")
