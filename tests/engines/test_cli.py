@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentload.engines.llamacpp import pid_alive
+from agentload.home import agentload_home
 from tests.conftest import require_engine
 
 pytestmark = pytest.mark.engine
@@ -29,9 +30,25 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+SHARED_CACHES = ("models", "tokenizers", "corpus")
+"""What a fresh home may take from the usual one: the generated model and tokenizer (made once
+a machine, seconds each) are inputs; the engine's state file, under test, is not shared."""
+
+
+def _fresh_home(tmp_path: Path) -> Path:
+    """An empty agentload home but for links to the usual home's caches."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in SHARED_CACHES:
+        cache = agentload_home() / name
+        cache.mkdir(exist_ok=True)
+        (home / name).symlink_to(cache, target_is_directory=True)
+    return home
+
+
 def test_start_status_stop_cycle(tmp_path: Path, tokenizer_path: Path) -> None:
     require_engine()
-    home = tmp_path / "home"
+    home = _fresh_home(tmp_path)
     started = _cli(home, "start", "--parallel", "2", "--ctx-size", "4096")
     assert started.returncode == 0, started.stderr
     state = json.loads(started.stdout)
