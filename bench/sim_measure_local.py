@@ -39,7 +39,9 @@ from agentload.run import presets
 AGENTLOAD = [sys.executable, "-m", "agentload"]
 LOAD_EVERY_S = 5.0
 REPO = Path(__file__).resolve().parents[1]
-SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "data").is_dir()), REPO)
+SHARED = next(
+    (p / "shared" for p in REPO.parents if (p / "shared" / "data").is_dir()), REPO.parent / "shared"
+)
 TRACES = SHARED / "data" / "agentperf-local" / "agentperf-default-v1" / "traces"
 """The recorded traces in the nearest `shared/` above the repository (the repository's
 tests/data carries only their first calls)."""
