@@ -55,9 +55,9 @@ def searched(llama_server: LocalEngine, tmp_path_factory: pytest.TempPathFactory
     settings = SearchSettings(
         tiers=TIERS,
         max_agents=MAX_AGENTS,
-        settle_s=2.0,
-        window_s=6.0,
-        max_window_s=9.0,
+        settle_s=1.0,
+        window_s=4.0,
+        max_window_s=6.0,
         ramp_s=0.5,
         min_samples=10,
         precision=PRECISION,

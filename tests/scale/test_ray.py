@@ -25,18 +25,17 @@ AGENTS = 4
 TASKS = 2
 
 
-@pytest.fixture
-def actors_tmp(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def actors_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The temporary directory the Ray actors' processes see (`TMPDIR`)."""
-    folder = tmp_path / "actors-tmp"
-    folder.mkdir()
-    return folder
+    return tmp_path_factory.mktemp("actors-tmp")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def local_ray(actors_tmp: Path) -> Iterator[object]:
-    """A local Ray cluster of two CPUs for the test, shut down after it; its worker processes
-    get `actors_tmp` as their temporary directory."""
+    """A local Ray cluster of two CPUs for the tests here (started once: seconds on two
+    cores), shut down after them; its worker processes get `actors_tmp` as their temporary
+    directory."""
     env = {"env_vars": {"TMPDIR": str(actors_tmp)}}
     ray.init(num_cpus=TASKS, include_dashboard=False, log_to_driver=False, runtime_env=env)
     yield ray
@@ -81,7 +80,7 @@ def test_a_run_spreads_over_ray_tasks(
 
 
 def test_a_search_spreads_over_ray_actors(
-    mock_server: MockServer, local_ray: object, tmp_path: Path
+    mock_server: MockServer, local_ray: object, tmp_path: Path, actors_tmp: Path
 ) -> None:
     out = tmp_path / "search"
     settings = SearchSettings(
@@ -117,3 +116,4 @@ def test_a_search_spreads_over_ray_actors(
     served = {entry["id"] for entry in mock_server.log()}
     assert {r.id for r in records} <= served
     assert read_json(out / "manifest.json")["backend"] == "ray"
+    assert not list(actors_tmp.iterdir())  # the search's actors cleaned up after it
