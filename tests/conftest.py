@@ -52,7 +52,7 @@ def own_temp_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pat
     nothing in the temp directory. pytest's own `tmp_path` folders stay where pytest keeps them
     (fixed first), and only those of failed tests are kept (pyproject's retention policy)."""
     tmp_path_factory.getbasetemp()
-    folder = Path(tempfile.mkdtemp(prefix="agentload-tests-"))
+    folder = Path(tempfile.mkdtemp(prefix="al-"))  # short: Ray's socket paths live under it
     saved = {name: os.environ.get(name) for name in TEMP_VARIABLES}
     previous = tempfile.tempdir
     os.environ.update(dict.fromkeys(TEMP_VARIABLES, str(folder)))
