@@ -140,13 +140,21 @@ def test_summary_and_manifest_name_what_ran(short_run: Path) -> None:
     assert len(manifest["times"]["agent_starts"]) == 3
 
 
+TINY_WORKLOAD = (
+    "synthetic:agentic-coding?sessions=4&system_tokens=64&min_input=100&mean_input=300"
+    "&max_input=800&task_median=50&calls_median=6&tool_call_output_median=8"
+    "&burst_output_median=16&max_output=32&tool_time_median_s=0.05&max_tool_time_s=0.2"
+)
+"""Calls of a few hundred tokens: the records the kill must leave whole come in a second."""
+
+
 def test_sigkill_midway_leaves_records_intact(llama_server: LocalEngine, tmp_path: Path) -> None:
     out = tmp_path / "killed"
     command = [
         sys.executable, "-m", "agentload", "run",
         "--url", llama_server.url, "--model", llama_server.model,
         "--tokenizer", str(llama_server.tokenizer_path),
-        "--workload", SMALL_WORKLOAD, "--agents", "2", "--duration", "60", "--out", str(out),
+        "--workload", TINY_WORKLOAD, "--agents", "2", "--duration", "60", "--out", str(out),
     ]  # fmt: skip
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     records_path = out / "records.jsonl"
