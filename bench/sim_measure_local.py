@@ -39,9 +39,18 @@ from agentload.run import presets
 AGENTLOAD = [sys.executable, "-m", "agentload"]
 LOAD_EVERY_S = 5.0
 REPO = Path(__file__).resolve().parents[1]
-SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "data").is_dir()), REPO)
+SHARED = next(
+    (p / "shared" for p in REPO.parents if (p / "shared" / "data").is_dir()), REPO.parent / "shared"
+)
 TRACES = SHARED / "data" / "agentperf-local" / "agentperf-default-v1" / "traces"
-"""The recorded traces in the nearest `shared/` above the repository."""
+"""The recorded traces in the nearest `shared/` above the repository (the repository's
+tests/data carries only their first calls)."""
+TRACES_RUN = "search-agentperf"
+WHERE_TRACES = (
+    "the full agentperf-local traces are not here ({path}): get agentperf-default-v1 from "
+    "github.com/ArtificialAnalysis/aa-agentperf-local (or PyPI agentperf-local==0.3.4) into a "
+    "shared/data/agentperf-local/ above the repository; {name} skipped"
+)
 EXTRA_TIERS = ("--tier", "reach:5:30", "--tier", "mid:30:4", "--tier", "low:15:8")
 """Laxer tiers (p25 output floor tokens/s : p95 TTFT ceiling s) so a search probes up to 12."""
 DEMO_SEARCH = (
@@ -133,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     for name, command in runs(args.out).items():
         if args.only and name not in args.only:
+            continue
+        if name == TRACES_RUN and not TRACES.is_dir():
+            print(WHERE_TRACES.format(path=TRACES, name=name), flush=True)
             continue
         stop = threading.Event()
         load_path = args.out / f"{name}.load.jsonl"

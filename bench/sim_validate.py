@@ -30,8 +30,10 @@ tables from that file (`render_markdown`; a test checks the docs hold exactly th
   tier, precision 0.25, no window extension) of the closest layouts with data (aggregated,
   not disaggregated; wide expert parallelism up to EP64), on the AgentPerf-shaped workload.
 
-Published figures come from `shared/data/published/agentic_serving_results.json` (sources
-named there). About 8-9 minutes of CPU, most of it the Muse Spark fits.
+Published figures come from `tests/data/published/agentic_serving_results.json` (sources
+named there). The local part replays `search-agentperf` on the full recorded traces it was
+measured on; where they are missing it says so in one line and leaves the local results as
+they are. About 8-9 minutes of CPU, most of it the Muse Spark fits.
 """
 
 from __future__ import annotations
@@ -64,8 +66,7 @@ from agentload.workload.model import Workload
 from agentload.workload.synthetic import SyntheticParams, generate
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "data").is_dir()), REPO)
-PUBLISHED = SHARED / "data" / "published" / "agentic_serving_results.json"
+PUBLISHED = REPO / "tests" / "data" / "published" / "agentic_serving_results.json"
 MEASURED = REPO / "bench" / "data" / "sim-validation"
 RESULTS = MEASURED / "validation.json"
 """Where the validation's results are kept (the docs' tables are rendered from it)."""
@@ -948,6 +949,24 @@ def meta(cpu_s: float) -> dict[str, Any]:
     }
 
 
+WHERE_TRACES = (
+    "local: skipped, the recorded traces its runs replay are not here ({missing}): get "
+    "agentperf-default-v1 from github.com/ArtificialAnalysis/aa-agentperf-local (or PyPI "
+    "agentperf-local==0.3.4) and measure the runs again (bench/sim_measure_local.py)"
+)
+
+
+def missing_workloads(measured: Path) -> list[str]:
+    """The workload files (a spec without a `kind:` prefix is a path) that the local part's
+    measured runs name and this machine lacks."""
+    specs = [
+        read_measured(measured / name).workload
+        for name in VALIDATION_RUNS
+        if (measured / name).is_dir()
+    ]
+    return [spec for spec in specs if ":" not in spec and not Path(spec).exists()]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", choices=("local", "muse", "aa"))
@@ -964,6 +983,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="sim-validate-") as tmp:
         scratch = Path(tmp)
         for part in parts:
+            if part == "local" and (missing := missing_workloads(args.measured)):
+                print(WHERE_TRACES.format(missing=", ".join(missing)))
+                continue
             began = _cpu_s()
             if part == "local":
                 results["local"] = local_part(args.measured, scratch)

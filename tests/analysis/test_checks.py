@@ -1,7 +1,7 @@
 """Consistency checks: relations between a headline's figures, checked or implying the missing.
 
 Figures: `sglang_gb300_muse_spark_open`, `aa_agentperf_muse_spark_open` and
-`aa_agentperf_deepseek_v4_pro` in /work/shared/data/published/agentic_serving_results.json.
+`aa_agentperf_deepseek_v4_pro` in tests/data/published/agentic_serving_results.json.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Published figures: `sglang_gb300_muse_spark_open`, `aa_agentperf_muse_spark_open`,
 `aa_agentperf_deepseek_v4_pro` and `article_estimates` in
-/work/shared/data/published/agentic_serving_results.json.
+tests/data/published/agentic_serving_results.json.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Per-agent economics: $ per agent-hour, per session and per M tokens, worked by hand.
 
 The fixture is the published SGLang GB300 HiCache point (`sglang_gb300_muse_spark_open` in
-/work/shared/data/published/agentic_serving_results.json): 160 agents at 185,382 tok/s per GPU,
+tests/data/published/agentic_serving_results.json): 160 agents at 185,382 tok/s per GPU,
 1,237 of them output, 97.2% of input cached; here on 4 GPUs at a measured 1,400 W each. Hosted
 list prices: `hosted_list_prices_muse_spark_open`; $2.26 per GPU-hour: `inferencex_price_points`.
 """

@@ -3,7 +3,7 @@
 SGLang's GB300 points: `sglang_gb300_muse_spark_open`; 150M tok/s per MW on 4 GPUs:
 `aa_agentperf_muse_spark_open` with `article_estimates` (5-6 kW for four GB300); InferenceX B300
 $0.019 and $0.027 per M at 128 and 191 tok/s per user, $2.26 per GPU-hour:
-`inferencex_price_points`; all in /work/shared/data/published/agentic_serving_results.json.
+`inferencex_price_points`; all in tests/data/published/agentic_serving_results.json.
 """
 
 from __future__ import annotations

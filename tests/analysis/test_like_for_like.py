@@ -3,7 +3,7 @@
 Issue 12, defect 1: `cost` priced a typed self-host throughput against any `--mix` unchanged and
 called it a comparison "on the same token mix" (hosted $0.78/M on 7:2:1 vs $0.019/M self-host,
 "about 41x cheaper"). Hosted list prices and the 7:2:1 blend: `hosted_list_prices_muse_spark_open`
-in /work/shared/data/published/agentic_serving_results.json (the 2026-10 article on Muse Spark
+in tests/data/published/agentic_serving_results.json (the 2026-10 article on Muse Spark
 Open's AA-AgentPerf listing); $0.019/M and $2.26 per GPU-hour: `inferencex_price_points`
 (SemiAnalysis InferenceX chip-hour pricing as quoted in the same article).
 """

@@ -1,7 +1,7 @@
 """Frontier look-ups: interpolation between neighbours, refusals outside the measured range.
 
 SGLang's four GB300 points: `sglang_gb300_muse_spark_open` in
-/work/shared/data/published/agentic_serving_results.json (SGLang cookbook pull request merged
+tests/data/published/agentic_serving_results.json (SGLang cookbook pull request merged
 2026-10-22).
 """
 

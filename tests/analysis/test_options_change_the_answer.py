@@ -2,7 +2,7 @@
 
 150M tokens/s per MW: `aa_agentperf_muse_spark_open` (Artificial Analysis AA-AgentPerf listing,
 2026-10-23); 185,382 tokens/s per GPU: `sglang_gb300_muse_spark_open` (SGLang cookbook pull
-request merged 2026-10-22), both in /work/shared/data/published/agentic_serving_results.json.
+request merged 2026-10-22), both in tests/data/published/agentic_serving_results.json.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`agentload plan`: a fleet sized from one tier of a results directory, checked by hand.
 
 Hosted list prices: `hosted_list_prices_muse_spark_open` in
-/work/shared/data/published/agentic_serving_results.json (the 2026-10 article on Muse Spark
+tests/data/published/agentic_serving_results.json (the 2026-10 article on Muse Spark
 Open's AA-AgentPerf listing).
 """
 

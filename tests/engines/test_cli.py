@@ -13,6 +13,7 @@ import pytest
 
 from agentload.cli import main
 from agentload.engines.llamacpp import DEFAULT_SLOT_CONTEXT, pid_alive
+from agentload.home import agentload_home
 from tests.conftest import require_engine
 
 pytestmark = pytest.mark.engine
@@ -36,9 +37,25 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+SHARED_CACHES = ("models", "tokenizers", "corpus")
+"""What a fresh home may take from the usual one: the generated model and tokenizer (made once
+a machine, seconds each) are inputs; the engine's state file, under test, is not shared."""
+
+
+def _fresh_home(tmp_path: Path) -> Path:
+    """An empty agentload home but for links to the usual home's caches."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in SHARED_CACHES:
+        cache = agentload_home() / name
+        cache.mkdir(exist_ok=True)
+        (home / name).symlink_to(cache, target_is_directory=True)
+    return home
+
+
 def test_start_status_stop_cycle(tmp_path: Path, tokenizer_path: Path) -> None:
     require_engine()
-    home = tmp_path / "home"
+    home = _fresh_home(tmp_path)
     started = _cli(home, "start", "--parallel", "2", "--ctx-size", "4096")
     assert started.returncode == 0, started.stderr
     state = json.loads(started.stdout)
@@ -81,7 +98,7 @@ def test_start_sizes_its_slots_to_the_workload_so_doctor_passes_against_it(
     the engine counts it (as search sizes its own), and doctor finds the engine's `/metrics`
     beside its URL without --metrics-url."""
     require_engine()
-    home = tmp_path / "home"
+    home = _fresh_home(tmp_path)
     started = _cli(home, "start", "--parallel", "1", "--workload", LONGER_WORKLOAD)
     assert started.returncode == 0, started.stderr
     state = json.loads(started.stdout)

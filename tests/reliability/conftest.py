@@ -34,15 +34,18 @@ USAGE_LOG_SESSIONS = 8
 USAGE_LOG_CALLS = 6
 
 
-def write_usage_log(path: Path) -> str:
+def write_usage_log(
+    path: Path, first_prompt: int = 400, added: int = 150, reply_spread: int = 32
+) -> str:
     """A small usage-log workload (loads in milliseconds, where the synthetic generator
-    calibrates for about a second): sessions of growing prompts, short replies, 0.05 s of tool
-    time. Returns its spec (the path)."""
+    calibrates for about a second): sessions of growing prompts (from about `first_prompt`
+    tokens, each call adding the previous reply and `added`), short replies (8 tokens and up to
+    `reply_spread` more), 0.05 s of tool time. Returns its spec (the path)."""
     lines = []
     for session in range(USAGE_LOG_SESSIONS):
-        prompt, start = 400 + 37 * session, 0.0
+        prompt, start = first_prompt + 37 * session, 0.0
         for call in range(USAGE_LOG_CALLS):
-            completion = 8 + (7 * session + 5 * call) % 32
+            completion = 8 + (7 * session + 5 * call) % reply_spread
             lines.append(
                 {
                     "session_id": f"s{session}",
@@ -53,7 +56,7 @@ def write_usage_log(path: Path) -> str:
                     "end_time": 1.7e9 + start + 0.5,
                 }
             )
-            prompt += completion + 150
+            prompt += completion + added
             start += 0.55
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     return str(path)

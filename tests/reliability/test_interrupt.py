@@ -11,14 +11,14 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import orjson
 import pytest
 
 from agentload.client import errors
-from agentload.engines.llamacpp import LocalEngine, free_port
+from agentload.engines.llamacpp import LocalEngine, engine_threads, free_port
 from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.results.record import load_records
 from agentload.units import count_words
@@ -33,8 +33,9 @@ from tests.reliability.conftest import (
 
 STOP_BUDGET_S = 2.0
 """From the signal to the process's exit, summary and report written."""
-SLOW = {"first_ms": 300.0, "gap_ms": 150.0}
-"""A very slow server: 0.3 s to the first token, then ~7 tokens/s (calls take seconds)."""
+SLOW = {"first_ms": 300.0, "gap_ms": 50.0}
+"""A slow server: 0.3 s to the first token, then 20 tokens/s (calls take 0.7-2.3 s, so an
+agent is nearly always in a call)."""
 WAIT_S = 30.0
 """Longest wait for the run under test to get going."""
 EXIT_INTERRUPTED = 130
@@ -241,17 +242,30 @@ def test_ctrl_c_ends_a_search_within_two_seconds_and_it_resumes(
     assert final["tiers"][0]["max_agents"] == 4
 
 
-DOWNTIME_S = 2.0
 LOADING_STATUS = 503
 """What llama.cpp answers while it loads its model."""
 RESTART_ATTEMPTS = 10
+RESTART_RUN_S = 12
+"""The restarted-server run's window: long enough, once its first call is answered, for the
+kill, a failed call, the restart and an answered call after it (the test waits on each of
+those, not on fixed sleeps). A call must come back within a few seconds for that: the calls are
+small (`TINY`), but on a machine loaded past about five runnable processes per core the server
+answers too slowly and the window can end before the restarted server answers."""
+TINY = {"first_prompt": 100, "added": 40, "reply_spread": 4}
+"""Prompts of about 100-500 tokens, replies of 8-11: quick calls even on a loaded machine."""
 
 
 def _restart(port: int, log_dir: Path) -> LocalEngine:
     """The server again on the same port (retried while the old socket lingers)."""
     for attempt in range(RESTART_ATTEMPTS):
         try:
-            return LocalEngine.start(parallel=2, ctx_size=2 * 8192, port=port, log_dir=log_dir)
+            return LocalEngine.start(
+                parallel=2,
+                ctx_size=2 * 8192,
+                port=port,
+                log_dir=log_dir,
+                threads=engine_threads(),  # as the session's server: no stalls under load
+            )
         except Exception:
             if attempt == RESTART_ATTEMPTS - 1:
                 raise
@@ -259,31 +273,59 @@ def _restart(port: int, log_dir: Path) -> LocalEngine:
     raise AssertionError("unreachable")
 
 
+def _wait_for_record(
+    path: Path, process: subprocess.Popen[bytes], what: str, match: Callable[[dict], bool]
+) -> None:
+    """Wait until records.jsonl holds a record `match` accepts (`what` names it on failure)."""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        if path.exists():
+            lines = path.read_bytes().splitlines(keepends=True)
+            if any(match(orjson.loads(line)) for line in lines if line.endswith(b"\n")):
+                return
+        if process.poll() is not None:
+            pytest.fail(f"the run ended before {what}: {_output(process)}")
+        time.sleep(0.05)
+    process.kill()
+    pytest.fail(f"no record of {what} within {WAIT_S:g} s")
+
+
 def test_server_killed_mid_run_and_restarted(tmp_path: Path) -> None:
     """The real llama.cpp server is SIGKILLed mid-run and started again on its port: the run
     records each failed call with its cause, carries on once the server is back, and ends with
-    a complete summary that counts the failures."""
+    a complete summary that counts the failures. Each step waits for what it needs to see in
+    the records (an answered call, then a failed one, then one answered after the restart), so
+    a loaded machine slows the test down instead of moving the kill past the run's end."""
     require_engine()
     port = free_port()
     engine = _restart(port, tmp_path / "engine-log")
     out = tmp_path / "run"
+    records_path = out / "records.jsonl"
     command = agentload_command(
         "run", "--url", engine.url, "--model", engine.model,
         "--tokenizer", str(engine.tokenizer_path),
-        "--workload", write_usage_log(tmp_path / "usage.jsonl"),
-        "--agents", "2", "--duration", "10", "--settle", "1", "--out", str(out),
+        "--workload", write_usage_log(tmp_path / "usage.jsonl", **TINY),
+        "--agents", "2", "--duration", str(RESTART_RUN_S), "--settle", "1", "--out", str(out),
     )  # fmt: skip
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=subprocess_env()
     )
     try:
-        _wait_for_lines(out / "records.jsonl", 3, process)
+        _wait_for_record(records_path, process, "an answered call", lambda r: r["error"] is None)
         killed_at = time.time()
         os.kill(engine.pid, signal.SIGKILL)
         engine.stop()
-        time.sleep(DOWNTIME_S)
+        _wait_for_record(
+            records_path, process, "a call failed on the killed server", lambda r: bool(r["error"])
+        )
         engine = _restart(port, tmp_path / "engine-log")
         back_at = time.time()
+        _wait_for_record(
+            records_path,
+            process,
+            "a call answered after the restart",
+            lambda r: r["error"] is None and r["t_send"] > back_at,
+        )
         process.wait(timeout=60)
         output = _output(process)
     finally:
@@ -292,7 +334,7 @@ def test_server_killed_mid_run_and_restarted(tmp_path: Path) -> None:
             process.kill()
     assert process.returncode == 0, output
     assert "Traceback" not in output
-    records = load_records(out / "records.jsonl").records
+    records = load_records(records_path).records
     down = [r for r in records if not r.ok]
     assert down, "calls made while the server was down are recorded as failures"
     # Refused while down, cut off when killed, 503 "loading model" while it starts again.

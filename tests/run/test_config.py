@@ -130,7 +130,7 @@ def test_a_run_saves_its_config_and_runs_again_from_it_with_a_new_salt(
     argv = [
         "run", "--url", f"{llama_server.url}/v1", "--model", llama_server.model,
         "--tokenizer", str(llama_server.tokenizer_path), "--workload", SMALL_WORKLOAD,
-        "--agents", "1", "--duration", "4", "--settle", "1", "--label", "round-trip",
+        "--agents", "1", "--duration", "2", "--settle", "0.5", "--label", "round-trip",
     ]  # fmt: skip
     assert main([*argv, "--out", str(first)]) == 0
     assert (first / CONFIG_FILE).is_file()

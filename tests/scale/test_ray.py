@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,16 +25,25 @@ AGENTS = 4
 TASKS = 2
 
 
-@pytest.fixture
-def local_ray() -> object:
-    """A local Ray cluster of two CPUs for the test, shut down after it."""
-    ray.init(num_cpus=TASKS, include_dashboard=False, log_to_driver=False)
+@pytest.fixture(scope="module")
+def actors_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The temporary directory the Ray actors' processes see (`TMPDIR`)."""
+    return tmp_path_factory.mktemp("actors-tmp")
+
+
+@pytest.fixture(scope="module")
+def local_ray(actors_tmp: Path) -> Iterator[object]:
+    """A local Ray cluster of two CPUs for the tests here (started once: seconds on two
+    cores), shut down after them; its worker processes get `actors_tmp` as their temporary
+    directory."""
+    env = {"env_vars": {"TMPDIR": str(actors_tmp)}}
+    ray.init(num_cpus=TASKS, include_dashboard=False, log_to_driver=False, runtime_env=env)
     yield ray
     ray.shutdown()
 
 
 def test_a_run_spreads_over_ray_tasks(
-    mock_server: MockServer, local_ray: object, tmp_path: Path
+    mock_server: MockServer, local_ray: object, tmp_path: Path, actors_tmp: Path
 ) -> None:
     out = tmp_path / "run"
     settings = SearchSettings.for_run(AGENTS, 2.0, ramp_s=0.4, settle_s=0.5, drain_s=2.0)
@@ -53,15 +63,24 @@ def test_a_run_spreads_over_ray_tasks(
     assert len({r.id for r in records}) == len(records)
     assert {r.agent for r in records} == set(range(AGENTS))
     assert all(r.ok for r in records)
+    # Whole records from the actors (what tests/run/test_run_engine.py checks on the real
+    # server in one process and over worker processes).
+    assert not load_records(out / "records.jsonl").torn_last_line
+    for r in records:
+        assert r.t_send <= r.t_first <= r.t_last <= r.t_done  # type: ignore[operator]
+        assert r.prompt_tokens and r.finish_reason is not None
+        assert r.completion_tokens == r.intended_output_tokens
     served = {entry["id"] for entry in mock_server.log()}
     assert {r.id for r in records} <= served
     summary = read_json(out / "summary.json")
     assert summary["selfcheck"]["processes"] == TASKS
     assert read_json(out / "manifest.json")["backend"] == "ray"
+    # The actors' records folders are removed once their records are fetched.
+    assert not list(actors_tmp.iterdir())
 
 
 def test_a_search_spreads_over_ray_actors(
-    mock_server: MockServer, local_ray: object, tmp_path: Path
+    mock_server: MockServer, local_ray: object, tmp_path: Path, actors_tmp: Path
 ) -> None:
     out = tmp_path / "search"
     settings = SearchSettings(
@@ -97,3 +116,4 @@ def test_a_search_spreads_over_ray_actors(
     served = {entry["id"] for entry in mock_server.log()}
     assert {r.id for r in records} <= served
     assert read_json(out / "manifest.json")["backend"] == "ray"
+    assert not list(actors_tmp.iterdir())  # the search's actors cleaned up after it

@@ -56,8 +56,16 @@ async def test_a_blocked_event_loop_is_flagged() -> None:
     assert any("event-loop lag" in note for note in figures.notes)
 
 
+HEALTHY_TRIES = 3
+"""A loaded machine can deschedule this process for tens of ms at any moment, which the check
+rightly flags; a healthy loop passes in one of this many 0.6 s measurements."""
+
+
 async def test_a_healthy_event_loop_is_not_flagged() -> None:
-    figures = (await measure(block_every_s=None)).figures()
+    for _ in range(HEALTHY_TRIES):
+        figures = (await measure(block_every_s=None)).figures()
+        if figures.ok:
+            break
     assert figures.lag_samples > 10
     assert figures.loop_lag_p99_s is not None and figures.loop_lag_p99_s < LAG_P99_LIMIT_S
     assert figures.ok, figures.notes

@@ -19,12 +19,15 @@ DEFAULT_SET = AGENTPERF / "agentperf-default-v1"
 MANIFEST = DEFAULT_SET / "manifest-x86_64.json"
 MINI = AGENTPERF / "aa-mini-v1"
 
-# The README's table: turns, recorded input min / mean / max, output median / p95 (rounded).
+# tests/data/README.md's table for the trimmed traces (the first calls of each; make_trimmed.py
+# prints it): turns, recorded input min / mean / max, output median / p95 (rounded).
 README_TABLE = {
-    "django__django-14500": (40, 1458, 9835, 16459, 74, 266),
+    "django__django-14500": (8, 1458, 2800, 4150, 64, 132),
     "task_k8s_debugging": (5, 6888, 7829, 8529, 71, 629),
-    "task_meeting_council_budget": (20, 6213, 25090, 44051, 70, 420),
+    "task_meeting_council_budget": (12, 6213, 17194, 26576, 61, 99),
 }
+MANIFEST_CALLS = {"django__django-14500": 40, "task_meeting_council_budget": 20}
+"""What the (unmodified) manifest says of the two trimmed traces."""
 SWE_TRACES = {"django__django-14500"}
 MODELLED_INPUT_TOLERANCE = 0.02
 """Modelled prompts may exceed recorded ones where reasoning was dropped from history."""
@@ -123,7 +126,7 @@ def test_mini_set_without_recorded_tokens_is_estimated() -> None:
 def test_manifest_with_missing_files_names_them() -> None:
     manifest = orjson.loads(MANIFEST.read_bytes())
     missing = [t["trace"] for t in manifest["tasks"] if not (DEFAULT_SET / t["trace"]).exists()]
-    assert missing, "the shared set is expected to lack some traces"
+    assert missing, "the set in tests/data is expected to lack some traces"
     with pytest.raises(InputError) as caught:
         load_manifest(MANIFEST)
     message = str(caught.value)
@@ -137,6 +140,10 @@ def test_manifest_allow_missing_runs_what_is_there() -> None:
     present = {name for name in README_TABLE}
     assert {s.id for s in workload.sessions} == present
     assert any("missing" in note for note in workload.notes)
+    # A trace shorter than the manifest says is loaded as it is, and said so.
+    for name, calls in MANIFEST_CALLS.items():
+        said = f"{name}.jsonl: manifest says {calls} calls, loaded {README_TABLE[name][0]}"
+        assert said in workload.notes
 
 
 @pytest.mark.parametrize(

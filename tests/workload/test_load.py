@@ -1,4 +1,5 @@
-"""`load_workload` finds the right loader for every form of source, and every shared file loads."""
+"""`load_workload` finds the right loader for every form of source, and every data file in
+tests/data loads."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from agentload.errors import InputError
 from agentload.workload.load import detect_format, load_workload
-from tests.paths import AGENTPERF, SHARED, TRACES
+from tests.paths import AGENTPERF, DATA, TRACES
 from tests.workload.cache import loaded
 
 DATA_SUFFIXES = (".jsonl", ".csv", ".json")
@@ -17,7 +18,7 @@ EXAMPLES = Path(__file__).parent / "data"
 
 
 WORKLOAD_FOLDERS = (TRACES, AGENTPERF)
-"""Where the shared workloads are (`data/published/` holds published figures, not sessions)."""
+"""Where the trimmed public workloads are (`published/` holds published figures, not sessions)."""
 
 
 def _shared_files() -> list[Path]:
@@ -26,7 +27,7 @@ def _shared_files() -> list[Path]:
 
 
 def test_shared_data_is_there() -> None:
-    assert len(_shared_files()) >= 9, f"expected the shared data beside the repo at {SHARED}"
+    assert len(_shared_files()) >= 9, f"expected the trimmed public data at {DATA}"
 
 
 @pytest.mark.parametrize("path", _shared_files(), ids=lambda p: p.name)

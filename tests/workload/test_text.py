@@ -31,8 +31,10 @@ from agentload.workload.tokenizers import FileTokenizer
 
 LENGTHS = (1, 2, 7, 100, 4096, 131_072)
 ROLES = ("system", "user", "tool", "assistant")
-SMALL_CORPUS_CHARS = 300_000
+SMALL_CORPUS_CHARS = 100_000
 """Corpus size for the second tokenizers (their build is not cached on disk)."""
+TRAINING_FILES = 15
+"""Standard-library files (8,000 characters each) the second tokenizers are trained on."""
 
 VERIFY_PROMPT_TOLERANCE = 0.01
 """Share of a whole prompt's tokens a non-composing tokenizer may be off by."""
@@ -53,7 +55,7 @@ def maker(tok: FileTokenizer) -> TextMaker:
 
 def _train(kind: str, out: Path) -> FileTokenizer:
     """A second real tokenizer of another kind, trained in a second on standard-library text."""
-    texts = [p.read_text(errors="ignore")[:8000] for p in corpus_files()[:40]]
+    texts = [p.read_text(errors="ignore")[:8000] for p in corpus_files()[:TRAINING_FILES]]
     if kind == "unigram":  # SentencePiece-style: spaces become "▁", no byte-level regex split
         hf = HFTokenizer(models.Unigram())
         hf.pre_tokenizer = pre_tokenizers.Metaspace()

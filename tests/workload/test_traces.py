@@ -1,4 +1,5 @@
-"""Mooncake and Azure traces load; the conversation and synthetic traces match their README."""
+"""Mooncake and Azure traces load; the trimmed conversation and synthetic traces in tests/data
+match the statistics its README states."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from agentload.workload.stats import WorkloadStats
 from tests.paths import TRACES
 from tests.workload.cache import stats_of
 
-# The README's measured figures: input mean (tokens), blocks seen before (%), prefix-reusable
-# input tokens (%), rows.
+# tests/data/README.md's figures for the trimmed traces (tests/data/make_trimmed.py prints
+# them): input mean (tokens), blocks seen before (%), prefix-reusable input tokens (%), rows,
+# sessions.
 README = {
-    "conversation_trace.jsonl": (12_035, 36.6, 37.4, 12_031),
-    "synthetic_trace.jsonl": (15_325, 64.0, 65.1, 3_993),
+    "conversation_trace.jsonl": (14_250, 16.1, 16.4, 500, 426),
+    "synthetic_trace.jsonl": (12_844, 4.8, 4.9, 300, 287),
 }
 AZURE = ("AzureLLMInferenceTrace_code.csv", "AzureLLMInferenceTrace_conv.csv")
 
@@ -30,8 +32,8 @@ def mooncake(request: pytest.FixtureRequest) -> tuple[str, WorkloadStats]:
 
 def test_mooncake_stats_match_readme(mooncake: tuple[str, WorkloadStats]) -> None:
     name, stats = mooncake
-    mean, seen, reusable, rows = README[name]
-    assert stats.calls == rows
+    mean, seen, reusable, rows, sessions = README[name]
+    assert (stats.calls, stats.sessions) == (rows, sessions)
     assert round(stats.input_tokens.mean) == mean
     assert stats.blocks_seen_before_share is not None
     assert round(100 * stats.blocks_seen_before_share, 1) == seen

@@ -8,7 +8,8 @@ Each of N actors (one CPU each, placed by Ray anywhere in the cluster) drives on
   new whole lines from every actor every few seconds, whenever it judges a window, and at the
   close (Ctrl-C included), and appends them to the run's `records.jsonl`. A record is in the
   results once the host has fetched it: an actor that dies loses at most a few seconds of
-  records.
+  records. The last fetch removes the actor's temporary folder (an actor lost before it
+  leaves its folder behind).
 - **Clocks.** Actors on the host's machine adopt its clock anchor (one clock, exact); others
   use their own (agreement as good as NTP; every per-record duration comes from one machine's
   clock and is exact).
@@ -22,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import shutil
 import socket
 import tempfile
 from collections.abc import Sequence
@@ -59,8 +61,8 @@ class ShareActor:
         if socket.gethostname() != host:
             job = dataclasses.replace(job, clock_anchor=None)
         adopt_clock(job)
-        folder = Path(tempfile.mkdtemp(prefix="agentload-ray-"))
-        self._path = folder / "records.jsonl"
+        self._folder = Path(tempfile.mkdtemp(prefix="agentload-ray-"))
+        self._path = self._folder / "records.jsonl"
         self._sent = 0
         self._driver = ShareDriver(dataclasses.replace(job, records_path=str(self._path)))
 
@@ -79,13 +81,16 @@ class ShareActor:
     def counters(self) -> Counters:
         return self._driver.counters()
 
-    def take_records(self) -> bytes:
-        """The whole record lines written since the last call."""
-        if not self._path.exists():
-            return b""
-        with self._path.open("rb") as f:
-            f.seek(self._sent)
-            data = f.read()
+    def take_records(self, last: bool = False) -> bytes:
+        """The whole record lines written since the last call; `last` (after `close`) removes
+        the records' folder once they are read."""
+        data = b""
+        if self._path.exists():
+            with self._path.open("rb") as f:
+                f.seek(self._sent)
+                data = f.read()
+        if last:
+            shutil.rmtree(self._folder, ignore_errors=True)
         whole = data[: data.rfind(b"\n") + 1]
         self._sent += len(whole)
         return whole
@@ -166,12 +171,13 @@ class RayHost(Host):
         except (TimeoutError, AgentloadError):
             reports = []
         with contextlib.suppress(AgentloadError):
-            await self._fetch_records()
+            await self._fetch_records(last=True)
         self._tail.read()
         return reports
 
-    async def _fetch_records(self) -> None:
-        chunks = await self._each({k: self._actors[k].take_records.remote() for k in self._alive()})
+    async def _fetch_records(self, last: bool = False) -> None:
+        calls = {k: self._actors[k].take_records.remote(last) for k in self._alive()}
+        chunks = await self._each(calls)
         data = b"".join(chunks[k] for k in sorted(chunks))
         if data:
             with self._records_path.open("ab") as sink:
