@@ -6,6 +6,9 @@ section, so both say the same thing with the same units and sources.
 
 from __future__ import annotations
 
+import math
+
+from agentload.analysis.cost import break_even_cell
 from agentload.analysis.plan import HOURS_PER_MONTH, FleetPlan, Replica
 from agentload.analysis.provenance import ASSUMED_POWER, COMPUTED, TYPED_IN, describe_source
 from agentload.analysis.table import Cell, Table, figure_table, format_number
@@ -122,6 +125,7 @@ def _at_answer_rows(plan: FleetPlan) -> list[Row]:
 
 
 def _fleet(plan: FleetPlan) -> Table:
+    powered = f"{COMPUTED} from ASSUMED power" if plan.replica.power_assumed else COMPUTED
     rows: list[Row] = [
         ("agents at peak", plan.peak_agents, "concurrent agents", COMPUTED),
         ("agents, mean", plan.mean_agents, "concurrent agents", COMPUTED),
@@ -133,32 +137,22 @@ def _fleet(plan: FleetPlan) -> Table:
         ("capacity", plan.capacity_agents, "concurrent agents", COMPUTED),
         ("utilisation at peak", plan.peak_utilisation * PERCENT, "% of capacity", COMPUTED),
         ("utilisation, mean", plan.mean_utilisation * PERCENT, "% of capacity", COMPUTED),
-        (f"power {AT_THE_GPU}", plan.gpu_mw, "MW", COMPUTED),
-        (f"power {AT_THE_WALL}", plan.wall_mw, "MW", COMPUTED),
+        (f"power {AT_THE_GPU}", plan.gpu_mw, "MW", powered),
+        (f"power {AT_THE_WALL}", plan.wall_mw, "MW", powered),
         (
             "energy",
             plan.energy_kwh_per_month,
             f"kWh per month ({AT_THE_WALL if plan.wall_mw is not None else AT_THE_GPU})",
-            COMPUTED,
+            powered,
         ),
         ("self-hosted, rented", plan.rented_usd_per_month, "$ per month", COMPUTED),
-        ("self-hosted, owned", plan.owned_usd_per_month, "$ per month", COMPUTED),
+        ("self-hosted, owned", plan.owned_usd_per_month, "$ per month", powered),
         ("  of which capex", plan.owned_capex_usd_per_month, "$ per month", COMPUTED),
-        ("  of which electricity", plan.electricity_usd_per_month, "$ per month", COMPUTED),
+        ("  of which electricity", plan.electricity_usd_per_month, "$ per month", powered),
         ("hosted, same sessions", plan.hosted_usd_per_month, "$ per month", COMPUTED),
         ("hosted, per active agent", plan.hosted_usd_per_agent_hour, "$ per agent-hour", COMPUTED),
-        (
-            "break-even utilisation, rented",
-            _pct(plan.rented_break_even_utilisation),
-            "% of capacity",
-            COMPUTED,
-        ),
-        (
-            "break-even utilisation, owned",
-            _pct(plan.owned_break_even_utilisation),
-            "% of capacity",
-            COMPUTED,
-        ),
+        _break_even_row("rented", plan.rented_break_even_utilisation),
+        _break_even_row("owned", plan.owned_break_even_utilisation),
     ]
     notes = list(plan.notes)
     notes.append(
@@ -170,12 +164,7 @@ def _fleet(plan: FleetPlan) -> Table:
         ("owned", plan.owned_break_even_utilisation),
     ):
         if even is not None:
-            verdict = "cheaper" if plan.mean_utilisation > even else "dearer"
-            notes.append(
-                f"{name}: self-hosting is {verdict} than the API at this plan's mean utilisation "
-                f"({format_number(plan.mean_utilisation * PERCENT)}% vs break-even "
-                f"{format_number(even * PERCENT)}%)"
-            )
+            notes.append(_break_even_note(name, even, plan.mean_utilisation))
     kind = plan.replica.provenance
     return figure_table(
         f"Fleet plan ({kind} results)",
@@ -184,5 +173,25 @@ def _fleet(plan: FleetPlan) -> Table:
     )
 
 
-def _pct(value: float | None) -> float | None:
-    return value * PERCENT if value is not None else None
+def _break_even_row(name: str, even: float | None) -> Row:
+    """A break-even utilisation: a share of capacity, or `never` (over 100%) in words."""
+    cell = None if even is None else break_even_cell(even)
+    unit = "% of capacity" if isinstance(cell, float) else ""
+    return (f"break-even utilisation, {name}", cell, unit, COMPUTED)
+
+
+def _break_even_note(name: str, even: float, mean: float) -> str:
+    """Whether self-hosting beats the API at the plan's mean utilisation; a break-even over
+    100% is never reached, so it says how much dearer a fleet used all the time still is."""
+    if math.isinf(even):
+        return f"{name}: self-hosting never breaks even: the electricity alone costs more"
+    if even > 1:
+        return (
+            f"{name}: self-hosting never breaks even: even used all the time, it costs "
+            f"{format_number(even)}x what the API charges for the same sessions"
+        )
+    verdict = "cheaper" if mean > even else "dearer"
+    return (
+        f"{name}: self-hosting is {verdict} than the API at this plan's mean utilisation "
+        f"({format_number(mean * PERCENT)}% vs break-even {format_number(even * PERCENT)}%)"
+    )

@@ -16,6 +16,7 @@ from pathlib import Path
 from agentload.analysis.cost import (
     HostedPrices,
     blended_price,
+    break_even_cell,
     break_even_utilisation,
     dollars_per_million,
     implied_tokens_per_s_per_gpu,
@@ -531,7 +532,7 @@ def _versus_table(
                         own,
                         api,
                         own / api if api else None,
-                        even * PERCENT,
+                        break_even_cell(even),
                         point.source,
                     )
                 )
@@ -539,7 +540,8 @@ def _versus_table(
         f"self-host: the cost basis + {format_number(overhead * PERCENT)}% overhead, serving "
         f"{format_number(utilisation * PERCENT)}% of paid hours"
         + (", plus electricity while serving" if kwh is not None else ""),
-        "break-even: the utilisation above which self-hosting is cheaper; over 100% = never",
+        "break-even: the utilisation above which self-hosting is cheaper (never: dearer even "
+        "fully used)",
         "like for like: hosted is priced on the mix the throughput was measured on",
     ]
     if any(row[4] is False for row in rows):

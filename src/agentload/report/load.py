@@ -20,6 +20,7 @@ from agentload.measure.figures import probe_figures
 from agentload.measure.headline import tier_results
 from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics
 from agentload.measure.window import STEADY_STATE_SETTLE_S, Window, steady_state_window
+from agentload.report.formats import DeploymentWords
 from agentload.results.files import MANIFEST_FILE, RECORDS_FILE
 from agentload.results.load import ResultsFiles, load_results
 from agentload.results.summary import ProbeFigures, TierResult
@@ -107,6 +108,25 @@ class ResultsView(ResultsFiles):
             return self.summary.gpus
         gpus = self.manifest.get("gpus")
         return gpus if isinstance(gpus, int) and gpus >= 1 else None
+
+    @property
+    def deployment_words(self) -> DeploymentWords:
+        """How the deployment's size, power and per-MW figures read (terminal and HTML)."""
+        assumed = self.summary is not None and self.summary.power.assumed
+        return DeploymentWords(self.gpus, assumed=assumed, serving=self._cpu_engine_words())
+
+    def _cpu_engine_words(self) -> str | None:
+        """`llama.cpp on CPU, 1 thread` for an engine the tool started on the CPU, from the
+        manifest's engine facts; None otherwise."""
+        engine = self.manifest_section("engine")
+        build = engine.get("build")
+        if not isinstance(build, dict) or build.get("backend") != "cpu":
+            return None
+        name = engine.get("engine") or "the engine"
+        threads = engine.get("threads")
+        if isinstance(threads, int) and threads >= 1:
+            return f"{name} on CPU, {count_words(threads, 'thread')}"
+        return f"{name} on CPU"
 
     @property
     def model(self) -> str | None:
