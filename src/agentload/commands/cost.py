@@ -53,6 +53,12 @@ from agentload.commands.figures import (
     show_tables,
 )
 from agentload.errors import InputError
+from agentload.vocabulary import (
+    PER_ACTIVE_AGENT,
+    PER_ACTIVE_AGENT_SHORT,
+    PER_ACTIVE_AGENT_UNIT,
+    TOOL_TIME_INCLUDED,
+)
 
 AT_CAP = "at the search's cap"
 
@@ -624,8 +630,9 @@ def _per_agent_table(
                 )
             )
     notes = [
-        "an agent holds 1 / (agents per GPU) of a GPU while active; tokens/s per agent include "
-        "its tool time (agents are a closed loop)",
+        f"an agent holds 1 / (agents per GPU) of a GPU while active; {PER_ACTIVE_AGENT}: the "
+        f"GPU's tokens/s over its agents, {TOOL_TIME_INCLUDED} (agents are a closed loop; not "
+        "an output speed, which is per request)",
         f"self-hosted: utilisation {format_number(utilisation * PERCENT)}%, overhead "
         f"{format_number(overhead * PERCENT)}%"
         + (f", electricity {AT_THE_WALL} while serving" if kwh is not None else ""),
@@ -634,7 +641,7 @@ def _per_agent_table(
     if calls_per_session is not None:
         notes.append(
             f"a session: {format_number(calls_per_session)} calls (typed in) × the point's mean "
-            "tokens per call (tokens/s per agent / calls/s per agent)"
+            f"tokens per call ({PER_ACTIVE_AGENT} / calls/s per active agent)"
         )
     return Table(
         title="Per agent",
@@ -642,7 +649,7 @@ def _per_agent_table(
             "point",
             "paid as",
             "agents per GPU",
-            "tok/s per agent",
+            PER_ACTIVE_AGENT_UNIT,
             "$ per agent-hour",
             "tokens per session",
             "$ per session",
@@ -690,7 +697,7 @@ def _by_kind_table(hosted_prices: HostedPrices, points: list[_Priced]) -> Table:
         headers=(
             "point",
             "token kind",
-            "tok/s per agent",
+            PER_ACTIVE_AGENT_SHORT,
             "share of tokens %",
             "list $ per M",
             "$ per agent-hour",

@@ -73,21 +73,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     deployment.add_argument(
         "--parallel",
         default="tp1",
-        help="layout of one engine replica, e.g. tp4,ep4 or tp1,dp8,ep8 (replicas = GPUs / "
-        "GPUs per model copy; default: %(default)s)",
+        help="layout of one engine instance, e.g. tp4,ep4 or tp1,dp8,ep8 (engine instances = "
+        "GPUs / (tp x dp); with dp > 1 each instance has dp data-parallel ranks, each with its "
+        "own scheduler and KV cache; default: %(default)s)",
     )
     deployment.add_argument(
         "--kv-host-gb",
         type=float,
         default=0.0,
         metavar="GB",
-        help="a host-memory KV tier per replica (SGLang HiCache, vLLM/LMCache offload), GB",
+        help="a host-memory KV tier per data-parallel rank (the engine instance without dp; "
+        "SGLang HiCache, vLLM/LMCache offload), GB",
     )
     deployment.add_argument("--max-batch-tokens", type=int, metavar="N", help="per-step tokens")
     deployment.add_argument("--max-running", type=int, metavar="N", help="running sequences")
     deployment.add_argument(
         "--routing", choices=("affinity", "round_robin"), default="affinity",
-        help="how sessions reach replicas (default: %(default)s)",
+        help="how sessions reach the data-parallel ranks of every engine instance (default: "
+        "%(default)s)",
     )  # fmt: skip
     deployment.add_argument(
         "--steps",
@@ -288,7 +291,7 @@ def list_deployments(
     table = Table(title=title, title_justify="left")
     for column in ("system", "backend", "model", "layout", "GPUs a copy", "weights GB/GPU"):
         table.add_column(column, overflow="fold")
-    table.add_column("KV tokens a replica", justify="right", overflow="fold")
+    table.add_column("KV tokens a DP rank", justify="right", overflow="fold")
     for row in listing(catalog):
         combo = row.combination
         if (system and combo.system != system) or (backend and combo.backend != backend):
@@ -312,6 +315,10 @@ def list_deployments(
             "note: the catalog was probed with another aiconfigurator-core version than the "
             "one installed; regenerate with python -m agentload.sim.catalog"
         )
+    console.print(
+        "KV tokens a DP rank: the KV cache one data-parallel rank holds (its tp GPUs, with "
+        "their own scheduler; the whole engine instance when the layout has no dp)."
+    )
     console.print(
         "Systems without data (e.g. mi355x, CPUs) are simulated with a roofline from public "
         "specs: --steps roofline (docs/simulation.md)."

@@ -57,7 +57,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     kv.add_argument("--model", help="a model (Hugging Face id): KV bytes per token and HBM needed")
     kv.add_argument("--system", help="a GPU system (see `agentload simulate --list`)")
     kv.add_argument("--gpus", type=int, help="GPUs of the deployment")
-    kv.add_argument("--parallel", default="tp1", help="layout of a replica (default: tp1)")
+    kv.add_argument(
+        "--parallel", default="tp1", help="layout of one engine instance (default: tp1)"
+    )
     stats.set_defaults(func=run_stats)
     compare = verbs.add_parser(
         "compare",

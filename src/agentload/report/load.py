@@ -26,6 +26,7 @@ from agentload.results.load import ResultsFiles, load_results
 from agentload.results.summary import ProbeFigures, TierResult
 from agentload.results.tiers import Tier
 from agentload.units import agents_words, count_words
+from agentload.vocabulary import layout_words
 
 STATUS_INCOMPLETE = "INCOMPLETE"
 STATUS_UNREADABLE = "summary unreadable"
@@ -146,7 +147,7 @@ class ResultsView(ResultsFiles):
         d = facts.deployment
         return (
             f"SIMULATED: {d.gpus} x {d.system}, {d.backend}, {d.model}, {d.parallel} "
-            f"({count_words(d.replicas, 'replica')}), not measured; "
+            f"({layout_words(d.parallel, d.replicas)}), not measured; "
             f"step times: {facts.step_source}; "
             f"power: {facts.power_model}; errors against measurements: {facts.validation}"
         )
