@@ -2,8 +2,8 @@
 
 The relations, all per GPU (a figure for the whole deployment is divided by its GPUs first):
 
-- throughput: total tokens/s = agents x calls/s per agent x tokens per call, where tokens per
-  call = input + output tokens per call;
+- throughput: total tokens/s = agents x calls/s per active agent x tokens per call, where
+  tokens per call = input + output tokens per call;
 - output share = output tokens per call / tokens per call;
 - agents per MW = agents per GPU / watts per GPU x 1e6;
 - tokens/s per MW = total tokens/s / watts per GPU x 1e6.
@@ -29,7 +29,7 @@ CONSISTENCY_TOLERANCE = 0.10
 
 TOTAL = "total tokens/s per GPU"
 AGENTS = "agents per GPU"
-CALLS = "calls/s per agent"
+CALLS = "calls/s per active agent"
 INPUT_PER_CALL = "input tokens per call"
 OUTPUT_PER_CALL = "output tokens per call"
 OUTPUT_SHARE = "output share of tokens"

@@ -1,17 +1,17 @@
 """Two or more results side by side: per tier, the per-GPU, per-MW and $/M figures, and ratios.
 
-A ratio is a result's figure over the first result's; the per-agent speed is compared only
-between results that state the same statistic of it (p25 vs p25), never p25 vs a typed figure
-whose statistic is not stated. A tier that passed at the search's cap shows its agents as
-`256+`: its capacity figures (agents, throughput, $/M) are bounds, not the tier's limit, so their
-ratios are left out. Each answer shows where a repeat of its search would answer (`3 (2-4)`);
-when each of two answers lies inside the other's interval, the agents' ratio reads `no measured
-difference`. Each table says where each system's per-MW figures come from. A simulated
-result carries an error band (calibrated on published figures of its system, or the wider band
-of one nothing calibrates): the Systems table states each, and each tier table says whether
-the agents-per-GPU ratio lies inside the two results' combined band (their log errors added
-in quadrature; a measured or typed result counts as exact), i.e. whether the simulation can
-tell the two apart at all.
+A ratio is a result's figure over the first result's; the output speed (tokens/s per request) is
+compared only between results that state the same statistic of it (p25 vs p25), never p25 vs a
+typed figure whose statistic is not stated. A tier that passed at the search's cap shows its
+agents as `256+`: its capacity figures (agents, throughput, $/M) are bounds, not the tier's
+limit, so their ratios are left out. Each answer shows where a repeat of its search would answer
+(`3 (2-4)`); when each of two answers lies inside the other's interval, the agents' ratio reads
+`no measured difference`. Each table says where each system's per-MW figures come from. A
+simulated result carries an error band (calibrated on published figures of its system, or the
+wider band of one nothing calibrates): the Systems table states each, and each tier table says
+whether the agents-per-GPU ratio lies inside the two results' combined band (their log errors
+added in quadrature; a measured or typed result counts as exact), i.e. whether the simulation
+can tell the two apart at all.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from agentload.analysis.provenance import SIMULATED, TYPED_IN, describe_source, 
 from agentload.analysis.results import OperatingPoint, Results
 from agentload.analysis.table import Cell, Table
 from agentload.results.answer_words import inside_each_other, interval_words
+from agentload.vocabulary import OUTPUT_SPEED, PER_REQUEST_SHORT
 
 PERCENT = 100.0
 AGENTS_ROW = "max agents"
-SPEED_ROW = "output speed per agent"
+SPEED_ROW = OUTPUT_SPEED
 STATISTIC_ROW = "speed statistic"
 NOT_STATED = "as typed (not stated)"
 NO_DIFFERENCE = "no measured difference"
@@ -44,7 +45,7 @@ _METRICS: tuple[tuple[str, str], ...] = (
     ("total tokens/s per MW", "tok/s/MW"),
     ("output share of tokens", "%"),
     ("cache hit rate (of input)", "%"),
-    ("output speed per agent", "tok/s/agent"),
+    (SPEED_ROW, PER_REQUEST_SHORT),
     ("speed statistic", ""),
     ("p95 time to first token", "s"),
     ("cost per M tokens", "$/M tok"),
@@ -311,8 +312,8 @@ def _metric_values(decoded: Decoded | None, price: float | None) -> list[Cell]:
 
 
 def _speed(point: OperatingPoint) -> tuple[float | None, str | None]:
-    """The per-agent speed and which statistic it is: p25 (what tiers judge), else p50, else
-    a typed figure whose statistic is not stated."""
+    """The output speed (per request) and which statistic it is: p25 (what tiers judge), else
+    p50, else a typed figure whose statistic is not stated."""
     for value, name in (
         (point.p25_output_tokens_per_s, "p25"),
         (point.p50_output_tokens_per_s, "p50"),

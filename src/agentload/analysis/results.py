@@ -80,7 +80,8 @@ class OperatingPoint(_Record):
     p25_output_tokens_per_s: float | None = Field(default=None, ge=0)
     p50_output_tokens_per_s: float | None = Field(default=None, ge=0)
     typed_speed: float | None = Field(default=None, ge=0)
-    """Output tokens/s per agent as typed, its statistic (p25, median, mean) not stated."""
+    """An output speed as typed (tokens/s per request), its statistic (p25, median, mean) not
+    stated."""
     p95_ttft_s: float | None = Field(default=None, ge=0)
     watts: float | None = Field(default=None, ge=0)
     """Mean accelerator power of the whole deployment over the point's window."""
@@ -101,8 +102,8 @@ class OperatingPoint(_Record):
         return self.per_gpu(self.watts)
 
     @property
-    def speed_per_agent(self) -> float | None:
-        """Per-agent output speed: the median where recorded, else the p25."""
+    def output_speed(self) -> float | None:
+        """The output speed, tokens/s per request: the median where recorded, else the p25."""
         if self.p50_output_tokens_per_s is not None:
             return self.p50_output_tokens_per_s
         return self.p25_output_tokens_per_s
