@@ -19,7 +19,7 @@ from agentload.report.vega import EMBED_SCRIPT, script_bundle
 from agentload.results.summary import MethodologyStamp, ProbeFigures, SessionFigures
 from agentload.units import agents_words
 from tests.report.builder import THEORETICAL_HIT_RATE, TIERS, build_results, build_run
-from tests.report.specs import charts, layer, rows, subtitle, titles
+from tests.report.specs import charts, layer, rows, subtitle, titles, views
 
 ATTACK = "<script>alert(1)</script>"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
@@ -187,7 +187,10 @@ def test_a_killed_run_is_marked_incomplete_and_still_drawn(tmp_path: Path) -> No
     assert len(rows(curve, "probe-point")) == len(built.probes)
     assert "torn last line" in document
     assert "Provisional headline per tier" in document
-    assert len(rows(curve, "tier-point")) == len(TIERS)
+    # 1-32 agents: fast passed at 4 and failed at 8, slow 16 and 32: neither bracket within
+    # the default precision (10%), so neither is an answer to ring
+    assert not [v for v in views(curve) if v.get("name") == "tier-point"]
+    assert "not decided (interrupted)" in document
     assert "Source: probes.jsonl." in subtitle(curve)
 
 

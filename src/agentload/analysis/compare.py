@@ -24,7 +24,7 @@ from agentload.analysis.decode import Decoded, decode_point
 from agentload.analysis.provenance import SIMULATED, TYPED_IN, describe_source, power_words
 from agentload.analysis.results import OperatingPoint, Results
 from agentload.analysis.table import Cell, Table
-from agentload.results.answer_words import inside_each_other, interval_words
+from agentload.results.answer_words import UNDECIDED, inside_each_other, interval_words
 from agentload.vocabulary import OUTPUT_SPEED, PER_REQUEST_SHORT
 
 PERCENT = 100.0
@@ -121,13 +121,16 @@ def compare(
     for name in tier_names:
         columns = []
         capped: list[str] = []
+        undecided: list[str] = []
         points: list[OperatingPoint | None] = []
         for label, result in zip(labels, results, strict=True):
             point = next((p for p in result.tier_points() if p.tier == name), None)
             points.append(point)
             decoded = decode_point(point) if point is not None else None
             columns.append(_metric_values(decoded, prices.get(label)))
-            if point is not None and point.at_cap:
+            if point is not None and not point.settled:
+                undecided.append(label)
+            elif point is not None and point.at_cap:
                 capped.append(label)
         alike = [_no_measured_difference(points[0], other) for other in points[1:]]
         rows = []
@@ -136,14 +139,15 @@ def compare(
             values = [column[row] for column in columns]
             ratios: list[Cell] = [_ratio(v, values[0]) for v in values[1:]]
             if metric in _CAPACITY_ROWS:
+                bounds = {*capped, *undecided}
                 ratios = [
-                    None if labels[0] in capped or label in capped else r
+                    None if labels[0] in bounds or label in bounds else r
                     for r, label in zip(ratios, labels[1:], strict=True)
                 ]
             if metric == AGENTS_ROW:
                 values = [
-                    f"{v:,}+" if label in capped and isinstance(v, int) else v
-                    for v, label in zip(values, labels, strict=True)
+                    _agents_cell(v, point, label in capped)
+                    for v, point, label in zip(values, points, labels, strict=True)
                 ]
                 ratios = [
                     NO_DIFFERENCE if same and r is not None else r
@@ -177,12 +181,20 @@ def compare(
                     ),
                     "speed ratios only between systems stating the same statistic",
                     *_cap_notes(capped),
+                    *_undecided_notes(undecided),
                     *_repeat_notes(points),
                     *_uncertainty_notes(labels, results, columns, capped),
                 ),
             )
         )
     return tuple(tables)
+
+
+def _agents_cell(value: Cell, point: OperatingPoint | None, capped: bool) -> Cell:
+    """A tier's agents: the count, `256+` at the search's cap, `not decided (interrupted)`."""
+    if point is not None and not point.settled:
+        return UNDECIDED
+    return f"{value:,}+" if capped and isinstance(value, int) else value
 
 
 def _repeat_range(point: OperatingPoint | None) -> str | None:
@@ -272,6 +284,15 @@ def _uncertainty_notes(
             f"{label} / {labels[0]} agents per GPU ×{ratio:.2f} is {verdict} (±{both:.0%})"
         )
     return notes
+
+
+def _undecided_notes(undecided: Sequence[str]) -> list[str]:
+    if not undecided:
+        return []
+    return [
+        f"{UNDECIDED}: {', '.join(undecided)}: the search stopped before the tier settled; its "
+        "figures are at the most agents passed so far, and capacity ratios are left out"
+    ]
 
 
 def _cap_notes(capped: Sequence[str]) -> list[str]:

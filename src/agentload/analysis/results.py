@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.analysis.provenance import TYPED_IN, Provenance, provenance_of
 from agentload.errors import InputError
+from agentload.results.answer_words import decided
 from agentload.results.load import read_summary, summary_path
 from agentload.results.summary import (
     AgentsInterval,
@@ -69,6 +70,9 @@ class OperatingPoint(_Record):
     figures there, are lower bounds, not the tier's limit."""
     agents_interval: AgentsInterval | None = None
     """Where a repeat of the search would answer (a tier result's), at its stated level."""
+    settled: bool = True
+    """False for a tier an interrupted search did not decide (`results.answer_words.decided`):
+    its agents are the most that passed so far, not an answer."""
     gpus: int = Field(default=1, ge=1)
     gpus_known: bool = False
     """False when the source did not say how many GPUs; per-GPU figures then assume one."""
@@ -183,6 +187,7 @@ def _tier_point(tier: TierResult, summary: Summary, common: dict[str, Any]) -> O
         agents=tier.max_agents,
         at_cap=tier.limit == "max_agents",
         agents_interval=tier.max_agents_interval,
+        settled=decided(tier, summary.complete),
         **{**_served(tier), "p50_output_tokens_per_s": p50},
         watts=watts,
         recorded_tokens_per_s_per_mw=tier.total_tokens_per_s_per_mw,

@@ -53,6 +53,7 @@ from agentload.commands.figures import (
     show_tables,
 )
 from agentload.errors import InputError
+from agentload.results.answer_words import UNDECIDED
 from agentload.vocabulary import (
     PER_ACTIVE_AGENT,
     PER_ACTIVE_AGENT_SHORT,
@@ -325,7 +326,7 @@ def _result_points(args: argparse.Namespace) -> list[_Priced]:
             continue
         points.append(
             _Priced(
-                label=f"{point.label} ({AT_CAP})" if point.at_cap else point.label,
+                label=_priced_label(point),
                 tokens_per_s_per_gpu=tps,
                 watts_per_gpu=point.watts_per_gpu or None,
                 mix=decoded.mix,
@@ -339,6 +340,14 @@ def _result_points(args: argparse.Namespace) -> list[_Priced]:
             )
         )
     return points
+
+
+def _priced_label(point: OperatingPoint) -> str:
+    """`tier cpu60`, `tier cpu60 (at the search's cap)`, `tier cpu60 (not decided
+    (interrupted))`: a tier's answer as its $/M stands on it."""
+    if not point.settled:
+        return f"{point.label} ({UNDECIDED}: at the most agents passed so far)"
+    return f"{point.label} ({AT_CAP})" if point.at_cap else point.label
 
 
 def _calls_per_agent(point: OperatingPoint) -> float | None:

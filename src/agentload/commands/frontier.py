@@ -219,7 +219,8 @@ def _answers_note(results: Results, name: str) -> list[str]:
     if level is None:
         return []
     shown = ", ".join(
-        f"{t.tier} {answer_words(t.agents, t.agents_interval, at_cap=t.at_cap)}" for t in tiers
+        f"{t.tier} {answer_words(t.agents, t.agents_interval, at_cap=t.at_cap, settled=t.settled)}"
+        for t in tiers
     )
     return [f"{name}'s answers (max agents; a repeat's range at {level:.0%}): {shown}"]
 

@@ -36,6 +36,7 @@ from agentload.commands.figures import (
     parse_number,
 )
 from agentload.errors import InputError
+from agentload.results.answer_words import UNDECIDED
 from agentload.results.load import summary_path
 
 OLD_NAMES = {"--spare-replicas": "spare_deployments", "--gpus-per-replica": "gpus_per_deployment"}
@@ -121,6 +122,12 @@ def _deployment(args: argparse.Namespace, results: Results) -> MeasuredDeploymen
     if point is None:
         raise InputError(
             f"no tier {name!r} here (tiers: {', '.join(map(str, names))})", field="--tier"
+        )
+    if not point.settled:
+        raise InputError(
+            f"tier {name!r} is {UNDECIDED}: the search stopped before it settled; resume it "
+            "(agentload search --resume DIR) to size on an answer",
+            field="--tier",
         )
     if point.agents is None:
         raise InputError(f"no probe met tier {name!r}: nothing to size on", field="--tier")

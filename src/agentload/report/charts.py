@@ -334,12 +334,15 @@ def _probe_rows(ctx: ReportContext) -> list[Spec]:
 
 
 def _ring_rows(ctx: ReportContext) -> list[Spec]:
-    """One ring per tier at its max-agents point; rings sharing a probe grow outwards."""
+    """One ring per tier at its max-agents point (a decided answer's: an interrupted search's
+    unsettled tier has none); rings sharing a probe grow outwards."""
     stacked: Counter[int] = Counter()
     rows = []
     for tier in ctx.tiers:
         speed, total = number(ctx.tier_speed(tier)), number(ctx.tier_total_per_gpu(tier))
         if tier.max_agents is None or speed is None or total is None:
+            continue
+        if not ctx.view.decided(tier):
             continue
         level = stacked[tier.max_agents]
         stacked[tier.max_agents] += 1

@@ -38,10 +38,10 @@ from agentload.report.palette import BLUE, tier_color
 from agentload.report.plan_section import plan_section
 from agentload.report.vega import CHART_STYLE, page_scripts
 from agentload.results.answer_words import (
+    NOT_DECIDED,
     answer_words,
     interval_words,
     level_words,
-    tier_answer_words,
 )
 from agentload.results.files import (
     MANIFEST_FILE,
@@ -257,12 +257,17 @@ def _tier_source(ctx: ReportContext) -> str:
 def _tier_card(ctx: ReportContext, tier: TierResult, color: str) -> str:
     slo = slo_text(tier, unicode=True).replace(", ", " · ")
     rows: list[tuple[str, str]] = []
-    if tier.max_agents is None:
+    settled = ctx.view.decided(tier)
+    if not settled:
+        big = f"{NOT_DECIDED} <small>interrupted</small>"
+    elif tier.max_agents is None:
         big = "none <small>no probe met it</small>"
     else:
         shown = answer_words(tier.max_agents, None, at_cap=tier.limit == "max_agents")
         big = f"{shown} <small>agents</small>"
+    if tier.max_agents is not None:
         rows = [
+            *([] if settled else [("passed so far", agents_words(tier.max_agents))]),
             ("total tokens/s", _with_gpu(ctx, tier.total_tokens_per_s)),
             ("· cached input", _with_gpu(ctx, tier.cached_input_tokens_per_s)),
             ("· uncached input", _with_gpu(ctx, tier.uncached_input_tokens_per_s)),
@@ -367,7 +372,7 @@ def _tier_table(ctx: ReportContext) -> str:
         ("output-speed floor", PER_REQUEST, lambda t: _slo_speed(t)),
         ("TTFT ceiling", "s", lambda t: _slo_ttft(t)),
         ("e2e interactivity floor", PER_REQUEST, lambda t: _slo_interactivity(t)),
-        ("max agents", "agents (a repeat's range)", tier_answer_words),
+        ("max agents", "agents (a repeat's range)", ctx.view.answer_words),
         ("first failing", "agents", lambda t: whole(t.first_failing_agents)),
         ("total", "tokens/s", lambda t: fmt(t.total_tokens_per_s, 0)),
         *([total_per_gpu] if ctx.gpus_known else []),
@@ -473,7 +478,7 @@ def _probe_table(ctx: ReportContext) -> str:
     rows = []
     for point in ctx.points:
         f = point.figures
-        cells = [_td(f"{f.agents:,}"), *_verdict_cells(f, tier_names)]
+        cells = [_td(f"{f.agents:,}"), *_verdict_cells(ctx, point, tier_names)]
         cells += [
             _td(fmt(f.window_s, 1)),
             _td(f"{f.requests_ok:,} / {f.requests_failed:,}"),
@@ -501,12 +506,12 @@ def _probe_table(ctx: ReportContext) -> str:
     )
 
 
-def _verdict_cells(f: ProbeFigures, tier_names: Sequence[str]) -> list[str]:
+def _verdict_cells(ctx: ReportContext, point: Point, tier_names: Sequence[str]) -> list[str]:
     """The probe's verdict per tier, coloured, beside its agent count (in view however wide
     the table)."""
     cells = []
     for name in tier_names:
-        verdict = f.verdicts.get(name, "—")
+        verdict = ctx.view.verdict(point, name)
         cls = verdict if verdict in ("pass", "fail", "uncertain") else "num"
         cells.append(_td(verdict, cls))
     return cells

@@ -21,10 +21,12 @@ from agentload.measure.headline import tier_results
 from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics
 from agentload.measure.window import STEADY_STATE_SETTLE_S, Window, steady_state_window
 from agentload.report.formats import DeploymentWords
+from agentload.results.answer_words import CUT_SHORT, decided, tier_answer_words
 from agentload.results.files import MANIFEST_FILE, RECORDS_FILE
 from agentload.results.load import ResultsFiles, load_results
 from agentload.results.summary import ProbeFigures, TierResult
 from agentload.results.tiers import Tier
+from agentload.search.answers import annotate
 from agentload.units import agents_words, count_words
 from agentload.vocabulary import layout_words
 
@@ -187,6 +189,12 @@ class ResultsView(ResultsFiles):
         for point in self.points:
             f = point.figures
             notes.extend(f"probe at {agents_words(f.agents)}: {n}" for n in f.notes)
+            if self._cut_short(point):
+                notes.append(
+                    f"probe at {agents_words(f.agents)}: {CUT_SHORT} by the interrupt; its "
+                    f"figures are computed from {RECORDS_FILE} over what it measured and were "
+                    "never judged against the tiers"
+                )
         notes.extend(self.notes)
         return notes
 
@@ -207,23 +215,53 @@ class ResultsView(ResultsFiles):
         tiers = self._manifest_tiers()
         if not tiers:
             return ()
-        return tier_results(tiers, self.probes, self.gpus, self._manifest_max_agents())
+        cap = self._manifest_max_agents()
+        found = tier_results(tiers, self.probes, self.gpus, cap)
+        precision = self._search_settings().get("precision")
+        if cap is None or not _is_number(precision):  # not a search's manifest: none settled
+            return found
+        return annotate(
+            found, self.probes, tiers, precision=float(precision), max_agents=cap, gpus=self.gpus
+        )
+
+    def answer_words(self, tier: TierResult) -> str:
+        """The tier's answer as every table of the report writes it: `3 (2-4)`, `64+`, `none`,
+        or `not decided (interrupted)` for a tier an interrupted search did not settle."""
+        return tier_answer_words(tier, complete=self.complete)
+
+    def decided(self, tier: TierResult) -> bool:
+        """Whether the tier's answer is settled (`results.answer_words.decided`)."""
+        return decided(tier, self.complete)
+
+    def verdict(self, point: Point, tier: str) -> str:
+        """A probe's verdict for a tier: `pass`, `fail`, `uncertain`; `cut short` for a search's
+        probe the interrupt cut short (its figures computed from the records, never judged);
+        an em dash when the probe did not judge the tier."""
+        found = point.figures.verdicts.get(tier)
+        if found is not None:
+            return found
+        return CUT_SHORT if self._cut_short(point) else "—"
+
+    def _cut_short(self, point: Point) -> bool:
+        return point.source == SOURCE_RECORDS and self.kind == "search"
 
     @property
     def tiers_provisional(self) -> bool:
         """Tier results recomputed from an unfinished search's probes, not read from a summary."""
         return self.summary is None and bool(self.tiers)
 
-    def _manifest_max_agents(self) -> int | None:
+    def _search_settings(self) -> dict[str, Any]:
+        """The manifest's search settings (empty when absent)."""
         settings = self.manifest.get("settings")
         search = settings.get("search") if isinstance(settings, dict) else None
-        cap = search.get("max_agents") if isinstance(search, dict) else None
+        return search if isinstance(search, dict) else {}
+
+    def _manifest_max_agents(self) -> int | None:
+        cap = self._search_settings().get("max_agents")
         return cap if isinstance(cap, int) and cap >= 1 else None
 
     def _manifest_tiers(self) -> tuple[Tier, ...]:
-        settings = self.manifest.get("settings")
-        search = settings.get("search") if isinstance(settings, dict) else None
-        raw = search.get("tiers") if isinstance(search, dict) else None
+        raw = self._search_settings().get("tiers")
         if not isinstance(raw, list):
             return ()
         try:

@@ -26,7 +26,7 @@ from agentload.report.formats import (
     whole,
 )
 from agentload.report.load import Point, ResultsView
-from agentload.results.answer_words import level_words, tier_answer_words
+from agentload.results.answer_words import level_words
 from agentload.results.files import PROBES_FILE, SUMMARY_FILE
 from agentload.results.summary import ArrivalFigures, SelfCheckFigures, TierResult
 from agentload.results.tiers import slo_text
@@ -53,7 +53,7 @@ def tier_grid(view: ResultsView) -> Grid | None:
     per_gpu = "tokens/s (per GPU)" if view.gpus else "tokens/s"
     rows: list[tuple[str, str, Callable[[TierResult], str]]] = [
         ("SLO", "", _slo),
-        ("max agents", _answer_unit(tiers), tier_answer_words),
+        ("max agents", _answer_unit(tiers), view.answer_words),
         ("first failing", "agents", lambda t: whole(t.first_failing_agents)),
         ("total", per_gpu, lambda t: _per_gpu(view, t.total_tokens_per_s)),
         ("cached input", per_gpu, lambda t: _per_gpu(view, t.cached_input_tokens_per_s)),
@@ -155,7 +155,7 @@ def _probe_cells(
     f = point.figures
     verdicts: list[Cell] = []
     for name in tier_names:
-        verdict = f.verdicts.get(name, "—")
+        verdict = view.verdict(point, name)
         verdicts.append(Text(verdict, style=VERDICT_STYLES.get(verdict, "")))
     return (
         f"{f.agents:,}",
