@@ -6,7 +6,8 @@ report's, the plan's):
   and a multiplier from a million up (`1.36M`, `5.15G`), where the digits after the third are
   noise;
 - `scaled`: a figure in the unit of its kind that reads best (`7.48e-05 MW` is `74.8 W`,
-  `70,522 kWh` is `70.5 MWh`); a unit with no kind here (tokens/s, $, agents) stays as given;
+  `70,522 kWh` is `70.5 MWh`, `1,728 GB` is `1.73 TB`); a unit with no kind here (tokens/s, $,
+  agents, and seconds, which every TTFT and window is said in) stays as given;
 - `quantity`: both, as text, to three significant digits (`74.8 W`, `700 W`).
 """
 
@@ -38,7 +39,7 @@ SIGNIFICANT = 3
 _KINDS: tuple[tuple[tuple[str, float], ...], ...] = (
     (("mW", 1e-3), ("W", 1.0), ("kW", 1e3), ("MW", 1e6), ("GW", 1e9)),
     (("Wh", 1.0), ("kWh", 1e3), ("MWh", 1e6), ("GWh", 1e9)),
-    (("ms", 1e-3), ("s", 1.0)),
+    (("B", 1.0), ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12)),
 )
 """Units of one kind, smallest first, each with its size in the kind's base unit."""
 _KIND_OF = {name: kind for kind in _KINDS for name, _ in kind}
@@ -71,7 +72,8 @@ def number(value: float) -> str:
         return f"{value:.2f}"
     if size == 0.0:
         return "0"
-    return f"{value:.3g}"
+    digits = SIGNIFICANT - 1 - math.floor(math.log10(float(f"{size:.{SIGNIFICANT}g}")))
+    return f"{value:.{digits}f}".rstrip("0").rstrip(".") if digits > 0 else f"{value:.0f}"
 
 
 def compact(value: float | None, sep: str = " ") -> str:

@@ -243,7 +243,7 @@ def test_frontier_says_when_the_gpu_count_is_assumed(
     directory = write_summary(tmp_path / "c", label="C", probes=[probe(4, 50.0, 8_000.0)])
     frontier, _ = run_json(capsys, "frontier", str(directory))
     assert column(frontier, "total tok/s per GPU") == [8_000.0]
-    assert any("1 assumed: C" in note for note in frontier["notes"])
+    assert any("GPU count not given" in n and n.endswith(": C") for n in frontier["notes"])
 
 
 @pytest.mark.parametrize("verb", ["decode", "cost", "frontier", "compare", "plan"])

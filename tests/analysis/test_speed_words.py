@@ -13,6 +13,7 @@ import pytest
 from agentload.cli import main
 from tests.analysis.cli import column, run_json
 from tests.analysis.summaries import gb300_like
+from tests.paths import REPO
 
 PER_AGENT = re.compile(r"tok(ens)?/s(/| per )agent\b")
 """The old, ambiguous name (`calls/s per active agent`, `$ per agent-hour` are not it)."""
@@ -70,3 +71,14 @@ def test_no_verb_says_tokens_per_agent(
     assert main([a.replace("{r}", results) for a in argv]) == 0
     out = capsys.readouterr().out
     assert not PER_AGENT.search(out), PER_AGENT.search(out)
+
+
+def test_a_relation_scales_by_ten_to_the_sixth_not_1e06(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    tables = run_json(capsys, "decode", str(REPO / "bench" / "data" / "sim-validation" / "demo"))
+    relations = [
+        row[1] for t in tables if t["title"].startswith("Consistency") for row in t["rows"]
+    ]
+    assert relations and any("× 10^6" in r for r in relations)
+    assert not any("1e+06" in r for r in relations)

@@ -104,7 +104,7 @@ def compare(
             (
                 label,
                 describe_source(result.provenance, result.origin),
-                result.gpus if result.gpus is not None else "not recorded (1 assumed)",
+                result.gpus if result.gpus is not None else "not given (1 assumed)",
                 power_words(result.power),
                 result.power.mean_watts,
                 prices.get(label),

@@ -13,7 +13,13 @@ from typing import Any
 from agentload.analysis import checks as rel
 from agentload.analysis.checks import Checked, run_checks
 from agentload.analysis.decode import Decoded, decode_point
-from agentload.analysis.provenance import COMPUTED, TYPED_IN, describe_source, power_words
+from agentload.analysis.provenance import (
+    COMPUTED,
+    GPUS_NOT_GIVEN,
+    TYPED_IN,
+    describe_source,
+    power_words,
+)
 from agentload.analysis.results import OperatingPoint, Results, load_results
 from agentload.analysis.table import Cell, Table, figure_table, format_number
 from agentload.analysis.wall import AT_THE_GPU, AT_THE_WALL, DEFAULT_GPUS_PER_NODE, WallPower
@@ -207,7 +213,7 @@ def _decode_results(
     else:
         notes.append(power_note(results.power))
     if results.gpus is None and gpus is None:
-        notes.append("the results do not say how many GPUs; per-GPU figures assume 1")
+        notes.append(GPUS_NOT_GIVEN)
     notes.append(
         "agents × speed uses the p50 output speed (tokens/s per request) where recorded, else "
         "p25; duty = output / (agents × speed), the share of time an agent is receiving output"

@@ -33,7 +33,13 @@ from agentload.analysis.lookup import (
     speed_at_throughput,
     throughput_at_speed,
 )
-from agentload.analysis.provenance import ASSUMED_POWER, COMPUTED, TYPED_IN, describe_source
+from agentload.analysis.provenance import (
+    ASSUMED_POWER,
+    COMPUTED,
+    GPUS_NOT_GIVEN,
+    TYPED_IN,
+    describe_source,
+)
 from agentload.analysis.results import Results, load_results
 from agentload.analysis.table import Cell, Table, figure_table, format_number
 from agentload.commands.figures import (
@@ -300,7 +306,7 @@ def _frontier_table(
                 f"typed points: their output speed as typed (results: the {args.speed})",
                 args.results and args.point,
             ),
-            (f"GPU count not recorded, 1 assumed: {', '.join(unknown_gpus)}", unknown_gpus),
+            (f"{GPUS_NOT_GIVEN}: {', '.join(unknown_gpus)}", unknown_gpus),
             (
                 "per MW at the GPU: each result's own power, --watts-per-gpu for typed points",
                 any(watts.values()),
