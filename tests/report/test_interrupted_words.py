@@ -20,6 +20,7 @@ from agentload.results.load import read_summary
 from agentload.results.tiers import Tier
 from agentload.search.answers import annotate
 from tests.analysis.cli import error_line, run_json
+from tests.paths import REPO
 from tests.report.builder import TIERS, build_results
 from tests.report.specs import charts, rows
 
@@ -102,3 +103,10 @@ def test_plan_compare_and_cost_say_not_decided(
     labels = [row[0] for row in cost[0]["rows"]]
     assert f"tier slow ({UNDECIDED}: at the most agents passed so far)" in labels
     assert main(["plan", path, "--tier", "fast", *team, "--json"]) == 0  # decided: sized
+
+
+def test_compare_writes_a_tier_no_load_meets_as_none(capsys: pytest.CaptureFixture[str]) -> None:
+    demo = str(REPO / "bench" / "data" / "sim-validation" / "demo")
+    tables = run_json(capsys, "compare", demo, demo)
+    cpu200 = next(t for t in tables if t["title"] == "Tier cpu200")
+    assert cpu200["rows"][0][2:4] == ["none", "none"]  # was an em dash: not computed

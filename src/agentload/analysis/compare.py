@@ -24,7 +24,7 @@ from agentload.analysis.decode import Decoded, decode_point
 from agentload.analysis.provenance import SIMULATED, TYPED_IN, describe_source, power_words
 from agentload.analysis.results import OperatingPoint, Results
 from agentload.analysis.table import Cell, Table
-from agentload.results.answer_words import UNDECIDED, inside_each_other, interval_words
+from agentload.results.answer_words import NONE, UNDECIDED, inside_each_other, interval_words
 from agentload.vocabulary import OUTPUT_SPEED, PER_REQUEST_SHORT
 
 PERCENT = 100.0
@@ -191,9 +191,13 @@ def compare(
 
 
 def _agents_cell(value: Cell, point: OperatingPoint | None, capped: bool) -> Cell:
-    """A tier's agents: the count, `256+` at the search's cap, `not decided (interrupted)`."""
+    """A tier's agents as every verb writes an answer: the count, `256+` at the search's cap,
+    `none` when no load met it, `not decided (interrupted)`; an em dash when the system has no
+    such tier."""
     if point is not None and not point.settled:
         return UNDECIDED
+    if point is not None and value is None:
+        return NONE
     return f"{value:,}+" if capped and isinstance(value, int) else value
 
 

@@ -112,7 +112,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_number_option(parser, "--agents-per-gpu", "agents the typed throughput serves per GPU")
     add_number_option(
-        parser, "--calls-per-s-per-agent", "model calls per second per agent (typed throughput)"
+        parser,
+        "--calls-per-s-per-agent",
+        "model calls per second per active agent, tool time included (typed throughput)",
     )
     add_number_option(parser, "--calls-per-session", "calls in one session (task): $ per session")
     add_number_option(
@@ -182,7 +184,7 @@ def _cost(args: argparse.Namespace) -> int:
         per_agent = [p for p in per_agent if p.is_tier]
     if calls_per_session is not None and not any(p.calls_per_s_per_agent for p in per_agent):
         raise InputError(
-            "needs calls/s per agent: a results directory, or typed --calls-per-s-per-agent "
+            "needs calls/s per active agent: a results directory, or typed --calls-per-s-per-agent "
             "with --agents-per-gpu and --throughput-mix",
             field="--calls-per-session",
         )
