@@ -272,7 +272,7 @@ def _tier_card(ctx: ReportContext, tier: TierResult, color: str) -> str:
             ("· cached input", _with_gpu(ctx, tier.cached_input_tokens_per_s)),
             ("· uncached input", _with_gpu(ctx, tier.uncached_input_tokens_per_s)),
             ("· output", _with_gpu(ctx, tier.output_tokens_per_s)),
-            ("p25 output speed", _unit(fmt(tier.p25_output_tokens_per_s), "tokens/s")),
+            ("p25 output speed", _unit(fmt(tier.p25_output_tokens_per_s), PER_REQUEST)),
             ("p95 TTFT", _unit(fmt(tier.p95_ttft_s, 2), "s")),
             ("cache hit rate", pct(tier.cache_hit_rate)),
             ("mean power", ctx.words.power(tier.mean_watts)),
@@ -307,7 +307,7 @@ def _point_card(ctx: ReportContext, point: Point) -> str:
         ("  output", _with_gpu(ctx, f.output_tokens_per_s)),
         (
             "p25 / p50 output speed",
-            f"{fmt(f.p25_output_tokens_per_s)} / {fmt(f.p50_output_tokens_per_s)} tokens/s",
+            f"{fmt(f.p25_output_tokens_per_s)} / {fmt(f.p50_output_tokens_per_s)} {PER_REQUEST}",
         ),
         ("p50 / p95 TTFT", f"{fmt(f.p50_ttft_s, 2)} / {fmt(f.p95_ttft_s, 2)} s"),
         ("cache hit rate", pct(f.cache_hit_rate)),
