@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "tables",
         "tasks",
         "units",
+        "vocabulary",
     ),
     ("results",),
     ("workload",),

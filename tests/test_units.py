@@ -1,8 +1,19 @@
-"""Counts in words read as English: one agent, many agents."""
+"""Counts in words read as English (one agent, many agents), and figures in the unit and to
+the precision their magnitude needs."""
 
 from __future__ import annotations
 
-from agentload.units import agents_words, count_words
+import pytest
+
+from agentload.units import (
+    agents_words,
+    compact,
+    count_words,
+    number,
+    quantity,
+    scaled,
+    unit_for,
+)
 
 
 def test_one_agent_is_singular_and_others_are_plural() -> None:
@@ -15,3 +26,36 @@ def test_any_count_of_a_regular_noun_reads_the_same_way() -> None:
     assert count_words(1, "call") == "1 call"
     assert count_words(2, "replica") == "2 replicas"
     assert count_words(1, "replica") == "1 replica"
+
+
+def test_a_figure_reads_in_the_unit_its_magnitude_needs() -> None:
+    assert scaled(7.48e-05, "MW") == (pytest.approx(74.8), "W")
+    assert quantity(7.48e-05, "MW") == "74.8 W"  # a 72-GPU plan's power was `7.48e-05 MW`
+    assert quantity(96_606, "W") == "96.6 kW"
+    assert quantity(2.2, "W") == "2.20 W"  # a declared 2.2 W is not `2`
+    assert quantity(999.96, "W") == "1.00 kW"  # rounds up into the next unit, not `1,000 W`
+    assert scaled(70_522, "kWh per month (at the GPU)") == (
+        pytest.approx(70.522),
+        "MWh per month (at the GPU)",
+    )
+    assert scaled(5.0, "tokens/s") == (5.0, "tokens/s")  # no kind: as given
+    assert quantity(None, "W") == "—"
+
+
+def test_a_column_takes_the_unit_of_its_largest_figure() -> None:
+    assert unit_for(2_100.0, "W") == ("kW", 1_000.0)
+    assert unit_for(0.5, "MW") == ("kW", 1e-3)
+
+
+def test_figures_from_a_million_up_carry_a_multiplier() -> None:
+    assert number(5_149_442_838.0) == "5.15G"  # was 5,149,442,838 tokens/s per MW
+    assert number(1_363_636.36) == "1.36M"
+    assert number(999_960.0) == "999,960"
+    assert compact(999_960.0) == "1.00 M"
+    assert number(185_382.0) == "185,382"
+    assert number(2.2) == "2.20" and number(0.019) == "0.019"
+
+
+def test_a_small_figure_is_never_in_e_notation() -> None:
+    assert number(8.33e-06) == "0.00000833"  # electricity $/M tokens was `8.33e-06`
+    assert number(0.0758) == "0.0758" and number(0.5) == "0.5"

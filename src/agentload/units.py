@@ -1,6 +1,19 @@
-"""Unit conversions used across the tool: one definition each."""
+"""Units used across the tool: the conversions, one definition each, and how a figure is
+written for a person, also one definition, used by every table (the analysis verbs', the
+report's, the plan's):
+
+- `number`: the precision a reader needs by magnitude (`185,382`, `40.9`, `1.25`, `0.0190`),
+  and a multiplier from a million up (`1.36M`, `5.15G`), where the digits after the third are
+  noise;
+- `scaled`: a figure in the unit of its kind that reads best (`7.48e-05 MW` is `74.8 W`,
+  `70,522 kWh` is `70.5 MWh`, `1,728 GB` is `1.73 TB`); a unit with no kind here (tokens/s, $,
+  agents, and seconds, which every TTFT and window is said in) stays as given;
+- `quantity`: both, as text, to three significant digits (`74.8 W`, `700 W`).
+"""
 
 from __future__ import annotations
+
+import math
 
 WATTS_PER_MW = 1e6
 """Watts in a megawatt: tokens/s per MW = tokens/s / watts x WATTS_PER_MW."""
@@ -12,6 +25,25 @@ WATTS_PER_KW = 1000.0
 BYTES_PER_GB = 1e9
 """Decimal gigabytes, as GPU memory and model weights are quoted."""
 
+MISSING = "—"
+"""How a figure that is unknown or not a number is written."""
+THOUSANDS = 1000.0
+TENS = 10.0
+MULTIPLIERS = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+"""Decimal multipliers, largest first (`compact`)."""
+MULTIPLIED_FROM = 1e6
+"""`number` writes figures from here up with a multiplier (`1.36M`), below it in full."""
+SIGNIFICANT = 3
+"""Significant digits of a figure written with a multiplier."""
+
+_KINDS: tuple[tuple[tuple[str, float], ...], ...] = (
+    (("mW", 1e-3), ("W", 1.0), ("kW", 1e3), ("MW", 1e6), ("GW", 1e9)),
+    (("Wh", 1.0), ("kWh", 1e3), ("MWh", 1e6), ("GWh", 1e9)),
+    (("B", 1.0), ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12)),
+)
+"""Units of one kind, smallest first, each with its size in the kind's base unit."""
+_KIND_OF = {name: kind for kind in _KINDS for name, _ in kind}
+
 
 def count_words(n: int, noun: str) -> str:
     """`1 call`, `16 calls`: a count and a noun with a regular plural."""
@@ -21,3 +53,94 @@ def count_words(n: int, noun: str) -> str:
 def agents_words(n: int) -> str:
     """`1 agent`, `16 agents`."""
     return count_words(n, "agent")
+
+
+def number(value: float) -> str:
+    """A figure to the precision a reader needs: 185,382 · 40.9 · 1.25 · 0.0190 · 1.36M."""
+    if math.isnan(value):
+        return MISSING
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    size = abs(value)
+    if size >= MULTIPLIED_FROM:
+        return compact(value, sep="")
+    if size >= THOUSANDS:
+        return f"{value:,.0f}"
+    if size >= TENS:
+        return f"{value:.1f}"
+    if size >= 1.0:
+        return f"{value:.2f}"
+    if size == 0.0:
+        return "0"
+    digits = SIGNIFICANT - 1 - math.floor(math.log10(float(f"{size:.{SIGNIFICANT}g}")))
+    return f"{value:.{digits}f}".rstrip("0").rstrip(".") if digits > 0 else f"{value:.0f}"
+
+
+def compact(value: float | None, sep: str = " ") -> str:
+    """A figure to three significant digits with k, M, G or T: `32.8 M`, `5.71 k` (`32.8M`
+    with `sep=""`); an em dash when unknown."""
+    if value is None or not math.isfinite(value):
+        return MISSING
+    rounded = _significant(value)
+    if rounded == 0:
+        return "0"
+    size, suffix = next(((s, sep + n) for s, n in MULTIPLIERS if abs(rounded) >= s), (1.0, ""))
+    shown = rounded / size
+    digits = max(0, SIGNIFICANT - 1 - math.floor(math.log10(abs(shown))))
+    return f"{shown:.{digits}f}{suffix}"
+
+
+def _significant(value: float) -> float:
+    """`value` rounded to `SIGNIFICANT` digits (999,960 -> 1,000,000: it reads `1.00M`)."""
+    return float(f"{value:.{SIGNIFICANT}g}")
+
+
+def unit_kind(unit: str) -> tuple[tuple[str, float], ...] | None:
+    """The units of `unit`'s kind (its first word: `W` of `W (at the GPU)`), or None."""
+    head = unit.split(" ", 1)[0]
+    return _KIND_OF.get(head)
+
+
+def scaled(value: float, unit: str) -> tuple[float, str]:
+    """`value` in `unit` rewritten in the unit of its kind that puts it at 1 to 1,000 (or the
+    nearest end of the kind): (7.48e-05, 'MW') -> (74.8, 'W'); words after the unit are kept:
+    (96_606, 'W (all GPUs)') -> (96.6, 'kW (all GPUs)'). Unknown units are left as they are."""
+    if not math.isfinite(value):
+        return value, unit
+    name, factor = unit_for(value, unit)
+    return value / factor, name
+
+
+def unit_for(value: float, unit: str) -> tuple[str, float]:
+    """The unit `scaled` writes `value` (in `unit`) in, and its size in `unit`: (96_606, 'W')
+    -> ('kW', 1000.0); a column of figures takes the unit of its largest."""
+    kind = unit_kind(unit)
+    if kind is None or not math.isfinite(value):
+        return unit, 1.0
+    head, _, rest = unit.partition(" ")
+    given = dict(kind)[head]
+    rounded = abs(_significant(value * given))
+    name, size = kind[0]
+    for name_up, size_up in kind[1:]:
+        if rounded >= size_up:
+            name, size = name_up, size_up
+    return name + (f" {rest}" if rest else ""), size / given
+
+
+def quantity(value: float | None, unit: str) -> str:
+    """A figure and its unit, the unit chosen by magnitude (`scaled`), to three significant
+    digits: `74.8 W`, `700 W`, `1.34 kW`, `70.5 MWh`; an em dash when unknown."""
+    if value is None or not math.isfinite(value):
+        return MISSING
+    shown, name = scaled(value, unit)
+    return f"{significant(shown)} {name}"
+
+
+def significant(value: float) -> str:
+    """`value` to three significant digits, whole figures with separators: `2.20`, `700`,
+    `1,340`."""
+    rounded = _significant(value)
+    if rounded == 0:
+        return "0"
+    digits = max(0, SIGNIFICANT - 1 - math.floor(math.log10(abs(rounded))))
+    return f"{rounded:,.{digits}f}"

@@ -1,8 +1,9 @@
 """Build results directories (a contract `summary.json` each) for analysis tests.
 
-Published points give only the total throughput and the per-agent speed; the fixtures fill the
-token mix of those probes from the published HiCache point's mix (output 1,237 of 185,382
-tokens/s, 96.8-97.6% prefix hits), so every probe is a whole one, as the run writes them.
+Published points give only the total throughput and the output speed (tokens/s per request);
+the fixtures fill the token mix of those probes from the published HiCache point's mix (output
+1,237 of 185,382 tokens/s, 96.8-97.6% prefix hits), so every probe is a whole one, as the run
+writes them.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from tests.analysis.test_mix import COUNCIL_TRACE
 
 def test_decode_typed_headline(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["decode", "--total-tokens-per-s", "185,382", "--output-tokens-per-s", "1237"]
-    argv += ["--agents", "160", "--tokens-per-s-per-agent", "40.9", "--gpus", "1"]
+    argv += ["--agents", "160", "--output-speed", "40.9", "--gpus", "1"]
     argv += ["--watts-per-gpu", "1400", "--cache-hit-rate", "97.2%"]
     table, *_ = run_json(capsys, *argv)
     got = figures(table)
@@ -164,7 +164,7 @@ def test_frontier_from_results_and_points(
     got = figures(area)
     assert got["points given"][0] == 4 + 2 + 1
     assert 0 < got["share of the area kept"][0] <= 100
-    assert got["frontier area"][1] == "(tok/s per agent) × (tok/s per GPU)"
+    assert got["frontier area"][1] == "(tok/s per request) × (tok/s per GPU)"
 
 
 def test_compare_dirs_and_html(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -243,7 +243,7 @@ def test_frontier_says_when_the_gpu_count_is_assumed(
     directory = write_summary(tmp_path / "c", label="C", probes=[probe(4, 50.0, 8_000.0)])
     frontier, _ = run_json(capsys, "frontier", str(directory))
     assert column(frontier, "total tok/s per GPU") == [8_000.0]
-    assert any("1 assumed: C" in note for note in frontier["notes"])
+    assert any("GPU count not given" in n and n.endswith(": C") for n in frontier["notes"])
 
 
 @pytest.mark.parametrize("verb", ["decode", "cost", "frontier", "compare", "plan"])

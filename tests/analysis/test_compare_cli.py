@@ -16,7 +16,7 @@ from tests.analysis.summaries import ASSUMED_POWER, gb300_like, set_power, set_t
     [
         (["--system", "A", "price=1", "--system", "A", "tier=b", "price=2"], "price= 1 and 2"),
         (["--system", "A", "tier=x", "--system", "A", "tier=x", "--system", "B"], "tier 'x' twice"),
-        (["--system", "A", "speed=1", "p25=2", "--system", "B"], "one per-agent speed"),
+        (["--system", "A", "speed=1", "p25=2", "--system", "B"], "one output speed"),
     ],
 )
 def test_a_repeated_label_must_describe_one_system(
@@ -27,7 +27,7 @@ def test_a_repeated_label_must_describe_one_system(
 
 def test_p25_speeds_are_compared(capsys: pytest.CaptureFixture[str]) -> None:
     _, tier = run_json(capsys, "compare", "--system", "A", "p25=100", "--system", "B", "p25=50")
-    assert rows_by_first(tier)["output speed per agent"][4] == pytest.approx(0.5)
+    assert rows_by_first(tier)["output speed"][4] == pytest.approx(0.5)
 
 
 def test_a_simulated_directory_is_said_to_be_simulated(
@@ -63,5 +63,5 @@ def test_a_tier_at_the_search_cap_is_a_bound_and_its_capacity_ratios_are_left_ou
     assert rows["max agents"][2:] == [160, "160+", None]
     for figure in ("agents per GPU", "agents per MW", "total tokens/s per GPU"):
         assert rows[figure][4] is None
-    assert rows["output speed per agent"][4] == pytest.approx(1.0)  # not a capacity figure
+    assert rows["output speed"][4] == pytest.approx(1.0)  # not a capacity figure
     assert any(note.startswith("N+: capped passed at the search's cap") for note in tier["notes"])

@@ -32,7 +32,7 @@ def test_150m_per_mw_at_5_to_6_kw_is_beyond_sglangs_slowest_point(
     lookups = table_titled(run_json(capsys, *argv), "Look-ups")
     assert column(lookups, "answer") == [None]
     assert column(lookups, "from frontier points (or the bound when refused)") == [
-        "< 40.9 tok/s per agent, if reachable at all"
+        "< 40.9 tok/s per request, if reachable at all"
     ]
     assert column(lookups, "how")[0].startswith("refused: more than the most measured")
 
@@ -86,7 +86,7 @@ def test_throughput_per_gpu_and_per_mw_at_a_speed(capsys: pytest.CaptureFixture[
 def test_the_area_on_log_axes_is_labelled(capsys: pytest.CaptureFixture[str]) -> None:
     _, area = run_json(capsys, "frontier", *TYPED, "--area-axes", "log-x", "-k", "3")
     got = figures(area)
-    assert got["frontier area"][1] == "(decades of tok/s per agent) × (tok/s per GPU)"
+    assert got["frontier area"][1] == "(decades of tok/s per request) × (tok/s per GPU)"
     assert area["title"] == "Area under the frontier (log-x axes)"
     assert 0 < got["share of the area kept"][0] < 100
 

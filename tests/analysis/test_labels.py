@@ -45,9 +45,9 @@ def test_compare_does_not_call_a_typed_speed_p25(capsys: pytest.CaptureFixture[s
     argv = ["compare", "--system", "A", "speed=100", "--system", "B", "p25=50"]
     _, tier = run_json(capsys, *argv)
     rows = rows_by_first(tier)
-    assert rows["output speed per agent"][2:4] == [100, 50]
+    assert rows["output speed"][2:4] == [100, 50]
     assert rows["speed statistic"][2:4] == ["as typed (not stated)", "p25"]
-    assert rows["output speed per agent"][4] is None  # no ratio across different statistics
+    assert rows["output speed"][4] is None  # no ratio across different statistics
 
 
 def test_cost_prices_output_tokens_only_on_the_throughputs_own_mix(

@@ -22,7 +22,7 @@ SGLANG = pareto_frontier(
 
 
 def test_log_interpolation_between_97_1_and_208_7_by_hand() -> None:
-    """b = ln(49,646 / 114,342) / ln(208.7 / 97.1) = -1.0902; at 128 tok/s per agent:
+    """b = ln(49,646 / 114,342) / ln(208.7 / 97.1) = -1.0902; at 128 tok/s per request:
     114,342 x (128 / 97.1)^b = 84,601 tok/s per GPU."""
     b = math.log(49_646 / 114_342) / math.log(208.7 / 97.1)
     expected = 114_342 * (128 / 97.1) ** b
@@ -58,7 +58,7 @@ def test_more_throughput_than_measured_is_refused_with_a_bound() -> None:
     answer = speed_at_throughput(SGLANG, 187_500)
     assert answer.value is None
     assert "more than the most measured (185,382" in (answer.refused or "")
-    assert answer.bound == "< 40.9 tok/s per agent, if reachable at all"
+    assert answer.bound == "< 40.9 tok/s per request, if reachable at all"
 
 
 @pytest.mark.parametrize("speed", [10.0, 600.0])

@@ -22,13 +22,13 @@ from tests.analysis.summaries import probe, set_tier, tier, write_summary
 
 HOSTED = ["--input-price", "1.25", "--output-price", "4.25", "--cached-discount", "88%"]
 TEAM = ["--developers", "500", "--agents-per-developer", "4"]
-FLEET = ["--headroom", "10%", "--spare-replicas", "1", "--host-watts", "1500", "--pue", "1.2"]
+FLEET = ["--headroom", "10%", "--spare-deployments", "1", "--host-watts", "1500", "--pue", "1.2"]
 PRICES = ["--gpu-hour-price", "2", "--capex-per-gpu", "40000", "--years", "4"]
 PRICES += ["--kwh-price", "0.10", *HOSTED]
 
 
-def replica_dir(directory: Path, **extra: object) -> Path:
-    """One replica of 8 GPUs: 100 agents at tier `t`, 800,000 tok/s (712,800 cached input,
+def deployment_dir(directory: Path, **extra: object) -> Path:
+    """One deployment of 8 GPUs: 100 agents at tier `t`, 800,000 tok/s (712,800 cached input,
     79,200 uncached, 8,000 output), 8,000 W (1,000 W per GPU), 2,000 calls in 60 s."""
     figures_at_tier = {
         "total_tokens_per_s": 800_000.0,
@@ -47,15 +47,15 @@ def replica_dir(directory: Path, **extra: object) -> Path:
     result = tier(
         "t", max_agents=100, mean_watts=8_000.0, p25_output_tokens_per_s=25.0, **figures_at_tier
     )
-    fields = {"label": "8-GPU replica", "gpus": 8, "tiers": [result], "probes": [at_tier]}
+    fields = {"label": "8-GPU deployment", "gpus": 8, "tiers": [result], "probes": [at_tier]}
     return write_summary(directory, **{**fields, **extra})
 
 
 def test_a_plan_computed_by_hand(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """500 developers x 4 agents = 2,000 agents; 25% active at once: 500 concurrent (all day).
 
-    - replicas: ceil(500 / 100) = 5 for peak; ceil(500 x 1.1 / 100) = 6 with 10% headroom;
-      + 1 spare = 7 replicas = 56 GPUs; an 8-GPU replica fills an 8-GPU node: 7 nodes;
+    - deployments: ceil(500 / 100) = 5 for peak; ceil(500 x 1.1 / 100) = 6 with 10% headroom;
+      + 1 spare = 7 deployments = 56 GPUs; an 8-GPU deployment fills an 8-GPU node: 7 nodes;
       capacity 700 agents, so 500 / 700 = 71.4% utilised.
     - power: 56 x 1,000 W = 0.056 MW at the GPU; (56,000 + 7 x 1,500 W) x PUE 1.2 = 79,800 W =
       0.0798 MW at the wall; x 730 h = 58,254 kWh a month.
@@ -68,11 +68,11 @@ def test_a_plan_computed_by_hand(tmp_path: Path, capsys: pytest.CaptureFixture[s
     - break-even: $81,760 / (700 x $8.63712 x 730) = 1.85% rented; $52,492.07 / the same
       = 1.19% owned: far below 71.4%, so self-hosting is the cheaper.
     """
-    directory = replica_dir(tmp_path / "r")
+    directory = deployment_dir(tmp_path / "r")
     plan = run_json(capsys, "plan", str(directory), *TEAM, "--active-share", "25%", *FLEET, *PRICES)
-    assert plan["kind"] == "fleet plan" and plan["replica"]["provenance"] == "measured"
+    assert plan["kind"] == "fleet plan" and plan["deployment"]["provenance"] == "measured"
     assert (plan["peak_agents"], plan["mean_agents"]) == (500, 500)
-    assert (plan["replicas_for_peak"], plan["replicas"], plan["gpus"], plan["nodes"]) == (
+    assert (plan["deployments_for_peak"], plan["deployments"], plan["gpus"], plan["nodes"]) == (
         5,
         7,
         56,
@@ -97,11 +97,11 @@ def test_a_day_profile_sizes_for_its_peak_and_pays_for_its_mean(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Half the agents active for 8 hours, none the rest: 1,000 at peak, 333.3 on average;
-    ceil(1,000 / 100) = 10 replicas; hosted pays for 333.3 agents."""
-    directory = replica_dir(tmp_path / "r")
+    ceil(1,000 / 100) = 10 deployments; hosted pays for 333.3 agents."""
+    directory = deployment_dir(tmp_path / "r")
     profile = ",".join(["0.5"] * 8 + ["0"] * 16)
     plan = run_json(capsys, "plan", str(directory), *TEAM, "--day-profile", profile, *HOSTED)
-    assert plan["peak_agents"] == 1_000 and plan["replicas"] == 10
+    assert plan["peak_agents"] == 1_000 and plan["deployments"] == 10
     assert plan["mean_agents"] == pytest.approx(1_000 / 3)
     assert plan["hosted_usd_per_month"] == pytest.approx(1_000 / 3 * 8.63712 * 730)
     assert plan["mean_utilisation"] == pytest.approx(1 / 3)
@@ -110,7 +110,7 @@ def test_a_day_profile_sizes_for_its_peak_and_pays_for_its_mean(
 def test_a_day_profile_can_come_from_a_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    directory = replica_dir(tmp_path / "r")
+    directory = deployment_dir(tmp_path / "r")
     profile = tmp_path / "day.txt"
     profile.write_text("\n".join(["10%"] * 12 + ["30%"] * 12))
     plan = run_json(capsys, "plan", str(directory), *TEAM, "--day-profile", str(profile))
@@ -118,28 +118,29 @@ def test_a_day_profile_can_come_from_a_file(
     assert plan["mean_agents"] == pytest.approx(400)
 
 
-def test_replicas_bigger_than_a_node_take_whole_nodes(
+def test_deployments_bigger_than_a_node_take_whole_nodes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A 16-GPU replica on 8-GPU nodes: 2 nodes each; 3 replicas = 6 nodes."""
-    directory = replica_dir(tmp_path / "r", gpus=16)
+    """A 16-GPU deployment on 8-GPU nodes: 2 nodes each; 3 deployments = 6 nodes."""
+    directory = deployment_dir(tmp_path / "r", gpus=16)
     plan = run_json(capsys, "plan", str(directory), *TEAM, "--active-share", "15%")
-    assert (plan["replicas"], plan["gpus"], plan["nodes"]) == (3, 48, 6)
+    assert (plan["deployments"], plan["gpus"], plan["nodes"]) == (3, 48, 6)
 
 
-def test_small_replicas_share_nodes_and_idle_slots_are_counted(
+def test_small_deployments_share_nodes_and_idle_slots_are_counted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """3-GPU replicas on 8-GPU nodes: 2 to a node (2 slots idle each); 5 replicas = 3 nodes."""
-    directory = replica_dir(tmp_path / "r", gpus=3)
+    """3-GPU deployments on 8-GPU nodes: 2 to a node (2 slots idle each); 5 deployments = 3
+    nodes."""
+    directory = deployment_dir(tmp_path / "r", gpus=3)
     plan = run_json(capsys, "plan", str(directory), *TEAM, "--active-share", "25%")
-    assert (plan["replicas"], plan["nodes"], plan["idle_gpu_slots"]) == (5, 3, 24 - 15)
+    assert (plan["deployments"], plan["nodes"], plan["idle_gpu_slots"]) == (5, 3, 24 - 15)
 
 
 def test_the_terminal_plan_names_units_and_sources(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    directory = replica_dir(tmp_path / "r")
+    directory = deployment_dir(tmp_path / "r")
     assert main(["plan", str(directory), *TEAM, "--active-share", "25%", *FLEET, *PRICES]) == 0
     out = capsys.readouterr().out
     assert "Fleet plan (measured results)" in out and "$ per month" in out and "typed in" in out
@@ -148,10 +149,10 @@ def test_the_terminal_plan_names_units_and_sources(
 def test_plan_says_a_simulated_directory_is_simulated(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    directory = replica_dir(tmp_path / "sim")
+    directory = deployment_dir(tmp_path / "sim")
     simulate(monkeypatch, directory)
     argv = ["plan", str(directory), *TEAM, "--active-share", "25%"]
-    assert run_json(capsys, *argv)["replica"]["provenance"] == "simulated"
+    assert run_json(capsys, *argv)["deployment"]["provenance"] == "simulated"
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "Fleet plan (simulated results)" in out
@@ -162,21 +163,21 @@ def test_plan_says_a_simulated_directory_is_simulated(
 def test_a_saved_plan_is_a_section_of_the_html_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    directory = replica_dir(tmp_path / "r", label="<b>replica</b>")
+    directory = deployment_dir(tmp_path / "r", label="<b>deployment</b>")
     assert plan_section(directory) == ""
     argv = ["plan", str(directory), *TEAM, "--active-share", "25%", *PRICES, "--save"]
     assert main(argv) == 0
     assert f"wrote {directory / PLAN_FILE}" in capsys.readouterr().err
     saved = json.loads((directory / PLAN_FILE).read_text())
-    assert saved["rented_usd_per_month"] == pytest.approx(40 * 2 * 730)  # 5 replicas, 40 GPUs
+    assert saved["rented_usd_per_month"] == pytest.approx(40 * 2 * 730)  # 5 deployments, 40 GPUs
     assert main(["report", str(directory)]) == 0
     page = (directory / "report.html").read_text()
     assert "<h2>Fleet plan</h2>" in page and "Fleet plan (measured results)" in page
-    assert "&lt;b&gt;replica&lt;/b&gt;" in page and "<b>replica</b>" not in page
+    assert "&lt;b&gt;deployment&lt;/b&gt;" in page and "<b>deployment</b>" not in page
 
 
 def test_an_unreadable_saved_plan_is_said_in_the_report(tmp_path: Path) -> None:
-    directory = replica_dir(tmp_path / "r")
+    directory = deployment_dir(tmp_path / "r")
     (directory / PLAN_FILE).write_text('{"kind": "fleet plan"}')
     assert "The saved plan does not read" in plan_section(directory)
 
@@ -191,14 +192,14 @@ def test_an_unreadable_saved_plan_is_said_in_the_report(tmp_path: Path) -> None:
         ([*TEAM, "--active-share", "1", "--tier", "x"], "no tier 'x'"),
         ([*TEAM, "--active-share", "1", "--capex-per-gpu", "9"], "--years"),
         ([*TEAM, "--active-share", "1", "--pue", "0.5"], "PUE"),
-        ([*TEAM, "--active-share", "1", "--gpus-per-replica", "4"], "record 8 GPU"),
+        ([*TEAM, "--active-share", "1", "--gpus-per-deployment", "4"], "record 8 GPU"),
         ([*TEAM, "--active-share", "1", "--input-price", "1"], "--output-price"),
     ],
 )
 def test_plan_refuses_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
 ) -> None:
-    directory = replica_dir(tmp_path / "r")
+    directory = deployment_dir(tmp_path / "r")
     assert expected in error_line(capsys, "plan", str(directory), *argv)
 
 
@@ -207,14 +208,14 @@ def test_a_plan_missing_everything_says_all_of_it_at_once_with_an_example_that_w
 ) -> None:
     """No tier chosen of two, no GPU count recorded, no team, no share: one refusal naming all
     four, whose example runs as given (the met tier, a GPU count, a team)."""
-    directory = replica_dir(tmp_path / "r", gpus=None)
+    directory = deployment_dir(tmp_path / "r", gpus=None)
     summary = json.loads((directory / "summary.json").read_text())
     summary["tiers"].insert(0, tier("unmet").model_dump(mode="json"))
     (directory / "summary.json").write_text(json.dumps(summary))
     line = error_line(capsys, "plan", str(directory))
     for needed in (
         "--tier (one of unmet, t)",
-        "--gpus-per-replica",
+        "--gpus-per-deployment",
         "--developers",
         "--agents-per-developer",
         "--active-share (or --day-profile)",
@@ -237,20 +238,20 @@ def test_a_tier_no_probe_met_is_refused(tmp_path: Path, capsys: pytest.CaptureFi
 def test_results_without_a_gpu_count_need_one_typed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    directory = replica_dir(tmp_path / "r", gpus=None)
+    directory = deployment_dir(tmp_path / "r", gpus=None)
     argv = ["plan", str(directory), *TEAM, "--active-share", "25%"]
-    assert "--gpus-per-replica" in error_line(capsys, *argv)
-    plan = run_json(capsys, *argv, "--gpus-per-replica", "8")
-    assert plan["gpus"] == 40 and plan["replica"]["gpus_typed"] is True
+    assert "--gpus-per-deployment" in error_line(capsys, *argv)
+    plan = run_json(capsys, *argv, "--gpus-per-deployment", "8")
+    assert plan["gpus"] == 40 and plan["deployment"]["gpus_typed"] is True
 
 
 def test_a_plan_on_assumed_power_says_assumed_not_measured(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     power = {"source": "assumed", "assumed": True, "mean_watts": 8_000.0, "valid": True}
-    directory = replica_dir(tmp_path / "r", power=power)
+    directory = deployment_dir(tmp_path / "r", power=power)
     argv = ["plan", str(directory), *TEAM, "--active-share", "25%"]
-    assert run_json(capsys, *argv)["replica"]["power_assumed"] is True
+    assert run_json(capsys, *argv)["deployment"]["power_assumed"] is True
     assert main(argv) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "ASSUMED, not measured" in out and "ASSUMED draw" in out
@@ -261,9 +262,9 @@ def test_a_plan_on_measured_power_names_its_source(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     power = {"source": "nvml", "mean_watts": 8_000.0, "valid": True}
-    directory = replica_dir(tmp_path / "r", power=power)
+    directory = deployment_dir(tmp_path / "r", power=power)
     argv = ["plan", str(directory), *TEAM, "--active-share", "25%"]
-    assert run_json(capsys, *argv)["replica"]["power_assumed"] is False
+    assert run_json(capsys, *argv)["deployment"]["power_assumed"] is False
     assert main(argv) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "(nvml)" in out and "ASSUMED" not in out
@@ -272,12 +273,12 @@ def test_a_plan_on_measured_power_names_its_source(
 def test_a_tier_passed_at_the_search_cap_says_the_fleet_is_larger_than_it_need_be(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    directory = replica_dir(tmp_path / "r")
+    directory = deployment_dir(tmp_path / "r")
     set_tier(directory, limit="max_agents")
     plan = run_json(capsys, "plan", str(directory), *TEAM, "--active-share", "25%")
-    assert plan["replica"]["at_cap"] is True
+    assert plan["deployment"]["at_cap"] is True
     assert any("passed at the search's cap (100 agents" in note for note in plan["notes"])
     uncapped = run_json(
-        capsys, "plan", str(replica_dir(tmp_path / "u")), *TEAM, "--active-share", "25%"
+        capsys, "plan", str(deployment_dir(tmp_path / "u")), *TEAM, "--active-share", "25%"
     )
     assert not any("cap" in note for note in uncapped["notes"])

@@ -27,10 +27,10 @@ def _printed(table: Table, width: int) -> str:
 
 def test_a_table_too_wide_for_the_console_is_split_and_no_figure_is_cut() -> None:
     headers = ("point", *(f"figure {k}" for k in range(8)))
-    table = Table(title="t", headers=headers, rows=(("tier cpu60", *([4_954_399_131.0] * 8)),))
+    table = Table(title="t", headers=headers, rows=(("tier cpu60", *([4_954_399_131] * 8)),))
     text = _printed(table, 60)
     assert "…" not in text
-    assert text.count("4,954,399,131") == 8  # each figure whole, on one line
+    assert text.count("4,954,399,131") == 8  # each count whole, on one line
     assert max(len(line) for line in text.splitlines()) <= 60
     assert all(text.count(f"figure {k}") == 1 for k in range(8))
 

@@ -98,13 +98,14 @@ def test_frontier_lists_each_answer_with_its_range(
 def test_plan_sizes_the_fleet_at_the_low_end_and_states_the_answers_beside_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """500 developers x 4 agents, 25% at once: 500 agents. At 80 agents a replica (the range's
-    low end): ceil(500 x 1.1 / 80) + 1 = 8 replicas, 64 GPUs; at the answer's 100: 7, 56."""
+    """500 developers x 4 agents, 25% at once: 500 agents. At 80 agents a deployment (the
+    range's low end): ceil(500 x 1.1 / 80) + 1 = 8 deployments, 64 GPUs; at the answer's 100:
+    7, 56."""
     directory = answered(tmp_path / "r", 100, 80, 120)
     plan = run_json(capsys, "plan", str(directory), *TEAM, "--active-share", "25%", *FLEET)
-    assert plan["replica"]["agents"] == 100
-    assert plan["replica"]["agents_low"] == 80
-    assert (plan["replicas"], plan["gpus"]) == (8, 64)
-    assert (plan["replicas_at_answer"], plan["gpus_at_answer"]) == (7, 56)
+    assert plan["deployment"]["agents"] == 100
+    assert plan["deployment"]["agents_low"] == 80
+    assert (plan["deployments"], plan["gpus"]) == (8, 64)
+    assert (plan["deployments_at_answer"], plan["gpus_at_answer"]) == (7, 56)
     assert plan["capacity_agents"] == 8 * 80
     assert any("fewest a repeat of the search would answer (90%)" in n for n in plan["notes"])

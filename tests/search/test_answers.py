@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agentload.measure.headline import tier_results
+from agentload.results.answer_words import tier_answer_words
 from agentload.results.tiers import Tier
 from agentload.search.answers import annotate, answer_costs, search_cost, settled_after
 from tests.search.curves_fake import probe
@@ -47,3 +48,28 @@ def test_the_search_cost_is_every_probe_summed() -> None:
     probes = [probe(n, TIERS, index=i, probe_s=50.0 + i) for i, n in enumerate((1, 2, 4))]
     cost = search_cost(probes, "sweep", None, gpus=4)
     assert (cost.plan, cost.probes, cost.probe_s, cost.gpu_s) == ("sweep", 3, 153.0, 612.0)
+
+
+def test_an_interrupted_searchs_unsettled_answer_is_not_decided_not_the_cap() -> None:
+    """Stopped after 16 and 32 passed (the cap is 256): not `the cap, not the limit: raise
+    --max-agents`, and not `32+`."""
+    probes = [probe(16, TIERS, index=0), probe(32, TIERS, index=1)]
+    (result,) = annotate(
+        tier_results(TIERS, probes, 8, 256), probes, TIERS, precision=0.1, max_agents=256, gpus=8
+    )
+    assert result.max_agents_interval is None and result.limit is None
+    assert result.explanation is not None and "--max-agents" not in result.explanation
+    assert result.explanation.startswith(
+        "not decided: the search was interrupted after it passed at 32 agents, the most it probed"
+    )
+    assert tier_answer_words(result, complete=False) == "not decided (interrupted)"
+
+
+def test_a_tier_no_probe_finished_is_not_decided_rather_than_not_probed() -> None:
+    (result,) = annotate(
+        tier_results(TIERS, [], 8, 256), [], TIERS, precision=0.1, max_agents=256, gpus=8
+    )
+    assert result.explanation == "not decided: the search was interrupted before a probe finished"
+    assert "not probed" not in result.notes
+    assert tier_answer_words(result, complete=False) == "not decided (interrupted)"
+    assert tier_answer_words(result, complete=True) == "none"  # what it read before

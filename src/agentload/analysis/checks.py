@@ -2,8 +2,8 @@
 
 The relations, all per GPU (a figure for the whole deployment is divided by its GPUs first):
 
-- throughput: total tokens/s = agents x calls/s per agent x tokens per call, where tokens per
-  call = input + output tokens per call;
+- throughput: total tokens/s = agents x calls/s per active agent x tokens per call, where
+  tokens per call = input + output tokens per call;
 - output share = output tokens per call / tokens per call;
 - agents per MW = agents per GPU / watts per GPU x 1e6;
 - tokens/s per MW = total tokens/s / watts per GPU x 1e6.
@@ -17,19 +17,20 @@ missing more says nothing. Pure functions.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from agentload.units import WATTS_PER_MW
+from agentload.units import WATTS_PER_MW, number
 
 CONSISTENCY_TOLERANCE = 0.10
 """How far (relative) a stated figure may be from what the others imply and still agree."""
 
 TOTAL = "total tokens/s per GPU"
 AGENTS = "agents per GPU"
-CALLS = "calls/s per agent"
+CALLS = "calls/s per active agent"
 INPUT_PER_CALL = "input tokens per call"
 OUTPUT_PER_CALL = "output tokens per call"
 OUTPUT_SHARE = "output share of tokens"
@@ -126,8 +127,16 @@ def _product(target: str, factors: tuple[str, ...], scale: float, divisor: str |
     if divisor:
         words += f" / {divisor}"
     if scale != 1:
-        words += f" × {scale:g}"
+        words += f" × {_power_of_ten(scale)}"
     return _Relation(words=words, figure=target, inputs=inputs, compute=compute, solve=solvers)
+
+
+def _power_of_ten(scale: float) -> str:
+    """`10^6` for a whole power of ten, else the figure (`2.5`): never `1e+06`."""
+    exponent = math.log10(scale) if scale > 0 else 0.5
+    if exponent == int(exponent):
+        return f"10^{int(exponent)}"
+    return number(scale)
 
 
 def _sum(target: str, parts: tuple[str, str]) -> _Relation:

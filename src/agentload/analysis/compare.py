@@ -1,17 +1,17 @@
 """Two or more results side by side: per tier, the per-GPU, per-MW and $/M figures, and ratios.
 
-A ratio is a result's figure over the first result's; the per-agent speed is compared only
-between results that state the same statistic of it (p25 vs p25), never p25 vs a typed figure
-whose statistic is not stated. A tier that passed at the search's cap shows its agents as
-`256+`: its capacity figures (agents, throughput, $/M) are bounds, not the tier's limit, so their
-ratios are left out. Each answer shows where a repeat of its search would answer (`3 (2-4)`);
-when each of two answers lies inside the other's interval, the agents' ratio reads `no measured
-difference`. Each table says where each system's per-MW figures come from. A simulated
-result carries an error band (calibrated on published figures of its system, or the wider band
-of one nothing calibrates): the Systems table states each, and each tier table says whether
-the agents-per-GPU ratio lies inside the two results' combined band (their log errors added
-in quadrature; a measured or typed result counts as exact), i.e. whether the simulation can
-tell the two apart at all.
+A ratio is a result's figure over the first result's; the output speed (tokens/s per request) is
+compared only between results that state the same statistic of it (p25 vs p25), never p25 vs a
+typed figure whose statistic is not stated. A tier that passed at the search's cap shows its
+agents as `256+`: its capacity figures (agents, throughput, $/M) are bounds, not the tier's
+limit, so their ratios are left out. Each answer shows where a repeat of its search would answer
+(`3 (2-4)`); when each of two answers lies inside the other's interval, the agents' ratio reads
+`no measured difference`. Each table says where each system's per-MW figures come from. A
+simulated result carries an error band (calibrated on published figures of its system, or the
+wider band of one nothing calibrates): the Systems table states each, and each tier table says
+whether the agents-per-GPU ratio lies inside the two results' combined band (their log errors
+added in quadrature; a measured or typed result counts as exact), i.e. whether the simulation
+can tell the two apart at all.
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ from agentload.analysis.decode import Decoded, decode_point
 from agentload.analysis.provenance import SIMULATED, TYPED_IN, describe_source, power_words
 from agentload.analysis.results import OperatingPoint, Results
 from agentload.analysis.table import Cell, Table
-from agentload.results.answer_words import inside_each_other, interval_words
+from agentload.results.answer_words import NONE, UNDECIDED, inside_each_other, interval_words
+from agentload.vocabulary import OUTPUT_SPEED, PER_REQUEST_SHORT
 
 PERCENT = 100.0
 AGENTS_ROW = "max agents"
-SPEED_ROW = "output speed per agent"
+SPEED_ROW = OUTPUT_SPEED
 STATISTIC_ROW = "speed statistic"
 NOT_STATED = "as typed (not stated)"
 NO_DIFFERENCE = "no measured difference"
@@ -44,7 +45,7 @@ _METRICS: tuple[tuple[str, str], ...] = (
     ("total tokens/s per MW", "tok/s/MW"),
     ("output share of tokens", "%"),
     ("cache hit rate (of input)", "%"),
-    ("output speed per agent", "tok/s/agent"),
+    (SPEED_ROW, PER_REQUEST_SHORT),
     ("speed statistic", ""),
     ("p95 time to first token", "s"),
     ("cost per M tokens", "$/M tok"),
@@ -103,7 +104,7 @@ def compare(
             (
                 label,
                 describe_source(result.provenance, result.origin),
-                result.gpus if result.gpus is not None else "not recorded (1 assumed)",
+                result.gpus if result.gpus is not None else "not given (1 assumed)",
                 power_words(result.power),
                 result.power.mean_watts,
                 prices.get(label),
@@ -120,13 +121,16 @@ def compare(
     for name in tier_names:
         columns = []
         capped: list[str] = []
+        undecided: list[str] = []
         points: list[OperatingPoint | None] = []
         for label, result in zip(labels, results, strict=True):
             point = next((p for p in result.tier_points() if p.tier == name), None)
             points.append(point)
             decoded = decode_point(point) if point is not None else None
             columns.append(_metric_values(decoded, prices.get(label)))
-            if point is not None and point.at_cap:
+            if point is not None and not point.settled:
+                undecided.append(label)
+            elif point is not None and point.at_cap:
                 capped.append(label)
         alike = [_no_measured_difference(points[0], other) for other in points[1:]]
         rows = []
@@ -135,14 +139,15 @@ def compare(
             values = [column[row] for column in columns]
             ratios: list[Cell] = [_ratio(v, values[0]) for v in values[1:]]
             if metric in _CAPACITY_ROWS:
+                bounds = {*capped, *undecided}
                 ratios = [
-                    None if labels[0] in capped or label in capped else r
+                    None if labels[0] in bounds or label in bounds else r
                     for r, label in zip(ratios, labels[1:], strict=True)
                 ]
             if metric == AGENTS_ROW:
                 values = [
-                    f"{v:,}+" if label in capped and isinstance(v, int) else v
-                    for v, label in zip(values, labels, strict=True)
+                    _agents_cell(v, point, label in capped)
+                    for v, point, label in zip(values, points, labels, strict=True)
                 ]
                 ratios = [
                     NO_DIFFERENCE if same and r is not None else r
@@ -176,12 +181,24 @@ def compare(
                     ),
                     "speed ratios only between systems stating the same statistic",
                     *_cap_notes(capped),
+                    *_undecided_notes(undecided),
                     *_repeat_notes(points),
                     *_uncertainty_notes(labels, results, columns, capped),
                 ),
             )
         )
     return tuple(tables)
+
+
+def _agents_cell(value: Cell, point: OperatingPoint | None, capped: bool) -> Cell:
+    """A tier's agents as every verb writes an answer: the count, `256+` at the search's cap,
+    `none` when no load met it, `not decided (interrupted)`; an em dash when the system has no
+    such tier."""
+    if point is not None and not point.settled:
+        return UNDECIDED
+    if point is not None and value is None:
+        return NONE
+    return f"{value:,}+" if capped and isinstance(value, int) else value
 
 
 def _repeat_range(point: OperatingPoint | None) -> str | None:
@@ -273,6 +290,15 @@ def _uncertainty_notes(
     return notes
 
 
+def _undecided_notes(undecided: Sequence[str]) -> list[str]:
+    if not undecided:
+        return []
+    return [
+        f"{UNDECIDED}: {', '.join(undecided)}: the search stopped before the tier settled; its "
+        "figures are at the most agents passed so far, and capacity ratios are left out"
+    ]
+
+
 def _cap_notes(capped: Sequence[str]) -> list[str]:
     if not capped:
         return []
@@ -311,8 +337,8 @@ def _metric_values(decoded: Decoded | None, price: float | None) -> list[Cell]:
 
 
 def _speed(point: OperatingPoint) -> tuple[float | None, str | None]:
-    """The per-agent speed and which statistic it is: p25 (what tiers judge), else p50, else
-    a typed figure whose statistic is not stated."""
+    """The output speed (per request) and which statistic it is: p25 (what tiers judge), else
+    p50, else a typed figure whose statistic is not stated."""
     for value, name in (
         (point.p25_output_tokens_per_s, "p25"),
         (point.p50_output_tokens_per_s, "p50"),

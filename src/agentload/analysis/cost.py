@@ -11,7 +11,9 @@ import math
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.analysis.mix import TokenMix
-from agentload.units import SECONDS_PER_HOUR, TOKENS_PER_MILLION, WATTS_PER_KW
+from agentload.units import SECONDS_PER_HOUR, TOKENS_PER_MILLION, WATTS_PER_KW, number
+
+PERCENT = 100.0
 
 
 def dollars_per_million(gpu_hour_price: float, tokens_per_s_per_gpu: float) -> float:
@@ -118,6 +120,17 @@ def break_even_utilisation(
         return math.inf
     hourly = gpu_hour_price * (1 + overhead)
     return dollars_per_million(hourly, tokens_per_s_per_gpu) / margin
+
+
+def break_even_cell(utilisation: float) -> float | str:
+    """A break-even utilisation as a reader takes it: a percentage where self-hosting can break
+    even (at most 100%), else in words, since over 100% it never does: `never (192% would be
+    needed)`, `never (electricity alone costs more than the API)`."""
+    if math.isinf(utilisation):
+        return "never (electricity alone costs more than the API)"
+    if utilisation > 1:
+        return f"never ({number(utilisation * PERCENT)}% would be needed)"
+    return utilisation * PERCENT
 
 
 def _positive(value: float, what: str) -> None:

@@ -1,4 +1,5 @@
-"""Decoding headline numbers: per GPU <-> per MW, per agent <-> aggregate, and the token mix.
+"""Decoding headline numbers: per GPU <-> per MW, an output speed (tokens/s per request) <-> the
+aggregate the agents receive, and the token mix.
 
 All functions are pure. Throughputs are tokens/s; power is watts; a megawatt is 1e6 W.
 """
@@ -36,39 +37,39 @@ def agents_per_mw(agents: float, total_watts: float) -> float:
     return agents / total_watts * WATTS_PER_MW
 
 
-def aggregate_output(agents: float, tokens_per_s_per_agent: float) -> float:
-    """Output tokens/s the agents receive together while each streams at the given speed."""
-    return agents * tokens_per_s_per_agent
+def aggregate_output(agents: float, output_speed: float) -> float:
+    """Output tokens/s the agents receive together while each streams at the given output
+    speed (tokens/s per request)."""
+    return agents * output_speed
 
 
 def per_agent_speed(aggregate_tokens_per_s: float, agents: float) -> float:
-    """Output tokens/s per agent from the aggregate (inverse of `aggregate_output`)."""
+    """The output speed each agent would stream at, from the aggregate (inverse of
+    `aggregate_output`)."""
     _positive(agents, "agent count")
     return aggregate_tokens_per_s / agents
 
 
 def output_gpu_equivalents(
-    agents: float, tokens_per_s_per_agent: float, output_tokens_per_s_per_gpu: float
+    agents: float, output_speed: float, output_tokens_per_s_per_gpu: float
 ) -> float:
     """How many GPUs' worth of output the agents' streaming speed adds up to.
 
-    If each agent were receiving output at its per-agent speed all the time, the deployment
+    If each agent were receiving output at its output speed all the time, the deployment
     would need this many GPUs at the per-GPU output rate; a real deployment has at most this
     many (agents also wait for the first token and run tools), when the speed is a mean.
     """
     _positive(output_tokens_per_s_per_gpu, "output tokens/s per GPU")
-    return aggregate_output(agents, tokens_per_s_per_agent) / output_tokens_per_s_per_gpu
+    return aggregate_output(agents, output_speed) / output_tokens_per_s_per_gpu
 
 
-def streaming_duty(
-    agents: float, tokens_per_s_per_agent: float, output_tokens_per_s_total: float
-) -> float:
-    """Share of the time an agent is receiving output, if it streams at the per-agent speed.
+def streaming_duty(agents: float, output_speed: float, output_tokens_per_s_total: float) -> float:
+    """Share of the time an agent is receiving output, if it streams at the output speed.
 
     Deployment output = agents x speed x duty, so duty = output / (agents x speed). Above 1
     means the speed is not a mean over streaming time (e.g. it is a low percentile).
     """
-    aggregate = aggregate_output(agents, tokens_per_s_per_agent)
+    aggregate = aggregate_output(agents, output_speed)
     _positive(aggregate, "agents x speed")
     return output_tokens_per_s_total / aggregate
 
@@ -95,7 +96,7 @@ class Decoded(BaseModel):
     agents_per_mw: float | None
     agents_per_gpu: float | None
     aggregate_output_tokens_per_s: float | None
-    """Agents x per-agent speed (tokens/s, whole deployment)."""
+    """Agents x output speed (tokens/s, whole deployment)."""
     output_gpu_equivalents: float | None
     streaming_duty: float | None
 
@@ -120,7 +121,7 @@ def decode_point(point: OperatingPoint) -> Decoded:
     agents_mw = point.recorded_agents_per_mw
     if agents_mw is None and point.agents is not None and watts:
         agents_mw = agents_per_mw(point.agents, watts)
-    speed = point.speed_per_agent
+    speed = point.output_speed
     aggregate = None
     equivalents = duty = None
     if point.agents and speed:

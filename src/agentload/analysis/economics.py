@@ -90,7 +90,7 @@ class AgentLoad(_Model):
     """What one active agent sends and receives: tokens/s of each kind, and calls/s."""
 
     mix: TokenMix
-    """Tokens/s per agent of each kind."""
+    """Tokens/s per active agent of each kind, tool time included (not an output speed)."""
     calls_per_s: float | None = Field(default=None, gt=0)
 
     def session_tokens(self, calls_per_session: float | None) -> TokenMix | None:

@@ -1,20 +1,21 @@
 """The throughput/interactivity frontier: Pareto points, the area under them, a best subset.
 
-Axes: x = output tokens/s per agent (interactivity), y = total tokens/s per GPU (throughput).
+Axes: x = output speed, tokens/s per request (interactivity: how fast each request streams), y =
+total tokens/s per GPU (throughput).
 A point is on the frontier when no other point is at least as good on both axes and better on
 one.
 
 "Area" is the area the frontier dominates, measured from the origin on linear axes: the union
 of the rectangles [0, x] x [0, y] of its points, i.e. the staircase under the points (each point
 holds its throughput leftwards to the next faster-throughput point). With points sorted by x
-ascending, area = sum_i (x_i - x_{i-1}) * y_i with x_{-1} = 0. Its unit is (tokens/s per agent)
+ascending, area = sum_i (x_i - x_{i-1}) * y_i with x_{-1} = 0. Its unit is (tokens/s per request)
 x (tokens/s per GPU); only ratios of areas are reported as shares, and those have no unit.
 A subset of the frontier dominates part of that area, never more, so its share is in [0, 1].
 
 The area can also be measured on log axes (`on_axes`): a log axis has no origin, so it starts at
 the frontier's smallest value on that axis, x' = log10(x / x_min) (decades); the staircase and
 the k-point selection are then the same on the transformed points. On a log speed axis the span
-from 40 to 80 tok/s per agent weighs as much as 200 to 400, where on a linear one the fast end
+from 40 to 80 tok/s per request weighs as much as 200 to 400, where on a linear one the fast end
 dominates.
 """
 
@@ -27,25 +28,25 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-AREA_UNIT = "(tok/s per agent) × (tok/s per GPU)"
+AREA_UNIT = "(tok/s per request) × (tok/s per GPU)"
 
 AreaAxes = Literal["linear", "log-x", "log-y", "log-log"]
 AREA_AXES: tuple[AreaAxes, ...] = ("linear", "log-x", "log-y", "log-log")
 AREA_UNITS: dict[str, str] = {
     "linear": AREA_UNIT,
-    "log-x": "(decades of tok/s per agent) × (tok/s per GPU)",
-    "log-y": "(tok/s per agent) × (decades of tok/s per GPU)",
-    "log-log": "(decades of tok/s per agent) × (decades of tok/s per GPU)",
+    "log-x": "(decades of tok/s per request) × (tok/s per GPU)",
+    "log-y": "(tok/s per request) × (decades of tok/s per GPU)",
+    "log-log": "(decades of tok/s per request) × (decades of tok/s per GPU)",
 }
 
 
 class FrontierPoint(BaseModel):
-    """One configuration's point: per-agent output speed and per-GPU throughput."""
+    """One configuration's point: output speed (per request) and per-GPU throughput."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     speed: float = Field(ge=0)
-    """Output tokens/s per agent."""
+    """Output speed, tokens/s per request."""
     throughput: float = Field(ge=0)
     """Total tokens/s per GPU."""
     label: str = ""

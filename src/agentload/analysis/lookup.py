@@ -1,8 +1,8 @@
-"""Look-ups on a frontier: throughput at a per-agent speed, speed at a throughput, and how far a
-point from elsewhere sits from the curve. Never extrapolated: outside the measured range a
-look-up is refused, with what can still be said (a bound).
+"""Look-ups on a frontier: throughput at an output speed (per request), speed at a throughput,
+and how far a point from elsewhere sits from the curve. Never extrapolated: outside the measured
+range a look-up is refused, with what can still be said (a bound).
 
-A frontier here is points by rising speed x (tok/s per agent) and falling throughput y (tok/s
+A frontier here is points by rising speed x (tok/s per request) and falling throughput y (tok/s
 per GPU, or per MW). Between two neighbours a look-up interpolates:
 
 - `log` (the default): straight on log-log axes, y = y0 (x / x0)^b with b = ln(y1/y0) / ln(x1/x0);
@@ -54,7 +54,7 @@ class Answer(BaseModel):
 def throughput_at_speed(
     frontier: Sequence[FrontierPoint], speed: float, how: Interpolation = "log"
 ) -> Answer:
-    """The frontier's throughput at a per-agent speed."""
+    """The frontier's throughput at an output speed (tokens/s per request)."""
     _check(frontier)
     first, last = frontier[0], frontier[-1]
     if speed < first.speed:
@@ -85,7 +85,7 @@ def throughput_at_speed(
 def speed_at_throughput(
     frontier: Sequence[FrontierPoint], throughput: float, how: Interpolation = "log"
 ) -> Answer:
-    """The per-agent speed at which the frontier delivers a throughput."""
+    """The output speed (tokens/s per request) at which the frontier delivers a throughput."""
     _check(frontier)
     first, last = frontier[0], frontier[-1]
     if throughput > first.throughput:
@@ -93,15 +93,15 @@ def speed_at_throughput(
             value=None,
             refused=(
                 f"more than the most measured ({_num(first.throughput)}, at "
-                f"{_num(first.speed)} tok/s per agent)"
+                f"{_num(first.speed)} tok/s per request)"
             ),
-            bound=f"< {_num(first.speed)} tok/s per agent, if reachable at all",
+            bound=f"< {_num(first.speed)} tok/s per request, if reachable at all",
         )
     if throughput < last.throughput:
         return Answer(
             value=None,
             refused=f"less than the fastest point delivers ({_num(last.throughput)})",
-            bound=f"≥ {_num(last.speed)} tok/s per agent (the fastest point's)",
+            bound=f"≥ {_num(last.speed)} tok/s per request (the fastest point's)",
         )
     exact = next((p for p in frontier if p.throughput == throughput), None)
     if exact is not None:

@@ -1,23 +1,24 @@
 """Sizing a fleet for a team of developers from one measured (or simulated) tier result.
 
-The results directory measured one replica: `gpus_per_replica` GPUs serving at most
-`agents_per_replica` agents at a tier. When the answer carries its repeatability (the agent
-counts a repeat of the search would answer), the fleet is sized at that range's low end, so a
-repeat would still find it big enough; the fleet at the point estimate is stated beside it.
-For a team:
+The results directory measured one deployment (`agentload.vocabulary`: everything it measured,
+however many engine instances or data-parallel ranks it held): its GPUs serving at most its
+agents at a tier. A fleet is a number of copies of that deployment. When the answer carries its
+repeatability (the agent counts a repeat of the search would answer), the fleet is sized at that
+range's low end, so a repeat would still find it big enough; the fleet at the point estimate is
+stated beside it. For a team:
 
 - peak agents = developers x agents per developer x the peak share active at once (the share,
   or the day profile's highest hour); mean agents uses the share, or the profile's mean;
-- replicas = ceil(peak agents x (1 + headroom) / agents per replica) + spare replicas;
-  GPUs = replicas x GPUs per replica; nodes hold whole replicas (several per node when they
-  fit, else each replica on ceil(GPUs per replica / GPUs per node) nodes);
+- deployments = ceil(peak agents x (1 + headroom) / agents per deployment) + spare
+  deployments; GPUs = deployments x GPUs per deployment; nodes hold whole deployments (several
+  per node when they fit, else each on ceil(GPUs per deployment / GPUs per node) nodes);
 - power at the GPU = GPUs x the tier's measured watts per GPU (every GPU at the tier's draw: a
   provisioning figure, and an upper bound on energy, since idle GPUs draw less); at the wall
   = (GPU watts + host watts per node x nodes) x PUE;
 - $ per month (`HOURS_PER_MONTH` hours): rented = GPUs x $/GPU-hour x hours; owned = GPUs x
   capex / (years x 12) + the wall's (or, without host and PUE, the GPUs') energy x $/kWh;
-  hosted = mean agents x hours x an agent's tokens/s of each kind x 3,600 x list $/M / 1e6,
-  the same sessions' mix as the tier measured;
+  hosted = mean agents x hours x an active agent's tokens/s of each kind (tool time
+  included) x 3,600 x list $/M / 1e6, the same sessions' mix as the tier measured;
 - break-even utilisation = self-hosted $ per month / (capacity agents x hosted $ per agent-hour
   x hours): the share of the fleet's agent-hours that must be used for self-hosting to cost
   what the API would; the plan's own utilisation is mean agents / capacity agents.
@@ -37,14 +38,22 @@ from agentload.analysis.economics import agent_load, hosted, owned_gpu_hour
 from agentload.analysis.mix import TokenMix
 from agentload.analysis.provenance import Provenance
 from agentload.analysis.wall import WallPower
-from agentload.units import WATTS_PER_MW, agents_words
+from agentload.units import WATTS_PER_MW, agents_words, count_words
 
 HOURS_PER_MONTH = 730.0
 """8,760 hours a year / 12."""
 MONTHS_PER_YEAR = 12.0
 HOURS_PER_DAY = 24
 WATTS_PER_KW = 1_000.0
-PLAN_SCHEMA_VERSION = 1
+PLAN_SCHEMA_VERSION = 2
+"""2: the unit of a fleet is a deployment (1 called it a replica, as the simulator calls a
+data-parallel rank); an agent's tokens/s are `tokens_per_s_per_active_agent`."""
+_V1_FIELDS = {
+    "replica": "deployment",
+    "replicas_for_peak": "deployments_for_peak",
+    "replicas": "deployments",
+    "replicas_at_answer": "deployments_at_answer",
+}
 
 
 class _Model(BaseModel):
@@ -100,12 +109,12 @@ class Demand(_Model):
 
 
 class Sizing(_Model):
-    """How much headroom, and how the replicas sit in nodes."""
+    """How much headroom, and how the deployments sit in nodes."""
 
     headroom: float = Field(default=0.0, ge=0)
     """Capacity above peak, as a share of it (0.2: 20% more), for failover and bursts."""
-    spare_replicas: int = Field(default=0, ge=0)
-    """Whole replicas on top (N+k)."""
+    spare_deployments: int = Field(default=0, ge=0)
+    """Whole deployments on top (N+k)."""
     gpus_per_node: int = Field(default=8, ge=1)
     wall: WallPower | None = None
     """Host power and PUE, for power at the wall; None: at the GPU only."""
@@ -129,8 +138,8 @@ class Prices(_Model):
         return self
 
 
-class Replica(_Model):
-    """What the results directory measured: one replica at the tier."""
+class MeasuredDeployment(_Model):
+    """What the results directory measured: one deployment at the tier."""
 
     origin: str
     """The summary file read."""
@@ -140,7 +149,7 @@ class Replica(_Model):
     tier_words: str
     """The tier's SLO in words."""
     agents: int = Field(ge=1)
-    """Most agents one replica served at the tier."""
+    """Most agents the deployment served at the tier."""
     at_cap: bool = False
     """The tier passed at the search's cap: `agents` is a lower bound, and the fleet sized on it
     is larger than it need be."""
@@ -151,8 +160,8 @@ class Replica(_Model):
 
     @property
     def sized_agents(self) -> int:
-        """Agents per replica the fleet is sized on: the interval's low end when it is at least
-        one agent, else the answer."""
+        """Agents per deployment the fleet is sized on: the interval's low end when it is at
+        least one agent, else the answer."""
         if self.agents_low is not None and self.agents_low >= 1:
             return min(self.agents_low, self.agents)
         return self.agents
@@ -166,9 +175,9 @@ class Replica(_Model):
     power_assumed: bool = False
     """True when the tier's watts are a declared figure (`--gpu-watts`, the CPU demo's per-vCPU
     figure), not a measurement: every power, energy and owned-cost figure then is assumed too."""
-    tokens_per_s_per_agent: TokenMix | None = None
-    """One active agent's tokens/s of each kind (tool time included); None when the tier did
-    not record its token mix."""
+    tokens_per_s_per_active_agent: TokenMix | None = None
+    """One active agent's tokens/s of each kind, tool time included (its share of the
+    throughput, not an output speed); None when the tier did not record its token mix."""
 
 
 class FleetPlan(_Model):
@@ -176,21 +185,22 @@ class FleetPlan(_Model):
 
     schema_version: int = PLAN_SCHEMA_VERSION
     kind: Literal["fleet plan"] = "fleet plan"
-    replica: Replica
+    deployment: MeasuredDeployment
     demand: Demand
     sizing: Sizing
     prices: Prices
     peak_agents: float
     mean_agents: float
-    replicas_for_peak: int
-    replicas: int
+    deployments_for_peak: int
+    deployments: int
     gpus: int
-    replicas_at_answer: int
-    """Replicas (headroom and spares) were each to serve the answer's point estimate."""
+    deployments_at_answer: int
+    """Deployments (headroom and spares) were each to serve the answer's point estimate."""
     gpus_at_answer: int
     nodes: int
     idle_gpu_slots: int
-    """GPU slots in the nodes that no replica uses (a replica does not split across nodes)."""
+    """GPU slots in the nodes that no deployment uses (a deployment does not split across
+    nodes)."""
     capacity_agents: int
     peak_utilisation: float
     """Peak agents / capacity agents."""
@@ -212,18 +222,42 @@ class FleetPlan(_Model):
     owned_break_even_utilisation: float | None
     notes: tuple[str, ...] = ()
 
+    @model_validator(mode="before")
+    @classmethod
+    def _from_v1(cls, data: object) -> object:
+        """A plan saved by schema 1 (`replica`, `replicas`, `spare_replicas`,
+        `tokens_per_s_per_agent`) reads with today's names."""
+        if not isinstance(data, dict) or "replica" not in data:
+            return data
+        renamed = {_V1_FIELDS.get(key, key): value for key, value in data.items()}
+        renamed["schema_version"] = PLAN_SCHEMA_VERSION
+        deployment = renamed.get("deployment")
+        if isinstance(deployment, dict) and "tokens_per_s_per_agent" in deployment:
+            deployment = dict(deployment)
+            deployment["tokens_per_s_per_active_agent"] = deployment.pop("tokens_per_s_per_agent")
+            renamed["deployment"] = deployment
+        sizing = renamed.get("sizing")
+        if isinstance(sizing, dict) and "spare_replicas" in sizing:
+            sizing = dict(sizing)
+            sizing["spare_deployments"] = sizing.pop("spare_replicas")
+            renamed["sizing"] = sizing
+        return renamed
 
-def plan_fleet(replica: Replica, demand: Demand, sizing: Sizing, prices: Prices) -> FleetPlan:
+
+def plan_fleet(
+    deployment: MeasuredDeployment, demand: Demand, sizing: Sizing, prices: Prices
+) -> FleetPlan:
     """Size the fleet and price it (see the module's formulas)."""
     peak = demand.agents * demand.peak_share
     mean = demand.agents * demand.mean_share
-    sized = replica.sized_agents
+    sized = deployment.sized_agents
     for_peak = math.ceil(peak / sized)
-    replicas = _replicas(peak, sized, sizing)
-    gpus = replicas * replica.gpus
-    nodes = _nodes(replicas, replica.gpus, sizing.gpus_per_node)
-    capacity = replicas * sized
-    gpu_watts = gpus * replica.watts_per_gpu if replica.watts_per_gpu is not None else None
+    copies = _deployments(peak, sized, sizing)
+    gpus = copies * deployment.gpus
+    nodes = _nodes(copies, deployment.gpus, sizing.gpus_per_node)
+    capacity = copies * sized
+    watts_per_gpu = deployment.watts_per_gpu
+    gpu_watts = gpus * watts_per_gpu if watts_per_gpu is not None else None
     wall = sizing.wall
     wall_watts = wall.wall_watts(gpu_watts, nodes) if wall and gpu_watts is not None else None
     billed_watts = wall_watts if wall_watts is not None else gpu_watts
@@ -238,9 +272,9 @@ def plan_fleet(replica: Replica, demand: Demand, sizing: Sizing, prices: Prices)
         owned = capex + electricity
     hosted_hour = hosted_month = None
     if prices.hosted is not None:
-        if replica.tokens_per_s_per_agent is None:
+        if deployment.tokens_per_s_per_active_agent is None:
             raise ValueError("hosted prices need the tier's token mix, which it did not record")
-        load = agent_load(replica.tokens_per_s_per_agent, 1.0, None)
+        load = agent_load(deployment.tokens_per_s_per_active_agent, 1.0, None)
         hosted_hour = hosted(prices.hosted, load).per_agent_hour
         hosted_month = mean * hosted_hour * HOURS_PER_MONTH
 
@@ -249,18 +283,19 @@ def plan_fleet(replica: Replica, demand: Demand, sizing: Sizing, prices: Prices)
             return None
         return monthly / (capacity * hosted_hour * HOURS_PER_MONTH)
 
+    at_answer = _deployments(peak, deployment.agents, sizing)
     return FleetPlan(
-        replica=replica,
+        deployment=deployment,
         demand=demand,
         sizing=sizing,
         prices=prices,
         peak_agents=peak,
         mean_agents=mean,
-        replicas_for_peak=for_peak,
-        replicas=replicas,
+        deployments_for_peak=for_peak,
+        deployments=copies,
         gpus=gpus,
-        replicas_at_answer=_replicas(peak, replica.agents, sizing),
-        gpus_at_answer=_replicas(peak, replica.agents, sizing) * replica.gpus,
+        deployments_at_answer=at_answer,
+        gpus_at_answer=at_answer * deployment.gpus,
         nodes=nodes,
         idle_gpu_slots=nodes * sizing.gpus_per_node - gpus,
         capacity_agents=capacity,
@@ -279,56 +314,58 @@ def plan_fleet(replica: Replica, demand: Demand, sizing: Sizing, prices: Prices)
         hosted_usd_per_agent_hour=hosted_hour,
         rented_break_even_utilisation=break_even(rented),
         owned_break_even_utilisation=break_even(owned),
-        notes=_notes(replica, demand, sizing, gpu_watts),
+        notes=_notes(deployment, demand, sizing, gpu_watts),
     )
 
 
-def _replicas(peak: float, agents: int, sizing: Sizing) -> int:
-    """Replicas for `peak` agents at `agents` each, with headroom and spares."""
-    return math.ceil(peak * (1 + sizing.headroom) / agents) + sizing.spare_replicas
+def _deployments(peak: float, agents: int, sizing: Sizing) -> int:
+    """Deployments for `peak` agents at `agents` each, with headroom and spares."""
+    return math.ceil(peak * (1 + sizing.headroom) / agents) + sizing.spare_deployments
 
 
-def _nodes(replicas: int, gpus_per_replica: int, gpus_per_node: int) -> int:
-    """Nodes holding whole replicas: several to a node when they fit, else each on its own."""
-    if gpus_per_replica <= gpus_per_node:
-        return math.ceil(replicas / (gpus_per_node // gpus_per_replica))
-    return replicas * math.ceil(gpus_per_replica / gpus_per_node)
+def _nodes(deployments: int, gpus_per_deployment: int, gpus_per_node: int) -> int:
+    """Nodes holding whole deployments: several to a node when they fit, else each on its
+    own."""
+    if gpus_per_deployment <= gpus_per_node:
+        return math.ceil(deployments / (gpus_per_node // gpus_per_deployment))
+    return deployments * math.ceil(gpus_per_deployment / gpus_per_node)
 
 
-def _repeat_notes(replica: Replica) -> list[str]:
+def _repeat_notes(deployment: MeasuredDeployment) -> list[str]:
     """How the answer's repeatability sized the fleet."""
-    if replica.agents_low is None or replica.interval_level is None:
+    if deployment.agents_low is None or deployment.interval_level is None:
         return []
-    level = f"{replica.interval_level:.0%}"
-    if replica.agents_low < 1:
+    level = f"{deployment.interval_level:.0%}"
+    if deployment.agents_low < 1:
         return [
             f"a repeat of the search might not meet the tier at all ({level}): sized on the "
-            f"answer, {agents_words(replica.agents)} a replica"
+            f"answer, {agents_words(deployment.agents)} a deployment"
         ]
-    if replica.sized_agents == replica.agents:
+    if deployment.sized_agents == deployment.agents:
         return []
     return [
-        f"sized at {agents_words(replica.sized_agents)} a replica, the fewest a repeat of the "
-        f"search would answer ({level}); at the answer, {agents_words(replica.agents)}, see "
-        "'replicas at the answer'"
+        f"sized at {agents_words(deployment.sized_agents)} a deployment, the fewest a repeat of "
+        f"the search would answer ({level}); at the answer, {agents_words(deployment.agents)}, "
+        "see 'deployments at the answer'"
     ]
 
 
 def _notes(
-    replica: Replica, demand: Demand, sizing: Sizing, gpu_watts: float | None
+    deployment: MeasuredDeployment, demand: Demand, sizing: Sizing, gpu_watts: float | None
 ) -> tuple[str, ...]:
     notes = [
-        f"one replica = {replica.gpus} GPU(s) serving {agents_words(replica.agents)} at tier "
-        f"{replica.tier} ({replica.tier_words}), {replica.provenance} ({replica.origin})",
+        f"one deployment = {count_words(deployment.gpus, 'GPU')} as measured, serving "
+        f"{agents_words(deployment.agents)} at tier {deployment.tier} ({deployment.tier_words}), "
+        f"{deployment.provenance} ({deployment.origin}); the fleet is copies of it",
     ]
-    if replica.gpus_typed:
-        notes.append("GPUs per replica typed in (the results did not record it)")
-    notes.extend(_repeat_notes(replica))
-    if replica.at_cap:
+    if deployment.gpus_typed:
+        notes.append("GPUs per deployment typed in (the results did not record it)")
+    notes.extend(_repeat_notes(deployment))
+    if deployment.at_cap:
         notes.append(
-            f"the tier passed at the search's cap ({agents_words(replica.agents)}, "
-            "--max-agents), not at its limit: a replica serves at least that many, so this fleet "
-            "is larger than it need be (search with a higher --max-agents)"
+            f"the tier passed at the search's cap ({agents_words(deployment.agents)}, "
+            "--max-agents), not at its limit: a deployment serves at least that many, so this "
+            "fleet is larger than it need be (search with a higher --max-agents)"
         )
     if demand.day_profile is None:
         notes.append(
@@ -342,8 +379,8 @@ def _notes(
     else:
         draw = (
             "ASSUMED draw (a declared figure, not measured)"
-            if replica.power_assumed
-            else f"{replica.provenance} draw"
+            if deployment.power_assumed
+            else f"{deployment.provenance} draw"
         )
         notes.append(
             f"power: every GPU at the tier's {draw} (provisioning; an upper bound on energy, "
@@ -353,6 +390,6 @@ def _notes(
         notes.append("power at the wall not computed: give host watts per node and a PUE")
     notes.append(
         "hosted: the same sessions at the same pace, at list prices on the tier's "
-        f"{replica.provenance} mix"
+        f"{deployment.provenance} mix"
     )
     return tuple(notes)

@@ -6,10 +6,14 @@ section, so both say the same thing with the same units and sources.
 
 from __future__ import annotations
 
-from agentload.analysis.plan import HOURS_PER_MONTH, FleetPlan, Replica
+import math
+
+from agentload.analysis.cost import break_even_cell
+from agentload.analysis.plan import HOURS_PER_MONTH, FleetPlan, MeasuredDeployment
 from agentload.analysis.provenance import ASSUMED_POWER, COMPUTED, TYPED_IN, describe_source
 from agentload.analysis.table import Cell, Table, figure_table, format_number
 from agentload.analysis.wall import AT_THE_GPU, AT_THE_WALL
+from agentload.vocabulary import PER_ACTIVE_AGENT, PER_ACTIVE_AGENT_UNIT
 
 PERCENT = 100.0
 
@@ -22,25 +26,26 @@ def plan_tables(plan: FleetPlan) -> tuple[Table, ...]:
 
 
 def _inputs(plan: FleetPlan) -> Table:
-    replica = plan.replica
-    measured = describe_source(replica.provenance, replica.origin)
+    deployment = plan.deployment
+    measured = describe_source(deployment.provenance, deployment.origin)
     demand, sizing, prices = plan.demand, plan.sizing, plan.prices
+    gpus_from = TYPED_IN if deployment.gpus_typed else measured
     rows: list[Row] = [
-        ("tier", f"{replica.tier} ({replica.tier_words})", "", measured),
-        ("agents per replica at the tier", replica.agents, "agents", measured),
-        *_sized_rows(replica, measured),
-        ("GPUs per replica", replica.gpus, "GPUs", TYPED_IN if replica.gpus_typed else measured),
+        ("tier", f"{deployment.tier} ({deployment.tier_words})", "", measured),
+        ("agents per deployment at the tier", deployment.agents, "agents", measured),
+        *_sized_rows(deployment, measured),
+        ("GPUs per deployment", deployment.gpus, "GPUs", gpus_from),
         (
             "agents per GPU at the tier",
-            replica.sized_agents / replica.gpus,
+            deployment.sized_agents / deployment.gpus,
             "agents/GPU",
             COMPUTED,
         ),
         (
             "power per GPU at the tier",
-            replica.watts_per_gpu,
+            deployment.watts_per_gpu,
             f"W ({AT_THE_GPU})",
-            _power_from(replica, measured),
+            _power_from(deployment, measured),
         ),
         *_agent_rows(plan, measured),
         ("developers", demand.developers, "developers", TYPED_IN),
@@ -53,7 +58,7 @@ def _inputs(plan: FleetPlan) -> Table:
         rows.append(("share active, mean over the day", demand.mean_share * PERCENT, "%", COMPUTED))
     rows += [
         ("headroom above peak", sizing.headroom * PERCENT, "%", TYPED_IN),
-        ("spare replicas", sizing.spare_replicas, "replicas", TYPED_IN),
+        ("spare deployments", sizing.spare_deployments, "deployments", TYPED_IN),
         ("GPUs per node", sizing.gpus_per_node, "GPUs", TYPED_IN),
     ]
     if sizing.wall is not None:
@@ -72,40 +77,40 @@ def _inputs(plan: FleetPlan) -> Table:
             ("hosted list price: cached input", hosted.cached_input, "$ per M tokens", TYPED_IN)
         )
         rows.append(("hosted list price: output", hosted.output, "$ per M tokens", TYPED_IN))
-    return figure_table(f"Fleet plan: sized on {replica.label or replica.origin}", rows)
+    return figure_table(f"Fleet plan: sized on {deployment.label or deployment.origin}", rows)
 
 
-def _sized_rows(replica: Replica, measured: str) -> list[Row]:
+def _sized_rows(deployment: MeasuredDeployment, measured: str) -> list[Row]:
     """The answer's low end, when the fleet is sized on it."""
-    if replica.sized_agents == replica.agents or replica.interval_level is None:
+    if deployment.sized_agents == deployment.agents or deployment.interval_level is None:
         return []
     return [
         (
-            "agents per replica the fleet is sized on",
-            replica.sized_agents,
-            f"agents (fewest a repeat would answer, {replica.interval_level:.0%})",
+            "agents per deployment the fleet is sized on",
+            deployment.sized_agents,
+            f"agents (fewest a repeat would answer, {deployment.interval_level:.0%})",
             measured,
         )
     ]
 
 
-def _power_from(replica: Replica, measured: str) -> str:
+def _power_from(deployment: MeasuredDeployment, measured: str) -> str:
     """Where the power per GPU came from: measured (and how), or assumed."""
-    if not replica.watts_per_gpu:
+    if not deployment.watts_per_gpu:
         return "not measured"
-    if replica.power_assumed:
-        return f"{ASSUMED_POWER} ({replica.origin})"
-    if replica.power_source == replica.provenance:  # simulated: the model, said once
+    if deployment.power_assumed:
+        return f"{ASSUMED_POWER} ({deployment.origin})"
+    if deployment.power_source == deployment.provenance:  # simulated: the model, said once
         return measured
-    return f"{measured} ({replica.power_source})"
+    return f"{measured} ({deployment.power_source})"
 
 
 def _agent_rows(plan: FleetPlan, measured: str) -> list[Row]:
-    mix = plan.replica.tokens_per_s_per_agent
+    mix = plan.deployment.tokens_per_s_per_active_agent
     if mix is None:
         return []
     return [
-        ("tokens/s per active agent", mix.total, "tok/s per agent (tool time included)", measured),
+        (PER_ACTIVE_AGENT, mix.total, PER_ACTIVE_AGENT_UNIT, measured),
         ("cached input share of those", mix.cached_share * PERCENT, "%", measured),
         ("output share of those", mix.output_share * PERCENT, "%", measured),
     ]
@@ -113,52 +118,43 @@ def _agent_rows(plan: FleetPlan, measured: str) -> list[Row]:
 
 def _at_answer_rows(plan: FleetPlan) -> list[Row]:
     """The fleet at the answer's point estimate, beside one sized at its low end."""
-    if plan.replica.sized_agents == plan.replica.agents:
+    if plan.deployment.sized_agents == plan.deployment.agents:
         return []
     return [
-        ("replicas at the answer", plan.replicas_at_answer, "replicas", COMPUTED),
+        ("deployments at the answer", plan.deployments_at_answer, "deployments", COMPUTED),
         ("GPUs at the answer", plan.gpus_at_answer, "GPUs", COMPUTED),
     ]
 
 
 def _fleet(plan: FleetPlan) -> Table:
+    powered = f"{COMPUTED} from ASSUMED power" if plan.deployment.power_assumed else COMPUTED
     rows: list[Row] = [
         ("agents at peak", plan.peak_agents, "concurrent agents", COMPUTED),
         ("agents, mean", plan.mean_agents, "concurrent agents", COMPUTED),
-        ("replicas for peak alone", plan.replicas_for_peak, "replicas", COMPUTED),
-        ("replicas (headroom and spares)", plan.replicas, "replicas", COMPUTED),
+        ("deployments for peak alone", plan.deployments_for_peak, "deployments", COMPUTED),
+        ("deployments (headroom and spares)", plan.deployments, "deployments", COMPUTED),
         ("GPUs", plan.gpus, "GPUs", COMPUTED),
         *_at_answer_rows(plan),
         ("nodes", plan.nodes, "nodes", COMPUTED),
         ("capacity", plan.capacity_agents, "concurrent agents", COMPUTED),
         ("utilisation at peak", plan.peak_utilisation * PERCENT, "% of capacity", COMPUTED),
         ("utilisation, mean", plan.mean_utilisation * PERCENT, "% of capacity", COMPUTED),
-        (f"power {AT_THE_GPU}", plan.gpu_mw, "MW", COMPUTED),
-        (f"power {AT_THE_WALL}", plan.wall_mw, "MW", COMPUTED),
+        (f"power {AT_THE_GPU}", plan.gpu_mw, "MW", powered),
+        (f"power {AT_THE_WALL}", plan.wall_mw, "MW", powered),
         (
             "energy",
             plan.energy_kwh_per_month,
             f"kWh per month ({AT_THE_WALL if plan.wall_mw is not None else AT_THE_GPU})",
-            COMPUTED,
+            powered,
         ),
         ("self-hosted, rented", plan.rented_usd_per_month, "$ per month", COMPUTED),
-        ("self-hosted, owned", plan.owned_usd_per_month, "$ per month", COMPUTED),
+        ("self-hosted, owned", plan.owned_usd_per_month, "$ per month", powered),
         ("  of which capex", plan.owned_capex_usd_per_month, "$ per month", COMPUTED),
-        ("  of which electricity", plan.electricity_usd_per_month, "$ per month", COMPUTED),
+        ("  of which electricity", plan.electricity_usd_per_month, "$ per month", powered),
         ("hosted, same sessions", plan.hosted_usd_per_month, "$ per month", COMPUTED),
         ("hosted, per active agent", plan.hosted_usd_per_agent_hour, "$ per agent-hour", COMPUTED),
-        (
-            "break-even utilisation, rented",
-            _pct(plan.rented_break_even_utilisation),
-            "% of capacity",
-            COMPUTED,
-        ),
-        (
-            "break-even utilisation, owned",
-            _pct(plan.owned_break_even_utilisation),
-            "% of capacity",
-            COMPUTED,
-        ),
+        _break_even_row("rented", plan.rented_break_even_utilisation),
+        _break_even_row("owned", plan.owned_break_even_utilisation),
     ]
     notes = list(plan.notes)
     notes.append(
@@ -170,13 +166,8 @@ def _fleet(plan: FleetPlan) -> Table:
         ("owned", plan.owned_break_even_utilisation),
     ):
         if even is not None:
-            verdict = "cheaper" if plan.mean_utilisation > even else "dearer"
-            notes.append(
-                f"{name}: self-hosting is {verdict} than the API at this plan's mean utilisation "
-                f"({format_number(plan.mean_utilisation * PERCENT)}% vs break-even "
-                f"{format_number(even * PERCENT)}%)"
-            )
-    kind = plan.replica.provenance
+            notes.append(_break_even_note(name, even, plan.mean_utilisation))
+    kind = plan.deployment.provenance
     return figure_table(
         f"Fleet plan ({kind} results)",
         [row for row in rows if row[1] is not None],
@@ -184,5 +175,25 @@ def _fleet(plan: FleetPlan) -> Table:
     )
 
 
-def _pct(value: float | None) -> float | None:
-    return value * PERCENT if value is not None else None
+def _break_even_row(name: str, even: float | None) -> Row:
+    """A break-even utilisation: a share of capacity, or `never` (over 100%) in words."""
+    cell = None if even is None else break_even_cell(even)
+    unit = "% of capacity" if isinstance(cell, float) else ""
+    return (f"break-even utilisation, {name}", cell, unit, COMPUTED)
+
+
+def _break_even_note(name: str, even: float, mean: float) -> str:
+    """Whether self-hosting beats the API at the plan's mean utilisation; a break-even over
+    100% is never reached, so it says how much dearer a fleet used all the time still is."""
+    if math.isinf(even):
+        return f"{name}: self-hosting never breaks even: the electricity alone costs more"
+    if even > 1:
+        return (
+            f"{name}: self-hosting never breaks even: even used all the time, it costs "
+            f"{format_number(even)}x what the API charges for the same sessions"
+        )
+    verdict = "cheaper" if mean > even else "dearer"
+    return (
+        f"{name}: self-hosting is {verdict} than the API at this plan's mean utilisation "
+        f"({format_number(mean * PERCENT)}% vs break-even {format_number(even * PERCENT)}%)"
+    )

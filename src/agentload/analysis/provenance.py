@@ -32,6 +32,11 @@ def describe_source(provenance: str, origin: str) -> str:
 
 
 ASSUMED_POWER: Final = "ASSUMED, not measured"
+GPUS_NOT_GIVEN: Final = (
+    "GPU count not given (a CPU engine, or no --gpus): 1 assumed, so 'per GPU' is the whole "
+    "deployment"
+)
+"""What every figure verb says of results that do not say how many GPUs served."""
 
 
 def power_words(power: PowerFigures) -> str:

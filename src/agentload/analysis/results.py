@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.analysis.provenance import TYPED_IN, Provenance, provenance_of
 from agentload.errors import InputError
+from agentload.results.answer_words import decided
 from agentload.results.load import read_summary, summary_path
 from agentload.results.summary import (
     AgentsInterval,
@@ -69,6 +70,9 @@ class OperatingPoint(_Record):
     figures there, are lower bounds, not the tier's limit."""
     agents_interval: AgentsInterval | None = None
     """Where a repeat of the search would answer (a tier result's), at its stated level."""
+    settled: bool = True
+    """False for a tier an interrupted search did not decide (`results.answer_words.decided`):
+    its agents are the most that passed so far, not an answer."""
     gpus: int = Field(default=1, ge=1)
     gpus_known: bool = False
     """False when the source did not say how many GPUs; per-GPU figures then assume one."""
@@ -80,7 +84,8 @@ class OperatingPoint(_Record):
     p25_output_tokens_per_s: float | None = Field(default=None, ge=0)
     p50_output_tokens_per_s: float | None = Field(default=None, ge=0)
     typed_speed: float | None = Field(default=None, ge=0)
-    """Output tokens/s per agent as typed, its statistic (p25, median, mean) not stated."""
+    """An output speed as typed (tokens/s per request), its statistic (p25, median, mean) not
+    stated."""
     p95_ttft_s: float | None = Field(default=None, ge=0)
     watts: float | None = Field(default=None, ge=0)
     """Mean accelerator power of the whole deployment over the point's window."""
@@ -101,8 +106,8 @@ class OperatingPoint(_Record):
         return self.per_gpu(self.watts)
 
     @property
-    def speed_per_agent(self) -> float | None:
-        """Per-agent output speed: the median where recorded, else the p25."""
+    def output_speed(self) -> float | None:
+        """The output speed, tokens/s per request: the median where recorded, else the p25."""
         if self.p50_output_tokens_per_s is not None:
             return self.p50_output_tokens_per_s
         return self.p25_output_tokens_per_s
@@ -182,6 +187,7 @@ def _tier_point(tier: TierResult, summary: Summary, common: dict[str, Any]) -> O
         agents=tier.max_agents,
         at_cap=tier.limit == "max_agents",
         agents_interval=tier.max_agents_interval,
+        settled=decided(tier, summary.complete),
         **{**_served(tier), "p50_output_tokens_per_s": p50},
         watts=watts,
         recorded_tokens_per_s_per_mw=tier.total_tokens_per_s_per_mw,

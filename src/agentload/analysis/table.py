@@ -1,21 +1,19 @@
 """Tables of figures: the one shape every analysis verb prints, as text, JSON or HTML.
 
 A table's headers name each column's unit; its `source` says where the figures came from
-(typed in, or a results directory). Cells stay raw numbers until they are formatted.
+(typed in, or a results directory). Cells stay raw numbers until they are formatted, each by
+`agentload.units.number` (the precision and multiplier its magnitude needs).
 """
 
 from __future__ import annotations
 
-import math
-
 from pydantic import BaseModel, ConfigDict
 
-Cell = str | bool | int | float | None
+from agentload.units import MISSING, number, scaled
 
-MISSING = "—"
-"""How a figure that could not be computed is shown."""
-THOUSANDS = 1000.0
-TENS = 10.0
+Cell = str | bool | int | float | None
+FIGURE_HEADERS = ("figure", "value", "unit", "from")
+"""The columns of a table of single figures (`figure_table`)."""
 
 
 class Table(BaseModel):
@@ -44,30 +42,33 @@ def format_cell(value: Cell) -> str:
 
 
 def format_number(value: float) -> str:
-    """A float to the precision a reader needs: 185,382 · 40.9 · 1.25 · 0.0190."""
-    if math.isnan(value):
-        return MISSING
-    if math.isinf(value):
-        return "∞" if value > 0 else "-∞"
-    size = abs(value)
-    if size >= THOUSANDS:
-        return f"{value:,.0f}"
-    if size >= TENS:
-        return f"{value:.1f}"
-    if size >= 1.0:
-        return f"{value:.2f}"
-    if size == 0.0:
-        return "0"
-    return f"{value:.3g}"
+    """A float to the precision a reader needs (`agentload.units.number`): 185,382 · 40.9 ·
+    1.25 · 0.0190 · 1.36M."""
+    return number(value)
 
 
 def figure_table(
     title: str, figures: list[tuple[str, Cell, str, str]], notes: tuple[str, ...] = ()
 ) -> Table:
-    """A table of single figures: (figure, value, unit, where it came from)."""
-    return Table(
-        title=title,
-        headers=("figure", "value", "unit", "from"),
-        rows=tuple(figures),
-        notes=notes,
-    )
+    """A table of single figures: (figure, value, unit, where it came from). Shown to a person
+    (`shown_rows`), a figure whose unit has a kind (W, kWh) reads in the unit its magnitude
+    needs (7.48e-05 MW is 74.8 W); its JSON keeps the unit it was computed in."""
+    return Table(title=title, headers=FIGURE_HEADERS, rows=tuple(figures), notes=notes)
+
+
+def shown_rows(table: Table) -> tuple[tuple[Cell, ...], ...]:
+    """The rows as a person reads them: a figure table's values in the unit their magnitude
+    needs (`agentload.units.scaled`); any other table's as they are (its units are in its
+    headers, one for the column)."""
+    if table.headers != FIGURE_HEADERS:
+        return table.rows
+    return tuple(_scaled_row(row) for row in table.rows)
+
+
+def _scaled_row(row: tuple[Cell, ...]) -> tuple[Cell, ...]:
+    figure, value, unit, *rest = row
+    if isinstance(value, float | int) and not isinstance(value, bool) and isinstance(unit, str):
+        shown, shown_unit = scaled(float(value), unit)
+        if shown_unit != unit:
+            return (figure, shown, shown_unit, *rest)
+    return row

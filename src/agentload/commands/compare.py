@@ -26,9 +26,9 @@ _SYSTEM_KEYS = {
     "cached": "cached input tokens/s (whole deployment)",
     "uncached": "uncached input tokens/s (whole deployment)",
     "hit": "cache hit rate of input (0..1 or N%)",
-    "speed": "output tokens/s per agent, statistic not stated",
-    "p25": "p25 output tokens/s per agent",
-    "p50": "median output tokens/s per agent",
+    "speed": "output speed, tokens/s per request, statistic not stated",
+    "p25": "p25 output speed, tokens/s per request",
+    "p50": "median output speed, tokens/s per request",
     "ttft": "p95 time to first token (s)",
     "watts": "mean power of all GPUs (W)",
     "watts_per_gpu": "mean power per GPU (W)",
@@ -152,7 +152,7 @@ def _system_values(spec: list[str]) -> tuple[str, dict[str, str]]:
     speeds = [key for key in ("speed", "p25", "p50") if key in values]
     if len(speeds) > 1:
         raise InputError(
-            f"give one per-agent speed per tier ({' or '.join(speeds)}), got both", field="--system"
+            f"give one output speed per tier ({' or '.join(speeds)}), got both", field="--system"
         )
     return label, values
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from agentload.analysis.cost import (
     HostedPrices,
     blended_price,
+    break_even_cell,
     break_even_utilisation,
     dollars_per_million,
     implied_tokens_per_s_per_gpu,
@@ -52,6 +53,13 @@ from agentload.commands.figures import (
     show_tables,
 )
 from agentload.errors import InputError
+from agentload.results.answer_words import UNDECIDED
+from agentload.vocabulary import (
+    PER_ACTIVE_AGENT,
+    PER_ACTIVE_AGENT_SHORT,
+    PER_ACTIVE_AGENT_UNIT,
+    TOOL_TIME_INCLUDED,
+)
 
 AT_CAP = "at the search's cap"
 
@@ -104,7 +112,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_number_option(parser, "--agents-per-gpu", "agents the typed throughput serves per GPU")
     add_number_option(
-        parser, "--calls-per-s-per-agent", "model calls per second per agent (typed throughput)"
+        parser,
+        "--calls-per-s-per-agent",
+        "model calls per second per active agent, tool time included (typed throughput)",
     )
     add_number_option(parser, "--calls-per-session", "calls in one session (task): $ per session")
     add_number_option(
@@ -174,7 +184,7 @@ def _cost(args: argparse.Namespace) -> int:
         per_agent = [p for p in per_agent if p.is_tier]
     if calls_per_session is not None and not any(p.calls_per_s_per_agent for p in per_agent):
         raise InputError(
-            "needs calls/s per agent: a results directory, or typed --calls-per-s-per-agent "
+            "needs calls/s per active agent: a results directory, or typed --calls-per-s-per-agent "
             "with --agents-per-gpu and --throughput-mix",
             field="--calls-per-session",
         )
@@ -318,7 +328,7 @@ def _result_points(args: argparse.Namespace) -> list[_Priced]:
             continue
         points.append(
             _Priced(
-                label=f"{point.label} ({AT_CAP})" if point.at_cap else point.label,
+                label=_priced_label(point),
                 tokens_per_s_per_gpu=tps,
                 watts_per_gpu=point.watts_per_gpu or None,
                 mix=decoded.mix,
@@ -332,6 +342,14 @@ def _result_points(args: argparse.Namespace) -> list[_Priced]:
             )
         )
     return points
+
+
+def _priced_label(point: OperatingPoint) -> str:
+    """`tier cpu60`, `tier cpu60 (at the search's cap)`, `tier cpu60 (not decided
+    (interrupted))`: a tier's answer as its $/M stands on it."""
+    if not point.settled:
+        return f"{point.label} ({UNDECIDED}: at the most agents passed so far)"
+    return f"{point.label} ({AT_CAP})" if point.at_cap else point.label
 
 
 def _calls_per_agent(point: OperatingPoint) -> float | None:
@@ -531,7 +549,7 @@ def _versus_table(
                         own,
                         api,
                         own / api if api else None,
-                        even * PERCENT,
+                        break_even_cell(even),
                         point.source,
                     )
                 )
@@ -539,7 +557,8 @@ def _versus_table(
         f"self-host: the cost basis + {format_number(overhead * PERCENT)}% overhead, serving "
         f"{format_number(utilisation * PERCENT)}% of paid hours"
         + (", plus electricity while serving" if kwh is not None else ""),
-        "break-even: the utilisation above which self-hosting is cheaper; over 100% = never",
+        "break-even: the utilisation above which self-hosting is cheaper (never: dearer even "
+        "fully used)",
         "like for like: hosted is priced on the mix the throughput was measured on",
     ]
     if any(row[4] is False for row in rows):
@@ -622,8 +641,9 @@ def _per_agent_table(
                 )
             )
     notes = [
-        "an agent holds 1 / (agents per GPU) of a GPU while active; tokens/s per agent include "
-        "its tool time (agents are a closed loop)",
+        f"an agent holds 1 / (agents per GPU) of a GPU while active; {PER_ACTIVE_AGENT}: the "
+        f"GPU's tokens/s over its agents, {TOOL_TIME_INCLUDED} (agents are a closed loop; not "
+        "an output speed, which is per request)",
         f"self-hosted: utilisation {format_number(utilisation * PERCENT)}%, overhead "
         f"{format_number(overhead * PERCENT)}%"
         + (f", electricity {AT_THE_WALL} while serving" if kwh is not None else ""),
@@ -632,7 +652,7 @@ def _per_agent_table(
     if calls_per_session is not None:
         notes.append(
             f"a session: {format_number(calls_per_session)} calls (typed in) × the point's mean "
-            "tokens per call (tokens/s per agent / calls/s per agent)"
+            f"tokens per call ({PER_ACTIVE_AGENT} / calls/s per active agent)"
         )
     return Table(
         title="Per agent",
@@ -640,7 +660,7 @@ def _per_agent_table(
             "point",
             "paid as",
             "agents per GPU",
-            "tok/s per agent",
+            PER_ACTIVE_AGENT_UNIT,
             "$ per agent-hour",
             "tokens per session",
             "$ per session",
@@ -688,7 +708,7 @@ def _by_kind_table(hosted_prices: HostedPrices, points: list[_Priced]) -> Table:
         headers=(
             "point",
             "token kind",
-            "tok/s per agent",
+            PER_ACTIVE_AGENT_SHORT,
             "share of tokens %",
             "list $ per M",
             "$ per agent-hour",

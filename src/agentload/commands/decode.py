@@ -1,6 +1,7 @@
 """`agentload decode`: a throughput headline or a results directory as token mix, per GPU <->
-per MW (at the GPU and at the wall), per agent <-> aggregate, output share, and the consistency
-checks a skeptical reader would run. Every option changes the answer or is refused.
+per MW (at the GPU and at the wall), an output speed per request <-> the aggregate the agents
+receive, output share, and the consistency checks a skeptical reader would run. Every option
+changes the answer or is refused.
 """
 
 from __future__ import annotations
@@ -12,7 +13,13 @@ from typing import Any
 from agentload.analysis import checks as rel
 from agentload.analysis.checks import Checked, run_checks
 from agentload.analysis.decode import Decoded, decode_point
-from agentload.analysis.provenance import COMPUTED, TYPED_IN, describe_source, power_words
+from agentload.analysis.provenance import (
+    COMPUTED,
+    GPUS_NOT_GIVEN,
+    TYPED_IN,
+    describe_source,
+    power_words,
+)
 from agentload.analysis.results import OperatingPoint, Results, load_results
 from agentload.analysis.table import Cell, Table, figure_table, format_number
 from agentload.analysis.wall import AT_THE_GPU, AT_THE_WALL, DEFAULT_GPUS_PER_NODE, WallPower
@@ -29,6 +36,7 @@ from agentload.commands.figures import (
 from agentload.errors import InputError
 from agentload.results.summary import PowerFigures
 from agentload.units import WATTS_PER_MW
+from agentload.vocabulary import PER_REQUEST_SHORT
 
 _RATES = (
     ("total_tokens_per_s", "total tokens/s"),
@@ -41,7 +49,7 @@ _TYPED_ONLY = (
     "cache_hit_rate",
     "agents",
     "agents_per_gpu",
-    "tokens_per_s_per_agent",
+    "output_speed",
     "tokens_per_s_per_mw",
     "agents_per_mw",
     "calls_per_s_per_agent",
@@ -82,14 +90,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `decode` verb."""
     parser = subparsers.add_parser(
         "decode",
-        help="token mix, per GPU <-> per MW, per agent <-> aggregate, consistency checks",
+        help="token mix, per GPU <-> per MW, output speed <-> aggregate, consistency checks",
         description=(
             "Decode a throughput headline: what share is cached input, uncached input and "
-            "generated output; per GPU <-> per MW, at the GPU and at the wall; per agent <-> "
-            "aggregate; and checks that its figures fit each other (total = agents x calls/s x "
-            "tokens per call; agents per MW <-> agents per GPU through the watts; output share "
-            "<-> output per call). Reads a results directory, or figures typed in (for the whole "
-            "deployment of --gpus GPUs, or per GPU with --per-gpu)."
+            "generated output; per GPU <-> per MW, at the GPU and at the wall; an output speed "
+            "per request <-> the aggregate the agents receive; and checks that its figures fit "
+            "each other (total = agents x calls/s x tokens per call; agents per MW <-> agents "
+            "per GPU through the watts; output share <-> output per call). Reads a results "
+            "directory, or figures typed in (for the whole deployment of --gpus GPUs, or per GPU "
+            "with --per-gpu)."
         ),
     )
     parser.add_argument("results", nargs="?", metavar="RESULTS_DIR", help="a results directory")
@@ -101,13 +110,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ("--cache-hit-rate", "cached share of input tokens (0..1 or N%%)"),
         ("--agents", "concurrent agents (whole deployment)"),
         ("--agents-per-gpu", "concurrent agents per GPU (a headline figure)"),
-        ("--tokens-per-s-per-agent", "output tokens/s each agent receives while streaming"),
+        (
+            "--output-speed",
+            "output speed, tokens/s per request: how fast each agent receives output while a "
+            "call streams (a leaderboard's tokens/s per user)",
+        ),
         ("--gpus", "GPUs in the deployment (default 1; overrides a results directory's)"),
         ("--watts-per-gpu", "mean power per GPU (W; overrides measured power)"),
         ("--total-watts", "mean power of all GPUs together (W; overrides measured power)"),
         ("--tokens-per-s-per-mw", "a per-MW headline (total tokens/s per MW at the GPU)"),
         ("--agents-per-mw", "an agents-per-MW headline (at the GPU)"),
-        ("--calls-per-s-per-agent", "model calls per second per agent (tool time included)"),
+        (
+            "--calls-per-s-per-agent",
+            "model calls per second per active agent (tool time included)",
+        ),
         ("--input-tokens-per-call", "mean input tokens per call"),
         ("--output-tokens-per-call", "mean output tokens per call"),
         ("--host-watts", "host power per node (CPUs, NICs, fans), W: per MW at the wall"),
@@ -115,6 +131,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ("--pue", "facility power / IT power (>= 1): per MW at the wall"),
     ):
         add_number_option(parser, flag, help)
+    parser.add_argument(  # the name before the output speed had its own (still accepted)
+        "--tokens-per-s-per-agent", dest="output_speed", metavar="N", help=argparse.SUPPRESS
+    )
     parser.add_argument("--per-gpu", action="store_true", help="typed tokens/s figures are per GPU")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.set_defaults(func=_decode)
@@ -194,14 +213,14 @@ def _decode_results(
     else:
         notes.append(power_note(results.power))
     if results.gpus is None and gpus is None:
-        notes.append("the results do not say how many GPUs; per-GPU figures assume 1")
+        notes.append(GPUS_NOT_GIVEN)
     notes.append(
-        "agents × speed uses the p50 output speed where recorded, else p25; duty = output / "
-        "(agents × speed), the share of time an agent is receiving output"
+        "agents × speed uses the p50 output speed (tokens/s per request) where recorded, else "
+        "p25; duty = output / (agents × speed), the share of time an agent is receiving output"
     )
     notes.append(
-        "calls/s per agent: calls finished in the window / window / agents; tokens per call: "
-        "the window's tokens/s / its calls/s"
+        "calls/s per active agent: calls finished in the window / window / agents (tool time "
+        "included); tokens per call: the window's tokens/s / its calls/s"
     )
     if wall is not None:
         notes.append(f"per MW {AT_THE_WALL}: {wall.describe()} (typed in)")
@@ -218,7 +237,7 @@ def _decode_results(
         f"total tok/s per MW ({AT_THE_GPU})",
         *([f"total tok/s per MW ({AT_THE_WALL})"] if wall is not None else []),
         "agents per MW",
-        "calls/s per agent",
+        "calls/s per active agent",
         "input tokens per call",
         "output tokens per call",
         "agents × speed (output tok/s)",
@@ -313,7 +332,7 @@ def _decode_typed(
     agents_per_gpu = number_arg(args, "agents_per_gpu")
     if agents is not None and agents_per_gpu is not None:
         raise InputError("give --agents or --agents-per-gpu, not both", field="--agents-per-gpu")
-    speed = number_arg(args, "tokens_per_s_per_agent")
+    speed = number_arg(args, "output_speed")
     hit_rate = fraction_arg(args, "cache_hit_rate")
     headline = {name: number_arg(args, name) for name in _CHECK_OPTIONS}
     if watts_per_gpu is not None:
@@ -399,9 +418,7 @@ def _refuse_unused(
     if args.per_gpu and not any_rate:
         raise InputError("says typed tokens/s are per GPU, but none were typed", field="--per-gpu")
     if speed is not None and agents is None:
-        raise InputError(
-            "needs --agents (agents × speed is the aggregate)", field="--tokens-per-s-per-agent"
-        )
+        raise InputError("needs --agents (agents × speed is the aggregate)", field="--output-speed")
     has_parts = args.cached_input_tokens_per_s is not None or (
         args.uncached_input_tokens_per_s is not None
     )
@@ -440,7 +457,7 @@ def _typed_rows(
         rows.append(("agents", point.agents, "agents", TYPED_IN))
     if point.p50_output_tokens_per_s is not None:
         speed = point.p50_output_tokens_per_s
-        rows.append(("output speed per agent", speed, "tok/s per agent", TYPED_IN))
+        rows.append(("output speed (statistic as typed)", speed, PER_REQUEST_SHORT, TYPED_IN))
     if total_watts is not None:
         typed_per_gpu = watts_per_gpu is not None
         per_gpu_source, all_source = (TYPED_IN, COMPUTED) if typed_per_gpu else (COMPUTED, TYPED_IN)
@@ -458,7 +475,7 @@ def _headline_rows(
     labels = {
         "tokens_per_s_per_mw": ("tokens/s per MW (headline)", "tok/s per MW"),
         "agents_per_mw": ("agents per MW (headline)", "agents/MW"),
-        "calls_per_s_per_agent": ("calls/s per agent", "calls/s"),
+        "calls_per_s_per_agent": ("calls/s per active agent", "calls/s"),
         "input_tokens_per_call": ("input tokens per call", "tokens"),
         "output_tokens_per_call": ("output tokens per call", "tokens"),
     }
@@ -599,7 +616,7 @@ def _notes(
         f"agents × speed = {format_number(decoded.aggregate_output_tokens_per_s)} output tok/s; "
         f"at {format_number(per_gpu_output)} output tok/s per GPU that is "
         f"{format_number(equivalents)} GPUs' worth of output.",
-        "If the per-agent speed is a mean while streaming, the deployment has at most "
+        "If the output speed is a mean while streaming, the deployment has at most "
         f"{math.floor(equivalents)} GPUs (agents cannot receive output more than all the time); "
         f"with {gpus} GPU{'s' if gpus != 1 else ''}"
         f"{'' if gpus_known else ' (default)'} agents receive output "

@@ -1,7 +1,8 @@
-"""`agentload frontier`: the Pareto frontier of tokens/s per GPU (and per MW) vs tokens/s per
-agent, its area (linear or log axes), the k points that keep the most of it, look-ups on it
-(throughput at a speed, speed at a throughput per GPU or per MW; never extrapolated), and how
-points from elsewhere sit against it.
+"""`agentload frontier`: the Pareto frontier of tokens/s per GPU (and per MW) vs the output
+speed, tokens/s per request (a percentile of how fast each request streams), its area (linear
+or log axes), the k points that keep the most of it, look-ups on it (throughput at a speed,
+speed at a throughput per GPU or per MW; never extrapolated), and how points from elsewhere sit
+against it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,13 @@ from agentload.analysis.lookup import (
     speed_at_throughput,
     throughput_at_speed,
 )
-from agentload.analysis.provenance import ASSUMED_POWER, COMPUTED, TYPED_IN, describe_source
+from agentload.analysis.provenance import (
+    ASSUMED_POWER,
+    COMPUTED,
+    GPUS_NOT_GIVEN,
+    TYPED_IN,
+    describe_source,
+)
 from agentload.analysis.results import Results, load_results
 from agentload.analysis.table import Cell, Table, figure_table, format_number
 from agentload.commands.figures import (
@@ -47,11 +54,13 @@ from agentload.commands.figures import (
 from agentload.errors import InputError
 from agentload.results.answer_words import answer_words
 from agentload.units import WATTS_PER_MW
+from agentload.vocabulary import PER_REQUEST_SHORT, output_speed_header
 
 DEFAULT_KEEP = 5
 PER_GPU = "tok/s per GPU"
 PER_MW = "tok/s per MW"
-PER_AGENT = "tok/s per agent"
+SPEED = f"output speed, {PER_REQUEST_SHORT}"
+"""The x axis: an output speed (a typed point's, its statistic as typed)."""
 
 
 @dataclass(frozen=True)
@@ -76,10 +85,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `frontier` verb."""
     parser = subparsers.add_parser(
         "frontier",
-        help="Pareto frontier of tokens/s per GPU vs per agent: area, k best points, look-ups",
+        help="Pareto frontier of tokens/s per GPU vs output speed per request: area, k best "
+        "points, look-ups",
         description=(
             "From many results (configurations) or typed points: the Pareto frontier of total "
-            "tokens/s per GPU (y) vs output tokens/s per agent (x), the area it dominates "
+            "tokens/s per GPU (y) vs the output speed, tokens/s per request (x: how fast each "
+            "request streams, a leaderboard's tokens/s per user), the area it dominates "
             "(staircase; linear or log axes), the k points, both ends kept, that keep the most "
             "of it; look-ups on it (throughput per GPU and per MW at a speed, the speed at a "
             "throughput) by interpolation between neighbours, refused outside the measured range; "
@@ -91,7 +102,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--point",
         action="append",
         metavar="SPEED,THROUGHPUT[,LABEL]",
-        help="a typed point: tok/s per agent, total tok/s per GPU (repeatable)",
+        help="a typed point: output speed (tok/s per request), total tok/s per GPU (repeatable)",
     )
     add_number_option(parser, "--watts-per-gpu", "power per GPU of the typed points (W): per MW")
     parser.add_argument(
@@ -107,10 +118,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--speed",
         choices=("p25", "p50"),
         default="p25",
-        help="per-agent speed percentile read from results (default p25)",
+        help="output-speed percentile read from results (default p25, what tiers judge)",
     )
     add_number_option(
-        parser, "--at-speed", "look up throughput at this tok/s per agent", action="append"
+        parser,
+        "--at-speed",
+        "look up throughput at this output speed (tok/s per request)",
+        action="append",
     )
     add_number_option(
         parser, "--at-throughput", "look up the speed at this tok/s per GPU", action="append"
@@ -131,7 +145,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--against",
         action="append",
         metavar="SPEED,THROUGHPUT[,LABEL]",
-        help="a point from elsewhere (tok/s per agent, tok/s per GPU) to set against the frontier",
+        help="a point from elsewhere (output speed in tok/s per request, tok/s per GPU) to set "
+        "against the frontier",
     )
     parser.add_argument(
         "--against-price",
@@ -210,7 +225,8 @@ def _answers_note(results: Results, name: str) -> list[str]:
     if level is None:
         return []
     shown = ", ".join(
-        f"{t.tier} {answer_words(t.agents, t.agents_interval, at_cap=t.at_cap)}" for t in tiers
+        f"{t.tier} {answer_words(t.agents, t.agents_interval, at_cap=t.at_cap, settled=t.settled)}"
+        for t in tiers
     )
     return [f"{name}'s answers (max agents; a repeat's range at {level:.0%}): {shown}"]
 
@@ -250,7 +266,7 @@ def _refuse_unused(args: argparse.Namespace) -> None:
 def _typed_point(text: str, watts: float | None) -> _Point:
     speed, throughput, label = _triple(text, "--point", "SPEED,THROUGHPUT[,LABEL]")
     return _Point(
-        speed, throughput, watts, label or f"typed {format_number(speed)} tok/s per agent"
+        speed, throughput, watts, label or f"typed {format_number(speed)} {PER_REQUEST_SHORT}"
     )
 
 
@@ -286,7 +302,11 @@ def _frontier_table(
         note
         for note, show in (
             (f"{skipped} point(s) skipped: no {args.speed} speed or throughput", skipped),
-            (f"GPU count not recorded, 1 assumed: {', '.join(unknown_gpus)}", unknown_gpus),
+            (
+                f"typed points: their output speed as typed (results: the {args.speed})",
+                args.results and args.point,
+            ),
+            (f"{GPUS_NOT_GIVEN}: {', '.join(unknown_gpus)}", unknown_gpus),
             (
                 "per MW at the GPU: each result's own power, --watts-per-gpu for typed points",
                 any(watts.values()),
@@ -303,7 +323,7 @@ def _frontier_table(
         headers=(
             "#",
             "point",
-            PER_AGENT,
+            output_speed_header(args.speed) if args.results else SPEED,
             f"total {PER_GPU}",
             "W per GPU",
             f"total {PER_MW}",
@@ -327,7 +347,7 @@ def _area_table(
     unit = AREA_UNITS[axes]
     notes = [
         "area: the region the frontier dominates, i.e. sum of (x_i - x_(i-1)) × y_i over "
-        "points by rising tok/s per agent (staircase), from the origin on linear axes",
+        "points by rising output speed (staircase), from the origin on linear axes",
         "kept points: both ends and the rest chosen by exact dynamic programming",
     ]
     if axes != "linear":
@@ -381,7 +401,7 @@ def _lookups(
         row(
             "throughput at a speed",
             speed,
-            PER_AGENT,
+            SPEED,
             throughput_at_speed(frontier, speed, how),
             f"total {PER_GPU}",
         )
@@ -389,7 +409,7 @@ def _lookups(
             row(
                 "throughput per MW at a speed",
                 speed,
-                PER_AGENT,
+                SPEED,
                 throughput_at_speed(per_mw_frontier, speed, how),
                 f"total {PER_MW}",
             )
@@ -400,7 +420,7 @@ def _lookups(
             value,
             f"total {PER_GPU}",
             speed_at_throughput(frontier, value, how),
-            PER_AGENT,
+            SPEED,
         )
     for text in args.at_tokens_per_s_per_mw or []:
         value = parse_number(text, "--at-tokens-per-s-per-mw", positive=True)
@@ -409,7 +429,7 @@ def _lookups(
             value,
             f"total {PER_MW}",
             speed_at_throughput(per_mw_frontier, value, how),
-            PER_AGENT,
+            SPEED,
         )
     if not rows:
         return None
@@ -436,7 +456,7 @@ def _against_points(args: argparse.Namespace) -> list[tuple[FrontierPoint, str]]
         point = FrontierPoint(
             speed=speed,
             throughput=throughput,
-            label=label or f"{format_number(speed)} tok/s per agent",
+            label=label or f"{format_number(speed)} {PER_REQUEST_SHORT}",
         )
         others.append((point, TYPED_IN))
     price = number_arg(args, "gpu_hour_price", positive=True)
@@ -446,7 +466,7 @@ def _against_points(args: argparse.Namespace) -> list[tuple[FrontierPoint, str]]
         if dollars <= 0:
             raise InputError(f"$ per M must be > 0, got {text!r}", field="--against-price")
         implied = implied_tokens_per_s_per_gpu(price, dollars)
-        name = label or f"{format_number(speed)} tok/s per agent"
+        name = label or f"{format_number(speed)} {PER_REQUEST_SHORT}"
         point = FrontierPoint(
             speed=speed, throughput=implied, label=f"{name} (${format_number(dollars)}/M)"
         )
@@ -483,7 +503,7 @@ def _against_table(
         title="Points against the frontier",
         headers=(
             "point",
-            PER_AGENT,
+            SPEED,
             f"total {PER_GPU}",
             f"frontier at that speed ({PER_GPU})",
             "point / frontier (×)",

@@ -1,7 +1,8 @@
 """`agentload plan DIR`: size a fleet for a team from a measured or simulated results directory:
-replicas, GPUs, nodes, MW at the GPU and at the wall, $ per month rented, owned and hosted on the
-same sessions' mix, and the break-even utilisation. `--save` writes `plan.json` into the
-directory, and `agentload report DIR` then shows the plan as a section of the HTML report.
+copies of its deployment, GPUs, nodes, MW at the GPU and at the wall, $ per month rented, owned
+and hosted on the same sessions' mix, and the break-even utilisation. `--save` writes
+`plan.json` into the directory, and `agentload report DIR` then shows the plan as a section of
+the HTML report.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from agentload.analysis.decode import decode_point
 from agentload.analysis.plan import (
     HOURS_PER_DAY,
     Demand,
+    MeasuredDeployment,
     Prices,
-    Replica,
     Sizing,
     plan_fleet,
 )
@@ -36,20 +37,26 @@ from agentload.commands.figures import (
     parse_number,
 )
 from agentload.errors import InputError
+from agentload.results.answer_words import UNDECIDED
 from agentload.results.load import summary_path
+
+OLD_NAMES = {"--spare-replicas": "spare_deployments", "--gpus-per-replica": "gpus_per_deployment"}
+"""Options named before the plan's unit was called a deployment (a replica is a data-parallel
+rank's name elsewhere), still accepted."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `plan` verb."""
     parser = subparsers.add_parser(
         "plan",
-        help="size a fleet for a team: replicas, GPUs, nodes, MW, $ per month, break-even",
+        help="size a fleet for a team: deployments, GPUs, nodes, MW, $ per month, break-even",
         description=(
-            "Size a fleet from one tier of a measured or simulated results directory (its "
-            "agents per replica, token mix and power): for DEVELOPERS x AGENTS_PER_DEVELOPER "
-            "agents, a share active at once (or a day profile), headroom and spare replicas; "
-            "replicas, GPUs, nodes, MW at the GPU and at the wall, $ per month rented, owned and "
-            "hosted on the same sessions' mix, and the break-even utilisation."
+            "Size a fleet from one tier of a measured or simulated results directory: the fleet "
+            "is copies of the deployment it measured (its agents at the tier, token mix and "
+            "power). For DEVELOPERS x AGENTS_PER_DEVELOPER agents, a share active at once (or a "
+            "day profile), headroom and spare deployments: deployments, GPUs, nodes, MW at the "
+            "GPU and at the wall, $ per month rented, owned and hosted on the same sessions' "
+            "mix, and the break-even utilisation."
         ),
     )
     parser.add_argument("results", metavar="RESULTS_DIR", help="a results directory")
@@ -63,13 +70,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"share active in each of the {HOURS_PER_DAY} hours of a day (or a file of them)",
     )
     add_number_option(parser, "--headroom", "capacity above peak for failover (share, default 0)")
-    add_number_option(parser, "--spare-replicas", "whole replicas on top (N+k, default 0)")
+    add_number_option(parser, "--spare-deployments", "whole deployments on top (N+k, default 0)")
     add_number_option(parser, "--gpus-per-node", f"GPUs per node (default {DEFAULT_GPUS_PER_NODE})")
     add_number_option(
         parser,
-        "--gpus-per-replica",
+        "--gpus-per-deployment",
         "GPUs in the measured deployment, when the results did not record it",
     )
+    for old, new in OLD_NAMES.items():  # accepted as before, not shown
+        parser.add_argument(old, dest=new, metavar="N", help=argparse.SUPPRESS)
     add_number_option(parser, "--host-watts", "host power per node (CPUs, NICs, fans), W")
     add_number_option(parser, "--pue", "facility power / IT power (>= 1)")
     add_number_option(parser, "--gpu-hour-price", "rented: $ per GPU-hour")
@@ -96,7 +105,7 @@ EXAMPLE_GPUS = "8"
 def _plan(args: argparse.Namespace) -> int:
     results = load_results(args.results)
     _refuse_missing(args, results)
-    plan = plan_fleet(_replica(args, results), _demand(args), _sizing(args), _prices(args))
+    plan = plan_fleet(_deployment(args, results), _demand(args), _sizing(args), _prices(args))
     if args.json:
         print(plan.model_dump_json(indent=2))
     else:
@@ -119,10 +128,10 @@ def _refuse_missing(args: argparse.Namespace, results: Results) -> None:
     tier = args.tier or (met[0] if met else names[0] if names else None)
     if tier is not None and len(names) > 1:
         example += ["--tier", tier]
-    if results.gpus is None and args.gpus_per_replica is None:
-        missing.append("--gpus-per-replica (the results do not say how many GPUs served)")
+    if results.gpus is None and args.gpus_per_deployment is None:
+        missing.append("--gpus-per-deployment (the results do not say how many GPUs served)")
     if results.gpus is None:
-        example += ["--gpus-per-replica", args.gpus_per_replica or EXAMPLE_GPUS]
+        example += ["--gpus-per-deployment", args.gpus_per_deployment or EXAMPLE_GPUS]
     demand = dict(zip(EXAMPLE_DEMAND[::2], EXAMPLE_DEMAND[1::2], strict=True))
     for option in ("--developers", "--agents-per-developer"):
         given = getattr(args, option.lstrip("-").replace("-", "_"))
@@ -148,7 +157,7 @@ def _listed(items: list[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
-def _replica(args: argparse.Namespace, results: Results) -> Replica:
+def _deployment(args: argparse.Namespace, results: Results) -> MeasuredDeployment:
     tiers = [p for p in results.tier_points() if p.tier is not None]
     names = [p.tier for p in tiers if p.tier is not None]
     if not tiers:
@@ -163,21 +172,27 @@ def _replica(args: argparse.Namespace, results: Results) -> Replica:
         raise InputError(
             f"no tier {name!r} here (tiers: {', '.join(map(str, names))})", field="--tier"
         )
+    if not point.settled:
+        raise InputError(
+            f"tier {name!r} is {UNDECIDED}: the search stopped before it settled; resume it "
+            "(agentload search --resume DIR) to size on an answer",
+            field="--tier",
+        )
     if point.agents is None:
         raise InputError(f"no probe met tier {name!r}: nothing to size on", field="--tier")
-    typed_gpus = int_arg(args, "gpus_per_replica", positive=True)
+    typed_gpus = int_arg(args, "gpus_per_deployment", positive=True)
     if results.gpus is not None and typed_gpus is not None:
         raise InputError(
-            f"the results record {results.gpus} GPU(s) per replica already",
-            field="--gpus-per-replica",
+            f"the results record {results.gpus} GPU(s) in the deployment already",
+            field="--gpus-per-deployment",
         )
     gpus = results.gpus or typed_gpus
     if gpus is None:
-        raise InputError("the results do not say how many GPUs served: give --gpus-per-replica")
+        raise InputError("the results do not say how many GPUs served: give --gpus-per-deployment")
     decoded = decode_point(point.model_copy(update={"gpus": gpus, "gpus_known": True}))
     mix = decoded.mix.scaled(gpus / point.agents) if decoded.mix is not None else None
     watts = point.watts / gpus if point.watts else None
-    return Replica(
+    return MeasuredDeployment(
         origin=results.origin,
         provenance=results.provenance,
         label=results.label,
@@ -192,7 +207,7 @@ def _replica(args: argparse.Namespace, results: Results) -> Replica:
         watts_per_gpu=watts,
         power_source=results.power.source if watts else "none",
         power_assumed=bool(watts) and results.power.assumed,
-        tokens_per_s_per_agent=mix,
+        tokens_per_s_per_active_agent=mix,
     )
 
 
@@ -247,7 +262,7 @@ def _sizing(args: argparse.Namespace) -> Sizing:
         wall = WallPower(host_watts_per_node=host or 0.0, gpus_per_node=per_node, pue=pue or 1.0)
     return Sizing(
         headroom=number_arg(args, "headroom", percent=True) or 0.0,
-        spare_replicas=int_arg(args, "spare_replicas") or 0,
+        spare_deployments=int_arg(args, "spare_deployments") or 0,
         gpus_per_node=per_node,
         wall=wall,
     )

@@ -80,21 +80,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     deployment.add_argument(
         "--parallel",
         default="tp1",
-        help="layout of one engine replica, e.g. tp4,ep4 or tp1,dp8,ep8 (replicas = GPUs / "
-        "GPUs per model copy; default: %(default)s)",
+        help="layout of one engine instance, e.g. tp4,ep4 or tp1,dp8,ep8 (engine instances = "
+        "GPUs / (tp x dp); with dp > 1 each instance has dp data-parallel ranks, each with its "
+        "own scheduler and KV cache; default: %(default)s)",
     )
     deployment.add_argument(
         "--kv-host-gb",
         type=float,
         default=0.0,
         metavar="GB",
-        help="a host-memory KV tier per replica (SGLang HiCache, vLLM/LMCache offload), GB",
+        help="a host-memory KV tier per data-parallel rank (the engine instance without dp; "
+        "SGLang HiCache, vLLM/LMCache offload), GB",
     )
     deployment.add_argument("--max-batch-tokens", type=int, metavar="N", help="per-step tokens")
     deployment.add_argument("--max-running", type=int, metavar="N", help="running sequences")
     deployment.add_argument(
         "--routing", choices=("affinity", "round_robin"), default="affinity",
-        help="how sessions reach replicas (default: %(default)s)",
+        help="how sessions reach the data-parallel ranks of every engine instance (default: "
+        "%(default)s)",
     )  # fmt: skip
     deployment.add_argument(
         "--steps",
@@ -338,7 +341,7 @@ def _summary_grid(rows: list[Listed], source: str) -> Grid:
 def _deployments_grid(rows: list[Listed], source: str) -> Grid:
     """One row per deployment; a naming column (system, backend, model) the same in every row
     goes into the title instead."""
-    headers = ("system", "backend", "model", "layout", "weights GB/GPU", "KV tokens a replica")
+    headers = ("system", "backend", "model", "layout", "weights GB/GPU", "KV tokens a DP rank")
     cells = [
         (
             r.combination.system,
@@ -384,8 +387,9 @@ def _list_notes(current: bool, *, detailed: bool) -> list[str]:
     if detailed:
         notes.insert(
             0,
-            "KV tokens a replica: the KV cache one engine replica holds (none: the weights "
-            "alone fill its GPUs' memory).",
+            "KV tokens a DP rank: the KV cache one data-parallel rank holds (its tp GPUs, with "
+            "their own scheduler; the whole engine instance when the layout has no dp; none: "
+            "the weights alone fill its GPUs' memory).",
         )
     if not current:
         notes.append(

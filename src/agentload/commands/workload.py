@@ -14,6 +14,7 @@ from agentload.console import wide_console
 from agentload.errors import AgentloadError
 from agentload.sim.facts import KvReport
 from agentload.tables import Column, Grid, console_lines
+from agentload.units import scaled, significant
 from agentload.workload.load import DEFAULT_WORKLOAD, load_workload
 from agentload.workload.model import Workload
 from agentload.workload.mooncake import DEFAULT_BLOCK_SIZE
@@ -57,7 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     kv.add_argument("--model", help="a model (Hugging Face id): KV bytes per token and HBM needed")
     kv.add_argument("--system", help="a GPU system (see `agentload simulate --list`)")
     kv.add_argument("--gpus", type=int, help="GPUs of the deployment")
-    kv.add_argument("--parallel", default="tp1", help="layout of a replica (default: tp1)")
+    kv.add_argument(
+        "--parallel", default="tp1", help="layout of one engine instance (default: tp1)"
+    )
     stats.set_defaults(func=run_stats)
     compare = verbs.add_parser(
         "compare",
@@ -139,10 +142,9 @@ def print_kv(kv: KvReport, console: Console) -> None:
         ("largest call", f"{kv.tokens_per_agent_peak:,.0f}", "tokens"),
         ("shared prefix", f"{kv.shared_tokens:,.0f}", "tokens (once)"),
     ]
-    rows += [
-        (f"HBM for a perfect cache at {agents:,} agents", f"{gb:,.1f}", "GB")
-        for agents, gb in kv.hbm_needed_gb.items()
-    ]
+    for agents, gb in kv.hbm_needed_gb.items():
+        shown, unit = scaled(gb, "GB")
+        rows.append((f"HBM for a perfect cache at {agents:,} agents", significant(shown), unit))
     if kv.deployment is not None:
         rows += [
             ("deployment", kv.deployment, ""),

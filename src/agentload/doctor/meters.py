@@ -11,6 +11,7 @@ from agentload.measure.power_samplers import rapl_zones
 from agentload.measure.power_spec import PowerSpec
 from agentload.measure.server_metrics import ServerMetricsScraper
 from agentload.target.checks import Check, failed, passed, warned
+from agentload.units import quantity
 
 CACHE_QUANTITIES = (
     "prefix_cache_hits",
@@ -102,7 +103,8 @@ async def power_check(spec: PowerSpec | None) -> Check:
     counter = ", with an energy counter" if last.energy_j is not None else ""
     return passed(
         "power",
-        f"{spec.describe()}: {last.watts:,.1f} W now over {len(last.devices)} device(s){counter}",
+        f"{spec.describe()}: {quantity(last.watts, 'W')} now over {len(last.devices)} "
+        f"device(s){counter}",
         watts=last.watts,
         devices=list(last.devices),
     )

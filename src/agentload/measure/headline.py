@@ -16,6 +16,9 @@ from agentload.results.brackets import bracket
 from agentload.results.summary import PowerFigures, ProbeFigures, TierResult
 from agentload.results.tiers import Tier
 
+NOT_PROBED = "not probed"
+"""A tier no finished probe judged (`search.answers` says why, for a search's summary)."""
+
 
 def _per(value: float | None, denominator: float | None) -> float | None:
     if value is None or not denominator:
@@ -58,7 +61,7 @@ def _tier(
     }
     known = {n: v for n, v in verdicts.items() if tier.name in v}
     if not known:
-        return TierResult(max_agents=None, notes=("not probed",), limit="not_probed", **common)
+        return TierResult(max_agents=None, notes=(NOT_PROBED,), limit="not_probed", **common)
     b = bracket(known, tier.name)
     why = explain(tier, b, latest, max_agents)
     if b.passing == 0:

@@ -53,6 +53,7 @@ from agentload.report.palette import (
 from agentload.report.vega import Spec, chart_html, empty_chart
 from agentload.results.files import MANIFEST_FILE
 from agentload.units import agents_words
+from agentload.vocabulary import PER_REQUEST, output_speed
 
 CURVE_HEIGHT = 420
 BAR_HEIGHT = 300
@@ -88,13 +89,14 @@ UPRIGHT_DEG = 270
 
 def curve_section(ctx: ReportContext) -> str:
     return (
-        "<h2>Throughput per GPU vs tokens/s per agent</h2>"
+        f"<h2>{e(_curve_heading(ctx))}</h2>"
         + _curve(ctx)
         + '<p class="source">'
         + e(
             f"Each dot is one probe (one agent count) measured over its steady-state window: "
-            f"y = total tokens/s (input + output) {ctx.per_gpu_unit}; x = p{ctx.speed_q} "
-            f"per-request output speed, tokens/s per agent. Rings mark each tier's max-agents "
+            f"y = {ctx.throughput('total tokens/s (input + output)')}; x = "
+            f"{output_speed(ctx.speed_q)}, {PER_REQUEST} (how fast each request streamed; the "
+            f"tiers judge it). Rings mark each tier's max-agents "
             f"point; dashed lines are the tiers' output-speed floors. Source: "
             f"{ctx.point_sources}."
         )
@@ -102,8 +104,15 @@ def curve_section(ctx: ReportContext) -> str:
     )
 
 
+def _curve_heading(ctx: ReportContext) -> str:
+    """`Throughput per GPU vs p25 output speed per request` (`Throughput vs ...` without a
+    GPU count)."""
+    throughput = "Throughput per GPU" if ctx.gpus_known else "Throughput"
+    return f"{throughput} vs {output_speed(ctx.speed_q)} per request"
+
+
 def _curve(ctx: ReportContext) -> str:
-    heading = f"Throughput per GPU vs p{ctx.speed_q} output speed per agent"
+    heading = _curve_heading(ctx)
     if not ctx.points:
         return empty_chart(heading, "no probes measured")
     tiers = ctx.tiers
@@ -121,8 +130,8 @@ def _curve(ctx: ReportContext) -> str:
     ]
     rings = _ring_rows(ctx)
     frame = _curve_frame(probes, floors, rings)
-    x_title = f"p{ctx.speed_q} output speed per request (tokens/s per agent)"
-    y_title = f"total tokens/s {ctx.per_gpu_unit}"
+    x_title = f"{output_speed(ctx.speed_q)} ({PER_REQUEST})"
+    y_title = ctx.throughput("total tokens/s")
     x = vl.quant("x", x_title, scale={"domain": list(frame.x), "nice": False, "zero": False})
     y = vl.quant("y", y_title, scale={"domain": [0.0, frame.top], "nice": False})
     series = ["probe", *(f"tier {t.name}" for t in tiers)]
@@ -131,7 +140,7 @@ def _curve(ctx: ReportContext) -> str:
     probe_tip = [
         vl.tooltip("agents", "agents", ",d"),
         vl.tooltip("y", y_title, ",.0f"),
-        vl.tooltip("x", f"p{ctx.speed_q} output speed, tokens/s per agent", ",.1f"),
+        vl.tooltip("x", f"{output_speed(ctx.speed_q)}, {PER_REQUEST}", ",.1f"),
         vl.tooltip("ttft", "p95 TTFT, s", ",.2f"),
         vl.tooltip("verdicts", "verdicts"),
     ]
@@ -325,12 +334,15 @@ def _probe_rows(ctx: ReportContext) -> list[Spec]:
 
 
 def _ring_rows(ctx: ReportContext) -> list[Spec]:
-    """One ring per tier at its max-agents point; rings sharing a probe grow outwards."""
+    """One ring per tier at its max-agents point (a decided answer's: an interrupted search's
+    unsettled tier has none); rings sharing a probe grow outwards."""
     stacked: Counter[int] = Counter()
     rows = []
     for tier in ctx.tiers:
         speed, total = number(ctx.tier_speed(tier)), number(ctx.tier_total_per_gpu(tier))
         if tier.max_agents is None or speed is None or total is None:
+            continue
+        if not ctx.view.decided(tier):
             continue
         level = stacked[tier.max_agents]
         stacked[tier.max_agents] += 1
@@ -387,7 +399,7 @@ def mix_chart(ctx: ReportContext) -> str:
                 "label": f"{pct(out / total) if total and out is not None else '—'}",
             }
         )
-    unit = f"tokens/s {ctx.per_gpu_unit}"
+    unit = ctx.throughput()
     x = vl.nominal("probe", "agents (one bar per probe)", sort=labels, axis={"labelAngle": 0})
     stacked: Counter[str] = Counter()
     for row in rows:

@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from agentload.report.formats import DeploymentWords
 from agentload.report.load import Point, ResultsView
 from agentload.report.palette import ramp
 from agentload.results.summary import TierResult
@@ -30,9 +31,14 @@ class ReportContext:
     """The output-speed percentile the curve's x axis shows (25 or 50)."""
 
     @property
-    def per_gpu_unit(self) -> str:
-        """`per GPU`, or `(all GPUs)` when the run did not say how many GPUs served it."""
-        return "per GPU" if self.gpus_known else "(all GPUs)"
+    def words(self) -> DeploymentWords:
+        """How the deployment's size, power and per-MW figures read (as in the terminal)."""
+        return self.view.deployment_words
+
+    def throughput(self, unit: str = "tokens/s") -> str:
+        """`tokens/s per GPU`, or `tokens/s` (the whole deployment's) when the run did not say
+        how many GPUs served it (a CPU engine, or GPUs not given)."""
+        return self.words.throughput(unit)
 
     def per_gpu(self, value: float | None) -> float | None:
         return None if value is None else value / self.gpus

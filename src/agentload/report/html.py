@@ -23,10 +23,10 @@ from agentload.report.context import ReportContext, report_context
 from agentload.report.distributions import distributions_section
 from agentload.report.formats import (
     arrival_rows,
-    compact,
     e,
     fmt,
     pct,
+    power_rows,
     service_rows,
     utc,
     whole,
@@ -38,10 +38,10 @@ from agentload.report.palette import BLUE, tier_color
 from agentload.report.plan_section import plan_section
 from agentload.report.vega import CHART_STYLE, page_scripts
 from agentload.results.answer_words import (
+    NOT_DECIDED,
     answer_words,
     interval_words,
     level_words,
-    tier_answer_words,
 )
 from agentload.results.files import (
     MANIFEST_FILE,
@@ -53,6 +53,7 @@ from agentload.results.files import (
 from agentload.results.summary import AgentsInterval, ProbeFigures, TierResult
 from agentload.results.tiers import slo_text
 from agentload.units import agents_words
+from agentload.vocabulary import PER_ACTIVE_AGENT, PER_REQUEST, TOOL_TIME_INCLUDED
 
 FILE_MODE = 0o600
 """The report is a results file: readable by its owner only."""
@@ -178,7 +179,7 @@ def _header(ctx: ReportContext) -> str:
         f"at <code>{e(endpoint.get('base_url', 'unknown'))}</code>",
         f"API {e(endpoint.get('api', '—'))}",
         f"workload <b>{e(workload.get('name') or workload.get('spec') or 'unknown')}</b>",
-        f"{e(ctx.gpus)} GPU(s)" if ctx.gpus_known else "GPU count not recorded",
+        e(ctx.words.size),
         f"agentload {e(version or '?')}",
     ]
     started = times.get("started_at", manifest.get("created_at"))
@@ -256,21 +257,27 @@ def _tier_source(ctx: ReportContext) -> str:
 def _tier_card(ctx: ReportContext, tier: TierResult, color: str) -> str:
     slo = slo_text(tier, unicode=True).replace(", ", " · ")
     rows: list[tuple[str, str]] = []
-    if tier.max_agents is None:
+    settled = ctx.view.decided(tier)
+    if not settled:
+        big = f"{NOT_DECIDED} <small>interrupted</small>"
+    elif tier.max_agents is None:
         big = "none <small>no probe met it</small>"
     else:
         shown = answer_words(tier.max_agents, None, at_cap=tier.limit == "max_agents")
         big = f"{shown} <small>agents</small>"
+    if tier.max_agents is not None:
         rows = [
+            *([] if settled else [("passed so far", agents_words(tier.max_agents))]),
             ("total tokens/s", _with_gpu(ctx, tier.total_tokens_per_s)),
             ("· cached input", _with_gpu(ctx, tier.cached_input_tokens_per_s)),
             ("· uncached input", _with_gpu(ctx, tier.uncached_input_tokens_per_s)),
             ("· output", _with_gpu(ctx, tier.output_tokens_per_s)),
-            ("p25 output speed", _unit(fmt(tier.p25_output_tokens_per_s), "tokens/s")),
+            ("p25 output speed", _unit(fmt(tier.p25_output_tokens_per_s), PER_REQUEST)),
             ("p95 TTFT", _unit(fmt(tier.p95_ttft_s, 2), "s")),
             ("cache hit rate", pct(tier.cache_hit_rate)),
-            ("agents per MW", _per_mw(ctx, tier.agents_per_mw)),
-            ("tokens/s per MW", _per_mw(ctx, tier.total_tokens_per_s_per_mw)),
+            ("mean power", ctx.words.power(tier.mean_watts)),
+            ("agents per MW", ctx.words.per_mw(tier.agents_per_mw)),
+            ("tokens/s per MW", ctx.words.per_mw(tier.total_tokens_per_s_per_mw)),
         ]
     if tier.max_agents_interval is not None:
         rows.insert(0, _repeat_row(tier.max_agents_interval))
@@ -300,12 +307,15 @@ def _point_card(ctx: ReportContext, point: Point) -> str:
         ("  output", _with_gpu(ctx, f.output_tokens_per_s)),
         (
             "p25 / p50 output speed",
-            f"{fmt(f.p25_output_tokens_per_s)} / {fmt(f.p50_output_tokens_per_s)} tokens/s",
+            f"{fmt(f.p25_output_tokens_per_s)} / {fmt(f.p50_output_tokens_per_s)} {PER_REQUEST}",
         ),
         ("p50 / p95 TTFT", f"{fmt(f.p50_ttft_s, 2)} / {fmt(f.p95_ttft_s, 2)} s"),
         ("cache hit rate", pct(f.cache_hit_rate)),
         ("requests", f"{f.requests_ok:,} ok, {f.requests_failed:,} failed"),
-        ("mean power", f"{fmt(f.mean_watts, 0)} W" if f.mean_watts is not None else "not measured"),
+        (
+            "mean power",
+            ctx.words.power(f.mean_watts) if f.mean_watts is not None else "not measured",
+        ),
     ]
     dl = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in rows)
     return (
@@ -313,22 +323,13 @@ def _point_card(ctx: ReportContext, point: Point) -> str:
         f'<div class="tier">{e(ctx.point_label(point))}</div>'
         f'<div class="slo">{e(_window_words(point))}</div>'
         f'<div class="big">{fmt(ctx.per_gpu(f.total_tokens_per_s), 0)} '
-        f"<small>tokens/s {e(ctx.per_gpu_unit)}</small></div><dl>{dl}</dl></div></div>"
+        f"<small>{e(ctx.throughput())}</small></div><dl>{dl}</dl></div></div>"
         f'<p class="source">Source: {e(point.source)}. {e(ctx.view.power_words)}.</p>'
     )
 
 
 def _with_gpu(ctx: ReportContext, value: float | None) -> str:
     return with_gpu(value, ctx.gpus if ctx.gpus_known else None)
-
-
-def _per_mw(ctx: ReportContext, value: float | None) -> str:
-    """A per-MW figure, compact (`32.8 M`), marked when the power was assumed."""
-    if value is None:
-        return "— (no power)"
-    summary = ctx.view.summary
-    assumed = summary is not None and summary.power.assumed
-    return compact(value) + (" (assumed power)" if assumed else "")
 
 
 def _window_words(point: Point) -> str:
@@ -363,26 +364,30 @@ def _repeat_row(interval: AgentsInterval) -> tuple[str, str]:
 def _tier_table(ctx: ReportContext) -> str:
     """Tiers as columns, figures as rows (a handful of tiers, many figures)."""
     tiers = ctx.tiers
-    per_gpu = ctx.per_gpu_unit
+    words = ctx.words
+    per_gpu = ctx.throughput()
+    total_per_gpu = ("total", per_gpu, lambda t: fmt(ctx.tier_total_per_gpu(t), 0))
+    output_per_gpu = ("output", per_gpu, lambda t: fmt(ctx.per_gpu(t.output_tokens_per_s), 0))
     figures: list[tuple[str, str, Any]] = [
-        ("output-speed floor", "tokens/s per agent", lambda t: _slo_speed(t)),
+        ("output-speed floor", PER_REQUEST, lambda t: _slo_speed(t)),
         ("TTFT ceiling", "s", lambda t: _slo_ttft(t)),
-        ("e2e interactivity floor", "tokens/s per agent", lambda t: _slo_interactivity(t)),
-        ("max agents", "agents (a repeat's range)", tier_answer_words),
+        ("e2e interactivity floor", PER_REQUEST, lambda t: _slo_interactivity(t)),
+        ("max agents", "agents (a repeat's range)", ctx.view.answer_words),
         ("first failing", "agents", lambda t: whole(t.first_failing_agents)),
         ("total", "tokens/s", lambda t: fmt(t.total_tokens_per_s, 0)),
-        ("total", f"tokens/s {per_gpu}", lambda t: fmt(ctx.tier_total_per_gpu(t), 0)),
+        *([total_per_gpu] if ctx.gpus_known else []),
         ("cached input", "tokens/s", lambda t: fmt(t.cached_input_tokens_per_s, 0)),
         ("uncached input", "tokens/s", lambda t: fmt(t.uncached_input_tokens_per_s, 0)),
         ("output", "tokens/s", lambda t: fmt(t.output_tokens_per_s, 0)),
-        ("output", f"tokens/s {per_gpu}", lambda t: fmt(ctx.per_gpu(t.output_tokens_per_s), 0)),
+        *([output_per_gpu] if ctx.gpus_known else []),
         *service_rows(p50=True, interactivity="e2e interactivity (1/p90)"),
-        ("mean power", "W (all GPUs)", lambda t: fmt(t.mean_watts, 0)),
-        ("agents per MW", "agents/MW", lambda t: fmt(t.agents_per_mw, 0)),
-        ("total per MW", "tokens/s per MW", lambda t: fmt(t.total_tokens_per_s_per_mw, 0)),
-        ("output per MW", "tokens/s per MW", lambda t: fmt(t.output_tokens_per_s_per_mw, 0)),
-        ("energy per output token", "J/token", lambda t: fmt(t.joules_per_output_token, 3)),
-        ("energy per token", "J/token", lambda t: fmt(t.joules_per_token, 4)),
+        *power_rows(words),
+        (
+            "energy per output token",
+            "J/token",
+            lambda t: words.marked(fmt(t.joules_per_output_token, 3)),
+        ),
+        ("energy per token", "J/token", lambda t: words.marked(fmt(t.joules_per_token, 4))),
     ]
     rows = []
     for name, unit, get in figures:
@@ -453,6 +458,7 @@ def _probe_table(ctx: ReportContext) -> str:
     tier_names = [t.name for t in ctx.tiers] or sorted(
         {name for p in ctx.points for name in p.figures.verdicts}
     )
+    power_header, power_cell = ctx.words.power_column([p.figures.mean_watts for p in ctx.points])
     head = [
         "agents",
         *(f"tier {n}" for n in tier_names),
@@ -460,19 +466,19 @@ def _probe_table(ctx: ReportContext) -> str:
         "requests ok / failed",
         "error rate",
         "total tokens/s",
-        *([f"total {ctx.per_gpu_unit}"] if ctx.gpus_known else []),  # else the same figure
+        *([f"total {ctx.throughput()}"] if ctx.gpus_known else []),  # else the same figure
         "output tokens/s",
         "p25 / p50 output speed, tokens/s",
         "p50 / p95 TTFT, s",
         "e2e interactivity 1/p90, tokens/s",
         "cache hit (client / server)",
         "in flight (mean)",
-        "mean power, W",
+        f"{power_header}, {ctx.words.power_unit}",
     ]
     rows = []
     for point in ctx.points:
         f = point.figures
-        cells = [_td(f"{f.agents:,}"), *_verdict_cells(f, tier_names)]
+        cells = [_td(f"{f.agents:,}"), *_verdict_cells(ctx, point, tier_names)]
         cells += [
             _td(fmt(f.window_s, 1)),
             _td(f"{f.requests_ok:,} / {f.requests_failed:,}"),
@@ -485,7 +491,7 @@ def _probe_table(ctx: ReportContext) -> str:
             _td(fmt(f.p90_interactivity_tokens_per_s)),
             _td(f"{pct(f.cache_hit_rate)} / {pct(f.server_cache_hit_rate)}"),
             _td(fmt(f.achieved_concurrency, 2)),
-            _td(fmt(f.mean_watts, 0)),
+            _td(power_cell(f.mean_watts)),
         ]
         rows.append("<tr>" + "".join(cells) + "</tr>")
         for note in (*f.notes, *_probe_extras(f)):
@@ -494,17 +500,18 @@ def _probe_table(ctx: ReportContext) -> str:
     return (
         "<h2>Probes</h2>"
         + _table(head, rows)
-        + f'<p class="source">One row per concurrency level, each over its own steady-state '
-        f"window. Throughputs are for the whole deployment unless marked. Source: {e(sources)}.</p>"
+        + '<p class="source">One row per concurrency level, each over its own steady-state '
+        f"window{e(ctx.words.assumed_clause)}. Throughputs are for the whole deployment unless "
+        f"marked. Source: {e(sources)}.</p>"
     )
 
 
-def _verdict_cells(f: ProbeFigures, tier_names: Sequence[str]) -> list[str]:
+def _verdict_cells(ctx: ReportContext, point: Point, tier_names: Sequence[str]) -> list[str]:
     """The probe's verdict per tier, coloured, beside its agent count (in view however wide
     the table)."""
     cells = []
     for name in tier_names:
-        verdict = f.verdicts.get(name, "—")
+        verdict = ctx.view.verdict(point, name)
         cls = verdict if verdict in ("pass", "fail", "uncertain") else "num"
         cells.append(_td(verdict, cls))
     return cells
@@ -537,8 +544,8 @@ def _decoded(
     )
     if agents:
         text += (
-            f"; that is {fmt(output / agents, 2)} output tokens/s per agent on average, "
-            "tool time included"
+            f"; that is {fmt(total / agents, 0)} {PER_ACTIVE_AGENT} ({TOOL_TIME_INCLUDED}), "
+            f"{fmt(output / agents, 2)} of them output"
         )
     return f'<p class="decoded">{e(text)}.</p>'
 
@@ -581,7 +588,7 @@ def _mix_section(ctx: ReportContext) -> str:
         + mix_chart(ctx)
         + '<p class="source">Tokens attributed to each probe\'s steady-state window (prompt '
         "tokens over prefill, output over decode), split by the server's reported cached tokens, "
-        f"tokens/s {e(ctx.per_gpu_unit)}. Source: "
+        f"{e(ctx.throughput())}. Source: "
         f"{e(', '.join(sorted({p.source for p in ctx.points})))}.</p>"
     )
 

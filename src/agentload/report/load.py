@@ -20,11 +20,15 @@ from agentload.measure.figures import probe_figures
 from agentload.measure.headline import tier_results
 from agentload.measure.metrics import RecordTable, WindowMetrics, window_metrics
 from agentload.measure.window import STEADY_STATE_SETTLE_S, Window, steady_state_window
+from agentload.report.formats import DeploymentWords
+from agentload.results.answer_words import CUT_SHORT, decided, tier_answer_words
 from agentload.results.files import MANIFEST_FILE, RECORDS_FILE
 from agentload.results.load import ResultsFiles, load_results
 from agentload.results.summary import ProbeFigures, TierResult
 from agentload.results.tiers import Tier
+from agentload.search.answers import annotate
 from agentload.units import agents_words, count_words
+from agentload.vocabulary import layout_words
 
 STATUS_INCOMPLETE = "INCOMPLETE"
 STATUS_UNREADABLE = "summary unreadable"
@@ -109,6 +113,25 @@ class ResultsView(ResultsFiles):
         return gpus if isinstance(gpus, int) and gpus >= 1 else None
 
     @property
+    def deployment_words(self) -> DeploymentWords:
+        """How the deployment's size, power and per-MW figures read (terminal and HTML)."""
+        assumed = self.summary is not None and self.summary.power.assumed
+        return DeploymentWords(self.gpus, assumed=assumed, serving=self._cpu_engine_words())
+
+    def _cpu_engine_words(self) -> str | None:
+        """`llama.cpp on CPU, 1 thread` for an engine the tool started on the CPU, from the
+        manifest's engine facts; None otherwise."""
+        engine = self.manifest_section("engine")
+        build = engine.get("build")
+        if not isinstance(build, dict) or build.get("backend") != "cpu":
+            return None
+        name = engine.get("engine") or "the engine"
+        threads = engine.get("threads")
+        if isinstance(threads, int) and threads >= 1:
+            return f"{name} on CPU, {count_words(threads, 'thread')}"
+        return f"{name} on CPU"
+
+    @property
     def model(self) -> str | None:
         endpoint = self.manifest.get("endpoint")
         model = endpoint.get("model") if isinstance(endpoint, dict) else None
@@ -126,7 +149,7 @@ class ResultsView(ResultsFiles):
         d = facts.deployment
         return (
             f"SIMULATED: {d.gpus} x {d.system}, {d.backend}, {d.model}, {d.parallel} "
-            f"({count_words(d.replicas, 'replica')}), not measured; "
+            f"({layout_words(d.parallel, d.replicas)}), not measured; "
             f"step times: {facts.step_source}; "
             f"power: {facts.power_model}; errors against measurements: {facts.validation}"
         )
@@ -166,6 +189,12 @@ class ResultsView(ResultsFiles):
         for point in self.points:
             f = point.figures
             notes.extend(f"probe at {agents_words(f.agents)}: {n}" for n in f.notes)
+            if self._cut_short(point):
+                notes.append(
+                    f"probe at {agents_words(f.agents)}: {CUT_SHORT} by the interrupt; its "
+                    f"figures are computed from {RECORDS_FILE} over what it measured and were "
+                    "never judged against the tiers"
+                )
         notes.extend(self.notes)
         return notes
 
@@ -186,23 +215,53 @@ class ResultsView(ResultsFiles):
         tiers = self._manifest_tiers()
         if not tiers:
             return ()
-        return tier_results(tiers, self.probes, self.gpus, self._manifest_max_agents())
+        cap = self._manifest_max_agents()
+        found = tier_results(tiers, self.probes, self.gpus, cap)
+        precision = self._search_settings().get("precision")
+        if cap is None or not _is_number(precision):  # not a search's manifest: none settled
+            return found
+        return annotate(
+            found, self.probes, tiers, precision=float(precision), max_agents=cap, gpus=self.gpus
+        )
+
+    def answer_words(self, tier: TierResult) -> str:
+        """The tier's answer as every table of the report writes it: `3 (2-4)`, `64+`, `none`,
+        or `not decided (interrupted)` for a tier an interrupted search did not settle."""
+        return tier_answer_words(tier, complete=self.complete)
+
+    def decided(self, tier: TierResult) -> bool:
+        """Whether the tier's answer is settled (`results.answer_words.decided`)."""
+        return decided(tier, self.complete)
+
+    def verdict(self, point: Point, tier: str) -> str:
+        """A probe's verdict for a tier: `pass`, `fail`, `uncertain`; `cut short` for a search's
+        probe the interrupt cut short (its figures computed from the records, never judged);
+        an em dash when the probe did not judge the tier."""
+        found = point.figures.verdicts.get(tier)
+        if found is not None:
+            return found
+        return CUT_SHORT if self._cut_short(point) else "—"
+
+    def _cut_short(self, point: Point) -> bool:
+        return point.source == SOURCE_RECORDS and self.kind == "search"
 
     @property
     def tiers_provisional(self) -> bool:
         """Tier results recomputed from an unfinished search's probes, not read from a summary."""
         return self.summary is None and bool(self.tiers)
 
-    def _manifest_max_agents(self) -> int | None:
+    def _search_settings(self) -> dict[str, Any]:
+        """The manifest's search settings (empty when absent)."""
         settings = self.manifest.get("settings")
         search = settings.get("search") if isinstance(settings, dict) else None
-        cap = search.get("max_agents") if isinstance(search, dict) else None
+        return search if isinstance(search, dict) else {}
+
+    def _manifest_max_agents(self) -> int | None:
+        cap = self._search_settings().get("max_agents")
         return cap if isinstance(cap, int) and cap >= 1 else None
 
     def _manifest_tiers(self) -> tuple[Tier, ...]:
-        settings = self.manifest.get("settings")
-        search = settings.get("search") if isinstance(settings, dict) else None
-        raw = search.get("tiers") if isinstance(search, dict) else None
+        raw = self._search_settings().get("tiers")
         if not isinstance(raw, list):
             return ()
         try:

@@ -22,7 +22,7 @@ from agentload.report.formats import e, fmt, utc
 from agentload.report.palette import BLUE, GREEN, MIX_COLORS, MUTED, PROBE_BANDS, VERMILION, ramp
 from agentload.report.vega import Spec, chart_html, empty_chart
 from agentload.results.files import POWER_FILE, RECORDS_FILE
-from agentload.units import agents_words
+from agentload.units import agents_words, quantity
 
 MAX_BINS = 240
 """Most time bins in the over-time charts."""
@@ -217,7 +217,7 @@ def _concurrency(
 def _tokens(
     ctx: ReportContext, line: _Timeline, bins: Sequence[Bin], datasets: dict[str, list[Spec]]
 ) -> Spec:
-    unit = f"tokens/s {ctx.per_gpu_unit}"
+    unit = ctx.throughput()
     rows = []
     for b in bins:
         rates = b.tokens_per_s
@@ -247,7 +247,7 @@ def _tokens(
 def _output(
     ctx: ReportContext, line: _Timeline, bins: Sequence[Bin], datasets: dict[str, list[Spec]]
 ) -> Spec:
-    unit = f"output tokens/s {ctx.per_gpu_unit}"
+    unit = ctx.throughput("output tokens/s")
     datasets["output-rate"] = [
         {"t": _mid(b, line), "rate": b.tokens_per_s.output / ctx.gpus} for b in bins
     ]
@@ -274,7 +274,8 @@ def _power(
         why = summary.power.reason if summary is not None and summary.power.reason else None
         message = f"no {POWER_FILE}: no power sampler ran" + (f" ({why})" if why else "")
         if summary is not None and summary.power.assumed:
-            message = f"power ASSUMED: {fmt(summary.power.mean_watts, 0)} W declared, not measured"
+            declared = quantity(summary.power.mean_watts, "W")
+            message = f"power ASSUMED: {declared} declared, not measured"
         return None, empty_chart("Accelerator power", message)
     samples = view.power
     devices = samples[0].devices
@@ -297,7 +298,8 @@ def _power(
             "t2": p.figures.window_end - line.start,
             "w": p.figures.mean_watts,
             "series": WINDOW_MEAN,
-            "label": f"{agents_words(p.figures.agents)}: mean {fmt(p.figures.mean_watts, 0)} W",
+            "label": f"{agents_words(p.figures.agents)}: mean "
+            f"{quantity(p.figures.mean_watts, 'W')}",
         }
         for p in ctx.points
         if p.figures.mean_watts is not None

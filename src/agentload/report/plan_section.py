@@ -21,11 +21,11 @@ def plan_section(directory: Path) -> str:
     if plan is None:
         return ""
     tables = "".join(f'<div class="wide">{table_html(t)}</div>' for t in plan_tables(plan))
-    kind = html.escape(plan.replica.provenance)
+    kind = html.escape(plan.deployment.provenance)
     return (
         "<h2>Fleet plan</h2>"
         f'<p class="source">A fleet sized on this directory\'s {kind} tier '
-        f"{html.escape(plan.replica.tier)} by <code>agentload plan --save</code>; the figures "
+        f"{html.escape(plan.deployment.tier)} by <code>agentload plan --save</code>; the figures "
         f"marked typed in are the planner's assumptions. Source: {html.escape(PLAN_FILE)}.</p>"
         f"{tables}"
     )

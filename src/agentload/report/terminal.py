@@ -17,9 +17,16 @@ from rich.text import Text
 
 from agentload.measure.metrics import WindowMetrics
 from agentload.measure.stats import Distribution
-from agentload.report.formats import arrival_rows, compact, fmt, pct, service_rows, whole
+from agentload.report.formats import (
+    arrival_rows,
+    fmt,
+    pct,
+    power_rows,
+    service_rows,
+    whole,
+)
 from agentload.report.load import Point, ResultsView
-from agentload.results.answer_words import level_words, tier_answer_words
+from agentload.results.answer_words import level_words
 from agentload.results.files import PROBES_FILE, SUMMARY_FILE
 from agentload.results.summary import ArrivalFigures, SelfCheckFigures, TierResult
 from agentload.results.tiers import slo_text
@@ -27,14 +34,6 @@ from agentload.tables import Cell, Column, Grid, console_lines, markdown, plain
 
 TextFormat = Literal["text", "markdown"]
 VERDICT_STYLES = {"pass": "green", "fail": "red", "uncertain": "yellow"}
-
-
-# --- formats ------------------------------------------------------------------------------------
-
-
-def watts(value: float | None) -> str:
-    """Watts: whole above 100 W, else to 0.1 W."""
-    return fmt(value, 0 if value is not None and value >= 100 else 1)
 
 
 # --- the headline per tier ----------------------------------------------------------------------
@@ -50,34 +49,18 @@ def tier_grid(view: ResultsView) -> Grid | None:
         if view.tiers_provisional
         else SUMMARY_FILE
     )
+    words = view.deployment_words
     per_gpu = "tokens/s (per GPU)" if view.gpus else "tokens/s"
-    assumed = view.summary is not None and view.summary.power.assumed
-    per_mw = " (assumed)" if assumed else ""
     rows: list[tuple[str, str, Callable[[TierResult], str]]] = [
         ("SLO", "", _slo),
-        ("max agents", _answer_unit(tiers), tier_answer_words),
+        ("max agents", _answer_unit(tiers), view.answer_words),
         ("first failing", "agents", lambda t: whole(t.first_failing_agents)),
         ("total", per_gpu, lambda t: _per_gpu(view, t.total_tokens_per_s)),
         ("cached input", per_gpu, lambda t: _per_gpu(view, t.cached_input_tokens_per_s)),
         ("uncached input", per_gpu, lambda t: _per_gpu(view, t.uncached_input_tokens_per_s)),
         ("output", per_gpu, lambda t: _per_gpu(view, t.output_tokens_per_s)),
         *service_rows(p50=False, interactivity="e2e interactivity 1/p90"),
-        (
-            "mean power",
-            ("W (all GPUs)" if view.gpus else "W") + per_mw,
-            lambda t: watts(t.mean_watts),
-        ),
-        ("agents per MW", "agents/MW", lambda t: _per_mw(assumed, t.agents_per_mw)),
-        (
-            "total per MW",
-            "tokens/s per MW",
-            lambda t: _per_mw(assumed, t.total_tokens_per_s_per_mw),
-        ),
-        (
-            "output per MW",
-            "tokens/s per MW",
-            lambda t: _per_mw(assumed, t.output_tokens_per_s_per_mw),
-        ),
+        *power_rows(words),
     ]
     columns = (
         Column("figure", key=True, justify="left"),
@@ -127,12 +110,6 @@ def _per_gpu(view: ResultsView, value: float | None) -> str:
     return f"{fmt(value, 0)} ({fmt(value / view.gpus, 0)}/GPU)"
 
 
-def _per_mw(assumed: bool, value: float | None) -> str:
-    if value is None:
-        return "—"
-    return compact(value, sep="") + (" assumed" if assumed else "")
-
-
 # --- probes and a run's window ------------------------------------------------------------------
 
 
@@ -145,6 +122,8 @@ def probe_grid(view: ResultsView) -> Grid | None:
         {name for p in view.points for name in p.figures.verdicts}
     )
     per_gpu = " (per GPU)" if view.gpus else ""
+    words = view.deployment_words
+    power_header, power_cell = words.power_column([p.figures.mean_watts for p in view.points])
     columns = (
         Column("agents", key=True),
         Column("window, s"),
@@ -157,21 +136,26 @@ def probe_grid(view: ResultsView) -> Grid | None:
         Column("p95 TTFT, s"),
         Column("e2e 1/p90, tokens/s"),
         Column("cache hit"),
-        Column("mean W"),
+        Column(power_header),
         *(Column(name) for name in tier_names),
     )
     return Grid(
-        title=f"Probes (each over its steady-state window; {sources})",
+        title=f"Probes (each over its steady-state window; {sources}){words.assumed_clause}",
         columns=columns,
-        rows=tuple(_probe_cells(view, p, tier_names) for p in view.points),
+        rows=tuple(_probe_cells(view, p, tier_names, power_cell) for p in view.points),
     )
 
 
-def _probe_cells(view: ResultsView, point: Point, tier_names: list[str]) -> tuple[Cell, ...]:
+def _probe_cells(
+    view: ResultsView,
+    point: Point,
+    tier_names: list[str],
+    power_cell: Callable[[float | None], str],
+) -> tuple[Cell, ...]:
     f = point.figures
     verdicts: list[Cell] = []
     for name in tier_names:
-        verdict = f.verdicts.get(name, "—")
+        verdict = view.verdict(point, name)
         verdicts.append(Text(verdict, style=VERDICT_STYLES.get(verdict, "")))
     return (
         f"{f.agents:,}",
@@ -185,7 +169,7 @@ def _probe_cells(view: ResultsView, point: Point, tier_names: list[str]) -> tupl
         fmt(f.p95_ttft_s, 3),
         fmt(f.p90_interactivity_tokens_per_s),
         pct(f.cache_hit_rate),
-        watts(f.mean_watts),
+        power_cell(f.mean_watts),
         *verdicts,
     )
 
@@ -263,10 +247,7 @@ def head_lines(view: ResultsView) -> list[tuple[str, str]]:
     lines = [
         (f"{view.label}: {view.kind}, {view.status}  ({view.path})", "bold"),
     ]
-    facts = [f"model {view.model or 'unknown'}"]
-    if view.gpus:
-        facts.append(f"{view.gpus} GPU(s)")
-    facts.append(view.power_words)
+    facts = [f"model {view.model or 'unknown'}", view.deployment_words.size, view.power_words]
     lines.append((" · ".join(facts), ""))
     if view.simulated_words:
         lines.append((view.simulated_words, "bold magenta"))

@@ -4,14 +4,26 @@ HTML, compare, frontier, plan): one definition.
 - `3 (2-4)`: 3 agents; a repeat of the search would answer 2 to 4 (at the interval's level);
 - `3`: the interval is the answer alone;
 - `64+`: passed at the search's cap; `64+ (51+)` when a repeat could fail there;
-- `none`, `none (0-1)`: failed at the smallest probe (a repeat might pass one agent).
+- `none`, `none (0-1)`: failed at the smallest probe (a repeat might pass one agent);
+- `not decided (interrupted)`: the search stopped before the tier's bracket was narrow enough
+  (or before any probe finished): not `none`, which says that no load met the tier.
+
+Every tier of a finished search is decided; in an interrupted one a tier is decided when its
+bracket was narrow enough, which its interval says: a search's summary gives a settled tier its
+interval and none to the others (`decided`). A probe the interrupt cut short, whose figures the
+report computes from the records over what it measured, was never judged: `CUT_SHORT`.
 """
 
 from __future__ import annotations
 
 from agentload.results.summary import AgentsInterval, TierResult
+from agentload.units import agents_words
 
 NONE = "none"
+NOT_DECIDED = "not decided"
+UNDECIDED = f"{NOT_DECIDED} (interrupted)"
+CUT_SHORT = "cut short"
+"""A probe's verdict cell when the interrupt cut it short: measured, never judged."""
 
 
 def count_or_none(agents: int | None) -> str:
@@ -28,11 +40,23 @@ def interval_words(interval: AgentsInterval) -> str:
     return f"{interval.low:,}-{interval.high:,}"
 
 
+def decided(tier: TierResult, complete: bool) -> bool:
+    """Whether the tier's answer is settled: always in a finished search (`complete`), else when
+    its bracket was, which its interval says (module docstring)."""
+    return complete or tier.max_agents_interval is not None
+
+
 def answer_words(
-    agents: int | None, interval: AgentsInterval | None, *, at_cap: bool = False
+    agents: int | None,
+    interval: AgentsInterval | None,
+    *,
+    at_cap: bool = False,
+    settled: bool = True,
 ) -> str:
-    """The answer with its interval in brackets where the interval says more than the answer
-    (module docstring)."""
+    """The answer with its interval in brackets where the interval says more than the answer;
+    `not decided (interrupted)` when it is not `settled` (module docstring)."""
+    if not settled:
+        return UNDECIDED
     shown = count_or_none(agents) + ("+" if at_cap and agents else "")
     if interval is None:
         return shown
@@ -42,11 +66,31 @@ def answer_words(
     return shown if alone else f"{shown} ({interval_words(interval)})"
 
 
-def tier_answer_words(tier: TierResult) -> str:
-    """A tier result's answer (`answer_words`)."""
+def tier_answer_words(tier: TierResult, *, complete: bool = True) -> str:
+    """A tier result's answer (`answer_words`), of a search that finished (`complete`) or not."""
     return answer_words(
-        tier.max_agents, tier.max_agents_interval, at_cap=tier.limit == "max_agents"
+        tier.max_agents,
+        tier.max_agents_interval,
+        at_cap=tier.limit == "max_agents",
+        settled=decided(tier, complete),
     )
+
+
+def undecided_words(passing: int, failing: int | None) -> str:
+    """Why a tier is not decided, with what the search had found: `not decided: the search was
+    interrupted with its limit between 21 and 84 agents (passed at 21, failed at 84)`."""
+    if failing is None and not passing:
+        return "not decided: the search was interrupted before a probe finished"
+    if failing is None:
+        found = f"after it passed at {agents_words(passing)}, the most it probed"
+    elif not passing:
+        found = f"after it failed at {agents_words(failing)}, the fewest it probed"
+    else:
+        found = (
+            f"with the limit between {passing:,} and {failing:,} agents (passed at {passing:,}, "
+            f"failed at {failing:,})"
+        )
+    return f"not decided: the search was interrupted {found}; resume it (--resume DIR) to decide"
 
 
 def level_words(interval: AgentsInterval) -> str:

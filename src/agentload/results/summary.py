@@ -307,16 +307,17 @@ class KvWorkingSet(_Model):
     perfect prefix cache needs, and the agent count where it stops fitting."""
 
     kv_bytes_per_token: float
-    """Per token, one replica (tensor-parallel copies included), bytes."""
+    """Per token, one data-parallel rank (tensor-parallel copies included), bytes."""
     tokens_per_agent_active: float
     """Mean prompt + output of a call: held while the call runs."""
     tokens_per_agent_idle: float
     """Mean context kept for the next call through the tool time."""
     tokens_per_agent_peak: float
     shared_tokens: float
-    """Prefix every session shares (system prompt, tools), counted once per replica."""
+    """Prefix every session shares (system prompt, tools), counted once per data-parallel
+    rank."""
     kv_capacity_tokens: int
-    """HBM for KV over all replicas, tokens."""
+    """HBM for KV over all data-parallel ranks, tokens."""
     agents_that_fit: int
     """The most agents whose working set (`tokens_per_agent_active` each) fits in HBM."""
     hbm_needed_gb_at_max_agents: float

@@ -33,7 +33,7 @@ AGENTPERF_TTFT_CEILING_S = 10.0
 """Our default TTFT ceiling for the AgentPerf-like tiers (the published tiers name speeds;
 set your own ceiling with --ttft-ceiling)."""
 AGENTPERF_FLOORS = (20.0, 40.0, 60.0, 100.0, 180.0)
-"""Output-speed floors of the AgentPerf-like tiers, tokens/s per agent."""
+"""Output-speed floors of the AgentPerf-like tiers, tokens/s per request."""
 LOCAL_CPU_FLOORS = (60.0, 120.0, 200.0)
 """Floors scaled to the embedded CPU engine on one thread (the client keeps the other core of
 two): one agent sees 159-177 tokens/s p25 output speed, two 79-81, three 82-99, four 51-58

@@ -11,12 +11,18 @@ what it rests on.
   decided at the requested confidence) says so, with the probe.
 - **Repeatability**: a settled answer carries the interval a repeat of the search would answer
   in (`agentload.search.interval`).
+- **Not decided**: an answer whose bracket is not narrow enough (a search interrupted before it
+  settled, or before its first probe finished) has no interval and no limit, and its
+  explanation says what the search had found (`results.answer_words.undecided_words`): not the
+  cap (`raise --max-agents`) nor `not probed`, which it is not.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agentload.measure.headline import NOT_PROBED
+from agentload.results.answer_words import undecided_words
 from agentload.results.brackets import Bracket, bracket
 from agentload.results.summary import ProbeFigures, SearchCost, TierResult
 from agentload.results.tiers import Tier
@@ -102,7 +108,7 @@ def annotate(
     annotated = []
     for result in results:
         if not verdicts or result.name not in next(iter(verdicts.values())):
-            annotated.append(result)
+            annotated.append(_undecided(result, Bracket(result.name, 0, None)))
             continue
         b = bracket(verdicts, result.name)
         probe_s, gpu_s = answer_costs(probes, result.name, precision, max_agents, gpus)
@@ -117,17 +123,24 @@ def annotate(
                 max_agents=max_agents,
                 drift=drift,
             )
-        annotated.append(
-            result.model_copy(
-                update={
-                    "answer_probe_s": probe_s,
-                    "answer_gpu_s": gpu_s,
-                    "max_agents_interval": interval,
-                    "notes": (*result.notes, *notes),
-                }
-            )
+        found = result.model_copy(
+            update={
+                "answer_probe_s": probe_s,
+                "answer_gpu_s": gpu_s,
+                "max_agents_interval": interval,
+                "notes": (*result.notes, *notes),
+            }
         )
+        annotated.append(found if b.resolved(precision, max_agents) else _undecided(found, b))
     return tuple(annotated)
+
+
+def _undecided(result: TierResult, b: Bracket) -> TierResult:
+    """A tier whose bracket did not settle: no limit (neither the cap nor a broken floor
+    decided it), and an explanation saying what the search had found (module docstring)."""
+    notes = tuple(n for n in result.notes if n != NOT_PROBED)
+    words = undecided_words(b.passing, b.failing)
+    return result.model_copy(update={"limit": None, "explanation": words, "notes": notes})
 
 
 def search_cost(
