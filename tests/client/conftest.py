@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ import pytest
 
 SERVER_SCRIPT = Path(__file__).with_name("fake_server.py")
 START_TIMEOUT_S = 10.0
+LOG_WAIT_S = 5.0
+LOG_POLL_S = 0.02
 
 
 class FakeServer:
@@ -23,13 +26,19 @@ class FakeServer:
         self.base_url = f"http://127.0.0.1:{port}/v1"
         self.log_path = log_path
 
-    def log(self) -> dict[str, dict[str, Any]]:
-        """The server's log entries by request id."""
-        entries: dict[str, dict[str, Any]] = {}
-        for line in self.log_path.read_bytes().splitlines():
-            entry = orjson.loads(line)
-            entries[entry["id"]] = entry
-        return entries
+    def log(self, *ids: str) -> dict[str, dict[str, Any]]:
+        """The server's log entries by request id; with `ids`, once each of them is logged (the
+        server writes an entry after its response's last bytes, so a client that has just read
+        them may look before a busy machine has run that write)."""
+        deadline = time.monotonic() + LOG_WAIT_S
+        while True:
+            entries: dict[str, dict[str, Any]] = {}
+            for line in self.log_path.read_bytes().splitlines():
+                entry = orjson.loads(line)
+                entries[entry["id"]] = entry
+            if all(i in entries for i in ids) or time.monotonic() > deadline:
+                return entries
+            time.sleep(LOG_POLL_S)
 
 
 @pytest.fixture(scope="session")

@@ -38,7 +38,7 @@ async def test_key_sent_as_bearer_and_absent_from_records(
         echoed = await client.call(echo_body, metas[1])
         client_repr = repr(client)
     assert ok.record.ok
-    log = fake_server.log()
+    log = fake_server.log("key-0")
     assert log["key-0"]["auth"] == f"Bearer {KEY}"
     assert echoed.record.error_detail is not None and "[redacted]" in echoed.record.error_detail
 

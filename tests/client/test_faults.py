@@ -165,7 +165,7 @@ async def test_completions_api(fake_server: FakeServer) -> None:
     async with StreamingClient(endpoint) as client:
         result = await client.call(body, meta("completions"))
     assert result.record.ok and result.record.token_events == TOKENS
-    assert fake_server.log()["completions"]["path"] == "/v1/completions"
+    assert fake_server.log("completions")["completions"]["path"] == "/v1/completions"
 
 
 async def test_cancellation_propagates_and_the_client_stays_usable(
@@ -190,7 +190,7 @@ async def test_probe_and_models(fake_server: FakeServer) -> None:
     async with StreamingClient(endpoint) as client:
         assert await server_models(client) == ["fake-model"]
         assert await probe_ignore_eos(client, n=16)
-    assert len(fake_server.log()["probe-ignore-eos"]["token_writes"]) == 16
+    assert len(fake_server.log("probe-ignore-eos")["probe-ignore-eos"]["token_writes"]) == 16
 
 
 async def test_probe_notices_a_server_that_stops_early(fake_server: FakeServer) -> None:

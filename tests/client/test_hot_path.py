@@ -28,5 +28,5 @@ async def test_each_hot_path_records_the_whole_stream(
     assert record.ok, record.error_detail
     assert record.token_events == record.completion_tokens == TOKENS
     assert result.reply.content == "é " * TOKENS
-    writes = fake_server.log()[record.id]["token_writes"]
+    writes = fake_server.log(record.id)[record.id]["token_writes"]
     assert abs(record.t_first - writes[0]) < 0.05  # type: ignore[operator]

@@ -70,7 +70,7 @@ async def test_measured_gaps_and_ttft_match_server_writes(fake_server: FakeServe
     stop.set()
     await probe
 
-    log = fake_server.log()
+    log = fake_server.log(*(r.id for r in records))
     gap_errors: list[float] = []
     ttft_errors: list[float] = []
     server_gaps_all: list[float] = []
