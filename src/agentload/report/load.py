@@ -124,10 +124,23 @@ class ResultsView(ResultsFiles):
         if facts is None:
             return "SIMULATED: figures from a simulated engine, not measured on a server"
         d = facts.deployment
+        if d.pools and len(d.pools) > 1:
+            counts = " + ".join(f"{p.replicas} {p.role}" for p in d.pools)
+            layout = f"{d.layout}, disaggregated ({counts} replicas)"
+        else:
+            layout = f"{d.parallel} ({count_words(d.replicas, 'replica')})"
+        extras = "".join(
+            f", {extra}"
+            for extra in (
+                f"{d.routing} routing" if d.routing != "affinity" else None,
+                f"speculative decoding: {d.speculative}" if d.speculative else None,
+                d.kv_transfer,
+            )
+            if extra
+        )
         return (
-            f"SIMULATED: {d.gpus} x {d.system}, {d.backend}, {d.model}, {d.parallel} "
-            f"({count_words(d.replicas, 'replica')}), not measured; "
-            f"step times: {facts.step_source}; "
+            f"SIMULATED: {d.gpus} x {d.system}, {d.backend}, {d.model}, {layout}{extras}, not "
+            f"measured; step times: {facts.step_source}; "
             f"power: {facts.power_model}; errors against measurements: {facts.validation}"
         )
 

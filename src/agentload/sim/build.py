@@ -1,16 +1,16 @@
-"""A deployment from names: system, backend, model, GPUs, parallel layout, options.
+"""A deployment from names: system, backend, model, GPUs, serving layout, options.
 
-Derives everything the engine needs (`DeploymentConfig`): replicas = GPUs / GPUs per replica
-(an attention rank: `tp` GPUs); KV capacity per replica = HBM left after the weights and an
-activation workspace, divided by KV bytes per token (times the copies tensor parallelism
-keeps); the host tier's size and
-transfer rate; step times from aiconfigurator-core where it has data (`steps="auto"`), else
-the roofline (`notes` says which, and why); the power model for the system.
+Derives everything the engine needs (`DeploymentConfig`), pool by pool (`agentload.sim.serving`:
+one aggregated pool, or a prefill and a decode pool): replicas = the pool's attention ranks
+(`tp` GPUs each); KV capacity per replica = HBM left after the weights and an activation
+workspace, divided by KV bytes per token (times the copies tensor parallelism keeps); the host
+tier's size and transfer rate; step times from aiconfigurator-core where it has data
+(`steps="auto"`), else the roofline (`notes` says which, and why); the power model. A
+disaggregated deployment also gets the KV hand-off's link (`agentload.sim.links`), and
+speculative decoding its step scaling (the library's own MTP scaling, or the roofline's).
 """
 
 from __future__ import annotations
-
-import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,52 +22,36 @@ from agentload.sim.config import (
     DEFAULT_MAX_RUNNING,
     DeploymentConfig,
     EngineConfig,
+    PoolConfig,
     Routing,
+    TransferConfig,
 )
 from agentload.sim.hardware import GpuSpec, gpu_spec
 from agentload.sim.kvset import kv_budget_bytes, kv_replication
+from agentload.sim.links import KvLink, kv_link
 from agentload.sim.modelspec import DEFAULT_KV_DTYPE_BYTES, ModelSpec, model_spec
 from agentload.sim.power import CALIBRATED_GAIN, PowerModel
 from agentload.sim.roofline import RooflineParams, roofline_table
+from agentload.sim.serving import (
+    Layout,
+    Pool,
+    Speculative,
+    aggregated,
+    check_pools,
+    layout_spec,
+    parse_layout,
+    parse_parallel,
+)
 from agentload.sim.steptable import StepTable
 from agentload.units import BYTES_PER_GB
+
+__all__ = ["Layout", "parse_parallel"]
 
 DEFAULT_MEMORY_FRACTION = 0.9
 """Share of each GPU's memory the engine takes (weights + KV + workspace)."""
 ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN = 32
 """Activation workspace per GPU: this many bytes per (batch token, hidden unit); ~1.9 GB for a
 DeepSeek-V3-size model at 8,192 tokens per step. An assumption, like the engines' own."""
-_PARALLEL = re.compile(r"^(tp|ep|dp)(\d+)$")
-
-
-class Layout(BaseModel):
-    """A parallel layout: attention tensor parallelism `tp` within each of `dp` attention
-    data-parallel ranks, experts spread `ep` ways; one model copy spans `tp * dp` GPUs."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    tp: int = Field(default=1, ge=1)
-    ep: int = Field(default=1, ge=1)
-    dp: int = Field(default=1, ge=1)
-
-    @property
-    def group(self) -> int:
-        """GPUs holding one copy of the model."""
-        return self.tp * self.dp
-
-
-def parse_parallel(spec: str) -> Layout:
-    """`tp4,ep4` -> TP4 with EP4; `tp1,dp8,ep8` -> DP-attention over 8 GPUs with EP8."""
-    sizes = {"tp": 1, "ep": 1, "dp": 1}
-    for part in spec.replace(" ", "").lower().split(","):
-        found = _PARALLEL.match(part)
-        if found is None:
-            raise InputError(f"bad parallel layout {spec!r} (expected e.g. tp4,ep4 or tp1,dp8,ep8)")
-        sizes[found.group(1)] = int(found.group(2))
-    parsed = Layout(**sizes)
-    if parsed.ep > parsed.group:
-        raise InputError(f"{spec}: expert parallelism beyond tp * dp GPUs is not modelled")
-    return parsed
 
 
 class DeploymentRequest(BaseModel):
@@ -95,6 +79,43 @@ class DeploymentRequest(BaseModel):
     prompt_token_scale: float = Field(default=1.0, gt=0)
     """Prompt tokens the served model counts per token the workload intends (its chat
     template and tokenizer); a calibration sets it from the measured run's own counts."""
+    layout: str | None = None
+    """The serving layout as `--layout` spells it (`1P:tp1,dp8,ep8+1D:tp1,dp64,ep64`); None:
+    one aggregated pool of `gpus` GPUs laid out `parallel`. When given, `gpus` is its GPUs."""
+    speculative: Speculative | None = None
+    """Speculative decoding in every decoding step (None: one token a step)."""
+
+    def pools(self) -> tuple[Pool, ...]:
+        """The serving layout's pools (InputError when they cannot exist)."""
+        if self.layout is None:
+            return aggregated(self.gpus, self.parallel)
+        pools = check_pools(parse_layout(self.layout))
+        gpus = sum(pool.gpus for pool in pools)
+        if gpus != self.gpus:
+            raise InputError(f"layout {self.layout} has {gpus} GPUs, not {self.gpus}")
+        return pools
+
+    @property
+    def layout_spec(self) -> str:
+        """The serving layout as `--layout` spells it (aggregated ones too)."""
+        return layout_spec(self.pools())
+
+
+class BuiltPool(BaseModel):
+    """One pool as built: its layout, engine, step times, power and memory."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    pool: Pool
+    engine: EngineConfig
+    steps: StepTable
+    power: PowerModel
+    kv_bytes_per_token: float
+    """Per replica, including tensor-parallel copies."""
+    kv_budget_bytes: float
+    """Per replica."""
+    weights_per_gpu_bytes: float
+    notes: tuple[str, ...] = ()
 
 
 class BuiltDeployment(BaseModel):
@@ -114,6 +135,11 @@ class BuiltDeployment(BaseModel):
     step_source: str
     aiconfigurator_core: str | None
     notes: tuple[str, ...]
+    pools: tuple[BuiltPool, ...] = ()
+    """Every pool (the first is the one `layout`, `kv_bytes_per_token` and `kv_budget_bytes`
+    describe: aggregated or prefill)."""
+    kv_link: KvLink | None = None
+    """Disaggregated: the link KV is handed over."""
 
 
 class ReplicaMemory(BaseModel):
@@ -136,13 +162,17 @@ def replica_memory(
     *,
     max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
     memory_fraction: float = DEFAULT_MEMORY_FRACTION,
+    weight_scale: float = 1.0,
 ) -> ReplicaMemory:
-    """Weights per GPU (dense weights split `tp` ways, routed experts `tp * dp` ways), the KV
-    budget after them and an activation workspace, and the KV tokens it holds."""
+    """Weights per GPU (dense weights split `tp` ways, routed experts `tp * dp` ways; times
+    `weight_scale` for draft layers), the KV budget after them and an activation workspace, and
+    the KV tokens it holds."""
     copies = kv_replication(layout.tp, model.kv_heads, mla=model.mla)
     per_token = model.kv_bytes_per_token() * copies
     activation = ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN * max_batch_tokens * model.hidden
-    weights = model.dense_weight_bytes() / layout.tp + model.routed_weight_bytes() / layout.group
+    weights = weight_scale * (
+        model.dense_weight_bytes() / layout.tp + model.routed_weight_bytes() / layout.group
+    )
     budget = kv_budget_bytes(
         layout.tp,
         gpu.memory_bytes,
@@ -159,8 +189,14 @@ def replica_memory(
 
 
 def _steps(
-    request: DeploymentRequest, model: ModelSpec, gpu: GpuSpec, layout: Layout, copies: float
+    request: DeploymentRequest,
+    model: ModelSpec,
+    gpu: GpuSpec,
+    layout: Layout,
+    copies: float,
+    draft: int = 0,
 ) -> tuple[StepTable, list[str]]:
+    """A pool's step times (`draft` draft tokens a decoding sequence verifies, 0: none)."""
     notes: list[str] = []
     if request.steps in ("auto", "aic"):
         try:
@@ -171,6 +207,7 @@ def _steps(
                 tp=layout.tp,
                 ep=layout.ep,
                 dp=layout.dp,
+                nextn=draft,
             )
             table = aic_table(
                 source, max_batch=request.max_running, max_tokens=request.max_batch_tokens
@@ -192,8 +229,16 @@ def _steps(
         data_parallel=layout.dp,
         max_batch=request.max_running,
         max_tokens=request.max_batch_tokens,
+        verify=draft + 1,
+        draft_scale=draft_scale(model, draft),
     )
     return table, notes
+
+
+def draft_scale(model: ModelSpec, draft: int) -> float:
+    """A decoding step's work with `draft` draft passes over without: (layers + draft) /
+    layers, aiconfigurator-core's `mtp_scale_factor` (one draft layer a draft token)."""
+    return (model.layers + draft) / model.layers
 
 
 def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None) -> BuiltDeployment:
@@ -206,13 +251,75 @@ def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None)
     copy spans `tp * dp` GPUs whose ranks share the experts (their coupling in the MoE layers
     is in the step times, assuming evenly loaded ranks; the ranks are otherwise simulated
     independently, behind the same router)."""
-    layout = parse_parallel(request.parallel)
-    tp = layout.tp
-    if request.gpus % layout.group:
-        raise InputError(f"{request.gpus} GPUs do not split into model copies of {layout.group}")
+    pools = request.pools()
     if model is None:
         model = model_spec(request.model, kv_dtype_bytes=request.kv_dtype_bytes)
     gpu = gpu_spec(request.system)
+    built = [_build_pool(request, model, gpu, pool) for pool in pools]
+    front = built[0]
+    back = built[1] if len(built) > 1 else None
+    link = kv_link(gpu, request.gpus) if back is not None else None
+    config = DeploymentConfig(
+        replicas=front.pool.replicas,
+        gpus_per_replica=front.pool.layout.tp,
+        routing=request.routing,
+        engine=front.engine,
+        steps=front.steps,
+        power=front.power,
+        decode=_pool_config(back) if back is not None else None,
+        transfer=_transfer(back, link) if back is not None and link is not None else None,
+        speculative=request.speculative,
+    )
+    notes = [note for pool in built for note in pool.notes]
+    return BuiltDeployment(
+        request=request,
+        config=config,
+        model=model,
+        gpu=gpu,
+        layout=front.pool.layout,
+        kv_bytes_per_token=front.kv_bytes_per_token,
+        kv_budget_bytes=front.kv_budget_bytes,
+        step_source=_step_source(built),
+        aiconfigurator_core=aic_version(),
+        notes=tuple(dict.fromkeys(notes)),
+        pools=tuple(built),
+        kv_link=link,
+    )
+
+
+def _step_source(built: list[BuiltPool]) -> str:
+    if len(built) == 1:
+        return built[0].steps.source
+    return "; ".join(f"{pool.pool.role}: {pool.steps.source}" for pool in built)
+
+
+def _pool_config(pool: BuiltPool) -> PoolConfig:
+    return PoolConfig(
+        replicas=pool.pool.replicas,
+        gpus_per_replica=pool.pool.layout.tp,
+        engine=pool.engine,
+        steps=pool.steps,
+        power=pool.power,
+    )
+
+
+def _transfer(decode: BuiltPool, link: KvLink) -> TransferConfig:
+    """The hand-off to one decode replica: its `tp` GPUs each receive their share of a
+    token's KV over their own link."""
+    per_gpu = decode.kv_bytes_per_token / decode.pool.layout.tp
+    return TransferConfig(tokens_per_s=link.bytes_per_s / per_gpu, latency_s=link.latency_s)
+
+
+def _build_pool(
+    request: DeploymentRequest, model: ModelSpec, gpu: GpuSpec, pool: Pool
+) -> BuiltPool:
+    """One pool's engine, step times, power and memory."""
+    layout = pool.layout
+    tp = layout.tp
+    speculative = request.speculative if pool.role != "prefill" else None
+    draft = speculative.draft_tokens if speculative is not None else 0
+    mtp = speculative is not None and speculative.method == "mtp"
+    weight_scale = (model.layers + model.mtp_layers) / model.layers if mtp else 1.0
     copies = kv_replication(tp, model.kv_heads, mla=model.mla)
     memory = replica_memory(
         model,
@@ -220,18 +327,20 @@ def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None)
         layout,
         max_batch_tokens=request.max_batch_tokens,
         memory_fraction=request.memory_fraction,
+        weight_scale=weight_scale,
     )
     per_token = memory.kv_bytes_per_token
     capacity = memory.kv_capacity_tokens
     if capacity < request.block_tokens:
         raise InputError(
-            f"{model.name} does not fit {request.parallel} on {request.system}: "
+            f"{model.name} does not fit {layout.spec} on {request.system}: "
             f"{memory.weights_per_gpu_bytes / BYTES_PER_GB:.0f} GB of weights per GPU of "
             f"{gpu.memory_bytes / BYTES_PER_GB:.0f} GB, no room for KV"
         )
-    host_tokens = int(request.kv_host_gb * BYTES_PER_GB // per_token)
+    host_gb = request.kv_host_gb if pool.role != "decode" else 0.0
+    host_tokens = int(host_gb * BYTES_PER_GB // per_token)
     load_rate = tp * gpu.host_link_bytes_per_s / per_token
-    steps, notes = _steps(request, model, gpu, layout, copies)
+    steps, notes = _steps(request, model, gpu, layout, copies, draft)
     engine = EngineConfig(
         kv_capacity_tokens=capacity,
         max_batch_tokens=request.max_batch_tokens,
@@ -249,24 +358,16 @@ def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None)
         peak_bytes_per_s=gpu.bandwidth_bytes_per_s,
         gain=request.power_gain,
         work=model.work(copies, layout.dp),
+        verify_tokens=draft + 1,
+        draft_scale=draft_scale(model, draft),
     )
-    config = DeploymentConfig(
-        replicas=request.gpus // tp,
-        gpus_per_replica=tp,
-        routing=request.routing,
+    return BuiltPool(
+        pool=pool,
         engine=engine,
         steps=steps,
         power=power,
-    )
-    return BuiltDeployment(
-        request=request,
-        config=config,
-        model=model,
-        gpu=gpu,
-        layout=layout,
         kv_bytes_per_token=per_token,
         kv_budget_bytes=memory.kv_budget_bytes,
-        step_source=steps.source,
-        aiconfigurator_core=aic_version(),
+        weights_per_gpu_bytes=memory.weights_per_gpu_bytes,
         notes=tuple(notes),
     )
