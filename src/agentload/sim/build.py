@@ -12,6 +12,8 @@ speculative decoding its step scaling (the library's own MTP scaling, or the roo
 
 from __future__ import annotations
 
+import math
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.errors import InputError
@@ -26,6 +28,7 @@ from agentload.sim.config import (
     Routing,
     TransferConfig,
 )
+from agentload.sim.ep import ep_model_applies, interpolated
 from agentload.sim.hardware import GpuSpec, gpu_spec
 from agentload.sim.kvset import kv_budget_bytes, kv_replication
 from agentload.sim.links import KvLink, kv_link
@@ -166,13 +169,17 @@ def replica_memory(
 ) -> ReplicaMemory:
     """Weights per GPU (dense weights split `tp` ways, routed experts `tp * dp` ways; times
     `weight_scale` for draft layers), the KV budget after them and an activation workspace, and
-    the KV tokens it holds."""
+    the KV tokens it holds. When the GPUs do not divide the experts, each holds the rounded-up
+    share (the redundant slots SGLang's EPLB fills)."""
     copies = kv_replication(layout.tp, model.kv_heads, mla=model.mla)
     per_token = model.kv_bytes_per_token() * copies
     activation = ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN * max_batch_tokens * model.hidden
-    weights = weight_scale * (
-        model.dense_weight_bytes() / layout.tp + model.routed_weight_bytes() / layout.group
-    )
+    routed = model.routed_weight_bytes() / layout.group
+    if model.experts and model.experts % layout.group:
+        routed = (
+            model.routed_weight_bytes() * math.ceil(model.experts / layout.group) / model.experts
+        )
+    weights = weight_scale * (model.dense_weight_bytes() / layout.tp + routed)
     budget = kv_budget_bytes(
         layout.tp,
         gpu.memory_bytes,
@@ -196,25 +203,23 @@ def _steps(
     copies: float,
     draft: int = 0,
 ) -> tuple[StepTable, list[str]]:
-    """A pool's step times (`draft` draft tokens a decoding sequence verifies, 0: none)."""
+    """A pool's step times (`draft` draft tokens a decoding sequence verifies, 0: none): the
+    operator data's, else for attention-DP layouts at an EP size it lacks the data's trend in EP
+    (`agentload.sim.ep`), else the roofline."""
     notes: list[str] = []
     if request.steps in ("auto", "aic"):
         try:
-            source = AicSource(
-                model.name,
-                request.system,
-                request.backend,
-                tp=layout.tp,
-                ep=layout.ep,
-                dp=layout.dp,
-                nextn=draft,
-            )
-            table = aic_table(
-                source, max_batch=request.max_running, max_tokens=request.max_batch_tokens
-            )
-            notes.extend(f"{PACKAGE}: {note}" for note in source.notes)
-            return table, notes
+            return _aic_table(request, model, layout, draft, notes), notes
         except InputError as exc:
+            if ep_model_applies(layout):
+                try:
+                    table, note = interpolated(
+                        layout, lambda other: _aic_table(request, model, other, draft, notes)
+                    )
+                    notes.append(note)
+                    return table, notes
+                except InputError:
+                    pass
             if request.steps == "aic":
                 raise
             notes.append(f"roofline step times: {exc}")
@@ -233,6 +238,24 @@ def _steps(
         draft_scale=draft_scale(model, draft),
     )
     return table, notes
+
+
+def _aic_table(
+    request: DeploymentRequest, model: ModelSpec, layout: Layout, draft: int, notes: list[str]
+) -> StepTable:
+    """aiconfigurator-core's step table of a layout (InputError when it has no data)."""
+    source = AicSource(
+        model.name,
+        request.system,
+        request.backend,
+        tp=layout.tp,
+        ep=layout.ep,
+        dp=layout.dp,
+        nextn=draft,
+    )
+    table = aic_table(source, max_batch=request.max_running, max_tokens=request.max_batch_tokens)
+    notes.extend(f"{PACKAGE}: {note}" for note in source.notes if f"{PACKAGE}: {note}" not in notes)
+    return table
 
 
 def draft_scale(model: ModelSpec, draft: int) -> float:
