@@ -8,8 +8,8 @@ import pytest
 
 from agentload.sim import Deployment, DeploymentConfig, EngineConfig, StepTable
 from agentload.sim.config import PoolConfig, TransferConfig
-from agentload.sim.serving import Speculative
 from agentload.sim.replay import Call, session_calls
+from agentload.sim.serving import Speculative
 from agentload.workload.model import Workload
 from agentload.workload.synthetic import SyntheticParams, generate
 
@@ -101,9 +101,7 @@ def disaggregated(
         ),
         steps=StepTable.constant(prefill_step_s),
         decode=decode,
-        transfer=TransferConfig(
-            tokens_per_s=transfer_tokens_per_s, latency_s=transfer_latency_s
-        ),
+        transfer=TransferConfig(tokens_per_s=transfer_tokens_per_s, latency_s=transfer_latency_s),
         speculative=speculative,
     )
     return Deployment(config, trace=trace)

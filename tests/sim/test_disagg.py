@@ -62,9 +62,7 @@ def test_the_prefill_side_keeps_an_idle_sessions_prefix_and_decode_keeps_nothing
 
 
 def test_tokens_are_conserved_across_the_hand_off(workload: Workload) -> None:
-    engine = disaggregated(
-        prefill_replicas=2, decode_replicas=3, max_batch_tokens=4096, trace=True
-    )
+    engine = disaggregated(prefill_replicas=2, decode_replicas=3, max_batch_tokens=4096, trace=True)
     results = replay(engine, agents(workload, 12))
     assert len(results) == sum(len(s.turns) for s in workload.sessions[:12])
     trace = engine.trace or []

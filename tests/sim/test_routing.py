@@ -64,7 +64,9 @@ def test_sglangs_router_gives_way_to_load_only_past_its_thresholds() -> None:
     assert router.route("s", KEYS, TOKENS, sum(TOKENS)) == 0
 
 
-def test_dynamos_router_moves_a_session_when_its_home_has_more_prefill_queued_than_it_saves() -> None:
+def test_dynamos_router_moves_a_session_when_its_home_has_more_prefill_queued_than_it_saves() -> (
+    None
+):
     replicas = [Stub() for _ in range(2)]
     router = Router(replicas, "kv", prefill_only=True)
     assert router.route("s", KEYS[:2], TOKENS[:2], sum(TOKENS[:2])) == 0

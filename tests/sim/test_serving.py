@@ -52,9 +52,7 @@ def test_a_layout_that_cannot_exist_is_one_line(text: str, why: str) -> None:
 
 def test_a_disaggregated_deployment_has_both_pools_and_the_racks_nvlink_between_them() -> None:
     built = build_deployment(
-        DeploymentRequest(
-            system="gb300", model=DSV4, gpus=72, layout=DISAGG, steps="roofline"
-        )
+        DeploymentRequest(system="gb300", model=DSV4, gpus=72, layout=DISAGG, steps="roofline")
     )
     config = built.config
     assert config.gpus == 72 and config.replicas == 8
@@ -113,7 +111,9 @@ def test_drawn_steps_follow_the_acceptance_distribution() -> None:
     sampler = Acceptance(speculative, seed=3)
     for tokens in (40, 400):
         steps = [sampler.steps(tokens) for _ in range(2000)]
-        assert tokens / (sum(steps) / len(steps)) == pytest.approx(speculative.mean_tokens, rel=0.03)
+        assert tokens / (sum(steps) / len(steps)) == pytest.approx(
+            speculative.mean_tokens, rel=0.03
+        )
         assert min(steps) < max(steps)
         assert min(steps) >= tokens / 3 and max(steps) <= tokens
     assert Acceptance(speculative, seed=3).steps(400) == Acceptance(speculative, seed=3).steps(400)

@@ -218,10 +218,31 @@ class AicSource:
         )
 
 
-def aic_table(source: AicSource, *, max_batch: int, max_tokens: int) -> StepTable:
+DECODE_ONLY_CHUNKS = (1, 2)
+"""The chunk axis of a decode pool's table, whose mixed steps never run."""
+PLACEHOLDER_CONTEXT = 1024.0
+
+
+def aic_table(
+    source: AicSource, *, max_batch: int, max_tokens: int, decode_only: bool = False
+) -> StepTable:
     """`source` tabulated on the engine's grid (batch to `max_batch`, prefill tokens to
-    `max_tokens`, context to `AIC_MAX_CONTEXT`, extrapolated past it)."""
+    `max_tokens`, context to `AIC_MAX_CONTEXT`, extrapolated past it). `decode_only` (a decode
+    pool: no prefill ever) tabulates decode steps alone; its mixed-step grids hold
+    placeholders (a decode step), a third of the library calls."""
     context = tuple(c for c in CONTEXT_GRID if c <= AIC_MAX_CONTEXT)
+    if decode_only:
+        with library_notes(source.notes):
+            return StepTable.tabulate(
+                batch=grid_for(max_batch, AIC_BATCH_GRID),
+                context=context,
+                chunk=DECODE_ONLY_CHUNKS,
+                decode=source.decode,
+                shared=lambda p, b: source.decode(max(b, 1), PLACEHOLDER_CONTEXT),
+                decode_attention=lambda b, c: 0.0,
+                chunk_attention=lambda p, c: 0.0,
+                source=source.description,
+            )
     with library_notes(source.notes):
         return StepTable.tabulate(
             batch=grid_for(max_batch, AIC_BATCH_GRID),

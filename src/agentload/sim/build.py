@@ -202,6 +202,7 @@ def _steps(
     layout: Layout,
     copies: float,
     draft: int = 0,
+    decode_only: bool = False,
 ) -> tuple[StepTable, list[str]]:
     """A pool's step times (`draft` draft tokens a decoding sequence verifies, 0: none): the
     operator data's, else for attention-DP layouts at an EP size it lacks the data's trend in EP
@@ -209,12 +210,13 @@ def _steps(
     notes: list[str] = []
     if request.steps in ("auto", "aic"):
         try:
-            return _aic_table(request, model, layout, draft, notes), notes
+            return _aic_table(request, model, layout, draft, notes, decode_only), notes
         except InputError as exc:
             if ep_model_applies(layout):
                 try:
                     table, note = interpolated(
-                        layout, lambda other: _aic_table(request, model, other, draft, notes)
+                        layout,
+                        lambda other: _aic_table(request, model, other, draft, notes, decode_only),
                     )
                     notes.append(note)
                     return table, notes
@@ -241,7 +243,12 @@ def _steps(
 
 
 def _aic_table(
-    request: DeploymentRequest, model: ModelSpec, layout: Layout, draft: int, notes: list[str]
+    request: DeploymentRequest,
+    model: ModelSpec,
+    layout: Layout,
+    draft: int,
+    notes: list[str],
+    decode_only: bool = False,
 ) -> StepTable:
     """aiconfigurator-core's step table of a layout (InputError when it has no data)."""
     source = AicSource(
@@ -253,7 +260,12 @@ def _aic_table(
         dp=layout.dp,
         nextn=draft,
     )
-    table = aic_table(source, max_batch=request.max_running, max_tokens=request.max_batch_tokens)
+    table = aic_table(
+        source,
+        max_batch=request.max_running,
+        max_tokens=request.max_batch_tokens,
+        decode_only=decode_only,
+    )
     notes.extend(f"{PACKAGE}: {note}" for note in source.notes if f"{PACKAGE}: {note}" not in notes)
     return table
 
@@ -363,7 +375,9 @@ def _build_pool(
     host_gb = request.kv_host_gb if pool.role != "decode" else 0.0
     host_tokens = int(host_gb * BYTES_PER_GB // per_token)
     load_rate = tp * gpu.host_link_bytes_per_s / per_token
-    steps, notes = _steps(request, model, gpu, layout, copies, draft)
+    steps, notes = _steps(
+        request, model, gpu, layout, copies, draft, decode_only=pool.role == "decode"
+    )
     engine = EngineConfig(
         kv_capacity_tokens=capacity,
         max_batch_tokens=request.max_batch_tokens,

@@ -59,13 +59,12 @@ def interpolated(layout: Layout, table_at: TableAt) -> tuple[StepTable, str]:
         return found[size]
 
     sizes = [s for s in EP_SIZES if s % layout.tp == 0 and s != ep]
-    below = [s for s in sorted((s for s in sizes if s < ep), reverse=True) if table(s) is not None]
-    above = [s for s in sorted(s for s in sizes if s > ep) if table(s) is not None]
-    if below and above:
-        low, high = below[0], above[0]
-    elif len(below) >= 2:
-        low, high = below[1], below[0]
-    else:
+    below = (s for s in sorted((s for s in sizes if s < ep), reverse=True) if table(s))
+    above = (s for s in sorted(s for s in sizes if s > ep) if table(s))
+    low, high = next(below, None), next(above, None)
+    if low is not None and high is None:
+        low, high = next(below, None), low
+    if low is None or high is None:
         raise InputError(f"no two expert-parallel sizes with data around EP{ep}")
     weight = (ep - low) / (high - low)
     source = (

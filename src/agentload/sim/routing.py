@@ -38,7 +38,6 @@ decode replica; `round_robin` takes them in turn.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Hashable, Sequence
 from typing import Protocol
 
@@ -109,7 +108,8 @@ class Router:
         if policy == "affinity":
             return self._affine(session)
         if self.decode:
-            return self._least(key=lambda r: r.active_tokens)
+            loads = [replica.active_tokens for replica in self.replicas]
+            return loads.index(min(loads))
         if len(self.replicas) == 1:
             return 0
         if policy == "cache_aware":
@@ -141,17 +141,13 @@ class Router:
         self.replicas[index].sessions += 1
         return index
 
-    def _least(self, *, key) -> int:  # type: ignore[no-untyped-def]
-        replicas = self.replicas
-        return min(range(len(replicas)), key=lambda i: key(replicas[i]))
-
     def _candidates(self, session: Hashable, loads: Sequence[int]) -> list[int]:
         """The replicas whose cache is looked up: where the session went, and the least loaded
         others."""
         seen = self._visited.get(session, [])
         pick = list(seen)
         want = len(seen) + OTHERS
-        for index in heapq.nsmallest(want, range(len(loads)), key=loads.__getitem__):
+        for index in sorted(range(len(loads)), key=loads.__getitem__):
             if index not in seen:
                 pick.append(index)
                 if len(pick) == want:
