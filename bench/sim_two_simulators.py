@@ -15,7 +15,8 @@ disaggregated, failing at 24 prefill-bound with p95 TTFT 27.8 s; its prefix reus
 with two prefill workers). Without the shared log it prints one line and exits 0.
 
 `compare()` returns the rows for `bench/sim_validate.py` (its `two` part puts them in the docs).
-About 5-8 minutes of CPU.
+About 5-8 minutes of CPU. `--hit-rates` prints, instead, the prefix hit rate each routing gives
+at a fixed 100 agents on both layouts (one probe each, `predict_fixed`: seconds).
 """
 
 from __future__ import annotations
@@ -134,6 +135,39 @@ def compare(log: Path = LOG) -> list[dict[str, Any]]:
         ]
 
 
+HIT_RATE_AGENTS = 100
+ROUTINGS = ("affinity", "cache_aware", "kv", "round_robin")
+
+
+def hit_rates(log: Path) -> list[tuple[str, str, float | None]]:
+    """(layout, routing, prefix hit rate) of one fixed probe of `HIT_RATE_AGENTS` agents (settle
+    30 s, window 120 s) per layout and routing."""
+    from agentload.sim.build import build_deployment
+    from agentload.sim.predict import AgentRules, predict_fixed
+    from agentload.workload.load import load_workload
+
+    workload = load_workload(str(log), skip_bad_lines=True)
+    out = []
+    for layout, (gpus, pools) in LAYOUTS.items():
+        request = DeploymentRequest(
+            system="gb300", model=MODEL, gpus=gpus, parallel="tp1,dp8,ep8", layout=pools
+        )
+        built = build_deployment(request)
+        for routing in ROUTINGS:
+            config = built.config.model_copy(update={"routing": routing})
+            point = predict_fixed(
+                config,
+                workload,
+                HIT_RATE_AGENTS,
+                AgentRules(stride=HIT_RATE_AGENTS),
+                ramp_s=10.0,
+                settle_s=SETTLE_S,
+                window_s=2 * WINDOW_S,
+            )
+            out.append((layout, routing, point.cache_hit_rate))
+    return out
+
+
 def line(row: dict[str, Any]) -> str:
     hits = row["cache_hit_rate"]
     return (
@@ -149,9 +183,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log", type=Path, default=LOG)
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument(
+        "--hit-rates", action="store_true", help="the prefix hit rate of each routing, quickly"
+    )
     args = parser.parse_args(argv)
     if not args.log.is_file():
         print(f"two simulators: skipped, the shared log is not at {args.log}")
+        return 0
+    if args.hit_rates:
+        print(f"the log's own cached share (server usage): {LOGGED_HIT_RATE:.1%}")
+        for layout, routing, rate in hit_rates(args.log):
+            shown = "-" if rate is None else f"{rate:.1%}"
+            print(f"{layout:<14} {routing:<12} {HIT_RATE_AGENTS} agents: prefix hits {shown}")
         return 0
     print(f"the log's own cached share (server usage): {LOGGED_HIT_RATE:.1%}; tier {TIER}")
     rows = []
