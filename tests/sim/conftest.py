@@ -78,6 +78,8 @@ def disaggregated(
     speculative: Speculative | None = None,
     block: int = 1,
     trace: bool = False,
+    prefill_steps: StepTable | None = None,
+    group_size: int = 1,
 ) -> Deployment:
     """Prefill replicas handing KV to decode replicas, constant step times (hand arithmetic)."""
     decode = PoolConfig(
@@ -98,8 +100,9 @@ def disaggregated(
             max_batch_tokens=max_batch_tokens,
             max_running=min(256, max_batch_tokens),
             block_tokens=block,
+            group_size=group_size,
         ),
-        steps=StepTable.constant(prefill_step_s),
+        steps=prefill_steps or StepTable.constant(prefill_step_s),
         decode=decode,
         transfer=TransferConfig(tokens_per_s=transfer_tokens_per_s, latency_s=transfer_latency_s),
         speculative=speculative,

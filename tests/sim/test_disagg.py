@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentload.sim import SimRequest, SimResult
+from agentload.sim import SimRequest, SimResult, StepTable
 from agentload.sim.deployment import Deployment
 from agentload.sim.replay import replay
 from agentload.workload.model import Workload
@@ -98,3 +98,32 @@ def test_a_call_whose_context_exceeds_decode_memory_fails_at_once() -> None:
     engine.submit(SimRequest("B", "b", [("b", 500)], 3), 0.0)
     by_id = {r.id: r for r in drain(engine)}
     assert by_id["A"].error == "context_overflow" and by_id["B"].error is None
+
+
+def test_a_dp_prefill_rank_alone_pays_for_its_groups_mean_load() -> None:
+    """Steps of 1 ms per 100 prefill tokens a rank (as the tables hold them: every rank of the
+    group prefilling as much). Two ranks of one DP2 group: A's 1,000 tokens alone cost the
+    group's mean, 500 tokens, 5 ms; B, arriving while A's step runs, pays for both: (1,000 +
+    1,000) / 2, 10 ms. Without the group each pays 10 ms."""
+    linear = StepTable.tabulate(
+        batch=(1, 2), context=(0, 1), chunk=(1, 2000),
+        decode=lambda b, c: 0.02, shared=lambda p, b: p / 100_000,
+        decode_attention=lambda b, c: 0.0, chunk_attention=lambda p, c: 0.0,
+        source="linear",
+    )  # fmt: skip
+
+    def prefilled(group: int) -> dict[str, float]:
+        engine = disaggregated(
+            prefill_replicas=2, decode_replicas=2, routing="round_robin",
+            prefill_steps=linear, group_size=group, max_batch_tokens=2000,
+            transfer_latency_s=0.0,
+        )  # fmt: skip
+        engine.submit(SimRequest("A", "a", [("a", 1000)], 1), 0.0)
+        out = run_until(engine, 0.001)
+        engine.submit(SimRequest("B", "b", [("b", 1000)], 1), 0.001)
+        out += drain(engine)
+        hand_off = 0.02 + 1000 / 100_000  # the first decode step and the transfer
+        return {r.id: r.t_first - r.t_submit - hand_off for r in out}
+
+    assert prefilled(2) == pytest.approx({"A": 0.005, "B": 0.010})
+    assert prefilled(1) == pytest.approx({"A": 0.010, "B": 0.010})

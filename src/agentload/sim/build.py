@@ -386,6 +386,7 @@ def _build_pool(
         kv_host_tokens=host_tokens,
         host_load_tokens_per_s=load_rate if host_tokens else 0.0,
         max_context_tokens=model.max_context,
+        group_size=layout.dp if pool.role == "prefill" else 1,
     )
     power = PowerModel(
         gpus=tp,

@@ -64,6 +64,11 @@ class EngineConfig(_Frozen):
     """Host-to-HBM transfer rate, tokens/s (link bandwidth / KV bytes per token)."""
     max_context_tokens: int | None = Field(default=None, ge=1)
     """The model's context limit: prompt + output beyond it fail as `context_overflow`."""
+    group_size: int = Field(default=1, ge=1)
+    """Attention-DP ranks a model copy spans, for a prefill pool: consecutive replicas in groups
+    of this many share their MoE layers, so a rank's chunk costs at its group's mean load (1:
+    every rank costed as if its siblings prefilled as much, the step tables' assumption, kept
+    for aggregated pools whose ranks also decode: see docs/simulation.md)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> EngineConfig:

@@ -76,6 +76,16 @@ class EngineMetrics(BaseModel):
     host_used_tokens: int
 
 
+def _group(replicas: list[Replica], size: int) -> None:
+    """Tell each replica its attention-DP siblings (consecutive replicas, `size` a group)."""
+    if size <= 1:
+        return
+    for start in range(0, len(replicas), size):
+        group = replicas[start : start + size]
+        for replica in group:
+            replica.siblings = [other for other in group if other is not replica]
+
+
 class Deployment:
     """Replicas, routing, the virtual clock and the energy account."""
 
@@ -113,6 +123,9 @@ class Deployment:
                 for i in range(decode.replicas)
             ]
             self.replicas.extend(self.back)
+        _group(self.front, config.engine.group_size)
+        if decode is not None:
+            _group(self.back, decode.engine.group_size)
         self._router = Router(self.front, config.routing, prefill_only=decode is not None)
         self._decode_router = Router(self.back, config.routing, decode=True) if self.back else None
         self._idle_w = sum(

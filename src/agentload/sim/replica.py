@@ -199,6 +199,9 @@ class Replica:
         """Prefill role: requests whose prompt is done, for the deployment to hand off."""
         self.fresh: list[_Live] = []
         """Decode role: requests that joined the batch and have no token yet."""
+        self.siblings: list[Replica] = []
+        """The other attention-DP ranks of this replica's model copy (their MoE layers run on
+        every rank's tokens together)."""
         self.active = 0
         """Requests routed here and not finished or handed off (a router's load)."""
         self.active_tokens = 0
@@ -364,7 +367,10 @@ class Replica:
         if chunks:
             context = self._context()
             duration = self.steps.mixed_step(
-                prefill, batch, context, [(take, live.span) for live, take in chunks]
+                self._group_prefill(prefill, t0),
+                batch,
+                context,
+                [(take, live.span) for live, take in chunks],
             )
             plan = Plan(Kind.MIXED, t0, t0 + duration, batch, context, 1, prefill, chunks)
         elif batch:
@@ -450,6 +456,23 @@ class Replica:
         self.context_offset += live.prompt - live.join
         heapq.heappush(self.decoders, (live.finish, next(self._seq), live))
         self.fresh.append(live)
+
+    def _group_prefill(self, own: int, t0: float) -> float:
+        """The prefill tokens a step's MoE and collectives see, per rank: with attention data
+        parallelism the group's ranks run their MoE layers on every rank's tokens, so a rank's
+        chunk costs what the group's step costs at the mean over its ranks of the prefill in
+        flight (this rank's and the siblings' steps running at `t0`); the step tables hold a
+        group whose every rank prefills as much (aiconfigurator-core's attention-DP model).
+        Without siblings, its own tokens."""
+        siblings = self.siblings
+        if not siblings:
+            return own
+        others = 0
+        for sibling in siblings:
+            plan = sibling.plan
+            if plan is not None and plan.kind is Kind.MIXED and plan.end > t0:
+                others += plan.prefill_tokens
+        return max(1.0, (own + others) / (len(siblings) + 1))
 
     def _reject(self, live: _Live, t: float) -> None:
         """Fail a request that cannot be admitted even on an idle replica."""

@@ -204,13 +204,14 @@ class StepTable:
 
     def mixed_step(
         self,
-        prefill_tokens: int,
+        prefill_tokens: float,
         batch: int,
         context: float,
         chunks: Sequence[tuple[int, int]],
     ) -> float:
-        """A step prefilling `chunks` ((tokens, span) each; `prefill_tokens` in all) while
-        decoding `batch` sequences at mean context `context`."""
+        """A step prefilling `chunks` ((tokens, span) each) while decoding `batch` sequences at
+        mean context `context`; its non-attention part is that of `prefill_tokens` prefill
+        tokens (the chunks' sum; a DP-attention rank passes its group's mean)."""
         i, wi = _clamped(self.chunk, prefill_tokens)
         k, wk = _clamped(self._batch0, batch)
         total = _bilinear(self.shared, i, wi, k, wk)
