@@ -17,7 +17,13 @@ import math
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.errors import InputError
-from agentload.sim.aic import PACKAGE, AicSource, aic_table, aic_version
+from agentload.sim.aic import (
+    PACKAGE,
+    AicSource,
+    aic_table,
+    aic_version,
+    resolved_backend_version,
+)
 from agentload.sim.config import (
     DEFAULT_BLOCK_TOKENS,
     DEFAULT_MAX_BATCH_TOKENS,
@@ -45,6 +51,7 @@ from agentload.sim.serving import (
     parse_layout,
     parse_parallel,
 )
+from agentload.sim.stepcache import cached_table
 from agentload.sim.steptable import StepTable
 from agentload.units import BYTES_PER_GB
 
@@ -250,23 +257,41 @@ def _aic_table(
     notes: list[str],
     decode_only: bool = False,
 ) -> StepTable:
-    """aiconfigurator-core's step table of a layout (InputError when it has no data)."""
-    source = AicSource(
-        model.name,
-        request.system,
-        request.backend,
-        tp=layout.tp,
-        ep=layout.ep,
-        dp=layout.dp,
-        nextn=draft,
-    )
-    table = aic_table(
-        source,
-        max_batch=request.max_running,
-        max_tokens=request.max_batch_tokens,
-        decode_only=decode_only,
-    )
-    notes.extend(f"{PACKAGE}: {note}" for note in source.notes if f"{PACKAGE}: {note}" not in notes)
+    """aiconfigurator-core's step table of a layout (InputError when it has no data), computed
+    once and kept on disk (`agentload.sim.stepcache`)."""
+    key = {
+        "library": aic_version(),
+        "perf_data": resolved_backend_version(request.system, request.backend),
+        "system": request.system,
+        "backend": request.backend,
+        "model": model.name,
+        "layout": [layout.tp, layout.ep, layout.dp],
+        "nextn": draft,
+        "max_batch": request.max_running,
+        "max_tokens": request.max_batch_tokens,
+        "decode_only": decode_only,
+    }
+
+    def compute() -> tuple[StepTable, list[str]]:
+        source = AicSource(
+            model.name,
+            request.system,
+            request.backend,
+            tp=layout.tp,
+            ep=layout.ep,
+            dp=layout.dp,
+            nextn=draft,
+        )
+        table = aic_table(
+            source,
+            max_batch=request.max_running,
+            max_tokens=request.max_batch_tokens,
+            decode_only=decode_only,
+        )
+        return table, list(source.notes)
+
+    table, found = cached_table(key, compute)
+    notes.extend(f"{PACKAGE}: {note}" for note in found if f"{PACKAGE}: {note}" not in notes)
     return table
 
 
