@@ -133,7 +133,9 @@ class ResultsView(ResultsFiles):
             f", {extra}"
             for extra in (
                 f"{d.routing} routing" if d.routing != "affinity" else None,
-                f"speculative decoding: {d.speculative}" if d.speculative else None,
+                f"speculative decoding: {d.speculative.split(' (', 1)[0]}"
+                if d.speculative
+                else None,
                 d.kv_transfer,
             )
             if extra
