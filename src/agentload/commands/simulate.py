@@ -95,7 +95,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=float,
         default=0.0,
         metavar="GB",
-        help="a host-memory KV tier per replica (SGLang HiCache, vLLM/LMCache offload), GB",
+        help="a host-memory KV tier per replica (SGLang HiCache, vLLM/LMCache offload; with "
+        "--layout, the prefill replicas'), GB",
     )
     deployment.add_argument("--max-batch-tokens", type=int, metavar="N", help="per-step tokens")
     deployment.add_argument("--max-running", type=int, metavar="N", help="running sequences")
