@@ -27,8 +27,8 @@ tables from that file (`render_markdown`; a test checks the docs hold exactly th
   predict the fourth, all four ways.
 - **aa**: AA-AgentPerf's GB300 NVL72 DeepSeek V4 Pro figures (61,354 agents per MW, 57.5 agents
   per GPU at 20 tokens/s p25 with p95 TTFT <= 10 s) beside coarse simulated searches (one
-  tier, precision 0.25, no window extension) of the closest layouts with data (aggregated,
-  not disaggregated; wide expert parallelism up to EP64), on the AgentPerf-shaped workload.
+  tier, precision 0.25) of aggregated layouts and of layouts of AA's kind (disaggregated, MTP,
+  wide EP across the rack, cache-aware routing), on the AgentPerf-shaped workload.
 
 Published figures come from `tests/data/published/agentic_serving_results.json` (sources
 named there). The local part replays `search-agentperf` on the full recorded traces it was
@@ -589,24 +589,42 @@ AA_RACK_GPUS = 72
 """GPUs in the published GB300 NVL72 rack."""
 AA_MODEL = "sgl-project/DeepSeek-V4-Pro-FP8"
 AA_BACKEND = "sglang"
-AA_LAYOUTS = (
-    (AA_RACK_GPUS, "tp1,dp8,ep8"),
-    (64, "tp1,dp16,ep16"),
-    (64, "tp1,dp64,ep64"),
-    (AA_RACK_GPUS, "tp8,ep8"),
+AA_MTP = "mtp"
+"""DeepSeek's MTP with 3 draft tokens and its published acceptance (`sim.serving.deepseek_mtp`)."""
+AA_CASES: tuple[dict[str, Any], ...] = (
+    {"gpus": AA_RACK_GPUS, "layout": "tp1,dp8,ep8", "routing": "affinity", "mtp": False},
+    {"gpus": 64, "layout": "tp1,dp16,ep16", "routing": "affinity", "mtp": False},
+    {"gpus": 64, "layout": "tp1,dp64,ep64", "routing": "affinity", "mtp": False},
+    {"gpus": AA_RACK_GPUS, "layout": "tp8,ep8", "routing": "affinity", "mtp": False},
+    {"gpus": AA_RACK_GPUS, "layout": "tp1,dp8,ep8", "routing": "cache_aware", "mtp": True},
+    *(
+        {
+            "gpus": AA_RACK_GPUS,
+            "layout": f"{p}P:tp1,dp8,ep8+1D:tp1,dp{72 - 8 * p},ep{72 - 8 * p}",
+            "routing": "cache_aware",
+            "mtp": True,
+        }
+        for p in (1, 2, 3, 4, 5)
+    ),
 )
-"""(GPUs, layout) simulated: attention DP with EP8 over the rack (9 groups); wider EP16 and EP64
-on 64 GPUs (the widest with SGLang data: EP72, EP48 and EP24 have none; per-GPU figures are
-compared); plain TP8/EP8 replicas. All aggregated: prefill and decode share every step."""
+"""The simulated deployments: the four aggregated layouts of the first comparison (no MTP,
+session affinity), the rack's DEP8 aggregated with MTP and the cache-aware router, and the
+layouts of AA's kind (disaggregated, MTP, wide EP, cache-aware routing) on the 72-GPU rack: P
+DEP8 prefill workers and one decode worker over the other 72 - 8P GPUs (EP64 and EP32 with
+operator data, EP56, 48 and 40 modelled, `agentload.sim.ep`). AA's split between prefill and
+decode is not public: the row the validation calls closest to AA's is the split the simulator
+itself rates highest (`closest_row`), never AA's own figure."""
 AA_WORKLOAD = "synthetic:agentic-coding?sessions=4096"
 """The AgentPerf-shaped synthetic workload (mean input ~27K tokens, ~97% cacheable)."""
 AA_START_AGENTS = 512
 AA_MAX_AGENTS = 8192
 AA_PRECISION = 0.25
-"""Coarse: bisection stops within 25% (a search of 4-5 probes, ~10-45 s of CPU a layout)."""
+"""Coarse: bisection stops within 25% (a search of 4-6 probes a layout)."""
 AA_SETTLE_S = AGENTPERF_SETTLE_S
 AA_WINDOW_S = AGENTPERF_WINDOW_S
-"""AgentPerf's settle and window; windows are not extended (`--max-window` = `--window`)."""
+AA_MAX_WINDOW_S = 180.0
+"""The search's default: a window waits up to this long after the settle for the agents a
+probe adds to finish their first (full-context) call, and is extended no further than it."""
 W_PER_MW = 1e6
 
 
@@ -616,18 +634,36 @@ def aa_tier(published: Mapping[str, Any]) -> str:
     return f"aa:{tier['output_tokens_per_s_p25_floor']:g}@p25:{tier['ttft_s_p95_ceiling']:g}@p95"
 
 
-def aa_row(gpus: int, layout: str, summary: Any, published: Mapping[str, Any]) -> dict[str, Any]:
+def aa_layout_flags(case: Mapping[str, Any]) -> list[str]:
+    """A case's deployment as `agentload simulate` options."""
+    layout = case["layout"]
+    flags = (
+        ["--layout", layout]
+        if ":" in layout
+        else ["--gpus", str(case["gpus"]), "--parallel", layout]
+    )
+    flags += ["--routing", case["routing"]]
+    if case["mtp"]:
+        flags += ["--speculative", AA_MTP]
+    return flags
+
+
+def aa_row(case: Mapping[str, Any], summary: Any, published: Mapping[str, Any]) -> dict[str, Any]:
     """One simulated layout's figures at its tier limit beside the published ones."""
+    gpus = case["gpus"]
     tier = summary.tiers[0]
     agents = tier.max_agents or 0
     watts = tier.mean_watts or 0.0
     per_gpu = agents / gpus
     per_mw = agents / (watts / W_PER_MW) if watts else None
     published_w = W_PER_MW / published["agents_per_mw"] * published["agents_per_gpu"]
+    facts = summary.simulated
     return {
-        "gpus": gpus,
-        "layout": layout,
-        "step_source": summary.simulated.step_source if summary.simulated else None,
+        **case,
+        "disaggregated": ":" in case["layout"],
+        "step_source": facts.step_source if facts else None,
+        "notes": list(facts.notes) if facts else [],
+        "assumptions": list(facts.assumptions) if facts else [],
         "max_agents": tier.max_agents,
         "first_failing_agents": tier.first_failing_agents,
         "agents_per_gpu": per_gpu,
@@ -644,28 +680,37 @@ def aa_row(gpus: int, layout: str, summary: Any, published: Mapping[str, Any]) -
     }
 
 
+def closest_row(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The deployment of AA's kind (disaggregated, MTP, wide EP, cache-aware routing) that the
+    simulator rates highest at the tier: AA's split of prefill and decode is not public, so
+    the simulator chooses it (its most agents; AA's figure plays no part)."""
+    kind = [r for r in rows if r["disaggregated"] and r["mtp"] and r["routing"] == "cache_aware"]
+    return max(kind, key=lambda r: (r["max_agents"] or 0, -r["gpus"]))
+
+
 def aa_part(scratch: Path) -> dict[str, Any]:
     """Coarse simulated searches beside AA's figures (agents per GPU and per MW at its tier)."""
     data = json.loads(PUBLISHED.read_text())["aa_agentperf_deepseek_v4_pro"]
     published = data["gb300_nvl72_rack_scale_disaggregated"]
     rows = []
-    for gpus, layout in AA_LAYOUTS:
-        out = scratch / f"aa-{gpus}-{layout.replace(',', '-')}"
+    for i, case in enumerate(AA_CASES):
+        out = scratch / f"aa-{i}"
         command = [
             *AGENTLOAD, "simulate", "--system", "gb300", "--backend", AA_BACKEND,
-            "--model", AA_MODEL, "--gpus", str(gpus), "--parallel", layout,
+            "--model", AA_MODEL, *aa_layout_flags(case),
             "--workload", AA_WORKLOAD, "--tier", aa_tier(data),
             "--start-agents", str(AA_START_AGENTS), "--max-agents", str(AA_MAX_AGENTS),
             "--settle", f"{AA_SETTLE_S:g}", "--window", f"{AA_WINDOW_S:g}",
-            "--max-window", f"{AA_WINDOW_S:g}", "--precision", f"{AA_PRECISION:g}",
+            "--max-window", f"{AA_MAX_WINDOW_S:g}", "--precision", f"{AA_PRECISION:g}",
             "--salt", "validate", "--out", str(out),
         ]  # fmt: skip
         began, cpu = time.perf_counter(), _children_cpu_s()
         subprocess.run(command, check=True, capture_output=True, text=True)
-        row = aa_row(gpus, layout, read_summary(out), published)
+        row = aa_row(case, read_summary(out), published)
         row["wall_s"] = time.perf_counter() - began
         row["cpu_s"] = _children_cpu_s() - cpu
         rows.append(row)
+        print(f"aa: {case['layout']} {row['max_agents']} agents", file=sys.stderr)
     return {
         "published": published,
         "published_watts_per_gpu": W_PER_MW
@@ -675,8 +720,58 @@ def aa_part(scratch: Path) -> dict[str, Any]:
         "source": data["source"],
         "workload": AA_WORKLOAD,
         "precision": AA_PRECISION,
+        "max_window_s": AA_MAX_WINDOW_S,
         "simulated": rows,
+        "closest": closest_row(rows)["layout"],
     }
+
+
+# --- the same trace in two simulators ----------------------------------------------------------
+
+
+def two_part() -> dict[str, Any]:
+    """The mini-swe-agent log through agentload beside AISimulate (`sim_two_simulators`)."""
+    import importlib
+
+    try:
+        module = importlib.import_module("bench.sim_two_simulators")
+    except ImportError:
+        module = importlib.import_module("sim_two_simulators")
+    if not module.LOG.is_file():
+        raise SystemExit(f"two: the shared log is not at {module.LOG}")
+    return {
+        "rows": module.compare(),
+        "log": module.LOG.name,
+        "logged_hit_rate": module.LOGGED_HIT_RATE,
+        "tier": module.TIER,
+    }
+
+
+def render_two(two: Mapping[str, Any]) -> list[str]:
+    lines = [
+        f"The shared `{two['log']}` (178 mini-swe-agent sessions on DeepSeek's API, its calls, "
+        f"outputs and tool gaps) replayed as closed-loop agents, searched at `{two['tier']}`; "
+        f"the log's own cached share (its server's usage): {two['logged_hit_rate']:.1%}. "
+        "AISimulate's figures: issue 23 (AISimulate 0.13, same SGLang operator data, the log as "
+        "agent lanes with tool gaps, the FP4-expert checkpoint, no cache-aware router: prefix "
+        "reuse 0.85, 0.72 with two prefill workers).",
+        "",
+        "| deployment (GB300, sgl-project/DeepSeek-V4-Pro-FP8) | routing | MTP | most agents | "
+        "agents/GPU | AISimulate agents/GPU | prefix hits | p25 tokens/s | p95 TTFT, s | "
+        "limited by |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for row in two["rows"]:
+        hits = row["cache_hit_rate"]
+        lines.append(
+            f"| {row['gpus']} GPUs, {row['pools']} | {row['routing']} | "
+            f"{'yes' if row['mtp'] else 'no'} | {_agents(row['max_agents'])} | "
+            f"{row['agents_per_gpu']:.1f} | ~{row['aisimulate_agents_per_gpu']:g} | "
+            f"{'—' if hits is None else f'{hits:.1%}'} | {_num(row['p25_output_tokens_per_s'])} | "
+            f"{_num(row['p95_ttft_s'])} | {row['limit']} (fails at "
+            f"{_agents(row['first_failing_agents'])}) |"
+        )
+    return lines
 
 
 def _children_cpu_s() -> float:
@@ -887,24 +982,40 @@ PER_GPU_FIGURES = ("total_tokens_per_s", "output_tokens_per_s")
 def render_aa(aa: Mapping[str, Any]) -> list[str]:
     published, tier = aa["published"], aa["tier"]
     lines = [
-        "| deployment (all GB300, SGLang perf data, DeepSeek-V4-Pro-FP8, aggregated) | most "
+        "| deployment (all GB300, SGLang perf data, DeepSeek-V4-Pro-FP8) | MTP | routing | most "
         "agents | agents/GPU | error | agents/MW | error | W/GPU | p25 tokens/s | p95 TTFT, s "
-        "| limited by |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
-        f"| published: GB300 NVL72, rack-scale, disaggregated | "
+        "| prefix hits | limited by |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        f"| published: GB300 NVL72, rack-scale, disaggregated | yes (allowed) | | "
         f"{published['agents_per_gpu'] * AA_RACK_GPUS:,.0f} | {published['agents_per_gpu']:g} | | "
         f"{published['agents_per_mw']:,} | | {aa['published_watts_per_gpu']:.0f} (implied) | "
-        f"≥ {tier['output_tokens_per_s_p25_floor']:g} | ≤ {tier['ttft_s_p95_ceiling']:g} | |",
+        f"≥ {tier['output_tokens_per_s_p25_floor']:g} | ≤ {tier['ttft_s_p95_ceiling']:g} | | |",
     ]
     for row in aa["simulated"]:
+        kind = "disaggregated" if row["disaggregated"] else "aggregated"
+        name = f"{row['gpus']} GPUs, {row['layout']} ({kind})"
+        if row["layout"] == aa.get("closest"):
+            name = f"**closest to AA's: {name}**"
+        hits = row["cache_hit_rate"]
         lines.append(
-            f"| simulated: {row['gpus']} GPUs, {row['layout']} | {_agents(row['max_agents'])} | "
-            f"{row['agents_per_gpu']:.1f} | {_pct(row['agents_per_gpu_error'])} | "
-            f"{_num(row['agents_per_mw'])} | {_pct(row['agents_per_mw_error'])} | "
-            f"{row['watts_per_gpu']:.0f} | {_num(row['p25_output_tokens_per_s'])} | "
-            f"{_num(row['p95_ttft_s'])} | {row['limit']} (fails at "
+            f"| {name} | {'yes' if row['mtp'] else 'no'} | {row['routing']} | "
+            f"{_agents(row['max_agents'])} | {row['agents_per_gpu']:.1f} | "
+            f"{_pct(row['agents_per_gpu_error'])} | {_num(row['agents_per_mw'])} | "
+            f"{_pct(row['agents_per_mw_error'])} | {row['watts_per_gpu']:.0f} | "
+            f"{_num(row['p25_output_tokens_per_s'])} | {_num(row['p95_ttft_s'])} | "
+            f"{'—' if hits is None else f'{hits:.1%}'} | {row['limit']} (fails at "
             f"{_agents(row['first_failing_agents'])}) |"
         )
+    closest = next((r for r in aa["simulated"] if r["layout"] == aa.get("closest")), None)
+    if closest is not None:
+        lines += [
+            "",
+            f"Inputs of the closest layout ({closest['layout']}) that are assumed or fitted "
+            "rather than sourced (from its summary's `simulated.assumptions`):",
+            "",
+            *(f"- {item}" for item in closest["assumptions"]),
+            *(f"- {note}" for note in closest["notes"] if "modelled" in note or "EP" in note),
+        ]
     return lines
 
 
@@ -934,6 +1045,7 @@ PARTS = (
     ("local", "Measured here: llama.cpp on one vCPU", render_local),
     ("muse", "Published: Muse Spark Open on SGLang, GB300", render_muse),
     ("aa", "Published: AA-AgentPerf, DeepSeek V4 Pro on GB300 NVL72", render_aa),
+    ("two", "The same trace in two simulators: agentload and NVIDIA's AISimulate", render_two),
 )
 """The parts in the docs' order: key, heading, renderer."""
 
@@ -969,7 +1081,7 @@ def missing_workloads(measured: Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="*", choices=("local", "muse", "aa"))
+    parser.add_argument("--only", nargs="*", choices=("local", "muse", "aa", "two"))
     parser.add_argument("--measured", type=Path, default=MEASURED)
     parser.add_argument("--out", type=Path, default=RESULTS, help="results file (JSON)")
     parser.add_argument("--markdown", action="store_true", help="print the docs' tables only")
@@ -978,7 +1090,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown:
         print(render_markdown(json.loads(args.out.read_text())), end="")
         return 0
-    parts = args.only or ["local", "muse", "aa"]
+    parts = args.only or ["local", "muse", "aa", "two"]
     results: dict[str, Any] = json.loads(args.out.read_text()) if args.out.is_file() else {}
     with tempfile.TemporaryDirectory(prefix="sim-validate-") as tmp:
         scratch = Path(tmp)
@@ -991,8 +1103,10 @@ def main(argv: list[str] | None = None) -> int:
                 results["local"] = local_part(args.measured, scratch)
             elif part == "muse":
                 results["muse"] = muse_part(args.muse_evaluations)
-            else:
+            elif part == "aa":
                 results["aa"] = aa_part(scratch)
+            else:
+                results["two"] = two_part()
             results[part]["meta"] = meta(_cpu_s() - began)
             print(f"{part}: {results[part]['meta']['cpu_s']:.0f} s of CPU", file=sys.stderr)
     args.out.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")

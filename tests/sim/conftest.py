@@ -7,7 +7,9 @@ from collections.abc import Iterator
 import pytest
 
 from agentload.sim import Deployment, DeploymentConfig, EngineConfig, StepTable
+from agentload.sim.config import PoolConfig, TransferConfig
 from agentload.sim.replay import Call, session_calls
+from agentload.sim.serving import Speculative
 from agentload.workload.model import Workload
 from agentload.workload.synthetic import SyntheticParams, generate
 
@@ -40,6 +42,7 @@ def deployment(
     max_running: int = 256,
     step_s: float = STEP_S,
     trace: bool = False,
+    speculative: Speculative | None = None,
 ) -> Deployment:
     engine = EngineConfig(
         kv_capacity_tokens=capacity,
@@ -54,6 +57,55 @@ def deployment(
         routing=routing,  # type: ignore[arg-type]
         engine=engine,
         steps=StepTable.constant(step_s),
+        speculative=speculative,
+    )
+    return Deployment(config, trace=trace)
+
+
+def disaggregated(
+    *,
+    prefill_replicas: int = 1,
+    decode_replicas: int = 1,
+    prefill_step_s: float = 0.01,
+    decode_step_s: float = 0.02,
+    max_batch_tokens: int = 1000,
+    prefill_capacity: int = 1_000_000,
+    decode_capacity: int = 1_000_000,
+    decode_running: int = 256,
+    transfer_tokens_per_s: float = 100_000.0,
+    transfer_latency_s: float = 0.001,
+    routing: str = "affinity",
+    speculative: Speculative | None = None,
+    block: int = 1,
+    trace: bool = False,
+    prefill_steps: StepTable | None = None,
+    group_size: int = 1,
+) -> Deployment:
+    """Prefill replicas handing KV to decode replicas, constant step times (hand arithmetic)."""
+    decode = PoolConfig(
+        replicas=decode_replicas,
+        engine=EngineConfig(
+            kv_capacity_tokens=decode_capacity,
+            max_batch_tokens=max(max_batch_tokens, decode_running),
+            max_running=decode_running,
+            block_tokens=block,
+        ),
+        steps=StepTable.constant(decode_step_s),
+    )
+    config = DeploymentConfig(
+        replicas=prefill_replicas,
+        routing=routing,  # type: ignore[arg-type]
+        engine=EngineConfig(
+            kv_capacity_tokens=prefill_capacity,
+            max_batch_tokens=max_batch_tokens,
+            max_running=min(256, max_batch_tokens),
+            block_tokens=block,
+            group_size=group_size,
+        ),
+        steps=prefill_steps or StepTable.constant(prefill_step_s),
+        decode=decode,
+        transfer=TransferConfig(tokens_per_s=transfer_tokens_per_s, latency_s=transfer_latency_s),
+        speculative=speculative,
     )
     return Deployment(config, trace=trace)
 

@@ -193,3 +193,44 @@ def test_the_list_help_says_system_and_model_narrow_it() -> None:
     ]
     help_text = " ".join(simulate.format_help().split())
     assert "with --system and/or --model" in help_text
+
+
+DISAGG = (
+    "--system", "h200_sxm", "--backend", "sglang", "--model", "Qwen/Qwen3-8B",
+    "--layout", "1P:tp1+1D:tp1", "--routing", "cache_aware",
+    "--speculative", "eagle:2:0.8,0.5",
+)  # fmt: skip
+
+
+def test_a_disaggregated_speculative_simulation_names_its_pools_and_assumptions(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "disagg"
+    search = ["--tier", "slow:40:5", "--max-agents", "8", "--settle", "10", "--window", "20",
+              "--max-window", "20", "--ramp", "2", "--min-samples", "10", "--precision", "0.5",
+              "--seed", "5", "--salt", "fixed"]  # fmt: skip
+    argv = ["simulate", "--workload", WORKLOAD, *DISAGG, *search, "--out", str(out)]
+    assert main(argv) == 0
+    summary = Summary.model_validate(read_json(out / "summary.json"))
+    facts = summary.simulated
+    assert facts is not None and summary.label.endswith("-eagle2")
+    deployment = facts.deployment
+    assert deployment.gpus == 2 and deployment.layout == "1P:tp1+1D:tp1"
+    assert [(p.role, p.replicas) for p in deployment.pools] == [("prefill", 1), ("decode", 1)]
+    assert deployment.speculative is not None and "2.20 tokens" in deployment.speculative
+    assert deployment.kv_transfer is not None and "450 GB/s" in deployment.kv_transfer
+    assert any(a.startswith("idle power:") for a in facts.assumptions)
+    assert any(a.startswith("KV hand-off:") for a in facts.assumptions)
+    assert (
+        "disaggregated (prefill: 1 engine instance + decode: 1 engine instance)"
+        in (out / "report.html").read_text()
+    )
+    records = load_records(out / "records.jsonl").records
+    assert records and all(r.completion_tokens == r.intended_output_tokens for r in records if r.ok)
+
+
+def test_a_layout_and_other_gpus_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["simulate", *DISAGG, "--gpus", "4"]
+    assert main(argv) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "has 2 GPUs, not --gpus 4" in line

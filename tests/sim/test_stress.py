@@ -4,10 +4,12 @@ the cache's invariants hold, under eviction, host-tier pressure, queueing and cu
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from agentload.sim import SimRequest, SimResult
 from agentload.sim.deployment import Deployment
-from tests.sim.conftest import TIGHT, tight_deployment
+from agentload.sim.serving import Speculative
+from tests.sim.conftest import TIGHT, disaggregated, tight_deployment
 
 
 def next_request(
@@ -79,3 +81,41 @@ def test_tight_deployments_keep_their_invariants(
     assert metrics.completed == 200 and metrics.running == 0
     if host:
         assert metrics.evicted_tokens > 0
+
+
+@pytest.mark.parametrize(
+    ("seed", "routing", "decode_capacity", "speculative"),
+    [
+        (5, "cache_aware", 4000, None),
+        (6, "kv", 6000, Speculative(draft_tokens=2, acceptance=(0.7, 0.5), source="test")),
+        (7, "round_robin", 3500, None),
+        (8, "affinity", 5000, Speculative(draft_tokens=1, acceptance=(0.6,), source="test")),
+    ],
+)
+def test_tight_disaggregated_deployments_keep_their_invariants(
+    seed: int, routing: str, decode_capacity: int, speculative: Speculative | None
+) -> None:
+    """Two DP2 prefill ranks with small caches hand off to two decode ranks that hold a few
+    calls at a time: every call finishes once, prefill tokens are the uncached ones, every
+    output token comes from a decode step (fewer steps than tokens with drafts), and at the end
+    no replica holds anything but its prefix cache."""
+    engine = disaggregated(
+        prefill_replicas=2, decode_replicas=2, prefill_capacity=5000,
+        decode_capacity=decode_capacity, max_batch_tokens=256, block=16,
+        routing=routing, speculative=speculative, group_size=2, trace=True,
+    )  # fmt: skip
+    results = random_load(engine, seed, sessions=8, calls=25)
+    assert sorted(r.id for r in results) == list(range(8 * 25))
+    assert all(r.error is None for r in results)
+    trace = engine.trace or []
+    assert sum(s.prefill_tokens for s in trace) == sum(
+        r.prompt_tokens - r.cached_tokens for r in results
+    )
+    decoded = sum(s.steps * s.batch for s in trace)
+    produced = sum(r.completion_tokens for r in results)
+    assert decoded == produced if speculative is None else decoded < produced
+    for replica in engine.replicas:
+        replica.cache.check()
+        assert replica.cache.reserved_tokens == 0 and not replica.has_work
+        assert replica.active == 0 and replica.active_tokens == 0 and replica.pending_prefill == 0
+    assert all(r.cache.tree_tokens == 0 for r in engine.back)

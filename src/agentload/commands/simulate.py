@@ -2,9 +2,11 @@
 
 The same options as `search` (workload, tiers, settle, window, precision, max agents, `--out`)
 plus the deployment: `--system NAME --backend {sglang,vllm,trtllm} --model HF_ID --gpus N
---parallel SPEC`, optional `--kv-host-gb` and `--max-batch-tokens`. It writes a normal results
-directory whose summary and report say SIMULATED, with the step-time source and its version.
-`--list` prints the systems, backends, models and layouts with step-time data.
+--parallel SPEC` (aggregated), or `--layout 1P:tp1,dp8,ep8+1D:tp1,dp64,ep64` (disaggregated
+prefill/decode pools; `agentload.sim.serving`), `--routing`, `--speculative mtp[:K]`, optional
+`--kv-host-gb` and `--max-batch-tokens`. It writes a normal results directory whose summary and
+report say SIMULATED, with the step-time source and its version. `--list` prints the systems,
+backends, models and layouts with step-time data.
 
 `--calibrate RESULTS_DIR` first fits the roofline's factors to a measured run's probes (those
 with at most `--calibrate-max-agents` agents; `agentload.sim.calibrate_run`), then runs the
@@ -39,6 +41,8 @@ if TYPE_CHECKING:
     from agentload.sim.catalog import Listed
     from agentload.sim.roofline import RooflineParams
 
+ROUTINGS = ("affinity", "round_robin", "cache_aware", "kv")
+"""`agentload.sim.config.ROUTINGS` (not imported: the CLI loads the simulator lazily)."""
 BACKENDS = ("sglang", "vllm", "trtllm", "llama.cpp")
 """Engines whose step times aiconfigurator-core has (llama.cpp: the roofline only)."""
 DEFAULT_BACKEND = "sglang"
@@ -76,13 +80,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--backend", choices=BACKENDS, help="serving engine whose step times (default: sglang)"
     )
     deployment.add_argument("--model", help="model, as its Hugging Face id")
-    deployment.add_argument("--gpus", type=int, help="GPUs in the deployment")
+    deployment.add_argument(
+        "--gpus", type=int, help="GPUs in the deployment (with --layout: its GPUs, if given)"
+    )
     deployment.add_argument(
         "--parallel",
         default="tp1",
-        help="layout of one engine instance, e.g. tp4,ep4 or tp1,dp8,ep8 (engine instances = "
-        "GPUs / (tp x dp); with dp > 1 each instance has dp data-parallel ranks, each with its "
-        "own scheduler and KV cache; default: %(default)s)",
+        help="layout of one engine instance of an aggregated deployment, e.g. tp4,ep4 or "
+        "tp1,dp8,ep8 (engine instances = GPUs / (tp x dp); with dp > 1 each instance has dp "
+        "data-parallel ranks, each with its own scheduler and KV cache; default: %(default)s)",
+    )
+    deployment.add_argument(
+        "--layout",
+        metavar="POOLS",
+        help="the serving layout as pools joined by '+', each WORKERS (engine instances) then "
+        "A (aggregated), P (prefill) or D (decode), ':' and an instance's layout: e.g. "
+        "1P:tp1,dp8,ep8+1D:tp1,dp64,ep64 (disaggregated: one DEP8 prefill instance hands its "
+        "KV to one DEP64 decode instance over the system's links; 72 GPUs) or 9A:tp1,dp8,ep8 "
+        "(= --gpus 72 --parallel tp1,dp8,ep8)",
     )
     deployment.add_argument(
         "--kv-host-gb",
@@ -90,15 +105,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=0.0,
         metavar="GB",
         help="a host-memory KV tier per data-parallel rank (the engine instance without dp; "
-        "SGLang HiCache, vLLM/LMCache offload), GB",
+        "SGLang HiCache, vLLM/LMCache offload; with --layout, the prefill ranks'), GB",
     )
     deployment.add_argument("--max-batch-tokens", type=int, metavar="N", help="per-step tokens")
     deployment.add_argument("--max-running", type=int, metavar="N", help="running sequences")
     deployment.add_argument(
-        "--routing", choices=("affinity", "round_robin"), default="affinity",
-        help="how sessions reach the data-parallel ranks of every engine instance (default: "
-        "%(default)s)",
+        "--routing", choices=ROUTINGS, default="affinity",
+        help="how calls reach the data-parallel ranks of every engine instance: affinity (a "
+        "session stays on one), round_robin, cache_aware (SGLang's router: longest cached "
+        "prefix unless loads are unbalanced), kv (Dynamo's KV router: blocks to prefill + "
+        "active blocks); default: %(default)s",
     )  # fmt: skip
+    deployment.add_argument(
+        "--speculative",
+        metavar="SPEC",
+        default="off",
+        help="speculative decoding: off (default), mtp or mtp:K (DeepSeek models: K draft "
+        "tokens, default 3, published acceptance), or mtp|eagle:K:P1,...,PK (Pi: acceptance of "
+        "draft position i given the ones before)",
+    )
     deployment.add_argument(
         "--steps",
         choices=("auto", "aic", "roofline"),
@@ -170,7 +195,12 @@ def _label(args: argparse.Namespace, deployment: DeploymentRequest) -> str:
     if args.label != "simulate":
         return label_from(args, "simulate")
     d = deployment
-    return clean_label(f"{d.system}-x{d.gpus}-{d.backend}-{d.model.rsplit('/', 1)[-1]}", "simulate")
+    text = f"{d.system}-x{d.gpus}-{d.backend}-{d.model.rsplit('/', 1)[-1]}"
+    if d.layout is not None and len(d.pools()) > 1:
+        text += "-" + "-".join(f"{p.workers}{p.role[0]}{p.layout.spec}" for p in d.pools())
+    if d.speculative is not None:
+        text += f"-{d.speculative.method}{d.speculative.draft_tokens}"
+    return clean_label(text, "simulate")
 
 
 def deployment_from(
@@ -179,6 +209,8 @@ def deployment_from(
     """The deployment request from the options (`defaults` fill options left out); one line
     naming what is missing."""
     from agentload.sim.build import DeploymentRequest
+    from agentload.sim.modelspec import model_spec
+    from agentload.sim.serving import layout_spec, parse_layout, parse_speculative
 
     given = {
         name: getattr(args, name)
@@ -186,6 +218,13 @@ def deployment_from(
         if getattr(args, name) is not None
     }
     values: dict[str, object] = {**(defaults or {}), **given}
+    layout = getattr(args, "layout", None)
+    if layout:
+        pools = parse_layout(layout)
+        gpus = sum(pool.gpus for pool in pools)
+        if args.gpus is not None and args.gpus != gpus:
+            raise AgentloadError(f"--layout {layout} has {gpus} GPUs, not --gpus {args.gpus}")
+        values.update(layout=layout_spec(pools), gpus=gpus)
     missing = [f"--{name}" for name in ("system", "model", "gpus") if name not in values]
     if missing:
         raise AgentloadError(f"simulate needs {', '.join(missing)} (see --list)")
@@ -196,6 +235,12 @@ def deployment_from(
         routing=args.routing,
         steps=args.steps,
     )
+    speculative = getattr(args, "speculative", "off") or "off"
+    if speculative != "off":
+        model = model_spec(str(values["model"]))
+        values["speculative"] = parse_speculative(
+            speculative, model=model.name, mtp_layers=model.mtp_layers
+        )
     if args.roofline:
         values["roofline"] = roofline_from(args.roofline)
         values["steps"] = "roofline"

@@ -147,10 +147,27 @@ class ResultsView(ResultsFiles):
         if facts is None:
             return "SIMULATED: figures from a simulated engine, not measured on a server"
         d = facts.deployment
+        if d.pools and len(d.pools) > 1:
+            counts = " + ".join(
+                f"{p.role}: {layout_words(p.parallel, p.replicas)}" for p in d.pools
+            )
+            layout = f"{d.layout}, disaggregated ({counts})"
+        else:
+            layout = f"{d.parallel} ({layout_words(d.parallel, d.replicas)})"
+        extras = "".join(
+            f", {extra}"
+            for extra in (
+                f"{d.routing} routing" if d.routing != "affinity" else None,
+                f"speculative decoding: {d.speculative.split(' (', 1)[0]}"
+                if d.speculative
+                else None,
+                d.kv_transfer,
+            )
+            if extra
+        )
         return (
-            f"SIMULATED: {d.gpus} x {d.system}, {d.backend}, {d.model}, {d.parallel} "
-            f"({layout_words(d.parallel, d.replicas)}), not measured; "
-            f"step times: {facts.step_source}; "
+            f"SIMULATED: {d.gpus} x {d.system}, {d.backend}, {d.model}, {layout}{extras}, not "
+            f"measured; step times: {facts.step_source}; "
             f"power: {facts.power_model}; errors against measurements: {facts.validation}"
         )
 

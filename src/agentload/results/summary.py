@@ -286,8 +286,25 @@ class SelfCheckFigures(_Model):
     notes: tuple[str, ...] = ()
 
 
+class SimulatedPool(_Model):
+    """One pool of a simulated deployment: its role, workers and layout, as built."""
+
+    role: str
+    """`aggregated`, `prefill` or `decode`."""
+    workers: int = Field(ge=1)
+    parallel: str
+    replicas: int = Field(ge=1)
+    """Engine replicas (attention ranks)."""
+    gpus: int = Field(ge=1)
+    kv_capacity_tokens: int
+    """HBM for KV per replica, tokens."""
+    step_source: str
+
+
 class SimulatedDeployment(_Model):
-    """The deployment a simulation stands for, as the user named it and as it was built."""
+    """The deployment a simulation stands for, as the user named it and as it was built. For a
+    disaggregated one, `parallel`, `replicas` and `gpus_per_replica` are its prefill pool's;
+    `pools` has both."""
 
     system: str
     backend: str
@@ -300,6 +317,14 @@ class SimulatedDeployment(_Model):
     max_batch_tokens: int
     max_running: int
     routing: str
+    layout: str | None = None
+    """The serving layout as `--layout` spells it (`1P:tp1,dp8,ep8+1D:tp1,dp64,ep64`; an
+    aggregated one `9A:tp1,dp8,ep8`); None in results written before layouts existed."""
+    pools: tuple[SimulatedPool, ...] = ()
+    speculative: str | None = None
+    """Speculative decoding, its acceptance and their source; None: one token a step."""
+    kv_transfer: str | None = None
+    """Disaggregated: the link prefill hands KV to decode over, its bandwidth and source."""
 
 
 class KvWorkingSet(_Model):
@@ -402,6 +427,9 @@ class SimulationFacts(_Model):
     """Calibrated or not, and the error band every comparison of this result carries (results
     written before it was stated have none)."""
     notes: tuple[str, ...] = ()
+    assumptions: tuple[str, ...] = ()
+    """Every input assumed rather than sourced or measured, with its value (`name: value
+    (why)`)."""
 
 
 class SearchCost(_Model):

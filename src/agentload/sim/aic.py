@@ -137,6 +137,7 @@ class AicSource:
         ep: int = 1,
         dp: int = 1,
         backend_version: str | None = None,
+        nextn: int = 0,
     ) -> None:
         engine = _engine_module()
         self.model = model
@@ -145,6 +146,10 @@ class AicSource:
         self.tp = tp
         self.ep = ep
         self.dp = dp
+        self.nextn = nextn
+        """Draft tokens of speculative decoding: the library's own MTP scaling (a decode step
+        verifies nextn + 1 tokens a sequence and runs (layers + nextn) / layers of the model;
+        the accepted tokens are the simulator's, `agentload.sim.accept`)."""
         self.notes: list[str] = []
         """The library's warnings while compiling and tabulating (data provenance)."""
         with library_notes(self.notes):
@@ -159,6 +164,7 @@ class AicSource:
                     tp_size=tp,
                     attention_dp_size=dp,
                     moe_ep_size=ep,
+                    nextn=nextn,
                 )
                 self.decode(1, 1024.0)
                 self.shared(64, 1)
@@ -174,9 +180,10 @@ class AicSource:
     def description(self) -> str:
         """Provenance: library version, perf data, system, model, layout."""
         version = self.backend_version or "default"
+        mtp = f", its MTP scaling at nextn {self.nextn}" if self.nextn else ""
         return (
             f"{PACKAGE} {aic_version()} ({self.backend} {version} perf data, {self.system}, "
-            f"{self.model}, {layout(self.tp, self.ep, self.dp)})"
+            f"{self.model}, {layout(self.tp, self.ep, self.dp)}{mtp})"
         )
 
     def decode(self, batch: int, context: float) -> float:
@@ -211,10 +218,31 @@ class AicSource:
         )
 
 
-def aic_table(source: AicSource, *, max_batch: int, max_tokens: int) -> StepTable:
+DECODE_ONLY_CHUNKS = (1, 2)
+"""The chunk axis of a decode pool's table, whose mixed steps never run."""
+PLACEHOLDER_CONTEXT = 1024.0
+
+
+def aic_table(
+    source: AicSource, *, max_batch: int, max_tokens: int, decode_only: bool = False
+) -> StepTable:
     """`source` tabulated on the engine's grid (batch to `max_batch`, prefill tokens to
-    `max_tokens`, context to `AIC_MAX_CONTEXT`, extrapolated past it)."""
+    `max_tokens`, context to `AIC_MAX_CONTEXT`, extrapolated past it). `decode_only` (a decode
+    pool: no prefill ever) tabulates decode steps alone; its mixed-step grids hold
+    placeholders (a decode step), a third of the library calls."""
     context = tuple(c for c in CONTEXT_GRID if c <= AIC_MAX_CONTEXT)
+    if decode_only:
+        with library_notes(source.notes):
+            return StepTable.tabulate(
+                batch=grid_for(max_batch, AIC_BATCH_GRID),
+                context=context,
+                chunk=DECODE_ONLY_CHUNKS,
+                decode=source.decode,
+                shared=lambda p, b: source.decode(max(b, 1), PLACEHOLDER_CONTEXT),
+                decode_attention=lambda b, c: 0.0,
+                chunk_attention=lambda p, c: 0.0,
+                source=source.description,
+            )
     with library_notes(source.notes):
         return StepTable.tabulate(
             batch=grid_for(max_batch, AIC_BATCH_GRID),

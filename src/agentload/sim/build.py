@@ -1,26 +1,36 @@
-"""A deployment from names: system, backend, model, GPUs, parallel layout, options.
+"""A deployment from names: system, backend, model, GPUs, serving layout, options.
 
-Derives everything the engine needs (`DeploymentConfig`): replicas = GPUs / GPUs per replica
-(an attention rank: `tp` GPUs); KV capacity per replica = HBM left after the weights and an
-activation workspace, divided by KV bytes per token (times the copies tensor parallelism
-keeps); the host tier's size and
-transfer rate; step times from aiconfigurator-core where it has data (`steps="auto"`), else
-the roofline (`notes` says which, and why); the power model for the system. The prefix cache
-is the engine's: llama.cpp's per-slot cache for the `llama.cpp` backend (slots of
+Derives everything the engine needs (`DeploymentConfig`), pool by pool (`agentload.sim.serving`:
+one aggregated pool, or a prefill and a decode pool): replicas = the pool's attention ranks
+(`tp` GPUs each); KV capacity per replica = HBM left after the weights and an activation
+workspace, divided by KV bytes per token (times the copies tensor parallelism keeps); the host
+tier's size and transfer rate; step times from aiconfigurator-core where it has data
+(`steps="auto"`), else the roofline (`notes` says which, and why); the power model. A
+disaggregated deployment also gets the KV hand-off's link (`agentload.sim.links`), and
+speculative decoding its step scaling (the library's own MTP scaling, or the roofline's). The
+prefix cache is the engine's: llama.cpp's per-slot cache for the `llama.cpp` backend (slots of
 `ctx / slots` tokens, its RAM prompt cache; the context limit is a slot's share), the radix
-tree shared by all sequences otherwise (`prefix_cache` overrides).
+tree shared by all sequences otherwise (`prefix_cache` overrides). A roofline runs with the
+system's calibrated factors where public figures of it were fitted (`agentload.sim.systems`),
+and every deployment states how far its step times can be trusted (`uncertainty`).
 """
 
 from __future__ import annotations
 
-import re
+import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.errors import InputError
 from agentload.results.summary import StepUncertainty
-from agentload.sim.aic import PACKAGE, AicSource, aic_table, aic_version
+from agentload.sim.aic import (
+    PACKAGE,
+    AicSource,
+    aic_table,
+    aic_version,
+    resolved_backend_version,
+)
 from agentload.sim.config import (
     DEFAULT_BLOCK_TOKENS,
     DEFAULT_MAX_BATCH_TOKENS,
@@ -28,67 +38,46 @@ from agentload.sim.config import (
     DEFAULT_SLOT_PROMPT_SIMILARITY,
     DeploymentConfig,
     EngineConfig,
+    PoolConfig,
     PrefixCacheKind,
     Routing,
+    TransferConfig,
 )
+from agentload.sim.ep import ep_model_applies, interpolated
 from agentload.sim.hardware import GpuSpec, gpu_spec
 from agentload.sim.kvset import kv_budget_bytes, kv_replication
+from agentload.sim.links import KvLink, kv_link
 from agentload.sim.modelspec import DEFAULT_KV_DTYPE_BYTES, ModelSpec, model_spec
 from agentload.sim.power import CALIBRATED_GAIN, PowerModel
 from agentload.sim.roofline import RooflineParams, roofline_table
+from agentload.sim.serving import (
+    PARALLEL_OPTION,
+    Layout,
+    Pool,
+    Speculative,
+    aggregated,
+    check_pools,
+    layout_spec,
+    parse_layout,
+    parse_parallel,
+)
+from agentload.sim.stepcache import cached_table
 from agentload.sim.steptable import StepTable
 from agentload.sim.systems import calibration_for, step_uncertainty
 from agentload.units import BYTES_PER_GB
+
+__all__ = ["PARALLEL_OPTION", "Layout", "parse_parallel"]
 
 DEFAULT_MEMORY_FRACTION = 0.9
 """Share of each GPU's memory the engine takes (weights + KV + workspace)."""
 ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN = 32
 """Activation workspace per GPU: this many bytes per (batch token, hidden unit); ~1.9 GB for a
 DeepSeek-V3-size model at 8,192 tokens per step. An assumption, like the engines' own."""
-_PARALLEL = re.compile(r"^(tp|ep|dp)(\d+)$")
 SLOT_BACKENDS = ("llama.cpp",)
 """Backends whose server keeps one prompt per slot (`agentload.sim.slots`)."""
 DEFAULT_PROMPT_CACHE_MIB = 8192.0
 """llama.cpp server's `--cache-ram` default: the RAM prompt cache, MiB."""
 MIB = 1024 * 1024
-PARALLEL_OPTION = "--parallel"
-"""The option a layout is typed with (`agentload simulate`, `workload stats`)."""
-
-
-class Layout(BaseModel):
-    """A parallel layout: attention tensor parallelism `tp` within each of `dp` attention
-    data-parallel ranks, experts spread `ep` ways; one model copy spans `tp * dp` GPUs."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    tp: int = Field(default=1, ge=1)
-    ep: int = Field(default=1, ge=1)
-    dp: int = Field(default=1, ge=1)
-
-    @property
-    def group(self) -> int:
-        """GPUs holding one copy of the model."""
-        return self.tp * self.dp
-
-
-def parse_parallel(spec: str) -> Layout:
-    """`tp4,ep4` -> TP4 with EP4; `tp1,dp8,ep8` -> DP-attention over 8 GPUs with EP8."""
-    sizes = {"tp": 1, "ep": 1, "dp": 1}
-    for part in spec.replace(" ", "").lower().split(","):
-        found = _PARALLEL.match(part)
-        if found is None:
-            raise InputError(
-                f"bad parallel layout {spec!r} (expected e.g. tp4,ep4 or tp1,dp8,ep8)",
-                field=PARALLEL_OPTION,
-            )
-        sizes[found.group(1)] = int(found.group(2))
-    parsed = Layout(**sizes)
-    if parsed.ep > parsed.group:
-        raise InputError(
-            f"{spec}: expert parallelism beyond tp * dp GPUs is not modelled",
-            field=PARALLEL_OPTION,
-        )
-    return parsed
 
 
 class DeploymentRequest(BaseModel):
@@ -118,6 +107,11 @@ class DeploymentRequest(BaseModel):
     prompt_token_scale: float = Field(default=1.0, gt=0)
     """Prompt tokens the served model counts per token the workload intends (its chat
     template and tokenizer); a calibration sets it from the measured run's own counts."""
+    layout: str | None = None
+    """The serving layout as `--layout` spells it (`1P:tp1,dp8,ep8+1D:tp1,dp64,ep64`); None:
+    one aggregated pool of `gpus` GPUs laid out `parallel`. When given, `gpus` is its GPUs."""
+    speculative: Speculative | None = None
+    """Speculative decoding in every decoding step (None: one token a step)."""
     prefix_cache: Literal["auto", "radix", "slots"] = "auto"
     """`auto`: llama.cpp's slots for the `llama.cpp` backend, the radix tree otherwise."""
     slot_prompt_similarity: float = Field(default=DEFAULT_SLOT_PROMPT_SIMILARITY, ge=0, lt=1)
@@ -130,6 +124,40 @@ class DeploymentRequest(BaseModel):
         if self.prefix_cache != "auto":
             return self.prefix_cache
         return "slots" if self.backend in SLOT_BACKENDS else "radix"
+
+    def pools(self) -> tuple[Pool, ...]:
+        """The serving layout's pools (InputError when they cannot exist)."""
+        if self.layout is None:
+            return aggregated(self.gpus, self.parallel)
+        pools = check_pools(parse_layout(self.layout))
+        gpus = sum(pool.gpus for pool in pools)
+        if gpus != self.gpus:
+            raise InputError(f"layout {self.layout} has {gpus} GPUs, not {self.gpus}")
+        return pools
+
+    @property
+    def layout_spec(self) -> str:
+        """The serving layout as `--layout` spells it (aggregated ones too)."""
+        return layout_spec(self.pools())
+
+
+class BuiltPool(BaseModel):
+    """One pool as built: its layout, engine, step times, power and memory."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    pool: Pool
+    engine: EngineConfig
+    steps: StepTable
+    power: PowerModel
+    kv_bytes_per_token: float
+    """Per replica, including tensor-parallel copies."""
+    kv_budget_bytes: float
+    """Per replica."""
+    weights_per_gpu_bytes: float
+    uncertainty: StepUncertainty
+    """Calibrated or not, and the error band of the pool's step times."""
+    notes: tuple[str, ...] = ()
 
 
 class BuiltDeployment(BaseModel):
@@ -149,8 +177,13 @@ class BuiltDeployment(BaseModel):
     step_source: str
     aiconfigurator_core: str | None
     uncertainty: StepUncertainty
-    """Calibrated or not, and the error band of its figures."""
+    """Calibrated or not, and the error band of its figures (the least sure pool's)."""
     notes: tuple[str, ...]
+    pools: tuple[BuiltPool, ...] = ()
+    """Every pool (the first is the one `layout`, `kv_bytes_per_token` and `kv_budget_bytes`
+    describe: aggregated or prefill)."""
+    kv_link: KvLink | None = None
+    """Disaggregated: the link KV is handed over."""
 
 
 class ReplicaMemory(BaseModel):
@@ -173,13 +206,21 @@ def replica_memory(
     *,
     max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
     memory_fraction: float = DEFAULT_MEMORY_FRACTION,
+    weight_scale: float = 1.0,
 ) -> ReplicaMemory:
-    """Weights per GPU (dense weights split `tp` ways, routed experts `tp * dp` ways), the KV
-    budget after them and an activation workspace, and the KV tokens it holds."""
+    """Weights per GPU (dense weights split `tp` ways, routed experts `tp * dp` ways; times
+    `weight_scale` for draft layers), the KV budget after them and an activation workspace, and
+    the KV tokens it holds. When the GPUs do not divide the experts, each holds the rounded-up
+    share (the redundant slots SGLang's EPLB fills)."""
     copies = kv_replication(layout.tp, model.kv_heads, mla=model.mla)
     per_token = model.kv_bytes_per_token() * copies
     activation = ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN * max_batch_tokens * model.hidden
-    weights = model.dense_weight_bytes() / layout.tp + model.routed_weight_bytes() / layout.group
+    routed = model.routed_weight_bytes() / layout.group
+    if model.experts and model.experts % layout.group:
+        routed = (
+            model.routed_weight_bytes() * math.ceil(model.experts / layout.group) / model.experts
+        )
+    weights = weight_scale * (model.dense_weight_bytes() / layout.tp + routed)
     budget = kv_budget_bytes(
         layout.tp,
         gpu.memory_bytes,
@@ -205,28 +246,33 @@ def roofline_for(request: DeploymentRequest) -> RooflineParams:
 
 
 def _steps(
-    request: DeploymentRequest, model: ModelSpec, gpu: GpuSpec, layout: Layout, copies: float
+    request: DeploymentRequest,
+    model: ModelSpec,
+    gpu: GpuSpec,
+    layout: Layout,
+    copies: float,
+    draft: int = 0,
+    decode_only: bool = False,
 ) -> tuple[StepTable, list[str], StepUncertainty]:
+    """A pool's step times (`draft` draft tokens a decoding sequence verifies, 0: none): the
+    operator data's, else for attention-DP layouts at an EP size it lacks the data's trend in EP
+    (`agentload.sim.ep`), else the roofline; with how far they can be trusted."""
     notes: list[str] = []
+    data = step_uncertainty(request.system, roofline=False, given=False, calibration=None)
     if request.steps in ("auto", "aic"):
         try:
-            source = AicSource(
-                model.name,
-                request.system,
-                request.backend,
-                tp=layout.tp,
-                ep=layout.ep,
-                dp=layout.dp,
-            )
-            table = aic_table(
-                source, max_batch=request.max_running, max_tokens=request.max_batch_tokens
-            )
-            notes.extend(f"{PACKAGE}: {note}" for note in source.notes)
-            uncertainty = step_uncertainty(
-                request.system, roofline=False, given=False, calibration=None
-            )
-            return table, notes, uncertainty
+            return _aic_table(request, model, layout, draft, notes, decode_only), notes, data
         except InputError as exc:
+            if ep_model_applies(layout):
+                try:
+                    table, note = interpolated(
+                        layout,
+                        lambda other: _aic_table(request, model, other, draft, notes, decode_only),
+                    )
+                    notes.append(note)
+                    return table, notes, data
+                except InputError:
+                    pass
             if request.steps == "aic":
                 raise
             notes.append(f"roofline step times: {exc}")
@@ -234,18 +280,19 @@ def _steps(
         raise InputError(f"unknown step-time source {request.steps!r} (auto, aic, roofline)")
     calibration = calibration_for(request.system)
     given = request.roofline is not None
-    params = roofline_for(request)
     if calibration is not None and not given:
         notes.append(f"roofline factors calibrated on {request.system}: {calibration.basis}")
     table = roofline_table(
         model,
         gpu,
         layout.tp,
-        params,
+        roofline_for(request),
         kv_replication=copies,
         data_parallel=layout.dp,
         max_batch=request.max_running,
         max_tokens=request.max_batch_tokens,
+        verify=draft + 1,
+        draft_scale=draft_scale(model, draft),
     )
     uncertainty = step_uncertainty(
         request.system, roofline=True, given=given, calibration=calibration
@@ -281,6 +328,58 @@ def _cache_options(
     return options, [note]
 
 
+def _aic_table(
+    request: DeploymentRequest,
+    model: ModelSpec,
+    layout: Layout,
+    draft: int,
+    notes: list[str],
+    decode_only: bool = False,
+) -> StepTable:
+    """aiconfigurator-core's step table of a layout (InputError when it has no data), computed
+    once and kept on disk (`agentload.sim.stepcache`)."""
+    key = {
+        "library": aic_version(),
+        "perf_data": resolved_backend_version(request.system, request.backend),
+        "system": request.system,
+        "backend": request.backend,
+        "model": model.name,
+        "layout": [layout.tp, layout.ep, layout.dp],
+        "nextn": draft,
+        "max_batch": request.max_running,
+        "max_tokens": request.max_batch_tokens,
+        "decode_only": decode_only,
+    }
+
+    def compute() -> tuple[StepTable, list[str]]:
+        source = AicSource(
+            model.name,
+            request.system,
+            request.backend,
+            tp=layout.tp,
+            ep=layout.ep,
+            dp=layout.dp,
+            nextn=draft,
+        )
+        table = aic_table(
+            source,
+            max_batch=request.max_running,
+            max_tokens=request.max_batch_tokens,
+            decode_only=decode_only,
+        )
+        return table, list(source.notes)
+
+    table, found = cached_table(key, compute)
+    notes.extend(f"{PACKAGE}: {note}" for note in found if f"{PACKAGE}: {note}" not in notes)
+    return table
+
+
+def draft_scale(model: ModelSpec, draft: int) -> float:
+    """A decoding step's work with `draft` draft passes over without: (layers + draft) /
+    layers, aiconfigurator-core's `mtp_scale_factor` (one draft layer a draft token)."""
+    return (model.layers + draft) / model.layers
+
+
 def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None) -> BuiltDeployment:
     """The deployment a request names (InputError when it cannot exist); `model` describes a
     model no config file has (e.g. one whose architecture is fitted), in place of
@@ -291,17 +390,84 @@ def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None)
     copy spans `tp * dp` GPUs whose ranks share the experts (their coupling in the MoE layers
     is in the step times, assuming evenly loaded ranks; the ranks are otherwise simulated
     independently, behind the same router)."""
-    layout = parse_parallel(request.parallel)
-    tp = layout.tp
-    if request.gpus % layout.group:
-        raise InputError(
-            f"{request.gpus} GPUs do not split into model copies of {layout.group} GPUs "
-            f"({PARALLEL_OPTION} {request.parallel})",
-            field="--gpus",
-        )
+    pools = request.pools()
     if model is None:
         model = model_spec(request.model, kv_dtype_bytes=request.kv_dtype_bytes)
     gpu = gpu_spec(request.system)
+    built = [_build_pool(request, model, gpu, pool) for pool in pools]
+    front = built[0]
+    back = built[1] if len(built) > 1 else None
+    link = kv_link(gpu, request.gpus) if back is not None else None
+    config = DeploymentConfig(
+        replicas=front.pool.replicas,
+        gpus_per_replica=front.pool.layout.tp,
+        routing=request.routing,
+        engine=front.engine,
+        steps=front.steps,
+        power=front.power,
+        decode=_pool_config(back) if back is not None else None,
+        transfer=_transfer(back, link) if back is not None and link is not None else None,
+        speculative=request.speculative,
+    )
+    notes = [note for pool in built for note in pool.notes]
+    return BuiltDeployment(
+        request=request,
+        config=config,
+        model=model,
+        gpu=gpu,
+        layout=front.pool.layout,
+        kv_bytes_per_token=front.kv_bytes_per_token,
+        kv_budget_bytes=front.kv_budget_bytes,
+        step_source=_step_source(built),
+        aiconfigurator_core=aic_version(),
+        uncertainty=_least_sure(built),
+        notes=tuple(dict.fromkeys(notes)),
+        pools=tuple(built),
+        kv_link=link,
+    )
+
+
+def _least_sure(built: list[BuiltPool]) -> StepUncertainty:
+    """The pools' uncertainty: the widest band (an unstated band counts as the widest)."""
+    return max(
+        (pool.uncertainty for pool in built),
+        key=lambda u: (u.error_band is None, u.error_band or 0.0, not u.calibrated),
+    )
+
+
+def _step_source(built: list[BuiltPool]) -> str:
+    if len(built) == 1:
+        return built[0].steps.source
+    return "; ".join(f"{pool.pool.role}: {pool.steps.source}" for pool in built)
+
+
+def _pool_config(pool: BuiltPool) -> PoolConfig:
+    return PoolConfig(
+        replicas=pool.pool.replicas,
+        gpus_per_replica=pool.pool.layout.tp,
+        engine=pool.engine,
+        steps=pool.steps,
+        power=pool.power,
+    )
+
+
+def _transfer(decode: BuiltPool, link: KvLink) -> TransferConfig:
+    """The hand-off to one decode replica: its `tp` GPUs each receive their share of a
+    token's KV over their own link."""
+    per_gpu = decode.kv_bytes_per_token / decode.pool.layout.tp
+    return TransferConfig(tokens_per_s=link.bytes_per_s / per_gpu, latency_s=link.latency_s)
+
+
+def _build_pool(
+    request: DeploymentRequest, model: ModelSpec, gpu: GpuSpec, pool: Pool
+) -> BuiltPool:
+    """One pool's engine, step times, power and memory."""
+    layout = pool.layout
+    tp = layout.tp
+    speculative = request.speculative if pool.role != "prefill" else None
+    draft = speculative.draft_tokens if speculative is not None else 0
+    mtp = speculative is not None and speculative.method == "mtp"
+    weight_scale = (model.layers + model.mtp_layers) / model.layers if mtp else 1.0
     copies = kv_replication(tp, model.kv_heads, mla=model.mla)
     memory = replica_memory(
         model,
@@ -309,18 +475,22 @@ def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None)
         layout,
         max_batch_tokens=request.max_batch_tokens,
         memory_fraction=request.memory_fraction,
+        weight_scale=weight_scale,
     )
     per_token = memory.kv_bytes_per_token
     capacity = memory.kv_capacity_tokens
     if capacity < request.block_tokens:
         raise InputError(
-            f"{model.name} does not fit {request.parallel} on {request.system}: "
+            f"{model.name} does not fit {layout.spec} on {request.system}: "
             f"{memory.weights_per_gpu_bytes / BYTES_PER_GB:.0f} GB of weights per GPU of "
             f"{gpu.memory_bytes / BYTES_PER_GB:.0f} GB, no room for KV"
         )
-    host_tokens = int(request.kv_host_gb * BYTES_PER_GB // per_token)
+    host_gb = request.kv_host_gb if pool.role != "decode" else 0.0
+    host_tokens = int(host_gb * BYTES_PER_GB // per_token)
     load_rate = tp * gpu.host_link_bytes_per_s / per_token
-    steps, notes, uncertainty = _steps(request, model, gpu, layout, copies)
+    steps, notes, uncertainty = _steps(
+        request, model, gpu, layout, copies, draft, decode_only=pool.role == "decode"
+    )
     cache, cache_notes = _cache_options(request, capacity, per_token, model.max_context)
     engine = EngineConfig.model_validate(
         {
@@ -330,6 +500,7 @@ def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None)
             "block_tokens": request.block_tokens,
             "kv_host_tokens": host_tokens,
             "host_load_tokens_per_s": load_rate if host_tokens else 0.0,
+            "group_size": layout.dp if pool.role == "prefill" else 1,
             **cache,
         }
     )
@@ -342,25 +513,17 @@ def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None)
         peak_bytes_per_s=gpu.bandwidth_bytes_per_s,
         gain=request.power_gain,
         work=model.work(copies, layout.dp),
+        verify_tokens=draft + 1,
+        draft_scale=draft_scale(model, draft),
     )
-    config = DeploymentConfig(
-        replicas=request.gpus // tp,
-        gpus_per_replica=tp,
-        routing=request.routing,
+    return BuiltPool(
+        pool=pool,
         engine=engine,
         steps=steps,
         power=power,
-    )
-    return BuiltDeployment(
-        request=request,
-        config=config,
-        model=model,
-        gpu=gpu,
-        layout=layout,
         kv_bytes_per_token=per_token,
         kv_budget_bytes=memory.kv_budget_bytes,
-        step_source=steps.source,
-        aiconfigurator_core=aic_version(),
+        weights_per_gpu_bytes=memory.weights_per_gpu_bytes,
         uncertainty=uncertainty,
         notes=tuple(notes),
     )

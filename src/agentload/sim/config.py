@@ -2,6 +2,12 @@
 
 Numbers only (pure data); `agentload.sim.build` derives them from a system, a model and a
 parallel layout. Sizes are tokens per replica; times are virtual seconds.
+
+An aggregated deployment is one pool of replicas (the top-level `replicas`, `engine`, `steps`,
+`power`), each prefilling and decoding in the same steps. A disaggregated one (`decode` set)
+has those as its prefill pool and `decode` as its decode pool: a prefill replica computes a
+prompt against its prefix cache and hands the KV to a decode replica over `transfer`'s link.
+`speculative` applies to every decoding step (aggregated or decode replicas).
 """
 
 from __future__ import annotations
@@ -11,15 +17,22 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentload.sim.power import PowerModel
+from agentload.sim.serving import Speculative
 from agentload.sim.steptable import StepTable
 
-Routing = Literal["affinity", "round_robin"]
+Routing = Literal["affinity", "round_robin", "cache_aware", "kv"]
+"""How calls reach replicas (attention ranks count as replicas, as a KV-aware router sees them):
+`affinity` (session-affine): every call of a session goes to one replica (a new session to the
+replica with the fewest live sessions); `round_robin`: calls go to replicas in turn;
+`cache_aware`: SGLang's router (its `cache_aware` policy, defaults `CACHE_THRESHOLD`,
+`BALANCE_ABS_THRESHOLD`, `BALANCE_REL_THRESHOLD`): the replica with the longest cached prefix
+unless loads are unbalanced; `kv`: Dynamo's KV router (cost = `KV_OVERLAP_WEIGHT` x blocks to
+prefill + active blocks, the lowest wins). See `agentload.sim.routing`."""
+ROUTINGS: tuple[str, ...] = ("affinity", "round_robin", "cache_aware", "kv")
 PrefixCacheKind = Literal["radix", "slots"]
 """`radix`: one prefix tree shared by all of a replica's sequences (SGLang, vLLM); `slots`: one
 prompt per slot, slots picked by prompt similarity, a RAM prompt cache between them
 (llama.cpp's server, `agentload.sim.slots`)."""
-"""`affinity`: every call of a session goes to one replica (a new session goes to the replica
-with the fewest live sessions); `round_robin`: calls go to replicas in turn."""
 
 DEFAULT_MAX_BATCH_TOKENS = 8192
 """Per-step token budget (SGLang's `--chunked-prefill-size` default on large GPUs, and a common
@@ -64,6 +77,11 @@ class EngineConfig(_Frozen):
     """`slots` only: the share of a prompt a slot must hold to be picked for it (0: LRU only)."""
     prompt_cache_tokens: int = Field(default=0, ge=0)
     """`slots` only: the RAM prompt cache, tokens (0: none)."""
+    group_size: int = Field(default=1, ge=1)
+    """Attention-DP ranks a model copy spans, for a prefill pool: consecutive replicas in groups
+    of this many share their MoE layers, so a rank's chunk costs at its group's mean load (1:
+    every rank costed as if its siblings prefilled as much, the step tables' assumption, kept
+    for aggregated pools whose ranks also decode: see docs/simulation.md)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> EngineConfig:
@@ -76,8 +94,34 @@ class EngineConfig(_Frozen):
         return self
 
 
+class PoolConfig(_Frozen):
+    """A pool of replicas of one layout (the decode pool of a disaggregated deployment)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    replicas: int = Field(ge=1)
+    gpus_per_replica: int = Field(default=1, ge=1)
+    engine: EngineConfig
+    steps: StepTable
+    power: PowerModel | None = None
+
+    @property
+    def gpus(self) -> int:
+        return self.replicas * self.gpus_per_replica
+
+
+class TransferConfig(_Frozen):
+    """How a prompt's KV reaches a decode replica: `latency_s` plus its tokens over
+    `tokens_per_s` (the link's bytes/s over the KV bytes a token occupies on one of the decode
+    replica's GPUs), one transfer at a time per decode replica."""
+
+    tokens_per_s: float = Field(gt=0)
+    latency_s: float = Field(default=0.0, ge=0)
+
+
 class DeploymentConfig(_Frozen):
-    """Everything the engine needs: replicas, their engine, step times and power."""
+    """Everything the engine needs: replicas, their engine, step times and power (the prefill
+    pool when `decode` is set), and for disaggregated serving the decode pool and the link."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
@@ -90,7 +134,26 @@ class DeploymentConfig(_Frozen):
     power: PowerModel | None = None
     """Accelerator power; None: no energy is simulated."""
     power_bin_s: float = Field(default=DEFAULT_POWER_BIN_S, gt=0)
+    decode: PoolConfig | None = None
+    """Disaggregated serving: the decode pool (the replicas above then only prefill)."""
+    transfer: TransferConfig | None = None
+    """The KV hand-off from prefill to decode replicas (with `decode`)."""
+    speculative: Speculative | None = None
+    """Speculative decoding in every decoding step (None: one token a step)."""
+    seed: int = 0
+    """Seeds the draws of accepted draft tokens (the only randomness; deterministic)."""
+
+    @model_validator(mode="after")
+    def _pools(self) -> DeploymentConfig:
+        if (self.decode is None) != (self.transfer is None):
+            raise ValueError("a decode pool and a KV transfer go together")
+        return self
+
+    @property
+    def disaggregated(self) -> bool:
+        return self.decode is not None
 
     @property
     def gpus(self) -> int:
-        return self.replicas * self.gpus_per_replica
+        own = self.replicas * self.gpus_per_replica
+        return own + (self.decode.gpus if self.decode is not None else 0)

@@ -18,7 +18,14 @@ that instant does not take them (they join the next one). `abort(id, t)` drops a
 still queued or running at `t` (its client gone): no result ever comes for it, its memory is
 freed, and its replica's next step forms without it.
 
-Everything is deterministic: no randomness, ties broken in submission order.
+Disaggregated serving (`DeploymentConfig.decode`): a request is routed to a prefill replica;
+when its prompt is done there (cached in that replica's tree) it is handed at that instant to
+a decode replica (`agentload.sim.routing` picks it), which admits it when its KV fits, receives
+the KV over the link, and decodes it. Its time to first token is the queue, the prefill, the
+wait for decode memory and the transfer, and the first decode step.
+
+Everything is deterministic: ties are broken in submission order, and the one random draw
+(accepted draft tokens under speculative decoding) comes from a seeded generator.
 """
 
 from __future__ import annotations
@@ -31,9 +38,13 @@ from collections.abc import Hashable
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from agentload.sim.config import DeploymentConfig
-from agentload.sim.replica import Replica, StepRecord, error_result, make_live
+from agentload.sim.accept import Acceptance
+from agentload.sim.config import DeploymentConfig, EngineConfig
+from agentload.sim.power import PowerModel
+from agentload.sim.replica import Replica, Role, StepRecord, error_result, make_live
 from agentload.sim.request import SimRequest, SimResult
+from agentload.sim.routing import Router
+from agentload.sim.steptable import StepTable
 
 
 class EngineMetrics(BaseModel):
@@ -65,6 +76,16 @@ class EngineMetrics(BaseModel):
     host_used_tokens: int
 
 
+def _group(replicas: list[Replica], size: int) -> None:
+    """Tell each replica its attention-DP siblings (consecutive replicas, `size` a group)."""
+    if size <= 1:
+        return
+    for start in range(0, len(replicas), size):
+        group = replicas[start : start + size]
+        for replica in group:
+            replica.siblings = [other for other in group if other is not replica]
+
+
 class Deployment:
     """Replicas, routing, the virtual clock and the energy account."""
 
@@ -76,31 +97,73 @@ class Deployment:
         self._bin = config.power_bin_s
         self._dynamic: list[float] = []
         self._dynamic_j = 0.0
-        power = config.power
+        speculative = config.speculative
+        acceptance = Acceptance(speculative, config.seed) if speculative is not None else None
+        decode = config.decode
+        first_role = Role.PREFILL if decode is not None else Role.MIXED
         self.replicas = [
-            Replica(
-                i,
-                config.engine,
-                config.steps,
-                power,
-                self._add_energy if power is not None else None,
-                self.trace,
-            )
+            self._replica(i, config.engine, config.steps, config.power, first_role, acceptance)
             for i in range(config.replicas)
         ]
-        self._idle_w = power.idle_watts() * config.replicas if power is not None else 0.0
+        """Every replica: the first pool's (aggregated or prefill), then the decode pool's."""
+        self.front = self.replicas[:]
+        """The replicas calls are routed to (aggregated or prefill)."""
+        self.back: list[Replica] = []
+        """The decode pool (disaggregated serving), in `replicas` after `front`."""
+        if decode is not None:
+            self.back = [
+                self._replica(
+                    config.replicas + i,
+                    decode.engine,
+                    decode.steps,
+                    decode.power,
+                    Role.DECODE,
+                    acceptance,
+                )
+                for i in range(decode.replicas)
+            ]
+            self.replicas.extend(self.back)
+        _group(self.front, config.engine.group_size)
+        if decode is not None:
+            _group(self.back, decode.engine.group_size)
+        self._router = Router(self.front, config.routing, prefill_only=decode is not None)
+        self._decode_router = Router(self.back, config.routing, decode=True) if self.back else None
+        self._idle_w = sum(
+            pool.power.idle_watts() * pool.replicas
+            for pool in (config, decode)
+            if pool is not None and pool.power is not None
+        )
         self._heap: list[tuple[float, int, int, int]] = []
         self._seq = itertools.count()
         self._dirty: list[int] = []
-        self._is_dirty = [False] * config.replicas
+        self._is_dirty = [False] * len(self.replicas)
         self._pending: list[SimResult] = []
-        self._assigned: dict[Hashable, int] = {}
-        self._turn = 0
         self.submitted = 0
         self.completed = 0
         self.aborted = 0
         self._prompt_tokens = 0
         self._cached_tokens = 0
+
+    def _replica(
+        self,
+        index: int,
+        engine: EngineConfig,
+        steps: StepTable,
+        power: PowerModel | None,
+        role: Role,
+        acceptance: Acceptance | None,
+    ) -> Replica:
+        return Replica(
+            index,
+            engine,
+            steps,
+            power,
+            self._add_energy if power is not None else None,
+            self.trace,
+            role=role,
+            acceptance=acceptance,
+            transfer=self.config.transfer,
+        )
 
     # --- the driver's interface -----------------------------------------------------------
 
@@ -111,18 +174,33 @@ class Deployment:
         if t > self.now:
             self._pending.extend(self.advance(t))
         live = make_live(request, t)
-        index = self._route(request.session_key)
-        replica = self.replicas[index]
         self.submitted += 1
-        engine = self.config.engine
-        need = live.prompt + live.output
-        limit = engine.max_context_tokens
-        if need + engine.block_tokens > engine.kv_capacity_tokens or (
-            limit is not None and need > limit
-        ):
-            self._pending.append(error_result(request, live.prompt, index, t))
+        if not self._fits(live.prompt, live.output):
+            self._pending.append(error_result(request, live.prompt, 0, t))
             return
-        self._changed(index, replica.submit(live, t))
+        router = self._router
+        index = router.route(request.session_key, live.keys, live.tokens, live.prompt, live.output)
+        if router.overlap is not None:
+            live.estimate = live.prompt - router.overlap
+        self._changed(index, self.front[index].submit(live, t))
+
+    def _fits(self, prompt: int, output: int) -> bool:
+        """Whether a request can ever be served: within the model's context, and its KV within
+        a replica's memory (a prefill replica's: the prompt; a decode or aggregated one's: the
+        prompt and the output)."""
+        config = self.config
+        engine = config.engine
+        limit = engine.max_context_tokens
+        need = prompt + output
+        if limit is not None and need > limit:
+            return False
+        if config.decode is None:
+            return need + engine.block_tokens <= engine.kv_capacity_tokens
+        back = config.decode.engine
+        return (
+            prompt + engine.block_tokens <= engine.kv_capacity_tokens
+            and need + back.block_tokens <= back.kv_capacity_tokens
+        )
 
     def abort(self, request_id: Hashable, t: float) -> bool:
         """Drop a request at virtual time `t` (>= now; advancing first if needed), as a server
@@ -165,21 +243,12 @@ class Deployment:
         out = self._pending
         self._pending = []
         replicas = self.replicas
-        dirty = self._dirty
-        if dirty:
-            keep = []
-            for index in dirty:
-                replica = replicas[index]
-                if replica.plan is None and replica.clock < t:
-                    self._is_dirty[index] = False
-                    if replica.make_plan() is not None:
-                        self._push(index)
-                    out.extend(self._collect(replica))
-                else:
-                    keep.append(index)
-            self._dirty = keep
         heap = self._heap
-        while heap and heap[0][0] <= t:
+        while True:
+            if self._dirty:
+                self._plan_dirty(t, out)
+            if not heap or heap[0][0] > t:
+                break
             _, _, index, version = heapq.heappop(heap)
             replica = replicas[index]
             if replica.version != version or replica.plan is None:
@@ -190,7 +259,9 @@ class Deployment:
                 self._prompt_tokens += result.prompt_tokens
                 self._cached_tokens += result.cached_tokens
             self.completed += len(out) - before
-            if replica.clock < t:
+            if replica.handoffs:
+                self._hand_off(replica)
+            if replica.clock < t and (not heap or heap[0][0] > replica.clock):
                 if replica.make_plan() is not None:
                     self._push(index)
                 out.extend(self._collect(replica))
@@ -198,6 +269,43 @@ class Deployment:
                 self._mark(index)
         self.now = t
         return out
+
+    def _plan_dirty(self, t: float, out: list[SimResult]) -> None:
+        """Plan the replicas that need a plan and can get no more arrivals at their clock:
+        it is before `t` (the driver's arrivals come at `t`) and before the next plan ends
+        (which could hand a request to them)."""
+        heap = self._heap
+        replicas = self.replicas
+        while heap and (
+            replicas[heap[0][2]].version != heap[0][3] or replicas[heap[0][2]].plan is None
+        ):
+            heapq.heappop(heap)
+        limit = min(t, heap[0][0]) if heap else t
+        keep = []
+        for index in self._dirty:
+            replica = replicas[index]
+            if replica.plan is None and replica.clock < limit:
+                self._is_dirty[index] = False
+                if replica.make_plan() is not None:
+                    self._push(index)
+                out.extend(self._collect(replica))
+            elif replica.plan is not None:
+                self._is_dirty[index] = False
+            else:
+                keep.append(index)
+        self._dirty = keep
+
+    def _hand_off(self, replica: Replica) -> None:
+        """A prefill replica's finished prompts go to decode replicas, at its clock."""
+        router = self._decode_router
+        assert router is not None
+        t = replica.clock
+        back = self.back
+        offset = len(self.front)
+        for live in replica.handoffs:
+            index = router.route(live.req.session_key, live.keys, live.tokens, live.prompt)
+            self._changed(offset + index, back[index].submit(live, t))
+        replica.handoffs.clear()
 
     def metrics(self) -> EngineMetrics:
         """Counters and gauges over all replicas (see `EngineMetrics`)."""
@@ -222,27 +330,12 @@ class Deployment:
     # --- sessions and routing -------------------------------------------------------------
 
     def forget_session(self, session_key: Hashable) -> None:
-        """A session is over: its routing slot and lookup shortcut are dropped (its cached
+        """A session is over: its routing slots and lookup shortcut are dropped (its cached
         blocks stay until evicted)."""
-        index = self._assigned.pop(session_key, None)
-        if index is not None:
-            replica = self.replicas[index]
-            replica.sessions -= 1
-            replica.cache.forget(session_key)
-
-    def _route(self, session_key: Hashable) -> int:
-        if self.config.routing == "round_robin":
-            index = self._turn % len(self.replicas)
-            self._turn += 1
-            return index
-        assigned = self._assigned.get(session_key)
-        if assigned is not None:
-            return assigned
-        counts = [replica.sessions for replica in self.replicas]
-        index = counts.index(min(counts))
-        self._assigned[session_key] = index
-        self.replicas[index].sessions += 1
-        return index
+        for index in self._router.forget(session_key):
+            self.front[index].cache.forget(session_key)
+        if self._decode_router is not None:
+            self._decode_router.forget(session_key)
 
     # --- energy ---------------------------------------------------------------------------
 

@@ -10,14 +10,27 @@ from agentload.results.summary import (
     CalibrationFacts,
     KvWorkingSet,
     SimulatedDeployment,
+    SimulatedPool,
     SimulationFacts,
     StepUncertainty,
 )
 from agentload.sim.aic import PACKAGE
-from agentload.sim.build import BuiltDeployment, parse_parallel, replica_memory
-from agentload.sim.hardware import gpu_spec
+from agentload.sim.build import (
+    ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN,
+    BuiltDeployment,
+    parse_parallel,
+    replica_memory,
+)
+from agentload.sim.hardware import IDLE_FRACTION, gpu_spec
 from agentload.sim.kvset import AgentTokens, agent_tokens, hbm_needed_bytes, max_agents
 from agentload.sim.modelspec import model_spec
+from agentload.sim.power import CALIBRATED_GAIN
+from agentload.sim.routing import (
+    BALANCE_ABS_THRESHOLD,
+    BALANCE_REL_THRESHOLD,
+    CACHE_THRESHOLD,
+    KV_OVERLAP_WEIGHT,
+)
 from agentload.units import BYTES_PER_GB, count_words
 from agentload.workload.model import Workload
 from agentload.workload.stats import call_samples
@@ -40,19 +53,35 @@ def simulation_facts(
         if power is not None
         else "no power model"
     )
+    speculative = request.speculative
     return SimulationFacts(
         deployment=SimulatedDeployment(
             system=request.system,
             backend=request.backend,
             model=built.model.name,
             gpus=request.gpus,
-            parallel=request.parallel,
+            parallel=built.layout.spec,
             replicas=built.config.replicas,
             gpus_per_replica=built.config.gpus_per_replica,
             kv_host_gb=request.kv_host_gb,
             max_batch_tokens=request.max_batch_tokens,
             max_running=request.max_running,
             routing=request.routing,
+            layout=request.layout_spec,
+            pools=tuple(
+                SimulatedPool(
+                    role=pool.pool.role,
+                    workers=pool.pool.workers,
+                    parallel=pool.pool.layout.spec,
+                    replicas=pool.pool.replicas,
+                    gpus=pool.pool.gpus,
+                    kv_capacity_tokens=pool.engine.kv_capacity_tokens,
+                    step_source=pool.steps.source,
+                )
+                for pool in built.pools
+            ),
+            speculative=speculative.describe() if speculative is not None else None,
+            kv_transfer=built.kv_link.description if built.kv_link is not None else None,
         ),
         step_source=built.step_source,
         step_library=f"{PACKAGE} {built.aiconfigurator_core}"
@@ -63,6 +92,7 @@ def simulation_facts(
         calibration=calibration,
         uncertainty=built.uncertainty if calibration is None else run_uncertainty(calibration),
         notes=built.notes,
+        assumptions=assumptions(built),
     )
 
 
@@ -85,9 +115,59 @@ def run_uncertainty(calibration: CalibrationFacts) -> StepUncertainty:
     )
 
 
+def assumptions(built: BuiltDeployment) -> tuple[str, ...]:
+    """Every input of `built` that is assumed or fitted rather than sourced or measured, with
+    its value (what the validation lists beside its figures)."""
+    request = built.request
+    gpu = built.gpu
+    out = [
+        f"memory fraction: {request.memory_fraction:g} of each GPU's memory for weights, KV and "
+        "workspace (assumed, as engines' defaults)",
+        f"activation workspace: {ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN} bytes per batch token per "
+        "hidden unit (assumed)",
+        f"KV dtype: {request.kv_dtype_bytes:g} bytes an element (assumed: BF16 KV, the "
+        "engines' default)",
+    ]
+    if built.config.power is not None:
+        if gpu.idle_w == IDLE_FRACTION * gpu.board_w:
+            out.append(
+                f"idle power: {gpu.idle_w:,.0f} W per GPU ({IDLE_FRACTION:.0%} of board power; "
+                "assumed, not a datasheet figure)"
+            )
+        gain = request.power_gain
+        fitted = (
+            " (fitted to AA-AgentPerf's GB300 NVL72 937 W per GPU)"
+            if gain == CALIBRATED_GAIN
+            else ""
+        )
+        out.append(f"power gain: {gain:.3f}{fitted}")
+    if request.routing == "cache_aware":
+        out.append(
+            f"router: SGLang cache_aware defaults (cache threshold {CACHE_THRESHOLD}, balance "
+            f"{BALANCE_ABS_THRESHOLD} requests and x{BALANCE_REL_THRESHOLD}); reads the "
+            "replicas' caches (SGLang's router approximates them)"
+        )
+    elif request.routing == "kv":
+        out.append(f"router: Dynamo KV router, overlap weight {KV_OVERLAP_WEIGHT:g}, temperature 0")
+    speculative = request.speculative
+    if speculative is not None:
+        out.append(f"speculative decoding: {speculative.describe()}")
+    if built.kv_link is not None:
+        out += [
+            f"KV hand-off: {built.kv_link.description}; one transfer at a time per decode "
+            "replica, the prefill side's sending not limited (assumed)",
+            "decode KV: released at the end of a call (SGLang and Dynamo PD); an idle session's "
+            "prefix stays only in its prefill replica's radix cache",
+            "decode routing: the decode replica with the fewest active tokens (cache_aware, kv), "
+            "in turn (round_robin) or the session's own (affinity)",
+        ]
+    return tuple(out)
+
+
 def kv_working_set(built: BuiltDeployment, workload: Workload, agents: int) -> KvWorkingSet:
     """Tokens per agent over the workload's calls, and what they need of the deployment's HBM
-    with a perfect prefix cache (each replica caches its own sessions and the shared prefix)."""
+    with a perfect prefix cache (each replica caches its own sessions and the shared prefix;
+    disaggregated: the prefill pool's, which keeps the sessions' prefixes)."""
     tokens, shared = _agent_tokens(workload)
     per_token = built.kv_bytes_per_token
     replicas = built.config.replicas

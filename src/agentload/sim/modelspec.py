@@ -75,6 +75,9 @@ class ModelSpec(BaseModel):
     """Every weight's bytes when a model is quantised to a width of its own (e.g. 5.2 bits:
     0.65), overriding the dtypes' widths; compute still runs at `weight_dtype`."""
     max_context: int | None = None
+    mtp_layers: int = Field(default=0, ge=0)
+    """Multi-token-prediction layers the checkpoint ships (`num_nextn_predict_layers`): the
+    draft of MTP speculative decoding."""
 
     @property
     def kv_width(self) -> int:
@@ -286,6 +289,7 @@ def spec_from_config(
         weight_dtype=dtypes[0],
         expert_dtype=dtypes[1],
         max_context=int(c["max_position_embeddings"]) if c.get("max_position_embeddings") else None,
+        mtp_layers=int(c.get("num_nextn_predict_layers") or 0),
     )
 
 

@@ -47,6 +47,11 @@ class PowerModel(BaseModel):
     """Per GPU, HBM bandwidth."""
     gain: float = Field(default=CALIBRATED_GAIN, gt=0)
     work: WorkModel
+    verify_tokens: int = Field(default=1, ge=1)
+    """Tokens each decoding sequence verifies a step (speculative decoding: 1 + the draft)."""
+    draft_scale: float = Field(default=1.0, ge=1.0)
+    """Work of a decoding step with its draft layers over its work without them (MTP: (layers
+    + draft tokens) / layers, as aiconfigurator-core scales it)."""
 
     def _dynamic(self, duration: float, flops: float, moved: float) -> float:
         """Dynamic energy of a replica's step (J above idle, all its GPUs)."""
@@ -63,14 +68,18 @@ class PowerModel(BaseModel):
         chunk_span: float,
     ) -> float:
         """Dynamic energy (J, whole replica) of a mixed step; see `WorkModel.mixed`."""
-        flops, moved = self.work.mixed(prefill_tokens, batch, context, chunk_pairs, chunk_span)
+        flops, moved = self.work.mixed(
+            prefill_tokens, batch, context, chunk_pairs, chunk_span, self.verify_tokens
+        )
+        if batch and self.draft_scale != 1.0:
+            flops *= self.draft_scale
         return self._dynamic(duration, flops, moved)
 
     def decode_energy(self, duration: float, batch: int, context: float, steps: int) -> float:
         """Dynamic energy (J, whole replica) of a decode-only run (its mean power is applied
         over the run: the cap is checked on the run, not step by step)."""
-        flops, moved = self.work.decode_run(batch, context, steps)
-        return self._dynamic(duration, flops, moved)
+        flops, moved = self.work.decode_run(batch, context, steps, self.verify_tokens)
+        return self._dynamic(duration, flops * self.draft_scale, moved)
 
     def idle_watts(self) -> float:
         """A replica's power between steps, W."""

@@ -17,6 +17,16 @@ An aborted request (a client gone) leaves at once; the step in progress still co
 (see `Replica.abort`).
 Per step, only O(prefilling requests) Python work: decoders are kept as a heap of the step at
 which each finishes and a running sum of contexts.
+
+Roles (disaggregated serving): a `prefill` replica only prefills; when a prompt is done it
+joins the replica's cache (its radix tree keeps an idle session's prefix) and the request is
+handed off (`handoffs`, taken by the deployment). A `decode` replica admits a handed-off
+request when its whole context and output fit in KV memory, receives the prompt's KV over its
+link (one transfer at a time, `TransferConfig`), then decodes it: its first token comes at the
+end of its first decode step; at the end its KV is released, nothing is cached. A `mixed`
+replica (aggregated serving) does both, as above. With speculative decoding a decoding step
+yields a drawn number of tokens (`agentload.sim.accept`): a request's steps are drawn when it
+starts decoding.
 """
 
 from __future__ import annotations
@@ -28,8 +38,9 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from agentload.sim.cache import Admission, Keys, _Node
-from agentload.sim.config import EngineConfig
+from agentload.sim.accept import Acceptance
+from agentload.sim.cache import Admission, Keys, Match, _Node
+from agentload.sim.config import EngineConfig, TransferConfig
 from agentload.sim.power import PowerModel
 from agentload.sim.request import CONTEXT_OVERFLOW, Chain, SimRequest, SimResult
 from agentload.sim.slots import make_cache
@@ -37,6 +48,14 @@ from agentload.sim.steptable import StepTable
 
 EnergySink = Callable[[float, float, float], None]
 """Called with (start, end, dynamic joules) for each plan applied."""
+NO_MATCH = Match([], 0, 0)
+"""A decode replica reuses nothing: it receives every prompt's KV whole."""
+
+
+class Role(Enum):
+    MIXED = "mixed"
+    PREFILL = "prefill"
+    DECODE = "decode"
 
 
 class _Live:
@@ -45,7 +64,10 @@ class _Live:
     __slots__ = (
         "aborted",
         "admission",
+        "cached",
+        "estimate",
         "finish",
+        "host_cached",
         "join",
         "keys",
         "leaf",
@@ -80,6 +102,21 @@ class _Live:
         self.finish = 0
         self.leaf: _Node | None = None
         self.aborted = False
+        self.cached = 0
+        """Prompt tokens the (prefill) cache served, for the result."""
+        self.estimate = prompt
+        """Its uncached prompt tokens as the router estimated them (a replica's pending
+        prefill while it is not through prefill)."""
+        self.host_cached = 0
+
+    def hand_off(self) -> None:
+        """Forget the prefill replica's state: the request starts over on a decode replica."""
+        self.admission = None
+        self.path = []
+        self.left = 0
+        self.span = 0
+        self.ready = 0.0
+        self.leaf = None
 
 
 class Kind(Enum):
@@ -126,8 +163,15 @@ class Replica:
         power: PowerModel | None = None,
         energy: EnergySink | None = None,
         trace: list[StepRecord] | None = None,
+        *,
+        role: Role = Role.MIXED,
+        acceptance: Acceptance | None = None,
+        transfer: TransferConfig | None = None,
     ) -> None:
         self.index = index
+        self.role = role
+        self.acceptance = acceptance
+        self.transfer = transfer
         self.config = config
         self.steps = steps
         self.power = power
@@ -138,8 +182,8 @@ class Replica:
         self.prefilling: list[_Live] = []
         self.decoders: list[tuple[int, int, _Live]] = []
         self.context_offset = 0
-        """Sum over decoders of (prompt + 1 - join step): their context sum is this plus
-        batch * steps_done."""
+        """Sum over decoders of (prompt + 1 - join step), or (prompt - join step) for requests
+        handed off to a decode replica: their context sum is this plus batch * steps_done."""
         self.steps_done = 0
         self.clock = 0.0
         self.link_free = 0.0
@@ -147,9 +191,22 @@ class Replica:
         self.version = 0
         self._seq = itertools.count()
         self.sessions = 0
-        """Live sessions routed here (affinity routing)."""
+        """Live sessions routed here (affinity routing, `agentload.sim.routing`)."""
         self.failed: list[SimResult] = []
         """Requests rejected while planning, for the deployment to hand out."""
+        self.handoffs: list[_Live] = []
+        """Prefill role: requests whose prompt is done, for the deployment to hand off."""
+        self.fresh: list[_Live] = []
+        """Decode role: requests that joined the batch and have no token yet."""
+        self.siblings: list[Replica] = []
+        """The other attention-DP ranks of this replica's model copy (their MoE layers run on
+        every rank's tokens together)."""
+        self.active = 0
+        """Requests routed here and not finished or handed off (a router's load)."""
+        self.active_tokens = 0
+        """Their prompt + output tokens."""
+        self.pending_prefill = 0
+        """The router's estimate of their uncached prompt tokens not yet prefilled."""
 
     # --- queries --------------------------------------------------------------------------
 
@@ -175,7 +232,18 @@ class Replica:
         """Queue a request arriving at `t` (no earlier than the replica's applied plans);
         returns True when the current plan's end moved (a decode run cut, a wait ended)."""
         self.waiting.append(live)
+        self.active += 1
+        self.active_tokens += live.prompt + live.output
+        if self.role is not Role.DECODE:
+            self.pending_prefill += live.estimate
         return self._interrupt(t)
+
+    def _leave(self, live: _Live) -> None:
+        """A request is no longer this replica's load (finished, aborted or handed off)."""
+        self.active -= 1
+        self.active_tokens -= live.prompt + live.output
+        if self.role is not Role.DECODE and live.leaf is None:
+            self.pending_prefill -= live.estimate
 
     def find(self, request_id: Hashable) -> _Live | None:
         """The request with this id if it is queued or running here (a scan: aborts are rare,
@@ -196,25 +264,47 @@ class Replica:
         without it. A host transfer already queued keeps the link busy. Returns True when the
         current plan's end moved."""
         admission = live.admission
-        if admission is None:
+        self._leave(live)
+        if self.role is Role.DECODE:
+            self._abort_decode(live, t)
+        elif admission is None:
             self.waiting.remove(live)
         elif live.leaf is None:
             self.prefilling.remove(live)
             self.cache.cancel(admission, t)
             live.path = []
         else:
-            decoders = self.decoders
-            for i, entry in enumerate(decoders):
-                if entry[2] is live:
-                    last = decoders.pop()
-                    if i < len(decoders):
-                        decoders[i] = last
-                        heapq.heapify(decoders)
-                    break
+            self._drop_decoder(live)
             self.context_offset -= live.prompt + 1 - live.join
             self.cache.release(live.leaf, admission, t)
         live.aborted = True
         return self._interrupt(t)
+
+    def _abort_decode(self, live: _Live, t: float) -> None:
+        """A decode replica drops a request: queued, receiving its KV, or decoding; whatever
+        it holds is freed (nothing is cached on this side)."""
+        admission = live.admission
+        if admission is None:
+            self.waiting.remove(live)
+            return
+        if live in self.prefilling:
+            self.prefilling.remove(live)
+        else:
+            self._drop_decoder(live)
+            self.context_offset -= live.prompt - live.join
+            if live in self.fresh:
+                self.fresh.remove(live)
+        self.cache.cancel(admission, t)
+
+    def _drop_decoder(self, live: _Live) -> None:
+        decoders = self.decoders
+        for i, entry in enumerate(decoders):
+            if entry[2] is live:
+                last = decoders.pop()
+                if i < len(decoders):
+                    decoders[i] = last
+                    heapq.heapify(decoders)
+                break
 
     def _interrupt(self, t: float) -> bool:
         """Something changed at `t`: cut a decode run after the step in progress, end a wait
@@ -242,6 +332,8 @@ class Replica:
 
     def make_plan(self) -> Plan | None:
         """The next plan, from the state at `clock` (admits requests: mutates the cache)."""
+        if self.role is Role.DECODE:
+            return self._decode_plan()
         t0 = self.clock
         config = self.config
         batch = len(self.decoders)
@@ -274,7 +366,10 @@ class Replica:
         if chunks:
             context = self._context()
             duration = self.steps.mixed_step(
-                prefill, batch, context, [(take, live.span) for live, take in chunks]
+                self._group_prefill(prefill, t0),
+                batch,
+                context,
+                [(take, live.span) for live, take in chunks],
             )
             plan = Plan(Kind.MIXED, t0, t0 + duration, batch, context, 1, prefill, chunks)
         elif batch:
@@ -296,14 +391,98 @@ class Replica:
         self.version += 1
         return plan
 
+    def _decode_plan(self) -> Plan | None:
+        """A decode replica's next plan: admit what fits (reserving its whole context and
+        output, starting its KV transfer), let arrived transfers join the batch, then decode
+        until the next completion or arrival, or wait for a transfer."""
+        t0 = self.clock
+        waiting = self.waiting
+        running = len(self.decoders) + len(self.prefilling)
+        while waiting and running < self.config.max_running:
+            live = waiting[0]
+            if not self._receive(live, t0):
+                break
+            waiting.popleft()
+            running += 1
+            self.prefilling.append(live)
+        if self.prefilling:
+            arrived = [live for live in self.prefilling if live.ready <= t0]
+            if arrived:
+                for live in arrived:
+                    self._join(live)
+                self.prefilling = [live for live in self.prefilling if live.ready > t0]
+        batch = len(self.decoders)
+        if batch:
+            context = self._context()
+            steps = self.decoders[0][0] - self.steps_done
+            if self.prefilling:
+                soonest = min(live.ready for live in self.prefilling)
+                steps = self.steps.steps_until(batch, context, steps, soonest - t0)
+            duration = self.steps.decode_run(batch, context, steps)
+            plan = Plan(Kind.DECODE, t0, t0 + duration, batch, context, steps)
+        elif self.prefilling:
+            plan = Plan(Kind.WAIT, t0, min(live.ready for live in self.prefilling))
+        else:
+            if waiting:
+                self._reject(waiting.popleft(), t0)
+                return self._decode_plan()
+            return None
+        self.plan = plan
+        self.version += 1
+        return plan
+
+    def _receive(self, live: _Live, now: float) -> bool:
+        """Admit a handed-off request on a decode replica: reserve its prompt and output, and
+        schedule its KV transfer on the replica's link (after the transfers before it)."""
+        admission = self.cache.admit(NO_MATCH, live.prompt, live.output, now)
+        if admission is None:
+            return False
+        live.admission = admission
+        transfer = self.transfer
+        assert transfer is not None
+        start = max(now, self.link_free)
+        self.link_free = start + transfer.latency_s + live.prompt / transfer.tokens_per_s
+        live.ready = self.link_free
+        return True
+
+    def _join(self, live: _Live) -> None:
+        """A request whose KV has arrived joins the decode batch: it needs all its output
+        tokens from decode steps, the first at the end of the next step."""
+        live.join = self.steps_done
+        acceptance = self.acceptance
+        steps = acceptance.steps(live.output) if acceptance is not None else live.output
+        live.finish = self.steps_done + steps
+        self.context_offset += live.prompt - live.join
+        heapq.heappush(self.decoders, (live.finish, next(self._seq), live))
+        self.fresh.append(live)
+
+    def _group_prefill(self, own: int, t0: float) -> float:
+        """The prefill tokens a step's MoE and collectives see, per rank: with attention data
+        parallelism the group's ranks run their MoE layers on every rank's tokens, so a rank's
+        chunk costs what the group's step costs at the mean over its ranks of the prefill in
+        flight (this rank's and the siblings' steps running at `t0`); the step tables hold a
+        group whose every rank prefills as much (aiconfigurator-core's attention-DP model).
+        Without siblings, its own tokens."""
+        siblings = self.siblings
+        if not siblings:
+            return own
+        others = 0
+        for sibling in siblings:
+            plan = sibling.plan
+            if plan is not None and plan.kind is Kind.MIXED and plan.end > t0:
+                others += plan.prefill_tokens
+        return max(1.0, (own + others) / (len(siblings) + 1))
+
     def _reject(self, live: _Live, t: float) -> None:
         """Fail a request that cannot be admitted even on an idle replica."""
+        self._leave(live)
         self.failed.append(error_result(live.req, live.prompt, self.index, t))
 
     def _admit(self, live: _Live, now: float) -> bool:
         req = live.req
         match = self.cache.match(req.session_key, live.keys, live.tokens)
-        admission = self.cache.admit(match, live.prompt, live.output, now)
+        output = 0 if self.role is Role.PREFILL else live.output
+        admission = self.cache.admit(match, live.prompt, output, now)
         if admission is None:
             return False
         live.admission = admission
@@ -331,6 +510,11 @@ class Replica:
             return
         self._account(plan)
         if plan.batch:
+            if self.fresh:
+                first = plan.start + self.steps.decode_run(plan.batch, plan.context, 1)
+                for live in self.fresh:
+                    live.t_first = first
+                self.fresh.clear()
             self.steps_done += plan.steps
             self._finish_decoders(end, out)
         if plan.kind is Kind.MIXED:
@@ -375,30 +559,47 @@ class Replica:
         assert admission is not None
         req = live.req
         live.t_first = t
+        live.cached = admission.hit
+        live.host_cached = admission.host_hit
+        self.pending_prefill -= live.estimate
         live.leaf = self.cache.insert(
             req.session_key, live.keys, live.tokens, admission, live.path, t
         )
         live.path = []
+        if self.role is Role.PREFILL:
+            self.cache.release(live.leaf, admission, t)
+            self._leave(live)
+            live.hand_off()
+            self.handoffs.append(live)
+            return
         if live.output == 1:
             self._complete(live, t, out)
             return
         live.join = self.steps_done
-        live.finish = self.steps_done + live.output - 1
+        acceptance = self.acceptance
+        more = live.output - 1
+        live.finish = self.steps_done + (acceptance.steps(more) if acceptance else more)
         self.context_offset += live.prompt + 1 - live.join
         heapq.heappush(self.decoders, (live.finish, next(self._seq), live))
 
     def _finish_decoders(self, t: float, out: list[SimResult]) -> None:
         decoders = self.decoders
         done = self.steps_done
+        joined = 0 if self.role is Role.DECODE else 1
         while decoders and decoders[0][0] <= done:
             _, _, live = heapq.heappop(decoders)
-            self.context_offset -= live.prompt + 1 - live.join
+            self.context_offset -= live.prompt + joined - live.join
             self._complete(live, t, out)
 
     def _complete(self, live: _Live, t: float, out: list[SimResult]) -> None:
         admission = live.admission
-        assert admission is not None and live.leaf is not None
-        self.cache.release(live.leaf, admission, t)
+        assert admission is not None
+        if self.role is Role.DECODE:
+            self.cache.cancel(admission, t)
+        else:
+            assert live.leaf is not None
+            self.cache.release(live.leaf, admission, t)
+        self._leave(live)
         req = live.req
         out.append(
             SimResult(
@@ -410,8 +611,8 @@ class Replica:
                 t,
                 t,
                 live.prompt,
-                admission.hit,
-                admission.host_hit,
+                live.cached,
+                live.host_cached,
                 live.output,
             )
         )

@@ -67,8 +67,12 @@ def roofline_table(
     data_parallel: int = 1,
     max_batch: int = BATCH_GRID[-1],
     max_tokens: int = CHUNK_GRID[-1],
+    verify: int = 1,
+    draft_scale: float = 1.0,
 ) -> StepTable:
-    """The roofline tabulated on the engine's grid for one replica."""
+    """The roofline tabulated on the engine's grid for one replica; with speculative decoding
+    every decoding sequence verifies `verify` tokens a step (1 + its draft, KV read once) and
+    the step's compute grows by `draft_scale` (the draft layers)."""
     work = model.work(kv_replication, data_parallel)
     flops_per_s = gpus * gpu.peak_flops(model.weight_dtype) * params.compute_efficiency
     bytes_per_s = gpus * gpu.bandwidth_bytes_per_s * params.bandwidth_efficiency
@@ -79,12 +83,13 @@ def roofline_table(
 
     def decode(b: int, c: float) -> float:
         drafts = round(b * (accepted - 1.0))
-        flops, moved = work.mixed(drafts, b, c, drafts * c, 0.0)
+        flops, moved = work.mixed(drafts, b, c, drafts * c, 0.0, verify)
+        flops *= draft_scale
         step = overhead + b * per_sequence + max(flops / flops_per_s, moved / bytes_per_s)
         return step / accepted
 
     def shared(p: int, b: int) -> float:
-        tokens = p + b
+        tokens = p + b * verify
         flops = 2.0 * work.active_params * tokens
         moved = work.weight_bytes(tokens) + work.kv_bytes_per_token * tokens
         return overhead + b * per_sequence + max(flops / flops_per_s, moved / bytes_per_s)
@@ -92,7 +97,7 @@ def roofline_table(
     def decode_attention(b: int, c: float) -> float:
         pairs = b * c
         return max(
-            work.attention_flops * pairs / flops_per_s,
+            work.attention_flops * pairs * verify / flops_per_s,
             work.kv_bytes_per_token * pairs / bytes_per_s,
         )
 
@@ -121,6 +126,7 @@ def roofline_table(
                 else ""
             )
             + (f", {params.tokens_per_step:g} tokens a step" if params.tokens_per_step != 1 else "")
+            + (f", verifying {verify} tokens a sequence" if verify != 1 else "")
             + ")"
         ),
     )

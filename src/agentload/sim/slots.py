@@ -105,6 +105,10 @@ class SlotChoice(NamedTuple):
     hit: int
 
 
+TOKEN_GRANULE = 1
+"""llama.cpp reuses a slot's prompt to the token (no KV blocks)."""
+
+
 class SlotCache:
     """A llama.cpp server's slots and its RAM prompt cache (module docstring). Sizes in
     tokens, times in virtual seconds."""
@@ -123,6 +127,8 @@ class SlotCache:
         if not 0 <= similarity < 1 or ram_tokens < 0:
             raise ValueError("similarity must be in [0, 1) and the RAM cache not negative")
         self.slots = [_Slot(i) for i in range(slots)]
+        self.block = TOKEN_GRANULE
+        """Cached prefixes are whole tokens (what a KV-aware router counts in)."""
         self.capacity = capacity_tokens
         self.slot_capacity = capacity_tokens // slots
         """Tokens one slot holds (prompt and output): its share of the KV, not unified."""

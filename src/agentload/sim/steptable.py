@@ -167,6 +167,33 @@ class StepTable:
             source=f"constant {step_s} s per step",
         )
 
+    def blend(self, other: StepTable, weight: float, source: str) -> StepTable:
+        """`self + weight * (other - self)` cell by cell (both on the same grid): a table between
+        two (0 <= weight <= 1) or past `other` (weight > 1). Every value is kept at half or more
+        of the smaller of its two (an extrapolation does not reach zero)."""
+        if (self.batch, self.context, self.chunk) != (other.batch, other.context, other.chunk):
+            raise ValueError("step tables on different grids cannot be blended")
+
+        def mix(a: Grid, b: Grid) -> Grid:
+            return tuple(
+                tuple(
+                    max(x + weight * (y - x), 0.5 * min(x, y))
+                    for x, y in zip(row_a, row_b, strict=True)
+                )
+                for row_a, row_b in zip(a, b, strict=True)
+            )
+
+        return StepTable(
+            batch=self.batch,
+            context=self.context,
+            chunk=self.chunk,
+            decode=mix(self.decode, other.decode),
+            shared=mix(self.shared, other.shared),
+            decode_attention=mix(self.decode_attention, other.decode_attention),
+            chunk_attention=mix(self.chunk_attention, other.chunk_attention),
+            source=source,
+        )
+
     # --- single steps ---------------------------------------------------------------------
 
     def decode_step(self, batch: int, context: float) -> float:
@@ -177,13 +204,14 @@ class StepTable:
 
     def mixed_step(
         self,
-        prefill_tokens: int,
+        prefill_tokens: float,
         batch: int,
         context: float,
         chunks: Sequence[tuple[int, int]],
     ) -> float:
-        """A step prefilling `chunks` ((tokens, span) each; `prefill_tokens` in all) while
-        decoding `batch` sequences at mean context `context`."""
+        """A step prefilling `chunks` ((tokens, span) each) while decoding `batch` sequences at
+        mean context `context`; its non-attention part is that of `prefill_tokens` prefill
+        tokens (the chunks' sum; a DP-attention rank passes its group's mean)."""
         i, wi = _clamped(self.chunk, prefill_tokens)
         k, wk = _clamped(self._batch0, batch)
         total = _bilinear(self.shared, i, wi, k, wk)

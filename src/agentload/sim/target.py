@@ -88,17 +88,35 @@ class SimOptions:
         )
         console.print(
             f"simulated: {built.request.gpus} x {built.request.system}, "
-            f"{built.request.backend}, {built.model.name}, {built.request.parallel} "
-            f"({count_words(built.config.replicas, 'replica')}); step times: {built.step_source}"
+            f"{built.request.backend}, {built.model.name}, {pools_words(built)}; "
+            f"step times: {built.step_source}"
         )
         yield OpenSimulation(built, Deployment(built.config), facts)
+
+
+def pools_words(built: BuiltDeployment) -> str:
+    """`tp1,dp8,ep8 (72 replicas)`, or `1P:tp1,dp8,ep8+1D:tp1,dp64,ep64 (8 prefill + 64 decode
+    replicas)`; with the routing and speculative decoding when not the defaults."""
+    pools = built.pools
+    if len(pools) == 1:
+        words = f"{built.layout.spec} ({count_words(built.config.replicas, 'replica')})"
+    else:
+        counts = " + ".join(f"{p.pool.replicas} {p.pool.role}" for p in pools)
+        words = f"{built.request.layout_spec} ({counts} replicas)"
+    request = built.request
+    if request.routing != "affinity":
+        words += f", {request.routing} routing"
+    if request.speculative is not None:
+        words += f", {request.speculative.method.upper()} x{request.speculative.draft_tokens}"
+    return words
 
 
 def simulated_window(built: BuiltDeployment) -> ContextWindow:
     """The most tokens one call may use on the simulated engine: the model's context, or less
     when a replica's KV memory holds less (the engine fails such a call, as a server would)."""
     engine = built.config.engine
-    memory = engine.kv_capacity_tokens - engine.block_tokens
+    engines = [pool.engine for pool in built.pools] or [engine]
+    memory = min(e.kv_capacity_tokens - e.block_tokens for e in engines)
     limit = engine.max_context_tokens
     if limit is not None and limit <= memory:
         return ContextWindow(limit, f"{built.model.name}'s context")

@@ -51,21 +51,31 @@ class WorkModel(BaseModel):
         return self.dense_weight_bytes + self.moe_layers * self.expert_bytes * touched
 
     def mixed(
-        self, prefill_tokens: int, batch: int, context: float, chunk_pairs: float, chunk_span: float
+        self,
+        prefill_tokens: int,
+        batch: int,
+        context: float,
+        chunk_pairs: float,
+        chunk_span: float,
+        verify: int = 1,
     ) -> tuple[float, float]:
         """(FLOPs, bytes) of a step prefilling `prefill_tokens` (whose attention covers
         `chunk_pairs` (query, key) pairs and reads `chunk_span` cached tokens) while decoding
-        `batch` sequences at mean context `context`."""
-        tokens = prefill_tokens + batch
-        pairs = chunk_pairs + batch * context
+        `batch` sequences at mean context `context`, each verifying `verify` tokens
+        (speculative decoding: 1 + its draft; its KV read once)."""
+        tokens = prefill_tokens + batch * verify
+        pairs = chunk_pairs + batch * verify * context
         flops = 2.0 * self.active_params * tokens + self.attention_flops * pairs
         kv = self.kv_bytes_per_token * (batch * context + chunk_span + tokens)
         return flops, self.weight_bytes(tokens) + kv
 
-    def decode_run(self, batch: int, context: float, steps: int) -> tuple[float, float]:
+    def decode_run(
+        self, batch: int, context: float, steps: int, verify: int = 1
+    ) -> tuple[float, float]:
         """(FLOPs, bytes) of `steps` decode-only steps of `batch` sequences, the first at mean
-        context `context`."""
+        context `context`, each sequence verifying `verify` tokens a step."""
         context_sum = batch * (steps * context + steps * (steps - 1) / 2)
-        flops = 2.0 * self.active_params * batch * steps + self.attention_flops * context_sum
-        kv = self.kv_bytes_per_token * (context_sum + batch * steps)
-        return flops, steps * self.weight_bytes(batch) + kv
+        tokens = batch * steps * verify
+        flops = 2.0 * self.active_params * tokens + self.attention_flops * context_sum * verify
+        kv = self.kv_bytes_per_token * (context_sum + tokens)
+        return flops, steps * self.weight_bytes(batch * verify) + kv
