@@ -2,9 +2,10 @@
 every other demo's stated repeat range.
 
     .venv/bin/python bench/demo_repeat.py [--runs 5] [--out results/demo-repeat]
-        [--first-run] [--markdown]
+        [--first-run] [DEMO OPTIONS...]
 
-Each run is `agentload demo --out OUT/run-K` in a fresh process, one after the other (the
+Each run is `agentload demo --out OUT/run-K [DEMO OPTIONS]` (any option `demo` takes, e.g.
+`--window 30`) in a fresh process, one after the other (the
 machine should be quiet: the load average before and after each run is printed). Per run: its
 wall time, each tier's answer with the range a repeat would answer in (`3 (2-4)`), total
 tokens/s at the first tier's answer and its share of cached input, tokens/s per MW there (with
@@ -52,11 +53,11 @@ class Demo:
     load_after: float
 
 
-def run_demo(index: int, out: Path) -> Demo:
-    """`agentload demo --out out` in a fresh process, timed."""
+def run_demo(index: int, out: Path, extra: list[str]) -> Demo:
+    """`agentload demo --out out [extra]` in a fresh process, timed."""
     before = os.getloadavg()[0]
     began = time.perf_counter()
-    command = [sys.executable, "-m", "agentload", "demo", "--out", str(out)]
+    command = [sys.executable, "-m", "agentload", "demo", "--out", str(out), *extra]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=_env())
     wall = time.perf_counter() - began
     summary = load_results(out).summary
@@ -150,18 +151,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=DEFAULT_RUNS)
     parser.add_argument("--out", type=Path, default=REPO / "results" / "demo-repeat")
     parser.add_argument("--first-run", action="store_true", help="time make demo on a fresh clone")
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
     if shutil.which("make") is None and args.first_run:
         print("demo_repeat: --first-run needs make; skipped")
         args.first_run = False
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"
-    print(f"{time.strftime('%Y-%m-%d')} on {machine}; load average {os.getloadavg()[0]:.2f}")
+    shown = f" with {' '.join(extra)}" if extra else ""
+    print(f"{time.strftime('%Y-%m-%d')} on {machine}; load average {os.getloadavg()[0]:.2f}{shown}")
     if args.first_run:
         print(f"first run (fresh clone, make demo, build included): {_minutes(first_run())}")
     stamp = time.strftime("%Y%m%d-%H%M%S")
     demos = []
     for index in range(1, args.runs + 1):
-        demo = run_demo(index, args.out / f"{stamp}-run-{index}")
+        demo = run_demo(index, args.out / f"{stamp}-run-{index}", extra)
         demos.append(demo)
         print(
             f"demo {index}: {_minutes(demo.wall_s)}, load average {demo.load_before:.2f} -> "
