@@ -63,11 +63,9 @@ VARIANTS = {
     "sweep-sg20": SafeguardedSweep(reach=0.2),
     "sweep-sg30": SafeguardedSweep(reach=0.3),
     "sweep-sg50": SafeguardedSweep(reach=0.5),
-    "sweep-recheck": SweepPlan(recheck=True),
-    "sweep-recheck-none": SweepPlan(recheck=True, hold="none"),
-    "sweep-j2": SweepPlan(join_prefill_factor=2.0),
-    "sweep-j2-recheck": SweepPlan(join_prefill_factor=2.0, recheck=True),
-    "sweep-j2-none": SweepPlan(join_prefill_factor=2.0, hold="none"),
+    "sweep-j0": SweepPlan(join_prefill_factor=None),
+    "sweep-norecheck": SweepPlan(recheck=False),
+    "sweep-2026-12-02": SweepPlan(join_prefill_factor=None, recheck=False),
 }
 
 

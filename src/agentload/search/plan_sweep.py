@@ -26,6 +26,12 @@ would settle a tier's answer at this count (a fail just above its pass, a pass j
 fail); other verdicts are taken by their point estimates, as guidance: an answer never rests
 on one unless it later becomes an edge, and then the tier says so. `inside` holds every
 verdict the bracket does not already imply, `none` no verdict (the minimum window always).
+
+Two defaults measured on the search-cost harness (docs/run.md, "How sure an answer is"): a probe
+counts an agent whose first call is still in prefill as joined once it has waited
+`JOIN_PREFILL_FACTOR` times the slowest first token seen (the window opens sooner: 0.41 of
+bisect's probe time against 0.52 without, answers within precision unchanged), and a settled
+bracket whose edge its curve doubts is measured again in a fresh window (`recheck`).
 """
 
 from __future__ import annotations
@@ -75,6 +81,9 @@ ENDGAME_PROBES = 2.0
 """Probes a tier needs once the climb reaches it: its last pass and its first fail."""
 UNKNOWN_SPREAD = 1.0
 """Spread of a crossing nothing can be extrapolated from (a pass with no health known)."""
+JOIN_PREFILL_FACTOR = 2.0
+"""An agent whose first call has waited this many times the slowest finished first token counts
+as joined (`agentload.measure.joins.pool_join`)."""
 PRIOR_OUT_OF_REACH = 0.5
 """The crossing of a tier the prior failed at one agent (its first probe is then at one)."""
 
@@ -94,8 +103,8 @@ class SweepPlan:
     cancel_leaving: bool = True
     fail_cost: float = FAIL_COST
     overload_cost: float = OVERLOAD_COST
-    join_prefill_factor: float | None = None
-    recheck: bool = False
+    join_prefill_factor: float | None = JOIN_PREFILL_FACTOR
+    recheck: bool = True
     """Measure a settled bracket's edge again when the tier's curve disagrees with it
     (`agentload.search.interval.doubted_edge`)."""
 
