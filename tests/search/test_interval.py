@@ -143,3 +143,22 @@ def test_the_summary_states_an_interval_for_settled_tiers_only() -> None:
         gpus=8,
     )
     assert result.max_agents_interval is None
+
+
+def _annotated(probes: list[ProbeFigures]):
+    (result,) = annotate(
+        tier_results(TIERS, probes, 8), probes, TIERS, precision=0.1, max_agents=1024, gpus=8
+    )
+    return result
+
+
+def test_an_interval_wider_than_the_precision_asked_says_so() -> None:
+    """A steep curve read finely: no note; a flat one read noisily: the tier says the repeat
+    range is wider than `--precision` asks, and what would narrow it."""
+    sharp = _annotated(curve(-3.0, 42.0, (8, 16, 32, 40, 44, 64), 0.005))
+    assert not any("wider than --precision" in n for n in sharp.notes)
+    flat = _annotated(curve(-0.3, 42.0, (8, 16, 32, 40, 44, 64), 0.08))
+    (note,) = [n for n in flat.notes if "wider than --precision" in n]
+    assert note.startswith("a repeat could answer ") and "longer --window" in note
+    assert flat.max_agents_interval is not None and flat.max_agents_interval.high is not None
+    assert flat.max_agents_interval.high - flat.max_agents_interval.low > 2 * 4

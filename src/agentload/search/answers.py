@@ -10,7 +10,9 @@ what it rests on.
 - **Inside the noise**: an answer whose pass or fail was taken by its point estimate (not
   decided at the requested confidence) says so, with the probe.
 - **Repeatability**: a settled answer carries the interval a repeat of the search would answer
-  in (`agentload.search.interval`).
+  in (`agentload.search.interval`); when that interval reaches past a precision step either
+  side of the answer (wider than `--precision` asked), the tier says so (`wide_note`): the
+  windows the search took near its limit could not read it that finely.
 - **Not decided**: an answer whose bracket is not narrow enough (a search interrupted before it
   settled, or before its first probe finished) has no interval and no limit, and its
   explanation says what the search had found (`results.answer_words.undecided_words`): not the
@@ -22,11 +24,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentload.measure.headline import NOT_PROBED
-from agentload.results.answer_words import undecided_words
+from agentload.results.answer_words import interval_words, undecided_words
 from agentload.results.brackets import Bracket, bracket
-from agentload.results.summary import ProbeFigures, SearchCost, TierResult
+from agentload.results.summary import AgentsInterval, ProbeFigures, SearchCost, TierResult
 from agentload.results.tiers import Tier
 from agentload.search.interval import answer_interval, run_drift
+from agentload.search.plan import width
 from agentload.units import agents_words
 
 
@@ -92,6 +95,21 @@ def noise_note(probes: Sequence[ProbeFigures], b: Bracket) -> str | None:
     return f"{' and '.join(shaky)} by the point estimate, inside the noise"
 
 
+def wide_note(interval: AgentsInterval | None, answer: int, precision: float) -> str | None:
+    """A note when a repeat could land more than a precision step from the answer."""
+    if interval is None or interval.high is None or answer < 1:
+        return None
+    step = width(answer, precision)
+    low, high = max(0, answer - step), answer + step
+    if interval.low >= low and interval.high <= high:
+        return None
+    return (
+        f"a repeat could answer {interval_words(interval)}: wider than --precision "
+        f"{precision:.0%} asks ({low}-{high}); the windows near the limit (up to --max-window) "
+        "read its health too noisily for that: a longer --window narrows it"
+    )
+
+
 def annotate(
     results: Sequence[TierResult],
     probes: Sequence[ProbeFigures],
@@ -123,12 +141,13 @@ def annotate(
                 max_agents=max_agents,
                 drift=drift,
             )
+        wide = wide_note(interval, b.passing, precision)
         found = result.model_copy(
             update={
                 "answer_probe_s": probe_s,
                 "answer_gpu_s": gpu_s,
                 "max_agents_interval": interval,
-                "notes": (*result.notes, *notes),
+                "notes": (*result.notes, *notes, *([wide] if wide else [])),
             }
         )
         annotated.append(found if b.resolved(precision, max_agents) else _undecided(found, b))
