@@ -7,7 +7,8 @@ repeat's answer, on the search-cost harness (`bench/search_cost.py`).
 - **Holds a repeat**: the same case and plan searched with another seed (another drift, another
   draw of the sessions) answered inside this search's interval.
 - **Width**: high - low in units of the search's precision (`max(1, precision x answer)`
-  agents), over the answers with a finite interval.
+  agents), over the answers with a finite interval; **wide**: the share whose tier says its
+  interval is wider than `--precision` asked (`agentload.search.answers.wide_note`).
 
 Per plan, and per deployment class (the system's family: Hopper, Blackwell, Grace-Blackwell,
 MI355X, L40S), each with the share of answers that had an interval at all.
@@ -28,6 +29,10 @@ FAMILIES = (
 )
 
 
+WIDE = "wider than --precision"
+"""The words of a tier's note when its interval is wider than asked."""
+
+
 @dataclass(frozen=True)
 class Stated:
     """One answer with its stated interval and truth."""
@@ -44,6 +49,8 @@ class Stated:
     truth_low: int
     truth_high: int
     precision: float
+    wide: bool = False
+    """The tier said its interval is wider than the precision asked."""
 
 
 def family(case: str) -> str:
@@ -81,6 +88,7 @@ def stated(searched: Sequence, truths: dict, precision: dict[str, float]) -> lis
                     truth.low,
                     truth.high,
                     precision[r.case],
+                    any(WIDE in note for note in tier.get("notes", ())),
                 )
             )
     return found
@@ -108,7 +116,8 @@ def coverage_lines(found: Sequence[Stated], plans: Sequence[str], level: float) 
     lines = [
         f"intervals at {level:.0%} (stated): share holding the truth, a repeat's answer; "
         "median width in precision units",
-        f"{'plan / class':<24} {'n':>4} {'with':>6} {'truth':>7} {'repeat':>7} {'width':>6}",
+        f"{'plan / class':<24} {'n':>4} {'with':>6} {'truth':>7} {'repeat':>7} {'width':>6} "
+        f"{'wide':>6}",
     ]
     for plan in plans:
         mine = [s for s in found if s.plan == plan]
@@ -130,7 +139,8 @@ def _row(name: str, group: Sequence[Stated], by_key: dict) -> str:
     median = statistics.median(widths) if widths else float("nan")
     return (
         f"{name:<24} {len(group):>4} {len(with_interval) / len(group):>6.0%} "
-        f"{_share(truth):>7} {_share(repeat):>7} {median:>6.2f}"
+        f"{_share(truth):>7} {_share(repeat):>7} {median:>6.2f} "
+        f"{_share([s.wide for s in with_interval]):>6}"
     )
 
 
