@@ -331,7 +331,7 @@ class _Chain:
 def record_of(result: SimResult, call: Call, driver: EngineDriver) -> RequestRecord:
     """A simulated result as a request record (epoch seconds; no stream details)."""
     failed = result.error is not None
-    return RequestRecord.model_construct(  # from checked values: no validation per call
+    return RequestRecord.trusted(  # from checked values: no validation per call
         id=call.request_id,
         agent=call.agent,
         session=call.instance,
