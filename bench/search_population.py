@@ -3,7 +3,7 @@ and search bounds (`Case`), chosen for variety, not for any plan's benefit.
 
 Systems (Hopper, Blackwell, Grace-Blackwell, and MI355X on the roofline), models (dense 8B to
 405B, MoE 30B to 1T), layouts (tensor parallel, expert parallel, attention data parallel, many
-small replicas), workloads (AgentPerf's agentic-coding shape, a shorter-prompt variant for
+small engine instances), workloads (AgentPerf's agentic-coding shape, a shorter-prompt variant for
 40K-context models, a fitted mini-swe-agent shape, long tool times) and tier ladders
 (AgentPerf's five speed floors, the same with a tight TTFT ceiling, custom latency-bound
 ladders, AgentX end-to-end interactivity, other percentiles) vary together; `--max-agents`

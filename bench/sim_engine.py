@@ -8,10 +8,10 @@ Agents play synthetic `agentic-coding` sessions (AgentPerf's shape: prompts 5K-1
 mean ~27K, output median ~150, tool time between calls) back to back, each session salted per
 agent, for `--seconds` of virtual time (one probe: 30 s settle + 60 s window). The default
 deployment is the one the power model is calibrated on: 72 GB300 serving DeepSeek V4 Pro with
-attention DP8 / EP8 (72 engine replicas), aiconfigurator-core step times (roofline without
-it). Prints the wall time, requests simulated per wall second, virtual seconds per wall
-second (and per CPU second of this process, which a busy machine disturbs less), the load's
-operating point, and an upper bound for a search of `--probes` such probes.
+attention DP8 / EP8 (9 engine instances x 8 data-parallel ranks), aiconfigurator-core step
+times (roofline without it). Prints the wall time, requests simulated per wall second, virtual
+seconds per wall second (and per CPU second of this process, which a busy machine disturbs
+less), the load's operating point, and an upper bound for a search of `--probes` such probes.
 """
 
 from __future__ import annotations
@@ -109,8 +109,8 @@ def main() -> None:
     config = built.config
     print(f"step times: {built.step_source}")
     print(
-        f"deployment: {args.gpus} x {args.system}, {args.parallel}: {config.replicas} engine "
-        f"replicas of {config.gpus_per_replica} GPU(s), "
+        f"deployment: {args.gpus} x {args.system}, {args.parallel}: {config.ranks} data-"
+        f"parallel ranks of {config.gpus_per_rank} GPU(s), "
         f"{config.engine.kv_capacity_tokens:,} KV tokens each; {args.agents} agents, "
         f"{args.seconds:g} s of virtual time"
     )

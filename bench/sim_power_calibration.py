@@ -5,9 +5,9 @@
 AA-AgentPerf's first results put DeepSeek V4 Pro on a GB300 NVL72 (rack-scale, disaggregated
 prefill and decode) at 57.5 agents per GPU and 61,354 agents per MW: 1e6 / 61,354 * 57.5 =
 937 W per GPU under the AgentPerf load. The closest simulated deployment with measured
-step-time data: 72 GB300 GPUs, vLLM, deepseek-ai/DeepSeek-V4-Pro (FP4 experts), 9 model copies
-of attention-DP8 / EP8 (72 engine replicas, one per attention rank; aggregated, not
-disaggregated: aiconfigurator-core's aggregated step model), up to 1,024 running sequences per
+step-time data: 72 GB300 GPUs, vLLM, deepseek-ai/DeepSeek-V4-Pro (FP4 experts), 9 engine
+instances of attention-DP8 / EP8 (72 data-parallel ranks; aggregated, not disaggregated:
+aiconfigurator-core's aggregated step model), up to 1,024 running sequences per data-parallel
 rank. It runs the synthetic `agentic-coding` load (AgentPerf's shape)
 at 57.5 agents per GPU for a 30 s settle and a 60 s window, reads the mean GPU power over the
 window and solves for the gain (energy is linear in it until steps hit board power; a secant

@@ -610,10 +610,10 @@ AA_CASES: tuple[dict[str, Any], ...] = (
 """The simulated deployments: the four aggregated layouts of the first comparison (no MTP,
 session affinity), the rack's DEP8 aggregated with MTP and the cache-aware router, and the
 layouts of AA's kind (disaggregated, MTP, wide EP, cache-aware routing) on the 72-GPU rack: P
-DEP8 prefill workers and one decode worker over the other 72 - 8P GPUs (EP64 and EP32 with
-operator data, EP56, 48 and 40 modelled, `agentload.sim.ep`). AA's split between prefill and
-decode is not public: the row the validation calls closest to AA's is the split the simulator
-itself rates highest (`closest_row`), never AA's own figure."""
+DEP8 prefill engine instances and one decode instance over the other 72 - 8P GPUs (EP64 and
+EP32 with operator data, EP56, 48 and 40 modelled, `agentload.sim.ep`). AA's split between
+prefill and decode is not public: the row the validation calls closest to AA's is the split the
+simulator itself rates highest (`closest_row`), never AA's own figure."""
 AA_WORKLOAD = "synthetic:agentic-coding?sessions=4096"
 """The AgentPerf-shaped synthetic workload (mean input ~27K tokens, ~97% cacheable)."""
 AA_START_AGENTS = 512

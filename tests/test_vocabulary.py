@@ -4,6 +4,7 @@ instances, an engine instance data-parallel ranks, and none of them is a replica
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from agentload.report.load import load_view
@@ -40,8 +41,8 @@ def test_a_simulated_deployment_is_said_in_instances_and_ranks_not_replicas(
             **FACTS.deployment.model_dump(),
             "gpus": 72,
             "parallel": "tp1,dp8,ep8",
-            "replicas": 72,
-            "gpus_per_replica": 1,
+            "dp_ranks": 72,
+            "gpus_per_dp_rank": 1,
         }
     )
     facts = SimulationFacts(**{**FACTS.model_dump(), "deployment": deployment})
@@ -50,3 +51,28 @@ def test_a_simulated_deployment_is_said_in_instances_and_ranks_not_replicas(
     text = summary_text(load_view(built.path), "text")
     assert "tp1,dp8,ep8 (9 engine instances x 8 data-parallel ranks)" in text
     assert "replica" not in text
+
+
+def test_a_schema_1_summary_that_said_replicas_and_workers_still_reads(tmp_path: Path) -> None:
+    """Schema 1 wrote `replicas`, `gpus_per_replica` and a pool's `workers`; schema 2 reads
+    them as data-parallel ranks and engine instances, and the report says so."""
+    built = build_results(tmp_path / "r", gpus=72)
+    raw = json.loads(read_summary(built.path).model_dump_json())
+    deployment = {
+        **FACTS.deployment.model_dump(),
+        "gpus": 72,
+        "parallel": "tp1,dp8,ep8",
+        "layout": "9A:tp1,dp8,ep8",
+    }
+    del deployment["dp_ranks"], deployment["gpus_per_dp_rank"]
+    pool = {"role": "aggregated", "workers": 9, "parallel": "tp1,dp8,ep8", "replicas": 72,
+            "gpus": 72, "kv_capacity_tokens": 1000, "step_source": "roofline (test)"}  # fmt: skip
+    deployment.update(replicas=72, gpus_per_replica=1, pools=[pool])
+    raw.update(schema_version=1, simulated={**FACTS.model_dump(), "deployment": deployment})
+    (built.path / SUMMARY_FILE).write_text(json.dumps(raw))
+    read = read_summary(built.path).simulated
+    assert read is not None
+    assert (read.deployment.dp_ranks, read.deployment.gpus_per_dp_rank) == (72, 1)
+    assert (read.deployment.pools[0].engine_instances, read.deployment.pools[0].dp_ranks) == (9, 72)
+    text = summary_text(load_view(built.path), "text")
+    assert "tp1,dp8,ep8 (9 engine instances x 8 data-parallel ranks)" in text

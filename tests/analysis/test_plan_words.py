@@ -81,7 +81,7 @@ def test_a_break_even_over_100_percent_says_never(
 def test_a_plan_is_copies_of_the_measured_deployment_never_replicas(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`replica` is a data-parallel rank's name in the simulator; a plan's unit is the
+    """`replica` was a data-parallel rank's name in the simulator; a plan's unit is the
     deployment the results measured (one GPU here), so its words never say replica."""
     monkeypatch.setenv("COLUMNS", "160")
     directory = str(small_dir(tmp_path / "r"))

@@ -56,7 +56,7 @@ def test_a_summary_file_path_works_too(tmp_path: Path) -> None:
             ' "complete": true, "tiers": [{"name": "a", "total_tokens_per_s": -5}]}',
             "field 'tiers[0].output_speed_floor_tokens_per_s'",
         ),
-        ('{"schema_version": 2}', "newer than this reader"),
+        ('{"schema_version": 3}', "newer than this reader"),
         ('{"gpus": 1}', "field 'kind'"),
         ('{"schema_version": 1,\n\n "gpus": }', "summary.json:3"),
         ("[1, 2]", "expected a JSON object"),

@@ -130,3 +130,20 @@ def test_records_written_before_sigkill_all_load(tmp_path: Path) -> None:
     assert len(loaded.records) >= 50
     ids = [r.id for r in loaded.records]
     assert ids == [f"0-{n}" for n in range(len(ids))]
+
+
+def test_a_trusted_record_is_what_model_construct_makes_and_writes_the_same_line(
+    tmp_path: Path,
+) -> None:
+    """The simulator's fast path (`RequestRecord.trusted`, and the appender writing a flat
+    model's `__dict__`) gives the record, and the line, the validated model gives."""
+    values = record(3).model_dump(exclude_defaults=True)
+    trusted = RequestRecord.trusted(**values)
+    constructed = RequestRecord.model_construct(**values)
+    assert trusted == constructed == record(3)
+    assert trusted.model_fields_set == constructed.model_fields_set
+    assert list(trusted.__dict__) == list(constructed.model_dump())
+    with JsonlAppender(tmp_path / "r.jsonl") as appender:
+        appender.write(trusted)
+    line = (tmp_path / "r.jsonl").read_bytes()
+    assert line == orjson.dumps(record(3).model_dump()) + b"\n"

@@ -33,7 +33,7 @@ def agents(workload: Workload, count: int) -> list[Iterator[Call]]:
 def deployment(
     *,
     capacity: int = 10_000_000,
-    replicas: int = 1,
+    ranks: int = 1,
     routing: str = "affinity",
     host: int = 0,
     host_rate: float = 1e6,
@@ -53,7 +53,7 @@ def deployment(
         host_load_tokens_per_s=host_rate if host else 0.0,
     )
     config = DeploymentConfig(
-        replicas=replicas,
+        ranks=ranks,
         routing=routing,  # type: ignore[arg-type]
         engine=engine,
         steps=StepTable.constant(step_s),
@@ -64,8 +64,8 @@ def deployment(
 
 def disaggregated(
     *,
-    prefill_replicas: int = 1,
-    decode_replicas: int = 1,
+    prefill_ranks: int = 1,
+    decode_ranks: int = 1,
     prefill_step_s: float = 0.01,
     decode_step_s: float = 0.02,
     max_batch_tokens: int = 1000,
@@ -81,9 +81,9 @@ def disaggregated(
     prefill_steps: StepTable | None = None,
     group_size: int = 1,
 ) -> Deployment:
-    """Prefill replicas handing KV to decode replicas, constant step times (hand arithmetic)."""
+    """Prefill ranks handing KV to decode ranks, constant step times (hand arithmetic)."""
     decode = PoolConfig(
-        replicas=decode_replicas,
+        ranks=decode_ranks,
         engine=EngineConfig(
             kv_capacity_tokens=decode_capacity,
             max_batch_tokens=max(max_batch_tokens, decode_running),
@@ -93,7 +93,7 @@ def disaggregated(
         steps=StepTable.constant(decode_step_s),
     )
     config = DeploymentConfig(
-        replicas=prefill_replicas,
+        ranks=prefill_ranks,
         routing=routing,  # type: ignore[arg-type]
         engine=EngineConfig(
             kv_capacity_tokens=prefill_capacity,
@@ -126,13 +126,13 @@ routings, small step budgets and few running requests (`tight_deployment`)."""
 def tight_deployment(
     host: int, routing: str, budget: int, running: int, *, trace: bool = False
 ) -> Deployment:
-    """Two replicas of 5,000 KV tokens in 16-token blocks, 10 ms steps."""
+    """Two ranks of 5,000 KV tokens in 16-token blocks, 10 ms steps."""
     return deployment(
         capacity=5000,
         host=host,
         host_rate=20_000.0,
         block=16,
-        replicas=2,
+        ranks=2,
         routing=routing,
         max_batch_tokens=budget,
         max_running=running,

@@ -13,7 +13,7 @@ from agentload.run.virtual_time import run_virtually
 from agentload.sim import SimRequest, SimResult
 from agentload.sim.cache import PrefixCache
 from agentload.sim.deployment import Deployment
-from agentload.sim.replica import Replica
+from agentload.sim.rank import Rank
 from agentload.sim.target import EngineDriver, SimTarget
 from agentload.target.call import Answer, Call
 from agentload.workload.model import Segment, Session, Turn
@@ -34,19 +34,19 @@ def pins(cache: PrefixCache) -> int:
     return total
 
 
-def check_replica(replica: Replica) -> None:
+def check_rank(rank: Rank) -> None:
     """The cache's invariants, and the decode batch's context sum matches its members."""
-    replica.cache.check()
-    members = sum(live.prompt + 1 - live.join for _, _, live in replica.decoders)
-    assert replica.context_offset == members
+    rank.cache.check()
+    members = sum(live.prompt + 1 - live.join for _, _, live in rank.decoders)
+    assert rank.context_offset == members
 
 
 def assert_idle(engine: Deployment) -> None:
-    for replica in engine.replicas:
-        check_replica(replica)
-        assert not replica.has_work
-        assert replica.cache.reserved_tokens == 0
-        assert pins(replica.cache) == 0
+    for rank in engine.ranks:
+        check_rank(rank)
+        assert not rank.has_work
+        assert rank.cache.reserved_tokens == 0
+        assert pins(rank.cache) == 0
 
 
 def test_an_aborted_queued_request_never_runs_and_the_next_takes_its_turn() -> None:
@@ -81,7 +81,7 @@ def test_an_aborted_prefill_returns_its_reservation_and_pin_and_caches_nothing(
     (the step that would give its first token). Its reservation and its pin on `sys` go at
     once, the step in progress ends as planned, and nothing of its prompt is cached."""
     engine = deployment(step_s=0.01, max_batch_tokens=1000, block=1)
-    cache = engine.replicas[0].cache
+    cache = engine.ranks[0].cache
     engine.submit(SimRequest("P", "p", [("sys", 1000)], 1), 0.0)
     drain(engine)
     engine.submit(SimRequest("D", "d", [("d", 100)], 50), 1.0)
@@ -94,7 +94,7 @@ def test_an_aborted_prefill_returns_its_reservation_and_pin_and_caches_nothing(
     assert engine.abort("A", abort_at)
     assert cache.reserved_tokens == reserved
     assert pins(cache) == pinned
-    check_replica(engine.replicas[0])
+    check_rank(engine.ranks[0])
     out += drain(engine)
     assert [r.id for r in out] == ["D"]
     assert out[0].completion_tokens == 50
@@ -114,11 +114,11 @@ def test_an_aborted_decode_frees_its_slot_at_the_next_step() -> None:
     engine.submit(SimRequest("A", "a", [("a", 100)], 1000), 0.0)
     engine.submit(SimRequest("B", "b", [("b", 100)], 2), 0.0)
     out = run_until(engine, 1.005)
-    replica = engine.replicas[0]
-    assert replica.batch == 1
+    rank = engine.ranks[0]
+    assert rank.batch == 1
     assert engine.abort("A", 1.005)
-    assert replica.batch == 0 and replica.cache.reserved_tokens == 0
-    check_replica(replica)
+    assert rank.batch == 0 and rank.cache.reserved_tokens == 0
+    check_rank(rank)
     assert engine.next_event_time() == pytest.approx(1.01)
     out += drain(engine)
     assert [r.id for r in out] == ["B"]
@@ -138,7 +138,7 @@ def test_aborting_one_decoder_leaves_the_others_running() -> None:
         engine.submit(SimRequest(name, name, [(name, 50)], output), 0.0)
     out = run_until(engine, 0.5)
     assert engine.abort("B", 0.5)
-    check_replica(engine.replicas[0])
+    check_rank(engine.ranks[0])
     out += drain(engine)
     by_id = {r.id: r for r in out}
     assert set(by_id) == {"A", "C"}
@@ -149,7 +149,7 @@ def test_aborting_one_decoder_leaves_the_others_running() -> None:
 
 def test_an_abort_during_a_host_transfer_ends_the_wait_and_keeps_what_was_loaded() -> None:
     """The host-tier case of test_engine: A2 loads 801 tokens of A from host in [2, 2.1] and is
-    aborted at 2.05. The replica stops waiting at once; the loaded blocks stay in HBM, so A3
+    aborted at 2.05. The rank stops waiting at once; the loaded blocks stay in HBM, so A3
     with the same prompt at 3.0 hits all of A from HBM."""
     engine = loading_from_host()
     assert engine.next_event_time() == pytest.approx(2.1)
@@ -217,8 +217,8 @@ def load_with_aborts(
                 assert engine.abort(rid, t)
                 aborted.add(rid)
                 del sent[rid]
-                for replica in engine.replicas:
-                    check_replica(replica)
+                for rank in engine.ranks:
+                    check_rank(rank)
                 next_call(session, t)
         for session in [s for s, when in pending.items() if when <= t]:
             del pending[session]

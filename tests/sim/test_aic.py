@@ -86,7 +86,7 @@ def test_the_listing_says_when_weights_do_not_fit() -> None:
     )
     rows = listing(catalog.model_copy(update={"combinations": documented}))
     assert len(rows) == 1
-    assert rows[0].kv_tokens_per_replica == 0
+    assert rows[0].kv_tokens_per_dp_rank == 0
     assert rows[0].weights_per_gpu_gb is not None and rows[0].weights_per_gpu_gb > 150
 
 

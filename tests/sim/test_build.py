@@ -29,13 +29,13 @@ def test_a_roofline_deployment_gets_its_capacity_from_memory_left_after_weights(
     gpu = gpu_spec("mi355x")
     activation = 32 * 8192 * 7168
     per_gpu = 0.9 * gpu.memory_bytes - built.model.weight_bytes() / 8 - activation
-    assert built.config.replicas == 2
+    assert built.config.ranks == 2
     assert built.config.engine.kv_capacity_tokens == int(8 * per_gpu // (70_272 * 8))
     assert built.step_source.startswith("roofline (mi355x x8")
     assert built.config.power is not None and built.config.power.board_w == 1400
 
 
-def test_attention_data_parallel_ranks_are_replicas_without_kv_copies() -> None:
+def test_each_attention_data_parallel_rank_is_simulated_without_kv_copies() -> None:
     built = build_deployment(
         DeploymentRequest(
             system="mi355x",
@@ -45,7 +45,7 @@ def test_attention_data_parallel_ranks_are_replicas_without_kv_copies() -> None:
             steps="roofline",
         )
     )
-    assert built.config.replicas == 16
+    assert built.config.ranks == 16
     assert built.kv_bytes_per_token == 70_272
 
 

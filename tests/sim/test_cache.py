@@ -119,7 +119,7 @@ def test_the_session_shortcut_finds_what_a_walk_from_the_root_finds(host: int) -
 
 def test_stale_lru_entries_and_remembered_chains_stay_bounded() -> None:
     """Ten sessions re-sending their prompt 1,000 times each push 10,000 recency updates on a
-    cache that never evicts: the LRU heap is compacted to its live entries. And a replica
+    cache that never evicts: the LRU heap is compacted to its live entries. And a rank
     remembers at most MEMO_SESSIONS sessions' chains."""
     from agentload.sim.cache import HEAP_FLOOR, HEAP_SLACK, MEMO_SESSIONS
 

@@ -1,5 +1,5 @@
-"""Disaggregated prefill/decode: a prompt is computed on a prefill replica (against its prefix
-cache), its KV handed to a decode replica over the link, decoded there; TTFT is the queue, the
+"""Disaggregated prefill/decode: a prompt is computed on a prefill rank (against its prefix
+cache), its KV handed to a decode rank over the link, decoded there; TTFT is the queue, the
 prefill, the transfer and the first decode step; decode memory is held only while a call runs."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tests.sim.test_engine import drain, run_until
 
 def test_ttft_is_prefill_plus_transfer_plus_the_first_decode_step() -> None:
     """Prefill steps of 0.01 s and 1,000 tokens: A's 2,500-token prompt is done at 0.03. The
-    decode replica admits it then and receives its KV: 1 ms + 2,500 tokens at 100,000 a second
+    decode rank admits it then and receives its KV: 1 ms + 2,500 tokens at 100,000 a second
     = 0.026 s, ready at 0.056. Decode steps of 0.02 s: its first token at 0.076, its third and
     last at 0.116."""
     engine = disaggregated()
@@ -27,9 +27,9 @@ def test_ttft_is_prefill_plus_transfer_plus_the_first_decode_step() -> None:
     assert (a.prompt_tokens, a.cached_tokens, a.completion_tokens) == (2500, 0, 3)
 
 
-def test_a_decode_replica_admits_a_call_only_when_its_whole_context_fits() -> None:
+def test_a_decode_rank_admits_a_call_only_when_its_whole_context_fits() -> None:
     """Decode memory of 3,000 tokens holds one 2,500-token call at a time: B's prompt is done
-    at 0.05 (after A's on the one prefill replica), but B waits for A to finish (0.116) before
+    at 0.05 (after A's on the one prefill rank), but B waits for A to finish (0.116) before
     its KV is sent: ready at 0.143, first token at 0.163."""
     engine = disaggregated(decode_capacity=3000)
     engine.submit(SimRequest("A", "a", [("a", 2500)], 3), 0.0)
@@ -41,7 +41,7 @@ def test_a_decode_replica_admits_a_call_only_when_its_whole_context_fits() -> No
 
 def test_the_prefill_side_keeps_an_idle_sessions_prefix_and_decode_keeps_nothing() -> None:
     """A session's second call, after tool time, reuses its first prompt from the prefill
-    replica's cache; the decode replica receives the whole prompt again, and holds no KV once
+    rank's cache; the decode rank receives the whole prompt again, and holds no KV once
     the calls are done."""
     engine = disaggregated()
     first = [("sys", 1000), ("task", 500)]
@@ -62,7 +62,7 @@ def test_the_prefill_side_keeps_an_idle_sessions_prefix_and_decode_keeps_nothing
 
 
 def test_tokens_are_conserved_across_the_hand_off(workload: Workload) -> None:
-    engine = disaggregated(prefill_replicas=2, decode_replicas=3, max_batch_tokens=4096, trace=True)
+    engine = disaggregated(prefill_ranks=2, decode_ranks=3, max_batch_tokens=4096, trace=True)
     results = replay(engine, agents(workload, 12))
     assert len(results) == sum(len(s.turns) for s in workload.sessions[:12])
     trace = engine.trace or []
@@ -72,24 +72,24 @@ def test_tokens_are_conserved_across_the_hand_off(workload: Workload) -> None:
     assert decoded == sum(r.completion_tokens for r in results)  # decode makes every token
     for r in results:
         assert r.t_submit < r.t_first <= r.t_last == r.t_done
-    for replica in engine.back:
-        assert replica.cache.reserved_tokens == 0 and replica.active == 0
-    for replica in engine.front:
-        replica.cache.check()
-        assert replica.active == 0 and replica.pending_prefill == 0
+    for rank in engine.back:
+        assert rank.cache.reserved_tokens == 0 and rank.active == 0
+    for rank in engine.front:
+        rank.cache.check()
+        assert rank.active == 0 and rank.pending_prefill == 0
 
 
 @pytest.mark.parametrize("at", [0.02, 0.04, 0.07])
 def test_an_aborted_call_frees_its_memory_wherever_it_is(at: float) -> None:
     """Aborted while prefilling (0.02), while its KV is on the way (0.04) or while decoding
-    (0.07): no result comes for it and no replica holds anything for it."""
+    (0.07): no result comes for it and no rank holds anything for it."""
     engine = disaggregated()
     engine.submit(SimRequest("A", "a", [("a", 2500)], 5), 0.0)
     out: list[SimResult] = run_until(engine, at)
     assert engine.abort("A", at)
     out += drain(engine)
     assert out == []
-    assert all(r.cache.reserved_tokens == 0 and r.active == 0 for r in engine.replicas)
+    assert all(r.cache.reserved_tokens == 0 and r.active == 0 for r in engine.ranks)
 
 
 def test_a_call_whose_context_exceeds_decode_memory_fails_at_once() -> None:
@@ -114,7 +114,7 @@ def test_a_dp_prefill_rank_alone_pays_for_its_groups_mean_load() -> None:
 
     def prefilled(group: int) -> dict[str, float]:
         engine = disaggregated(
-            prefill_replicas=2, decode_replicas=2, routing="round_robin",
+            prefill_ranks=2, decode_ranks=2, routing="round_robin",
             prefill_steps=linear, group_size=group, max_batch_tokens=2000,
             transfer_latency_s=0.0,
         )  # fmt: skip

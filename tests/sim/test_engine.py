@@ -106,14 +106,14 @@ def test_tokens_are_conserved_and_no_step_exceeds_its_budget(workload: Workload)
     for r in results:
         assert r.t_submit <= r.t_first <= r.t_last == r.t_done
         assert 0 <= r.cached_tokens < r.prompt_tokens
-    engine.replicas[0].cache.check()
+    engine.ranks[0].cache.check()
 
 
 def test_a_seed_gives_the_same_run_twice(workload: Workload) -> None:
     def once() -> list[tuple]:
-        engine = deployment(capacity=300_000, replicas=2, host=200_000)
+        engine = deployment(capacity=300_000, ranks=2, host=200_000)
         return [
-            (r.id, r.t_first, r.t_done, r.cached_tokens, r.replica)
+            (r.id, r.t_first, r.t_done, r.cached_tokens, r.rank)
             for r in replay(engine, agents(workload, 20))
         ]
 
@@ -149,11 +149,11 @@ def test_the_hit_rate_falls_once_the_kv_working_set_passes_capacity(workload: Wo
 
 @pytest.mark.parametrize("capacity", [2_000_000, 100_000])
 def test_session_affinity_beats_round_robin_on_hit_rate(workload: Workload, capacity: int) -> None:
-    """Round robin still hits an older call's prefix on the replica it lands on, so the gap is
-    the growth since that call (and, with less memory, each replica caching every session)."""
-    affinity = replay(deployment(replicas=4, capacity=capacity), agents(workload, 24))
+    """Round robin still hits an older call's prefix on the rank it lands on, so the gap is
+    the growth since that call (and, with less memory, each rank caching every session)."""
+    affinity = replay(deployment(ranks=4, capacity=capacity), agents(workload, 24))
     robin = replay(
-        deployment(replicas=4, capacity=capacity, routing="round_robin"), agents(workload, 24)
+        deployment(ranks=4, capacity=capacity, routing="round_robin"), agents(workload, 24)
     )
     assert hit_rate(affinity) > hit_rate(robin) + 0.05
 

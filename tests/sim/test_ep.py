@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agentload.errors import InputError
-from agentload.sim.build import replica_memory
+from agentload.sim.build import rank_memory
 from agentload.sim.ep import ep_model_applies, interpolated
 from agentload.sim.hardware import gpu_spec
 from agentload.sim.modelspec import model_spec
@@ -50,6 +50,6 @@ def test_without_two_sizes_with_data_there_is_no_model() -> None:
 def test_seventy_two_gpus_hold_384_experts_six_each() -> None:
     model = model_spec("sgl-project/DeepSeek-V4-Pro-FP8")
     gpu = gpu_spec("gb300")
-    wide = replica_memory(model, gpu, parse_parallel("tp1,dp72,ep72"))
-    even = replica_memory(model, gpu, parse_parallel("tp1,dp64,ep64"))
+    wide = rank_memory(model, gpu, parse_parallel("tp1,dp72,ep72"))
+    even = rank_memory(model, gpu, parse_parallel("tp1,dp64,ep64"))
     assert wide.weights_per_gpu_bytes == pytest.approx(even.weights_per_gpu_bytes)  # 6 = 384/64

@@ -21,10 +21,11 @@ def test_the_kv_working_set_adds_up(capsys: pytest.CaptureFixture[str]) -> None:
     for agents, gb in kv["hbm_needed_gb"].items():
         expected = (int(agents) * per_agent + shared) * kv["kv_bytes_per_token"] / 1e9
         assert gb == pytest.approx(expected)
-    # Each of the 2 replicas holds its own sessions and the shared prefix once.
+    # Each of the 2 engine instances (one data-parallel rank each) holds its own sessions and
+    # the shared prefix once.
     capacity = kv["kv_capacity_tokens"] / 2
     assert kv["agents_that_fit"] == 2 * int((capacity - shared) // per_agent)
-    assert kv["deployment"] == "2 x h200_sxm, tp1 (2 replicas)"
+    assert kv["deployment"] == "2 x h200_sxm, tp1 (2 engine instances)"
 
 
 def test_a_deployment_needs_a_model_and_both_of_its_options(

@@ -14,25 +14,25 @@ from agentload.sim.roofline import RooflineParams, roofline_table
 from agentload.workload.model import Workload
 from tests.sim.conftest import agents
 
-GPUS_PER_REPLICA = 8
+GPUS_PER_RANK = 8
 
 
-def powered(replicas: int = 2) -> Deployment:
+def powered(ranks: int = 2) -> Deployment:
     model = model_spec("deepseek-ai/DeepSeek-V3")
     gpu = gpu_spec("h200_sxm")
     power = PowerModel(
-        gpus=GPUS_PER_REPLICA,
+        gpus=GPUS_PER_RANK,
         idle_w=gpu.idle_w,
         board_w=gpu.board_w,
         peak_flops=gpu.peak_flops(model.weight_dtype),
         peak_bytes_per_s=gpu.bandwidth_bytes_per_s,
-        work=model.work(GPUS_PER_REPLICA),
+        work=model.work(GPUS_PER_RANK),
     )
     config = DeploymentConfig(
-        replicas=replicas,
-        gpus_per_replica=GPUS_PER_REPLICA,
+        ranks=ranks,
+        gpus_per_rank=GPUS_PER_RANK,
         engine=EngineConfig(kv_capacity_tokens=700_000),
-        steps=roofline_table(model, gpu, GPUS_PER_REPLICA, RooflineParams()),
+        steps=roofline_table(model, gpu, GPUS_PER_RANK, RooflineParams()),
         power=power,
         power_bin_s=0.5,
     )

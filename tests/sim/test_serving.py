@@ -24,7 +24,7 @@ DISAGG = "1P:tp1,dp8,ep8+1D:tp1,dp64,ep64"
 
 def test_a_layout_spells_its_pools_and_reads_back() -> None:
     pools = parse_layout(DISAGG)
-    assert [(p.role, p.workers, p.layout.spec, p.gpus, p.replicas) for p in pools] == [
+    assert [(p.role, p.workers, p.layout.spec, p.gpus, p.ranks) for p in pools] == [
         ("prefill", 1, "tp1,dp8,ep8", 8, 8),
         ("decode", 1, "tp1,dp64,ep64", 64, 64),
     ]
@@ -40,8 +40,8 @@ def test_a_layout_spells_its_pools_and_reads_back() -> None:
         ("1P:tp1,dp8,ep8", "one prefill and one"),
         ("1A:tp8+1D:tp8", "one prefill and one"),
         ("1P:tp8+2P:tp8+1D:tp8", "one prefill and one"),
-        ("P:tp8+1D:tp8", "WORKERS"),
-        ("1X:tp8", "WORKERS"),
+        ("P:tp8+1D:tp8", "INSTANCES"),
+        ("1X:tp8", "INSTANCES"),
         ("1P:pp2+1D:tp8", "bad parallel"),
     ],
 )
@@ -55,8 +55,8 @@ def test_a_disaggregated_deployment_has_both_pools_and_the_racks_nvlink_between_
         DeploymentRequest(system="gb300", model=DSV4, gpus=72, layout=DISAGG, steps="roofline")
     )
     config = built.config
-    assert config.gpus == 72 and config.replicas == 8
-    assert config.decode is not None and config.decode.replicas == 64
+    assert config.gpus == 72 and config.ranks == 8
+    assert config.decode is not None and config.decode.ranks == 64
     assert [p.pool.role for p in built.pools] == ["prefill", "decode"]
     # experts over 64 GPUs leave more room for KV than over 8
     assert config.decode.engine.kv_capacity_tokens > config.engine.kv_capacity_tokens

@@ -50,7 +50,7 @@ def test_the_results_directory_is_normal_and_says_simulated(simulated: Path) -> 
     summary = Summary.model_validate(read_json(simulated / "summary.json"))
     assert summary.complete and summary.simulated is not None
     facts = summary.simulated
-    assert facts.deployment.replicas == 2 and facts.deployment.model == "Qwen/Qwen3-8B"
+    assert facts.deployment.dp_ranks == 2 and facts.deployment.model == "Qwen/Qwen3-8B"
     assert summary.label == "h200_sxm-x2-sglang-Qwen3-8B"  # not "simulate": compare tells apart
     assert facts.step_source.startswith("aiconfigurator-core")
     assert facts.kv is not None and facts.kv.agents_that_fit > 0
@@ -178,7 +178,7 @@ def test_a_narrowed_list_never_splits_a_number_at_80_columns(
     assert max(map(cell_len, lines)) <= 80
     catalog, _ = catalog_for()
     shown = [r for r in listing(catalog) if "Qwen3-0.6B" in r.combination.model]
-    figures = {f"{r.kv_tokens_per_replica:,}" for r in shown if r.kv_tokens_per_replica}
+    figures = {f"{r.kv_tokens_per_dp_rank:,}" for r in shown if r.kv_tokens_per_dp_rank}
     cells = {cell.strip() for line in lines for cell in line.split("│")}
     assert figures and figures <= cells, sorted(figures - cells)[:5]
 
@@ -216,7 +216,7 @@ def test_a_disaggregated_speculative_simulation_names_its_pools_and_assumptions(
     assert facts is not None and summary.label.endswith("-eagle2")
     deployment = facts.deployment
     assert deployment.gpus == 2 and deployment.layout == "1P:tp1+1D:tp1"
-    assert [(p.role, p.replicas) for p in deployment.pools] == [("prefill", 1), ("decode", 1)]
+    assert [(p.role, p.dp_ranks) for p in deployment.pools] == [("prefill", 1), ("decode", 1)]
     assert deployment.speculative is not None and "2.20 tokens" in deployment.speculative
     assert deployment.kv_transfer is not None and "450 GB/s" in deployment.kv_transfer
     assert any(a.startswith("idle power:") for a in facts.assumptions)
@@ -234,3 +234,26 @@ def test_a_layout_and_other_gpus_are_one_line(capsys: pytest.CaptureFixture[str]
     assert main(argv) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert "has 2 GPUs, not --gpus 4" in line
+
+
+def test_simulate_says_engine_instances_and_data_parallel_ranks_never_replicas(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 25: `simulate` said `(8 replicas)` for one engine instance of 8 attention-DP ranks,
+    the word `plan` used for a whole deployment. Its terminal and its summary's JSON name the
+    engine instance and its data-parallel ranks."""
+    out = tmp_path / "dp8"
+    deployment = ["--system", "h200_sxm", "--backend", "sglang", "--model", "Qwen/Qwen3-8B",
+                  "--gpus", "8", "--parallel", "tp1,dp8", "--steps", "roofline"]  # fmt: skip
+    search = ["--tier", "slow:40:5", "--max-agents", "4", "--settle", "5", "--window", "10",
+              "--max-window", "10", "--ramp", "2", "--min-samples", "5", "--precision", "0.5",
+              "--seed", "5", "--salt", "fixed"]  # fmt: skip
+    assert main(["simulate", "--workload", WORKLOAD, *deployment, *search, "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    text = printed.out + printed.err
+    assert "tp1,dp8 (1 engine instance x 8 data-parallel ranks)" in text
+    assert "replica" not in text.lower()
+    summary = (out / "summary.json").read_text()
+    assert "replica" not in summary and "worker" not in summary
+    pool = json.loads(summary)["simulated"]["deployment"]["pools"][0]
+    assert (pool["engine_instances"], pool["dp_ranks"]) == (1, 8)

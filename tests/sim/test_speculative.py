@@ -30,7 +30,7 @@ def test_every_draft_accepted_makes_three_tokens_a_step() -> None:
     assert b.t_done == pytest.approx(0.30)
 
 
-def test_on_a_decode_replica_every_token_comes_from_verification_steps() -> None:
+def test_on_a_decode_rank_every_token_comes_from_verification_steps() -> None:
     """Prompt done at 0.01, KV in by 0.012 (1 ms + 100 tokens at 100,000 a second); 9 tokens at
     3 a step: 3 decode steps of 0.02, the first token at 0.032, the last at 0.072."""
     engine = disaggregated(speculative=ALWAYS)

@@ -73,10 +73,10 @@ def test_tight_deployments_keep_their_invariants(
         r.completion_tokens for r in results
     )
     assert max(s.batch + s.prefill_tokens for s in trace) <= budget
-    for replica in engine.replicas:
-        replica.cache.check()
-        assert replica.cache.reserved_tokens == 0
-        assert not replica.has_work
+    for rank in engine.ranks:
+        rank.cache.check()
+        assert rank.cache.reserved_tokens == 0
+        assert not rank.has_work
     metrics = engine.metrics()
     assert metrics.completed == 200 and metrics.running == 0
     if host:
@@ -98,9 +98,9 @@ def test_tight_disaggregated_deployments_keep_their_invariants(
     """Two DP2 prefill ranks with small caches hand off to two decode ranks that hold a few
     calls at a time: every call finishes once, prefill tokens are the uncached ones, every
     output token comes from a decode step (fewer steps than tokens with drafts), and at the end
-    no replica holds anything but its prefix cache."""
+    no rank holds anything but its prefix cache."""
     engine = disaggregated(
-        prefill_replicas=2, decode_replicas=2, prefill_capacity=5000,
+        prefill_ranks=2, decode_ranks=2, prefill_capacity=5000,
         decode_capacity=decode_capacity, max_batch_tokens=256, block=16,
         routing=routing, speculative=speculative, group_size=2, trace=True,
     )  # fmt: skip
@@ -114,8 +114,8 @@ def test_tight_disaggregated_deployments_keep_their_invariants(
     decoded = sum(s.steps * s.batch for s in trace)
     produced = sum(r.completion_tokens for r in results)
     assert decoded == produced if speculative is None else decoded < produced
-    for replica in engine.replicas:
-        replica.cache.check()
-        assert replica.cache.reserved_tokens == 0 and not replica.has_work
-        assert replica.active == 0 and replica.active_tokens == 0 and replica.pending_prefill == 0
+    for rank in engine.ranks:
+        rank.cache.check()
+        assert rank.cache.reserved_tokens == 0 and not rank.has_work
+        assert rank.active == 0 and rank.active_tokens == 0 and rank.pending_prefill == 0
     assert all(r.cache.tree_tokens == 0 for r in engine.back)

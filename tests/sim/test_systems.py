@@ -28,8 +28,8 @@ STEP_S = 0.01
 
 def test_a_serving_benchmark_reports_what_inferencex_publishes() -> None:
     config = DeploymentConfig(
-        replicas=1,
-        gpus_per_replica=2,
+        ranks=1,
+        gpus_per_rank=2,
         engine=EngineConfig(kv_capacity_tokens=100_000),
         steps=StepTable.constant(STEP_S),
     )

@@ -46,8 +46,8 @@ MONTHS_PER_YEAR = 12.0
 HOURS_PER_DAY = 24
 WATTS_PER_KW = 1_000.0
 PLAN_SCHEMA_VERSION = 2
-"""2: the unit of a fleet is a deployment (1 called it a replica, as the simulator calls a
-data-parallel rank); an agent's tokens/s are `tokens_per_s_per_active_agent`."""
+"""2: the unit of a fleet is a deployment (1 called it a replica, as the simulator's schema 1
+called a data-parallel rank); an agent's tokens/s are `tokens_per_s_per_active_agent`."""
 _V1_FIELDS = {
     "replica": "deployment",
     "replicas_for_peak": "deployments_for_peak",

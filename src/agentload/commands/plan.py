@@ -41,8 +41,8 @@ from agentload.results.answer_words import UNDECIDED
 from agentload.results.load import summary_path
 
 OLD_NAMES = {"--spare-replicas": "spare_deployments", "--gpus-per-replica": "gpus_per_deployment"}
-"""Options named before the plan's unit was called a deployment (a replica is a data-parallel
-rank's name elsewhere), still accepted."""
+"""Options named before the plan's unit was called a deployment (the simulator's schema 1 also
+called a data-parallel rank a replica), still accepted."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -98,7 +98,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 EXAMPLE_DEMAND = ("--developers", "100", "--agents-per-developer", "2", "--active-share", "25%")
 """A team the example in a refusal sizes for (any will do: it shows the shape)."""
 EXAMPLE_GPUS = "8"
-"""GPUs per replica in the example, when the results do not say how many served."""
+"""GPUs per deployment in the example, when the results do not say how many served."""
 
 
 @one_line_errors

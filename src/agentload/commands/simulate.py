@@ -93,7 +93,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     deployment.add_argument(
         "--layout",
         metavar="POOLS",
-        help="the serving layout as pools joined by '+', each WORKERS (engine instances) then "
+        help="the serving layout as pools joined by '+', each a count of engine instances, then "
         "A (aggregated), P (prefill) or D (decode), ':' and an instance's layout: e.g. "
         "1P:tp1,dp8,ep8+1D:tp1,dp64,ep64 (disaggregated: one DEP8 prefill instance hands its "
         "KV to one DEP64 decode instance over the system's links; 72 GPUs) or 9A:tp1,dp8,ep8 "
@@ -394,7 +394,7 @@ def _deployments_grid(rows: list[Listed], source: str) -> Grid:
             r.combination.model,
             r.combination.parallel,
             "—" if r.weights_per_gpu_gb is None else f"{r.weights_per_gpu_gb:,.1f}",
-            _kv_cell(r.kv_tokens_per_replica),
+            _kv_cell(r.kv_tokens_per_dp_rank),
         )
         for r in rows
     ]

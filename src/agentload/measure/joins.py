@@ -50,16 +50,20 @@ def pool_join(
     began = np.fromiter(starts.values(), dtype=float, count=len(starts))
     order = np.argsort(agents)
     agents, began = agents[order], began[order]
-    position = np.searchsorted(agents, table.agent).clip(max=len(agents) - 1)
-    mine = agents[position] == table.agent
-    since = mine & (table.t_send >= began[position] - SEND_SLACK_S) & np.isfinite(table.t_done)
+    # Only calls sent since the earliest start can count: the rest are left out before the
+    # lookup (a search's table holds every call of the run, its pools' starts are recent).
+    rows = np.flatnonzero((table.t_send >= began.min() - SEND_SLACK_S) & np.isfinite(table.t_done))
+    agent, t_send = table.agent[rows], table.t_send[rows]
+    position = np.searchsorted(agents, agent).clip(max=len(agents) - 1)
+    since = (agents[position] == agent) & (t_send >= began[position] - SEND_SLACK_S)
     first_done = np.full(len(agents), np.inf)
-    np.minimum.at(first_done, position[since], table.t_done[since])
+    np.minimum.at(first_done, position[since], table.t_done[rows][since])
     pending = np.isinf(first_done)
     if prefill_factor is not None and now is not None and pending.any() and not pending.all():
         first_ttft = np.zeros(len(agents))
-        done = since & np.isfinite(table.t_first)
-        np.maximum.at(first_ttft, position[done], (table.t_first - table.t_send)[done])
+        t_first = table.t_first[rows]
+        done = since & np.isfinite(t_first)
+        np.maximum.at(first_ttft, position[done], (t_first - t_send)[done])
         slowest = float(first_ttft[~pending].max())
         pending &= now - began < prefill_factor * slowest
     waiting = int(pending.sum())

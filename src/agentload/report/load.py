@@ -149,11 +149,11 @@ class ResultsView(ResultsFiles):
         d = facts.deployment
         if d.pools and len(d.pools) > 1:
             counts = " + ".join(
-                f"{p.role}: {layout_words(p.parallel, p.replicas)}" for p in d.pools
+                f"{p.role}: {layout_words(p.parallel, p.dp_ranks)}" for p in d.pools
             )
             layout = f"{d.layout}, disaggregated ({counts})"
         else:
-            layout = f"{d.parallel} ({layout_words(d.parallel, d.replicas)})"
+            layout = f"{d.parallel} ({layout_words(d.parallel, d.dp_ranks)})"
         extras = "".join(
             f", {extra}"
             for extra in (

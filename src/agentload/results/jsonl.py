@@ -58,7 +58,8 @@ class JsonlAppender:
         """Append one model as one line and hand it to the operating system."""
         if self._fd is None:
             raise ValueError(f"{self.path} is closed")
-        view = memoryview(orjson.dumps(model.model_dump()) + b"\n")
+        data = model.__dict__ if getattr(model, "flat_dump", False) else model.model_dump()
+        view = memoryview(orjson.dumps(data) + b"\n")
         while view:
             view = view[os.write(self._fd, view) :]
         self.written += 1

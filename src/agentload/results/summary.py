@@ -1,4 +1,4 @@
-"""The frozen models of `summary.json` (schema version 1) and its parts.
+"""The frozen models of `summary.json` (schema version 2) and its parts.
 
 A results directory (file names in `agentload.results.files`) holds:
 - `manifest.json`: tool version, settings, workload fingerprint, endpoint, server and hardware
@@ -16,13 +16,25 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-SUMMARY_SCHEMA_VERSION = 1
+SUMMARY_SCHEMA_VERSION = 2
+"""2: a simulated deployment's units are engine instances and data-parallel ranks
+(`SimulatedDeployment.dp_ranks`, `gpus_per_dp_rank`; `SimulatedPool.engine_instances`,
+`dp_ranks`); 1 called both replicas (and an instance a worker). Schema 1 files read as 2."""
+_V1_DEPLOYMENT_FIELDS = {"replicas": "dp_ranks", "gpus_per_replica": "gpus_per_dp_rank"}
+_V1_POOL_FIELDS = {"workers": "engine_instances", "replicas": "dp_ranks"}
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _renamed(data: object, names: dict[str, str]) -> object:
+    """`data` with its keys of an older schema under today's names (anything else as is)."""
+    if not isinstance(data, dict) or not names.keys() & data.keys():
+        return data
+    return {names.get(key, key): value for key, value in data.items()}
 
 
 class PowerFigures(_Model):
@@ -291,19 +303,28 @@ class SimulatedPool(_Model):
 
     role: str
     """`aggregated`, `prefill` or `decode`."""
-    workers: int = Field(ge=1)
+    engine_instances: int = Field(ge=1)
+    """Engine instances (model copies of `tp x dp` GPUs; `--layout` counts them)."""
     parallel: str
-    replicas: int = Field(ge=1)
-    """Engine replicas (attention ranks)."""
+    dp_ranks: int = Field(ge=1)
+    """Data-parallel ranks over all the pool's engine instances (each with its own scheduler and
+    KV cache; an engine instance without attention DP is one)."""
     gpus: int = Field(ge=1)
     kv_capacity_tokens: int
-    """HBM for KV per replica, tokens."""
+    """HBM for KV per data-parallel rank, tokens."""
     step_source: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_v1(cls, data: object) -> object:
+        """Schema 1 said `workers` and `replicas`."""
+        return _renamed(data, _V1_POOL_FIELDS)
 
 
 class SimulatedDeployment(_Model):
-    """The deployment a simulation stands for, as the user named it and as it was built. For a
-    disaggregated one, `parallel`, `replicas` and `gpus_per_replica` are its prefill pool's;
+    """The deployment a simulation stands for, as the user named it and as it was built
+    (`agentload.vocabulary`: a deployment, its engine instances, their data-parallel ranks). For
+    a disaggregated one, `parallel`, `dp_ranks` and `gpus_per_dp_rank` are its prefill pool's;
     `pools` has both."""
 
     system: str
@@ -311,8 +332,10 @@ class SimulatedDeployment(_Model):
     model: str
     gpus: int = Field(ge=1)
     parallel: str
-    replicas: int = Field(ge=1)
-    gpus_per_replica: int = Field(ge=1)
+    dp_ranks: int = Field(ge=1)
+    """Data-parallel ranks (each with its own scheduler and KV cache; an engine instance without
+    attention DP is one)."""
+    gpus_per_dp_rank: int = Field(ge=1)
     kv_host_gb: float = 0.0
     max_batch_tokens: int
     max_running: int
@@ -325,6 +348,12 @@ class SimulatedDeployment(_Model):
     """Speculative decoding, its acceptance and their source; None: one token a step."""
     kv_transfer: str | None = None
     """Disaggregated: the link prefill hands KV to decode over, its bandwidth and source."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_v1(cls, data: object) -> object:
+        """Schema 1 said `replicas` and `gpus_per_replica`."""
+        return _renamed(data, _V1_DEPLOYMENT_FIELDS)
 
 
 class KvWorkingSet(_Model):

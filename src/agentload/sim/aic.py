@@ -16,7 +16,7 @@ each. `AicSource` maps the engine's step decomposition (see `steptable`) onto th
 
 With attention data parallelism (`dp` > 1: attention replicated per rank, experts spread
 over all `tp * dp` GPUs) the library's batch is one rank's batch; the engine simulates each
-rank as its own replica (see `agentload.sim.build`).
+rank with its own scheduler and cache (see `agentload.sim.build`).
 
 `aic_table` evaluates these on the grid (a few hundred calls, about a second), so the engine's
 hot loop never calls the library. Latencies come in milliseconds; the table holds seconds. The

@@ -1,9 +1,10 @@
 """A deployment from names: system, backend, model, GPUs, serving layout, options.
 
 Derives everything the engine needs (`DeploymentConfig`), pool by pool (`agentload.sim.serving`:
-one aggregated pool, or a prefill and a decode pool): replicas = the pool's attention ranks
-(`tp` GPUs each); KV capacity per replica = HBM left after the weights and an activation
-workspace, divided by KV bytes per token (times the copies tensor parallelism keeps); the host
+one aggregated pool, or a prefill and a decode pool): ranks = the pool's data-parallel ranks
+(`tp` GPUs each; an engine instance without attention DP is one); KV capacity per rank = HBM
+left after the weights and an activation workspace, divided by KV bytes per token (times the
+copies tensor parallelism keeps); the host
 tier's size and transfer rate; step times from aiconfigurator-core where it has data
 (`steps="auto"`), else the roofline (`notes` says which, and why); the power model. A
 disaggregated deployment also gets the KV hand-off's link (`agentload.sim.links`), and
@@ -91,7 +92,7 @@ class DeploymentRequest(BaseModel):
     gpus: int = Field(ge=1)
     parallel: str = "tp1"
     kv_host_gb: float = Field(default=0.0, ge=0)
-    """Host-memory KV tier per engine replica (attention rank), GB (0: none)."""
+    """Host-memory KV tier per data-parallel rank (an engine instance without DP), GB (0: none)."""
     max_batch_tokens: int = Field(default=DEFAULT_MAX_BATCH_TOKENS, ge=1)
     max_running: int = Field(default=DEFAULT_MAX_RUNNING, ge=1)
     block_tokens: int = Field(default=DEFAULT_BLOCK_TOKENS, ge=1)
@@ -117,7 +118,7 @@ class DeploymentRequest(BaseModel):
     slot_prompt_similarity: float = Field(default=DEFAULT_SLOT_PROMPT_SIMILARITY, ge=0, lt=1)
     """Slots: llama.cpp's `--slot-prompt-similarity`."""
     prompt_cache_mib: float = Field(default=DEFAULT_PROMPT_CACHE_MIB, ge=0)
-    """Slots: llama.cpp's `--cache-ram`, MiB per replica (0: none)."""
+    """Slots: llama.cpp's `--cache-ram`, MiB per rank (0: none)."""
 
     def cache_kind(self) -> PrefixCacheKind:
         """The prefix cache this deployment's engine keeps."""
@@ -151,9 +152,9 @@ class BuiltPool(BaseModel):
     steps: StepTable
     power: PowerModel
     kv_bytes_per_token: float
-    """Per replica, including tensor-parallel copies."""
+    """Per rank, including tensor-parallel copies."""
     kv_budget_bytes: float
-    """Per replica."""
+    """Per rank."""
     weights_per_gpu_bytes: float
     uncertainty: StepUncertainty
     """Calibrated or not, and the error band of the pool's step times."""
@@ -171,9 +172,9 @@ class BuiltDeployment(BaseModel):
     gpu: GpuSpec
     layout: Layout
     kv_bytes_per_token: float
-    """Per replica, including tensor-parallel copies."""
+    """Per rank, including tensor-parallel copies."""
     kv_budget_bytes: float
-    """Per replica."""
+    """Per rank."""
     step_source: str
     aiconfigurator_core: str | None
     uncertainty: StepUncertainty
@@ -186,20 +187,20 @@ class BuiltDeployment(BaseModel):
     """Disaggregated: the link KV is handed over."""
 
 
-class ReplicaMemory(BaseModel):
-    """Where an engine replica's HBM goes (see the module docstring)."""
+class RankMemory(BaseModel):
+    """Where a data-parallel rank's HBM goes (see the module docstring)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     weights_per_gpu_bytes: float
     kv_budget_bytes: float
-    """HBM left for KV, whole replica (0 when the weights do not fit)."""
+    """HBM left for KV, whole rank (0 when the weights do not fit)."""
     kv_bytes_per_token: float
-    """Whole replica, including tensor-parallel copies."""
+    """Whole rank, including tensor-parallel copies."""
     kv_capacity_tokens: int
 
 
-def replica_memory(
+def rank_memory(
     model: ModelSpec,
     gpu: GpuSpec,
     layout: Layout,
@@ -207,7 +208,7 @@ def replica_memory(
     max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
     memory_fraction: float = DEFAULT_MEMORY_FRACTION,
     weight_scale: float = 1.0,
-) -> ReplicaMemory:
+) -> RankMemory:
     """Weights per GPU (dense weights split `tp` ways, routed experts `tp * dp` ways; times
     `weight_scale` for draft layers), the KV budget after them and an activation workspace, and
     the KV tokens it holds. When the GPUs do not divide the experts, each holds the rounded-up
@@ -228,7 +229,7 @@ def replica_memory(
         memory_fraction=memory_fraction,
         activation_bytes_per_gpu=activation,
     )
-    return ReplicaMemory(
+    return RankMemory(
         weights_per_gpu_bytes=weights,
         kv_budget_bytes=budget,
         kv_bytes_per_token=per_token,
@@ -385,7 +386,7 @@ def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None)
     model no config file has (e.g. one whose architecture is fitted), in place of
     `request.model`'s.
 
-    An engine replica is one attention rank: `tp` GPUs with their own scheduler and prefix
+    A rank is one data-parallel (attention) rank: `tp` GPUs with their own scheduler and prefix
     cache. Without attention data parallelism that is one model copy; with `dp` ranks, a model
     copy spans `tp * dp` GPUs whose ranks share the experts (their coupling in the MoE layers
     is in the step times, assuming evenly loaded ranks; the ranks are otherwise simulated
@@ -399,8 +400,8 @@ def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None)
     back = built[1] if len(built) > 1 else None
     link = kv_link(gpu, request.gpus) if back is not None else None
     config = DeploymentConfig(
-        replicas=front.pool.replicas,
-        gpus_per_replica=front.pool.layout.tp,
+        ranks=front.pool.ranks,
+        gpus_per_rank=front.pool.layout.tp,
         routing=request.routing,
         engine=front.engine,
         steps=front.steps,
@@ -443,8 +444,8 @@ def _step_source(built: list[BuiltPool]) -> str:
 
 def _pool_config(pool: BuiltPool) -> PoolConfig:
     return PoolConfig(
-        replicas=pool.pool.replicas,
-        gpus_per_replica=pool.pool.layout.tp,
+        ranks=pool.pool.ranks,
+        gpus_per_rank=pool.pool.layout.tp,
         engine=pool.engine,
         steps=pool.steps,
         power=pool.power,
@@ -452,7 +453,7 @@ def _pool_config(pool: BuiltPool) -> PoolConfig:
 
 
 def _transfer(decode: BuiltPool, link: KvLink) -> TransferConfig:
-    """The hand-off to one decode replica: its `tp` GPUs each receive their share of a
+    """The hand-off to one decode rank: its `tp` GPUs each receive their share of a
     token's KV over their own link."""
     per_gpu = decode.kv_bytes_per_token / decode.pool.layout.tp
     return TransferConfig(tokens_per_s=link.bytes_per_s / per_gpu, latency_s=link.latency_s)
@@ -469,7 +470,7 @@ def _build_pool(
     mtp = speculative is not None and speculative.method == "mtp"
     weight_scale = (model.layers + model.mtp_layers) / model.layers if mtp else 1.0
     copies = kv_replication(tp, model.kv_heads, mla=model.mla)
-    memory = replica_memory(
+    memory = rank_memory(
         model,
         gpu,
         layout,

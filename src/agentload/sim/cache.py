@@ -1,4 +1,4 @@
-"""A replica's prefix cache: a radix tree over prompt segments, LRU-evicted block by block.
+"""A rank's prefix cache: a radix tree over prompt segments, LRU-evicted block by block.
 
 Model (what an SGLang radix cache or vLLM's prefix-caching block manager does, at the
 granularity of the workload's segments rather than of tokens):
@@ -38,7 +38,7 @@ from typing import NamedTuple
 Keys = tuple[Hashable, ...]
 
 MEMO_SESSIONS = 1024
-"""Sessions whose last chain a replica remembers (least recently used forgotten first; a
+"""Sessions whose last chain a rank remembers (least recently used forgotten first; a
 forgotten session's next lookup walks from the root, with the same answer)."""
 HEAP_SLACK = 2
 """An LRU heap is compacted when it holds more than this many entries per live node."""
@@ -157,7 +157,7 @@ def _compact(heap: list[tuple[float, int, _Node]], *, hbm: bool) -> None:
 
 
 class PrefixCache:
-    """One replica's KV memory: the prefix tree, reservations of running requests, host tier.
+    """One rank's KV memory: the prefix tree, reservations of running requests, host tier.
 
     Times passed in are virtual seconds; they order the LRU. All sizes are tokens.
     """

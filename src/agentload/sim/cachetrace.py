@@ -20,7 +20,7 @@ from agentload.results.record import RequestRecord
 from agentload.sim.cache import Admission, _Node
 from agentload.sim.config import EngineConfig
 from agentload.sim.predict import AgentRules, agent_calls
-from agentload.sim.replica import split
+from agentload.sim.rank import split
 from agentload.sim.request import SimRequest, SimResult, scale_tokens
 from agentload.sim.slots import make_cache
 from agentload.workload.model import Workload
@@ -43,7 +43,7 @@ class TimedCall(NamedTuple):
 
 
 def replay_cache(engine: EngineConfig, calls: Sequence[TimedCall]) -> list[SimResult]:
-    """Each call's result (the measured times, the cache's hit) on one replica's cache as
+    """Each call's result (the measured times, the cache's hit) on one rank's cache as
     `engine` configures it; a call the cache cannot admit (no room) gets no hit."""
     cache = make_cache(engine)
     events = sorted(
@@ -74,7 +74,7 @@ def replay_cache(engine: EngineConfig, calls: Sequence[TimedCall]) -> list[SimRe
         SimResult(
             id=call.id,
             session_key=call.session_key,
-            replica=0,
+            rank=0,
             t_submit=call.t_send,
             t_first=call.t_first,
             t_last=call.t_done,

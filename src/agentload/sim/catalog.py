@@ -178,14 +178,14 @@ class Listed(BaseModel):
     combination: Combination
     gpus_per_copy: int
     weights_per_gpu_gb: float | None
-    kv_tokens_per_replica: int | None
+    kv_tokens_per_dp_rank: int | None
     """None when the model's config or the system's spec is not at hand; 0: does not fit."""
 
 
 def listing(catalog: Catalog) -> list[Listed]:
     """The catalog's rows, each with its weights per GPU and KV capacity (0: the weights do
     not fit), sorted by system, backend, model, layout."""
-    from agentload.sim.build import Layout, replica_memory
+    from agentload.sim.build import Layout, rank_memory
     from agentload.sim.hardware import gpu_spec
     from agentload.sim.modelspec import model_spec
 
@@ -195,14 +195,14 @@ def listing(catalog: Catalog) -> list[Listed]:
     ):
         layout = Layout(tp=combo.tp, ep=combo.ep, dp=combo.dp)
         try:
-            memory = replica_memory(model_spec(combo.model), gpu_spec(combo.system), layout)
+            memory = rank_memory(model_spec(combo.model), gpu_spec(combo.system), layout)
         except Exception:  # a config or system this reader does not understand
             rows.append(
                 Listed(
                     combination=combo,
                     gpus_per_copy=layout.group,
                     weights_per_gpu_gb=None,
-                    kv_tokens_per_replica=None,
+                    kv_tokens_per_dp_rank=None,
                 )
             )
             continue
@@ -211,7 +211,7 @@ def listing(catalog: Catalog) -> list[Listed]:
                 combination=combo,
                 gpus_per_copy=layout.group,
                 weights_per_gpu_gb=round(memory.weights_per_gpu_bytes / 1e9, 1),
-                kv_tokens_per_replica=memory.kv_capacity_tokens,
+                kv_tokens_per_dp_rank=memory.kv_capacity_tokens,
             )
         )
     return rows

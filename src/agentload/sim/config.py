@@ -1,13 +1,15 @@
-"""How a simulated deployment is set up: replicas, routing, scheduler limits, KV memory.
+"""How a simulated deployment is set up: data-parallel ranks, routing, scheduler limits, KV memory.
 
 Numbers only (pure data); `agentload.sim.build` derives them from a system, a model and a
-parallel layout. Sizes are tokens per replica; times are virtual seconds.
+parallel layout. A rank is one data-parallel rank (`agentload.vocabulary`): `tp` GPUs with
+their own scheduler and KV cache, an engine instance without attention DP. Sizes are tokens
+per rank; times are virtual seconds.
 
-An aggregated deployment is one pool of replicas (the top-level `replicas`, `engine`, `steps`,
+An aggregated deployment is one pool of ranks (the top-level `ranks`, `engine`, `steps`,
 `power`), each prefilling and decoding in the same steps. A disaggregated one (`decode` set)
-has those as its prefill pool and `decode` as its decode pool: a prefill replica computes a
-prompt against its prefix cache and hands the KV to a decode replica over `transfer`'s link.
-`speculative` applies to every decoding step (aggregated or decode replicas).
+has those as its prefill pool and `decode` as its decode pool: a prefill rank computes a
+prompt against its prefix cache and hands the KV to a decode rank over `transfer`'s link.
+`speculative` applies to every decoding step (aggregated or decode ranks).
 """
 
 from __future__ import annotations
@@ -21,16 +23,16 @@ from agentload.sim.serving import Speculative
 from agentload.sim.steptable import StepTable
 
 Routing = Literal["affinity", "round_robin", "cache_aware", "kv"]
-"""How calls reach replicas (attention ranks count as replicas, as a KV-aware router sees them):
-`affinity` (session-affine): every call of a session goes to one replica (a new session to the
-replica with the fewest live sessions); `round_robin`: calls go to replicas in turn;
+"""How calls reach data-parallel ranks (each one a router target, as a KV-aware router sees them):
+`affinity` (session-affine): every call of a session goes to one rank (a new session to the
+rank with the fewest live sessions); `round_robin`: calls go to ranks in turn;
 `cache_aware`: SGLang's router (its `cache_aware` policy, defaults `CACHE_THRESHOLD`,
-`BALANCE_ABS_THRESHOLD`, `BALANCE_REL_THRESHOLD`): the replica with the longest cached prefix
+`BALANCE_ABS_THRESHOLD`, `BALANCE_REL_THRESHOLD`): the rank with the longest cached prefix
 unless loads are unbalanced; `kv`: Dynamo's KV router (cost = `KV_OVERLAP_WEIGHT` x blocks to
 prefill + active blocks, the lowest wins). See `agentload.sim.routing`."""
 ROUTINGS: tuple[str, ...] = ("affinity", "round_robin", "cache_aware", "kv")
 PrefixCacheKind = Literal["radix", "slots"]
-"""`radix`: one prefix tree shared by all of a replica's sequences (SGLang, vLLM); `slots`: one
+"""`radix`: one prefix tree shared by all of a rank's sequences (SGLang, vLLM); `slots`: one
 prompt per slot, slots picked by prompt similarity, a RAM prompt cache between them
 (llama.cpp's server, `agentload.sim.slots`)."""
 
@@ -55,7 +57,7 @@ class _Frozen(BaseModel):
 
 
 class EngineConfig(_Frozen):
-    """One replica's scheduler and KV memory."""
+    """One rank's scheduler and KV memory."""
 
     kv_capacity_tokens: int = Field(ge=1)
     """HBM KV capacity, tokens (memory left after weights and activations / bytes per token)."""
@@ -71,14 +73,14 @@ class EngineConfig(_Frozen):
     max_context_tokens: int | None = Field(default=None, ge=1)
     """The model's context limit: prompt + output beyond it fail as `context_overflow`."""
     prefix_cache: PrefixCacheKind = "radix"
-    """How the replica caches prompts (`PrefixCacheKind`); with `slots`, `max_running` slots
+    """How the rank caches prompts (`PrefixCacheKind`); with `slots`, `max_running` slots
     of `kv_capacity_tokens / max_running` tokens each."""
     slot_prompt_similarity: float = Field(default=DEFAULT_SLOT_PROMPT_SIMILARITY, ge=0, lt=1)
     """`slots` only: the share of a prompt a slot must hold to be picked for it (0: LRU only)."""
     prompt_cache_tokens: int = Field(default=0, ge=0)
     """`slots` only: the RAM prompt cache, tokens (0: none)."""
     group_size: int = Field(default=1, ge=1)
-    """Attention-DP ranks a model copy spans, for a prefill pool: consecutive replicas in groups
+    """Attention-DP ranks a model copy spans, for a prefill pool: consecutive ranks in groups
     of this many share their MoE layers, so a rank's chunk costs at its group's mean load (1:
     every rank costed as if its siblings prefilled as much, the step tables' assumption, kept
     for aggregated pools whose ranks also decode: see docs/simulation.md)."""
@@ -95,38 +97,38 @@ class EngineConfig(_Frozen):
 
 
 class PoolConfig(_Frozen):
-    """A pool of replicas of one layout (the decode pool of a disaggregated deployment)."""
+    """A pool of ranks of one layout (the decode pool of a disaggregated deployment)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
-    replicas: int = Field(ge=1)
-    gpus_per_replica: int = Field(default=1, ge=1)
+    ranks: int = Field(ge=1)
+    gpus_per_rank: int = Field(default=1, ge=1)
     engine: EngineConfig
     steps: StepTable
     power: PowerModel | None = None
 
     @property
     def gpus(self) -> int:
-        return self.replicas * self.gpus_per_replica
+        return self.ranks * self.gpus_per_rank
 
 
 class TransferConfig(_Frozen):
-    """How a prompt's KV reaches a decode replica: `latency_s` plus its tokens over
+    """How a prompt's KV reaches a decode rank: `latency_s` plus its tokens over
     `tokens_per_s` (the link's bytes/s over the KV bytes a token occupies on one of the decode
-    replica's GPUs), one transfer at a time per decode replica."""
+    rank's GPUs), one transfer at a time per decode rank."""
 
     tokens_per_s: float = Field(gt=0)
     latency_s: float = Field(default=0.0, ge=0)
 
 
 class DeploymentConfig(_Frozen):
-    """Everything the engine needs: replicas, their engine, step times and power (the prefill
+    """Everything the engine needs: ranks, their engine, step times and power (the prefill
     pool when `decode` is set), and for disaggregated serving the decode pool and the link."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
-    replicas: int = Field(ge=1)
-    gpus_per_replica: int = Field(default=1, ge=1)
+    ranks: int = Field(ge=1)
+    gpus_per_rank: int = Field(default=1, ge=1)
     routing: Routing = "affinity"
     engine: EngineConfig
     steps: StepTable
@@ -135,9 +137,9 @@ class DeploymentConfig(_Frozen):
     """Accelerator power; None: no energy is simulated."""
     power_bin_s: float = Field(default=DEFAULT_POWER_BIN_S, gt=0)
     decode: PoolConfig | None = None
-    """Disaggregated serving: the decode pool (the replicas above then only prefill)."""
+    """Disaggregated serving: the decode pool (the ranks above then only prefill)."""
     transfer: TransferConfig | None = None
-    """The KV hand-off from prefill to decode replicas (with `decode`)."""
+    """The KV hand-off from prefill to decode ranks (with `decode`)."""
     speculative: Speculative | None = None
     """Speculative decoding in every decoding step (None: one token a step)."""
     seed: int = 0
@@ -155,5 +157,5 @@ class DeploymentConfig(_Frozen):
 
     @property
     def gpus(self) -> int:
-        own = self.replicas * self.gpus_per_replica
+        own = self.ranks * self.gpus_per_rank
         return own + (self.decode.gpus if self.decode is not None else 0)

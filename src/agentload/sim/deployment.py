@@ -1,4 +1,4 @@
-"""A simulated deployment: replicas behind a router, advanced on a virtual clock.
+"""A simulated deployment: data-parallel ranks behind a router, advanced on a virtual clock.
 
 The driver's loop (agents on a virtual clock, or a closed-loop benchmark):
 
@@ -9,18 +9,18 @@ The driver's loop (agents on a virtual clock, or a closed-loop benchmark):
         engine.submit(request, t)                   # arrivals at t
 
 `next_event_time()` is the next instant the engine's state changes with no new arrivals: the
-end of some replica's current step or decode run (never later than the next completion, but
+end of some rank's current step or decode run (never later than the next completion, but
 advancing to it may return nothing, e.g. when a prefill chunk ends). `advance(t)` applies
 everything that ends by `t`. `submit(request, t)` routes a request at `t >= now` (advancing to
 `t` first if needed; what that finishes is returned by the next `advance`). Arrivals at one
 instant should be submitted before asking `next_event_time()` again: a step already formed at
 that instant does not take them (they join the next one). `abort(id, t)` drops a request
 still queued or running at `t` (its client gone): no result ever comes for it, its memory is
-freed, and its replica's next step forms without it.
+freed, and its rank's next step forms without it.
 
-Disaggregated serving (`DeploymentConfig.decode`): a request is routed to a prefill replica;
-when its prompt is done there (cached in that replica's tree) it is handed at that instant to
-a decode replica (`agentload.sim.routing` picks it), which admits it when its KV fits, receives
+Disaggregated serving (`DeploymentConfig.decode`): a request is routed to a prefill rank;
+when its prompt is done there (cached in that rank's tree) it is handed at that instant to
+a decode rank (`agentload.sim.routing` picks it), which admits it when its KV fits, receives
 the KV over the link, and decodes it. Its time to first token is the queue, the prefill, the
 wait for decode memory and the transfer, and the first decode step.
 
@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict
 from agentload.sim.accept import Acceptance
 from agentload.sim.config import DeploymentConfig, EngineConfig
 from agentload.sim.power import PowerModel
-from agentload.sim.replica import Replica, Role, StepRecord, error_result, make_live
+from agentload.sim.rank import Rank, Role, StepRecord, error_result, make_live
 from agentload.sim.request import SimRequest, SimResult
 from agentload.sim.routing import Router
 from agentload.sim.steptable import StepTable
@@ -49,7 +49,7 @@ from agentload.sim.steptable import StepTable
 
 class EngineMetrics(BaseModel):
     """The engine's own counters, as a server's Prometheus metrics would show them (all
-    replicas; cumulative counters since time 0, gauges at `now`)."""
+    ranks; cumulative counters since time 0, gauges at `now`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -76,24 +76,24 @@ class EngineMetrics(BaseModel):
     host_used_tokens: int
 
 
-def _group(replicas: list[Replica], size: int) -> None:
-    """Tell each replica its attention-DP siblings (consecutive replicas, `size` a group)."""
+def _group(ranks: list[Rank], size: int) -> None:
+    """Tell each rank its attention-DP siblings (consecutive ranks, `size` a group)."""
     if size <= 1:
         return
-    for start in range(0, len(replicas), size):
-        group = replicas[start : start + size]
-        for replica in group:
-            replica.siblings = [other for other in group if other is not replica]
+    for start in range(0, len(ranks), size):
+        group = ranks[start : start + size]
+        for rank in group:
+            rank.siblings = [other for other in group if other is not rank]
 
 
 class Deployment:
-    """Replicas, routing, the virtual clock and the energy account."""
+    """Ranks, routing, the virtual clock and the energy account."""
 
     def __init__(self, config: DeploymentConfig, *, trace: bool = False) -> None:
         self.config = config
         self.now = 0.0
         self.trace: list[StepRecord] | None = [] if trace else None
-        """With `trace=True`, every applied plan of every replica, in order applied."""
+        """With `trace=True`, every applied plan of every rank, in order applied."""
         self._bin = config.power_bin_s
         self._dynamic: list[float] = []
         self._dynamic_j = 0.0
@@ -101,42 +101,42 @@ class Deployment:
         acceptance = Acceptance(speculative, config.seed) if speculative is not None else None
         decode = config.decode
         first_role = Role.PREFILL if decode is not None else Role.MIXED
-        self.replicas = [
-            self._replica(i, config.engine, config.steps, config.power, first_role, acceptance)
-            for i in range(config.replicas)
+        self.ranks = [
+            self._rank(i, config.engine, config.steps, config.power, first_role, acceptance)
+            for i in range(config.ranks)
         ]
-        """Every replica: the first pool's (aggregated or prefill), then the decode pool's."""
-        self.front = self.replicas[:]
-        """The replicas calls are routed to (aggregated or prefill)."""
-        self.back: list[Replica] = []
-        """The decode pool (disaggregated serving), in `replicas` after `front`."""
+        """Every rank: the first pool's (aggregated or prefill), then the decode pool's."""
+        self.front = self.ranks[:]
+        """The ranks calls are routed to (aggregated or prefill)."""
+        self.back: list[Rank] = []
+        """The decode pool (disaggregated serving), in `ranks` after `front`."""
         if decode is not None:
             self.back = [
-                self._replica(
-                    config.replicas + i,
+                self._rank(
+                    config.ranks + i,
                     decode.engine,
                     decode.steps,
                     decode.power,
                     Role.DECODE,
                     acceptance,
                 )
-                for i in range(decode.replicas)
+                for i in range(decode.ranks)
             ]
-            self.replicas.extend(self.back)
+            self.ranks.extend(self.back)
         _group(self.front, config.engine.group_size)
         if decode is not None:
             _group(self.back, decode.engine.group_size)
         self._router = Router(self.front, config.routing, prefill_only=decode is not None)
         self._decode_router = Router(self.back, config.routing, decode=True) if self.back else None
         self._idle_w = sum(
-            pool.power.idle_watts() * pool.replicas
+            pool.power.idle_watts() * pool.ranks
             for pool in (config, decode)
             if pool is not None and pool.power is not None
         )
         self._heap: list[tuple[float, int, int, int]] = []
         self._seq = itertools.count()
         self._dirty: list[int] = []
-        self._is_dirty = [False] * len(self.replicas)
+        self._is_dirty = [False] * len(self.ranks)
         self._pending: list[SimResult] = []
         self.submitted = 0
         self.completed = 0
@@ -144,7 +144,7 @@ class Deployment:
         self._prompt_tokens = 0
         self._cached_tokens = 0
 
-    def _replica(
+    def _rank(
         self,
         index: int,
         engine: EngineConfig,
@@ -152,8 +152,8 @@ class Deployment:
         power: PowerModel | None,
         role: Role,
         acceptance: Acceptance | None,
-    ) -> Replica:
-        return Replica(
+    ) -> Rank:
+        return Rank(
             index,
             engine,
             steps,
@@ -186,7 +186,7 @@ class Deployment:
 
     def _fits(self, prompt: int, output: int) -> bool:
         """Whether a request can ever be served: within the model's context, and its KV within
-        a replica's memory (a prefill replica's: the prompt; a decode or aggregated one's: the
+        a rank's memory (a prefill rank's: the prompt; a decode or aggregated one's: the
         prompt and the output)."""
         config = self.config
         engine = config.engine
@@ -206,16 +206,16 @@ class Deployment:
         """Drop a request at virtual time `t` (>= now; advancing first if needed), as a server
         does when its client disconnects: True if it was still queued or running (no result
         will come for it), False if it had finished, failed or is unknown. See
-        `Replica.abort` for what happens to it and to the step in progress."""
+        `Rank.abort` for what happens to it and to the step in progress."""
         if t < self.now:
             raise ValueError(f"abort at {t} is before the engine's time {self.now}")
         if t > self.now:
             self._pending.extend(self.advance(t))
-        for index, replica in enumerate(self.replicas):
-            live = replica.find(request_id)
+        for index, rank in enumerate(self.ranks):
+            live = rank.find(request_id)
             if live is not None:
                 self.aborted += 1
-                self._changed(index, replica.abort(live, t))
+                self._changed(index, rank.abort(live, t))
                 return True
         return False
 
@@ -223,15 +223,15 @@ class Deployment:
         """When the engine's state next changes with no new arrivals; None when idle."""
         for index in self._dirty:
             self._is_dirty[index] = False
-            replica = self.replicas[index]
-            if replica.plan is None and replica.make_plan() is not None:
+            rank = self.ranks[index]
+            if rank.plan is None and rank.make_plan() is not None:
                 self._push(index)
-            self._pending.extend(self._collect(replica))
+            self._pending.extend(self._collect(rank))
         self._dirty.clear()
         heap = self._heap
         while heap:
             end, _, index, version = heap[0]
-            if self.replicas[index].version == version and self.replicas[index].plan is not None:
+            if self.ranks[index].version == version and self.ranks[index].plan is not None:
                 return end
             heapq.heappop(heap)
         return None
@@ -242,7 +242,7 @@ class Deployment:
             raise ValueError(f"advance to {t} is before the engine's time {self.now}")
         out = self._pending
         self._pending = []
-        replicas = self.replicas
+        ranks = self.ranks
         heap = self._heap
         while True:
             if self._dirty:
@@ -250,66 +250,64 @@ class Deployment:
             if not heap or heap[0][0] > t:
                 break
             _, _, index, version = heapq.heappop(heap)
-            replica = replicas[index]
-            if replica.version != version or replica.plan is None:
+            rank = ranks[index]
+            if rank.version != version or rank.plan is None:
                 continue
             before = len(out)
-            replica.apply(out)
+            rank.apply(out)
             for result in out[before:]:
                 self._prompt_tokens += result.prompt_tokens
                 self._cached_tokens += result.cached_tokens
             self.completed += len(out) - before
-            if replica.handoffs:
-                self._hand_off(replica)
-            if replica.clock < t and (not heap or heap[0][0] > replica.clock):
-                if replica.make_plan() is not None:
+            if rank.handoffs:
+                self._hand_off(rank)
+            if rank.clock < t and (not heap or heap[0][0] > rank.clock):
+                if rank.make_plan() is not None:
                     self._push(index)
-                out.extend(self._collect(replica))
-            elif replica.has_work:
+                out.extend(self._collect(rank))
+            elif rank.has_work:
                 self._mark(index)
         self.now = t
         return out
 
     def _plan_dirty(self, t: float, out: list[SimResult]) -> None:
-        """Plan the replicas that need a plan and can get no more arrivals at their clock:
+        """Plan the ranks that need a plan and can get no more arrivals at their clock:
         it is before `t` (the driver's arrivals come at `t`) and before the next plan ends
         (which could hand a request to them)."""
         heap = self._heap
-        replicas = self.replicas
-        while heap and (
-            replicas[heap[0][2]].version != heap[0][3] or replicas[heap[0][2]].plan is None
-        ):
+        ranks = self.ranks
+        while heap and (ranks[heap[0][2]].version != heap[0][3] or ranks[heap[0][2]].plan is None):
             heapq.heappop(heap)
         limit = min(t, heap[0][0]) if heap else t
         keep = []
         for index in self._dirty:
-            replica = replicas[index]
-            if replica.plan is None and replica.clock < limit:
+            rank = ranks[index]
+            if rank.plan is None and rank.clock < limit:
                 self._is_dirty[index] = False
-                if replica.make_plan() is not None:
+                if rank.make_plan() is not None:
                     self._push(index)
-                out.extend(self._collect(replica))
-            elif replica.plan is not None:
+                out.extend(self._collect(rank))
+            elif rank.plan is not None:
                 self._is_dirty[index] = False
             else:
                 keep.append(index)
         self._dirty = keep
 
-    def _hand_off(self, replica: Replica) -> None:
-        """A prefill replica's finished prompts go to decode replicas, at its clock."""
+    def _hand_off(self, rank: Rank) -> None:
+        """A prefill rank's finished prompts go to decode ranks, at its clock."""
         router = self._decode_router
         assert router is not None
-        t = replica.clock
+        t = rank.clock
         back = self.back
         offset = len(self.front)
-        for live in replica.handoffs:
+        for live in rank.handoffs:
             index = router.route(live.req.session_key, live.keys, live.tokens, live.prompt)
             self._changed(offset + index, back[index].submit(live, t))
-        replica.handoffs.clear()
+        rank.handoffs.clear()
 
     def metrics(self) -> EngineMetrics:
-        """Counters and gauges over all replicas (see `EngineMetrics`)."""
-        caches = [replica.cache for replica in self.replicas]
+        """Counters and gauges over all ranks (see `EngineMetrics`)."""
+        caches = [rank.cache for rank in self.ranks]
         return EngineMetrics(
             time_s=self.now,
             submitted=self.submitted,
@@ -320,8 +318,8 @@ class Deployment:
             host_loaded_tokens=sum(c.loaded_tokens for c in caches),
             evicted_tokens=sum(c.evicted_tokens for c in caches),
             dropped_host_tokens=sum(c.dropped_host_tokens for c in caches),
-            running=sum(r.running for r in self.replicas),
-            waiting=sum(len(r.waiting) for r in self.replicas),
+            running=sum(r.running for r in self.ranks),
+            waiting=sum(len(r.waiting) for r in self.ranks),
             kv_used_tokens=sum(c.tree_tokens + c.reserved_tokens for c in caches),
             kv_capacity_tokens=sum(c.capacity for c in caches),
             host_used_tokens=sum(c.host_tokens for c in caches),
@@ -400,17 +398,17 @@ class Deployment:
     # --- internals ------------------------------------------------------------------------
 
     def _push(self, index: int) -> None:
-        replica = self.replicas[index]
-        assert replica.plan is not None
-        heapq.heappush(self._heap, (replica.plan.end, next(self._seq), index, replica.version))
+        rank = self.ranks[index]
+        assert rank.plan is not None
+        heapq.heappush(self._heap, (rank.plan.end, next(self._seq), index, rank.version))
 
     def _changed(self, index: int, moved: bool) -> None:
-        """A replica's state changed at now: its plan's end moved (`moved`), or it may need
+        """A rank's state changed at now: its plan's end moved (`moved`), or it may need
         one."""
-        replica = self.replicas[index]
-        if moved and replica.plan is not None:
+        rank = self.ranks[index]
+        if moved and rank.plan is not None:
             self._push(index)
-        elif replica.plan is None:
+        elif rank.plan is None:
             self._mark(index)
 
     def _mark(self, index: int) -> None:
@@ -418,10 +416,10 @@ class Deployment:
             self._is_dirty[index] = True
             self._dirty.append(index)
 
-    def _collect(self, replica: Replica) -> list[SimResult]:
-        """What a replica rejected while planning, taken from it."""
-        if not replica.failed:
+    def _collect(self, rank: Rank) -> list[SimResult]:
+        """What a rank rejected while planning, taken from it."""
+        if not rank.failed:
             return []
-        failed = replica.failed
-        replica.failed = []
+        failed = rank.failed
+        rank.failed = []
         return failed

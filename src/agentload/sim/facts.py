@@ -19,7 +19,7 @@ from agentload.sim.build import (
     ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN,
     BuiltDeployment,
     parse_parallel,
-    replica_memory,
+    rank_memory,
 )
 from agentload.sim.hardware import IDLE_FRACTION, gpu_spec
 from agentload.sim.kvset import AgentTokens, agent_tokens, hbm_needed_bytes, max_agents
@@ -31,7 +31,8 @@ from agentload.sim.routing import (
     CACHE_THRESHOLD,
     KV_OVERLAP_WEIGHT,
 )
-from agentload.units import BYTES_PER_GB, count_words
+from agentload.units import BYTES_PER_GB
+from agentload.vocabulary import layout_words
 from agentload.workload.model import Workload
 from agentload.workload.stats import call_samples
 
@@ -61,8 +62,8 @@ def simulation_facts(
             model=built.model.name,
             gpus=request.gpus,
             parallel=built.layout.spec,
-            replicas=built.config.replicas,
-            gpus_per_replica=built.config.gpus_per_replica,
+            dp_ranks=built.config.ranks,
+            gpus_per_dp_rank=built.config.gpus_per_rank,
             kv_host_gb=request.kv_host_gb,
             max_batch_tokens=request.max_batch_tokens,
             max_running=request.max_running,
@@ -71,9 +72,9 @@ def simulation_facts(
             pools=tuple(
                 SimulatedPool(
                     role=pool.pool.role,
-                    workers=pool.pool.workers,
+                    engine_instances=pool.pool.workers,
                     parallel=pool.pool.layout.spec,
-                    replicas=pool.pool.replicas,
+                    dp_ranks=pool.pool.ranks,
                     gpus=pool.pool.gpus,
                     kv_capacity_tokens=pool.engine.kv_capacity_tokens,
                     step_source=pool.steps.source,
@@ -145,7 +146,7 @@ def assumptions(built: BuiltDeployment) -> tuple[str, ...]:
         out.append(
             f"router: SGLang cache_aware defaults (cache threshold {CACHE_THRESHOLD}, balance "
             f"{BALANCE_ABS_THRESHOLD} requests and x{BALANCE_REL_THRESHOLD}); reads the "
-            "replicas' caches (SGLang's router approximates them)"
+            "data-parallel ranks' caches (SGLang's router approximates them)"
         )
     elif request.routing == "kv":
         out.append(f"router: Dynamo KV router, overlap weight {KV_OVERLAP_WEIGHT:g}, temperature 0")
@@ -155,33 +156,33 @@ def assumptions(built: BuiltDeployment) -> tuple[str, ...]:
     if built.kv_link is not None:
         out += [
             f"KV hand-off: {built.kv_link.description}; one transfer at a time per decode "
-            "replica, the prefill side's sending not limited (assumed)",
+            "data-parallel rank, the prefill side's sending not limited (assumed)",
             "decode KV: released at the end of a call (SGLang and Dynamo PD); an idle session's "
-            "prefix stays only in its prefill replica's radix cache",
-            "decode routing: the decode replica with the fewest active tokens (cache_aware, kv), "
-            "in turn (round_robin) or the session's own (affinity)",
+            "prefix stays only in its prefill data-parallel rank's radix cache",
+            "decode routing: the decode data-parallel rank with the fewest active tokens "
+            "(cache_aware, kv), in turn (round_robin) or the session's own (affinity)",
         ]
     return tuple(out)
 
 
 def kv_working_set(built: BuiltDeployment, workload: Workload, agents: int) -> KvWorkingSet:
     """Tokens per agent over the workload's calls, and what they need of the deployment's HBM
-    with a perfect prefix cache (each replica caches its own sessions and the shared prefix;
-    disaggregated: the prefill pool's, which keeps the sessions' prefixes)."""
+    with a perfect prefix cache (each data-parallel rank caches its own sessions and the shared
+    prefix; disaggregated: the prefill pool's, which keeps the sessions' prefixes)."""
     tokens, shared = _agent_tokens(workload)
     per_token = built.kv_bytes_per_token
-    replicas = built.config.replicas
+    ranks = built.config.ranks
     capacity = built.config.engine.kv_capacity_tokens
-    per_replica = max_agents(capacity * per_token, tokens.active, per_token, shared)
-    needed = hbm_needed_bytes([agents], tokens.active, per_token, shared * replicas)[0]
+    per_rank = max_agents(capacity * per_token, tokens.active, per_token, shared)
+    needed = hbm_needed_bytes([agents], tokens.active, per_token, shared * ranks)[0]
     return KvWorkingSet(
         kv_bytes_per_token=per_token,
         tokens_per_agent_active=tokens.active,
         tokens_per_agent_idle=tokens.idle,
         tokens_per_agent_peak=tokens.peak,
         shared_tokens=float(shared),
-        kv_capacity_tokens=capacity * replicas,
-        agents_that_fit=per_replica * replicas,
+        kv_capacity_tokens=capacity * ranks,
+        agents_that_fit=per_rank * ranks,
         hbm_needed_gb_at_max_agents=float(needed) / BYTES_PER_GB,
         max_agents=agents,
     )
@@ -208,7 +209,8 @@ class KvReport(BaseModel):
     """Agents -> HBM a perfect prefix cache needs (KV only, one copy of each token), GB."""
     deployment: str | None = None
     kv_capacity_tokens: int | None = None
-    """The deployment's HBM for KV over all replicas, tokens (after weights and workspace)."""
+    """The deployment's HBM for KV over all data-parallel ranks, tokens (after weights and
+    workspace)."""
     agents_that_fit: int | None = None
 
 
@@ -222,7 +224,7 @@ def kv_report(
     agents: tuple[int, ...] = DEFAULT_AGENT_COUNTS,
 ) -> KvReport:
     """The KV working set of `workload` on `model`; with `system` and `gpus`, against that
-    deployment's HBM (each replica caching its own sessions and the shared prefix)."""
+    deployment's HBM (each data-parallel rank caching its own sessions and the shared prefix)."""
     spec = model_spec(model)
     tokens, shared = _agent_tokens(workload)
     per_token = spec.kv_bytes_per_token()
@@ -238,8 +240,8 @@ def kv_report(
     }
     if system is not None and gpus is not None:
         layout = parse_parallel(parallel)
-        memory = replica_memory(spec, gpu_spec(system), layout)
-        replicas = gpus // layout.tp
+        memory = rank_memory(spec, gpu_spec(system), layout)
+        ranks = gpus // layout.tp
         fit = max_agents(
             memory.kv_capacity_tokens * memory.kv_bytes_per_token,
             tokens.active,
@@ -247,9 +249,9 @@ def kv_report(
             shared,
         )
         report.update(
-            deployment=f"{gpus} x {system}, {parallel} ({count_words(replicas, 'replica')})",
-            kv_capacity_tokens=memory.kv_capacity_tokens * replicas,
-            agents_that_fit=fit * replicas,
+            deployment=f"{gpus} x {system}, {parallel} ({layout_words(parallel, ranks)})",
+            kv_capacity_tokens=memory.kv_capacity_tokens * ranks,
+            agents_that_fit=fit * ranks,
         )
     return KvReport.model_validate(report)
 

@@ -52,9 +52,9 @@ def kv_bytes_per_token(
 
 
 def kv_replication(tp: int, kv_heads: int, *, mla: bool, attention_dp: bool = False) -> float:
-    """Copies of each token's KV a tensor-parallel replica keeps: MLA's latent sits on every
-    rank (unless attention is data-parallel); GQA heads are split, replicated when there are
-    fewer KV heads than ranks."""
+    """Copies of each token's KV a data-parallel rank keeps over its `tp` GPUs: MLA's latent
+    sits on every tensor-parallel rank (unless attention is data-parallel); GQA heads are split,
+    replicated when there are fewer KV heads than ranks."""
     if attention_dp:
         return 1.0
     if mla:

@@ -118,7 +118,7 @@ class ModelSpec(BaseModel):
         return FLOPS_PER_MAC * per_layer * self.kv_layers
 
     def work(self, kv_replication: float = 1.0, data_parallel: int = 1) -> WorkModel:
-        """The model's work per step of one replica: it holds `kv_replication` copies of each
+        """The model's work per step of one rank: it holds `kv_replication` copies of each
         token's KV (e.g. MLA's latent on every tensor-parallel rank); with `data_parallel`
         attention ranks it holds 1/data_parallel of the routed experts, which serve the
         tokens of every rank."""

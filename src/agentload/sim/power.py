@@ -6,7 +6,7 @@ Per GPU, a step of duration `d` doing `F` FLOPs and moving `B` HBM bytes draws
 
 that is, dynamic energy proportional to the work (the time the work would take at peak
 compute plus at peak bandwidth, scaled by `gain`), capped at the board power. Between steps a
-GPU draws `idle_w`. Work is split evenly over a replica's GPUs.
+GPU draws `idle_w`. Work is split evenly over a rank's GPUs.
 
 Calibration: `gain` is the one fitted constant. It is set so that the AgentPerf-shaped load on
 the closest simulated counterpart of AA-AgentPerf's GB300 NVL72 DeepSeek V4 Pro result (57.5
@@ -36,7 +36,7 @@ class PowerModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     gpus: int = Field(ge=1)
-    """GPUs per replica (work is split evenly over them)."""
+    """GPUs per rank (work is split evenly over them)."""
     idle_w: float = Field(ge=0)
     """Per GPU, between steps."""
     board_w: float = Field(gt=0)
@@ -54,7 +54,7 @@ class PowerModel(BaseModel):
     + draft tokens) / layers, as aiconfigurator-core scales it)."""
 
     def _dynamic(self, duration: float, flops: float, moved: float) -> float:
-        """Dynamic energy of a replica's step (J above idle, all its GPUs)."""
+        """Dynamic energy of a rank's step (J above idle, all its GPUs)."""
         busy = self.gain * (flops / self.peak_flops + moved / self.peak_bytes_per_s) / self.gpus
         return (self.board_w - self.idle_w) * self.gpus * min(duration, busy)
 
@@ -67,7 +67,7 @@ class PowerModel(BaseModel):
         chunk_pairs: float,
         chunk_span: float,
     ) -> float:
-        """Dynamic energy (J, whole replica) of a mixed step; see `WorkModel.mixed`."""
+        """Dynamic energy (J, whole rank) of a mixed step; see `WorkModel.mixed`."""
         flops, moved = self.work.mixed(
             prefill_tokens, batch, context, chunk_pairs, chunk_span, self.verify_tokens
         )
@@ -76,11 +76,11 @@ class PowerModel(BaseModel):
         return self._dynamic(duration, flops, moved)
 
     def decode_energy(self, duration: float, batch: int, context: float, steps: int) -> float:
-        """Dynamic energy (J, whole replica) of a decode-only run (its mean power is applied
+        """Dynamic energy (J, whole rank) of a decode-only run (its mean power is applied
         over the run: the cap is checked on the run, not step by step)."""
         flops, moved = self.work.decode_run(batch, context, steps, self.verify_tokens)
         return self._dynamic(duration, flops * self.draft_scale, moved)
 
     def idle_watts(self) -> float:
-        """A replica's power between steps, W."""
+        """A rank's power between steps, W."""
         return self.idle_w * self.gpus

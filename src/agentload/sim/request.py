@@ -14,7 +14,7 @@ from collections.abc import Hashable, Sequence
 from typing import Literal, NamedTuple
 
 SimError = Literal["context_overflow"]
-"""Why a request failed: its prompt plus output cannot fit in a replica's KV memory (or the
+"""Why a request failed: its prompt plus output cannot fit in a rank's KV memory (or the
 model's context), so no schedule can serve it."""
 
 CONTEXT_OVERFLOW: SimError = "context_overflow"
@@ -52,7 +52,7 @@ class SimResult(NamedTuple):
 
     id: Hashable
     session_key: Hashable
-    replica: int
+    rank: int
     t_submit: float
     t_first: float
     t_last: float

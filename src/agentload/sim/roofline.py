@@ -1,6 +1,6 @@
 """Roofline step times from public specs, with efficiency factors a calibration can fit.
 
-Per replica (`gpus` accelerators, work split evenly, no communication cost modelled):
+Per rank (`gpus` accelerators, work split evenly, no communication cost modelled):
 
     decode(b, c)           = (overhead + b s + max(FLOPs / F, bytes / BW)) / L  (the step's work)
     shared(p, b)           = overhead + b s + max(2 A (p + b) / F, (weights + KV written) / BW)
@@ -70,7 +70,7 @@ def roofline_table(
     verify: int = 1,
     draft_scale: float = 1.0,
 ) -> StepTable:
-    """The roofline tabulated on the engine's grid for one replica; with speculative decoding
+    """The roofline tabulated on the engine's grid for one rank; with speculative decoding
     every decoding sequence verifies `verify` tokens a step (1 + its draft, KV read once) and
     the step's compute grows by `draft_scale` (the draft layers)."""
     work = model.work(kv_replication, data_parallel)

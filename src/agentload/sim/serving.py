@@ -1,19 +1,19 @@
-"""How a simulated deployment is laid out: pools of engine workers and speculative decoding.
+"""How a simulated deployment is laid out: pools of engine instances and speculative decoding.
 
 A typed, frozen description, what `agentload simulate --layout` (or `--parallel` with `--gpus`)
 names and what a search over layouts enumerates:
 
 - a **parallel layout** (`Layout`, spelled `tp1,dp8,ep8`): attention tensor parallelism `tp`
   within each of `dp` attention data-parallel ranks, experts spread `ep` ways; one model copy
-  (a worker) spans `tp * dp` GPUs and is `dp` engine replicas (attention ranks), each with its
-  own scheduler and prefix cache;
-- a **pool** (`Pool`): `workers` model copies of one layout in one role: `aggregated` (prefill
+  (an engine instance; `workers` here, as Dynamo calls them) spans `tp * dp` GPUs and is `dp`
+  data-parallel ranks, each with its own scheduler and prefix cache (`agentload.vocabulary`);
+- a **pool** (`Pool`): `workers` engine instances of one layout in one role: `aggregated` (prefill
   and decode share every step), `prefill` or `decode` (disaggregated serving);
 - a **serving layout** (`pools`): one aggregated pool, or one prefill pool and one decode pool
-  (xPyD). `--layout` spells it as pools joined by `+`, each `<workers><role letter>:<layout>`
-  with A (aggregated), P (prefill) or D (decode): `9A:tp1,dp8,ep8` is 9 workers of DEP8 (72
+  (xPyD). `--layout` spells it as pools joined by `+`, each `<instances><role letter>:<layout>`
+  with A (aggregated), P (prefill) or D (decode): `9A:tp1,dp8,ep8` is 9 engine instances of DEP8 (72
   GPUs, the same as `--gpus 72 --parallel tp1,dp8,ep8`); `1P:tp1,dp8,ep8+1D:tp1,dp64,ep64` is
-  one DEP8 prefill worker handing its KV to one DEP64 decode worker (72 GPUs). GPUs are the sum
+  one DEP8 prefill instance handing its KV to one DEP64 decode instance (72 GPUs). GPUs are the sum
   over pools;
 - **speculative decoding** (`Speculative`): a draft of `draft_tokens` tokens per decoding
   sequence verified in one step; the tokens a step yields are 1 plus the accepted run of the
@@ -93,7 +93,7 @@ def parse_parallel(spec: str) -> Layout:
 
 
 class Pool(_Frozen):
-    """`workers` model copies laid out `layout`, serving in one role."""
+    """`workers` engine instances (model copies) laid out `layout`, serving in one role."""
 
     role: PoolRole
     workers: int = Field(ge=1)
@@ -104,8 +104,8 @@ class Pool(_Frozen):
         return self.workers * self.layout.group
 
     @property
-    def replicas(self) -> int:
-        """Engine replicas (attention ranks), each with its own scheduler and cache."""
+    def ranks(self) -> int:
+        """Data-parallel ranks, each with its own scheduler and cache (`dp` an engine instance)."""
         return self.workers * self.layout.dp
 
     @property
@@ -131,12 +131,13 @@ def parse_layout(text: str) -> tuple[Pool, ...]:
         found = _POOL.match(part)
         if found is None:
             raise InputError(
-                f"bad layout {text!r}: each pool is WORKERS + A|P|D + ':' + a parallel layout, "
-                "joined by '+' (e.g. 1P:tp1,dp8,ep8+1D:tp1,dp64,ep64 or 9A:tp1,dp8,ep8)"
+                f"bad layout {text!r}: each pool is INSTANCES (engine instances) + A|P|D + ':' + "
+                "a parallel layout, joined by '+' "
+                "(e.g. 1P:tp1,dp8,ep8+1D:tp1,dp64,ep64 or 9A:tp1,dp8,ep8)"
             )
         workers, letter, parallel = found.groups()
         if int(workers) < 1:
-            raise InputError(f"bad layout {text!r}: a pool needs at least one worker")
+            raise InputError(f"bad layout {text!r}: a pool needs at least one engine instance")
         pools.append(
             Pool(
                 role=ROLE_LETTERS[letter.upper()],

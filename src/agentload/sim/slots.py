@@ -31,9 +31,9 @@ are KV bytes per token times tokens). A slot that cannot hold a request's prompt
 (its share of the KV) cannot admit it; `build` sets the context limit to a slot's share so such
 a request fails at once, as llama.cpp answers it.
 
-The interface is `PrefixCache`'s (the replica drives either): `match` chooses a slot without
+The interface is `PrefixCache`'s (the rank drives either): `match` chooses a slot without
 changing anything, `admit` applies the choice, `insert` records the prompt when its prefill
-completes, `release` frees the slot. A slot is the handle the replica holds (a `_Node`).
+completes, `release` frees the slot. A slot is the handle the rank holds (a `_Node`).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ EMPTY = _Run((), (), 0, 0)
 
 
 class _Slot(_Node):
-    """One server slot (a `_Node` so the replica can hold it as its handle)."""
+    """One server slot (a `_Node` so the rank can hold it as its handle)."""
 
     __slots__ = ("busy", "run", "saved", "t_last")
 
@@ -189,7 +189,7 @@ class SlotCache:
             if not slot.busy and (lru is None or slot.t_last <= lru.t_last):
                 lru = slot
         if lru is None:
-            raise RuntimeError("no idle slot: the replica admits at most one request a slot")
+            raise RuntimeError("no idle slot: the rank admits at most one request a slot")
         return lru, True
 
     def _best_entry(self, base: _Run, keys: Keys, ends: tuple[int, ...], total: int) -> _Run | None:
@@ -345,7 +345,7 @@ class SlotCache:
 
 
 KvCache = PrefixCache | SlotCache
-"""Either cache: the replica drives both through the same methods."""
+"""Either cache: the rank drives both through the same methods."""
 
 
 def make_cache(config: EngineConfig) -> KvCache:

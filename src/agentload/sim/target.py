@@ -47,7 +47,7 @@ from agentload.sim.facts import simulation_facts
 from agentload.sim.request import Chain, SimRequest, SimResult, scale_tokens
 from agentload.target.call import Answer, Call
 from agentload.target.context import ContextCheck, Fit, intended_need
-from agentload.units import count_words
+from agentload.vocabulary import layout_words
 from agentload.workload.model import PromptSegment
 from agentload.workload.stats import common_run
 
@@ -95,14 +95,17 @@ class SimOptions:
 
 
 def pools_words(built: BuiltDeployment) -> str:
-    """`tp1,dp8,ep8 (72 replicas)`, or `1P:tp1,dp8,ep8+1D:tp1,dp64,ep64 (8 prefill + 64 decode
-    replicas)`; with the routing and speculative decoding when not the defaults."""
+    """`tp1,dp8,ep8 (9 engine instances x 8 data-parallel ranks)` for 72 GPUs, or
+    `1P:tp1,dp8,ep8+1D:tp1,dp64,ep64 (prefill: 1 engine instance x 8 data-parallel ranks +
+    decode: ...)`; with the routing and speculative decoding when not the defaults."""
     pools = built.pools
     if len(pools) == 1:
-        words = f"{built.layout.spec} ({count_words(built.config.replicas, 'replica')})"
+        words = f"{built.layout.spec} ({layout_words(built.layout.spec, built.config.ranks)})"
     else:
-        counts = " + ".join(f"{p.pool.replicas} {p.pool.role}" for p in pools)
-        words = f"{built.request.layout_spec} ({counts} replicas)"
+        counts = " + ".join(
+            f"{p.pool.role}: {layout_words(p.pool.layout.spec, p.pool.ranks)}" for p in pools
+        )
+        words = f"{built.request.layout_spec} ({counts})"
     request = built.request
     if request.routing != "affinity":
         words += f", {request.routing} routing"
@@ -113,14 +116,15 @@ def pools_words(built: BuiltDeployment) -> str:
 
 def simulated_window(built: BuiltDeployment) -> ContextWindow:
     """The most tokens one call may use on the simulated engine: the model's context, or less
-    when a replica's KV memory holds less (the engine fails such a call, as a server would)."""
+    when a data-parallel rank's KV memory holds less (the engine fails such a call, as a server
+    would)."""
     engine = built.config.engine
     engines = [pool.engine for pool in built.pools] or [engine]
     memory = min(e.kv_capacity_tokens - e.block_tokens for e in engines)
     limit = engine.max_context_tokens
     if limit is not None and limit <= memory:
         return ContextWindow(limit, f"{built.model.name}'s context")
-    return ContextWindow(memory, "a replica's KV memory")
+    return ContextWindow(memory, "a data-parallel rank's KV memory")
 
 
 def _check_context(built: BuiltDeployment, fit: Fit, console: Console) -> None:
@@ -132,8 +136,9 @@ def _check_context(built: BuiltDeployment, fit: Fit, console: Console) -> None:
     check = ContextCheck(need, simulated_window(built))
     if check.over > DEFAULT_MAX_ERROR_RATE * need.calls:
         raise AgentloadError(
-            f"{check.line()}: simulate a model with a longer context or more memory a replica, "
-            "or use a workload with shorter calls (e.g. ?mean_input=14000&max_input=32000)"
+            f"{check.line()}: simulate a model with a longer context or more memory per "
+            "data-parallel rank, or use a workload with shorter calls "
+            "(e.g. ?mean_input=14000&max_input=32000)"
         )
     tail = "" if check.fits else ": they will fail, as on a server, and count as errors"
     console.print(check.line() + tail, highlight=False, soft_wrap=True)
@@ -326,7 +331,7 @@ class _Chain:
 def record_of(result: SimResult, call: Call, driver: EngineDriver) -> RequestRecord:
     """A simulated result as a request record (epoch seconds; no stream details)."""
     failed = result.error is not None
-    return RequestRecord.model_construct(  # from checked values: no validation per call
+    return RequestRecord.trusted(  # from checked values: no validation per call
         id=call.request_id,
         agent=call.agent,
         session=call.instance,
@@ -348,7 +353,7 @@ def record_of(result: SimResult, call: Call, driver: EngineDriver) -> RequestRec
         error=errors.HTTP_STATUS if failed else None,
         error_detail=(
             f"simulated: the prompt ({result.prompt_tokens:,} tokens) and its output exceed "
-            "a replica's context or KV memory"
+            "a data-parallel rank's context or KV memory"
             if failed
             else None
         ),

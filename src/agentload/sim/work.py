@@ -1,4 +1,4 @@
-"""What a step does to the hardware: floating-point operations and HBM bytes, per replica.
+"""What a step does to the hardware: floating-point operations and HBM bytes, per rank.
 
 A transformer step over `t` tokens (prefill chunks plus one token per decoding sequence):
 - FLOPs: `2 * active_params` per token (every weight is a multiply-add), plus attention:
@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class WorkModel(BaseModel):
-    """A model's work per step, per replica (the whole model, all its GPUs together)."""
+    """A model's work per step, per rank (the whole model, all its GPUs together)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -35,12 +35,12 @@ class WorkModel(BaseModel):
     experts_per_token: int = Field(default=0, ge=0)
     moe_layers: int = Field(default=0, ge=0)
     kv_bytes_per_token: float = Field(ge=0)
-    """KV bytes one token occupies (and is read per attending query), whole replica."""
+    """KV bytes one token occupies (and is read per attending query), whole rank."""
     expert_share: float = Field(default=1.0, gt=0, le=1)
-    """Share of the routed experts this replica's GPUs hold (attention data parallelism
+    """Share of the routed experts this rank's GPUs hold (attention data parallelism
     spreads them over the whole group)."""
     peer_tokens: float = Field(default=1.0, ge=1)
-    """Tokens routed by the whole expert-parallel group per token of this replica."""
+    """Tokens routed by the whole expert-parallel group per token of this rank."""
 
     def weight_bytes(self, tokens: float) -> float:
         """Weight bytes read by a step over `tokens` tokens."""

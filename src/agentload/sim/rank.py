@@ -1,4 +1,5 @@
-"""One replica's scheduler: continuous batching with chunked prefill, on a virtual clock.
+"""One data-parallel rank's scheduler (an engine instance without attention DP is one rank):
+continuous batching with chunked prefill, on a virtual clock.
 
 Each step decodes every running sequence one token and spends the rest of the step's token
 budget (`max_batch_tokens`) on prefill chunks: first the prompts already admitted, then new
@@ -9,22 +10,22 @@ of the step that finishes its prefill; each later step adds one token; it comple
 last. A host-tier hit first loads its blocks over the host link (one transfer at a time); its
 prefill starts once they are in.
 
-The replica runs in plans, each created from the state at its start and applied at its end:
+The rank runs in plans, each created from the state at its start and applied at its end:
 a mixed step (any prefill in it), a decode-only run up to the next completion (jumped over in
 closed form, see `StepTable.decode_run`), or a wait for a host transfer. An arrival during a
 decode run cuts it after the step in progress; an arrival during a mixed step joins the next.
 An aborted request (a client gone) leaves at once; the step in progress still computes it
-(see `Replica.abort`).
+(see `Rank.abort`).
 Per step, only O(prefilling requests) Python work: decoders are kept as a heap of the step at
 which each finishes and a running sum of contexts.
 
-Roles (disaggregated serving): a `prefill` replica only prefills; when a prompt is done it
-joins the replica's cache (its radix tree keeps an idle session's prefix) and the request is
-handed off (`handoffs`, taken by the deployment). A `decode` replica admits a handed-off
+Roles (disaggregated serving): a `prefill` rank only prefills; when a prompt is done it
+joins the rank's cache (its radix tree keeps an idle session's prefix) and the request is
+handed off (`handoffs`, taken by the deployment). A `decode` rank admits a handed-off
 request when its whole context and output fit in KV memory, receives the prompt's KV over its
 link (one transfer at a time, `TransferConfig`), then decodes it: its first token comes at the
 end of its first decode step; at the end its KV is released, nothing is cached. A `mixed`
-replica (aggregated serving) does both, as above. With speculative decoding a decoding step
+rank (aggregated serving) does both, as above. With speculative decoding a decoding step
 yields a drawn number of tokens (`agentload.sim.accept`): a request's steps are drawn when it
 starts decoding.
 """
@@ -49,7 +50,7 @@ from agentload.sim.steptable import StepTable
 EnergySink = Callable[[float, float, float], None]
 """Called with (start, end, dynamic joules) for each plan applied."""
 NO_MATCH = Match([], 0, 0)
-"""A decode replica reuses nothing: it receives every prompt's KV whole."""
+"""A decode rank reuses nothing: it receives every prompt's KV whole."""
 
 
 class Role(Enum):
@@ -59,7 +60,7 @@ class Role(Enum):
 
 
 class _Live:
-    """A request inside a replica (mutable)."""
+    """A request inside a rank (mutable)."""
 
     __slots__ = (
         "aborted",
@@ -105,12 +106,12 @@ class _Live:
         self.cached = 0
         """Prompt tokens the (prefill) cache served, for the result."""
         self.estimate = prompt
-        """Its uncached prompt tokens as the router estimated them (a replica's pending
+        """Its uncached prompt tokens as the router estimated them (a rank's pending
         prefill while it is not through prefill)."""
         self.host_cached = 0
 
     def hand_off(self) -> None:
-        """Forget the prefill replica's state: the request starts over on a decode replica."""
+        """Forget the prefill rank's state: the request starts over on a decode rank."""
         self.admission = None
         self.path = []
         self.left = 0
@@ -127,7 +128,7 @@ class Kind(Enum):
 
 @dataclass(slots=True)
 class Plan:
-    """What a replica does from `start` to `end` (mutable only to cut a decode run)."""
+    """What a rank does from `start` to `end` (mutable only to cut a decode run)."""
 
     kind: Kind
     start: float
@@ -152,8 +153,9 @@ class StepRecord:
     prefill_tokens: int
 
 
-class Replica:
-    """One engine instance (a group of GPUs serving one copy of the model)."""
+class Rank:
+    """One data-parallel rank: `tp` GPUs with their own scheduler, batch and KV cache (an engine
+    instance without attention DP is one)."""
 
     def __init__(
         self,
@@ -183,7 +185,7 @@ class Replica:
         self.decoders: list[tuple[int, int, _Live]] = []
         self.context_offset = 0
         """Sum over decoders of (prompt + 1 - join step), or (prompt - join step) for requests
-        handed off to a decode replica: their context sum is this plus batch * steps_done."""
+        handed off to a decode rank: their context sum is this plus batch * steps_done."""
         self.steps_done = 0
         self.clock = 0.0
         self.link_free = 0.0
@@ -198,8 +200,8 @@ class Replica:
         """Prefill role: requests whose prompt is done, for the deployment to hand off."""
         self.fresh: list[_Live] = []
         """Decode role: requests that joined the batch and have no token yet."""
-        self.siblings: list[Replica] = []
-        """The other attention-DP ranks of this replica's model copy (their MoE layers run on
+        self.siblings: list[Rank] = []
+        """The other attention-DP ranks of this rank's model copy (their MoE layers run on
         every rank's tokens together)."""
         self.active = 0
         """Requests routed here and not finished or handed off (a router's load)."""
@@ -229,7 +231,7 @@ class Replica:
     # --- arrivals -------------------------------------------------------------------------
 
     def submit(self, live: _Live, t: float) -> bool:
-        """Queue a request arriving at `t` (no earlier than the replica's applied plans);
+        """Queue a request arriving at `t` (no earlier than the rank's applied plans);
         returns True when the current plan's end moved (a decode run cut, a wait ended)."""
         self.waiting.append(live)
         self.active += 1
@@ -239,7 +241,7 @@ class Replica:
         return self._interrupt(t)
 
     def _leave(self, live: _Live) -> None:
-        """A request is no longer this replica's load (finished, aborted or handed off)."""
+        """A request is no longer this rank's load (finished, aborted or handed off)."""
         self.active -= 1
         self.active_tokens -= live.prompt + live.output
         if self.role is not Role.DECODE and live.leaf is None:
@@ -281,7 +283,7 @@ class Replica:
         return self._interrupt(t)
 
     def _abort_decode(self, live: _Live, t: float) -> None:
-        """A decode replica drops a request: queued, receiving its KV, or decoding; whatever
+        """A decode rank drops a request: queued, receiving its KV, or decoding; whatever
         it holds is freed (nothing is cached on this side)."""
         admission = live.admission
         if admission is None:
@@ -308,7 +310,7 @@ class Replica:
 
     def _interrupt(self, t: float) -> bool:
         """Something changed at `t`: cut a decode run after the step in progress, end a wait
-        at `t` (True when the current plan's end moved); an idle replica's clock moves to `t`."""
+        at `t` (True when the current plan's end moved); an idle rank's clock moves to `t`."""
         plan = self.plan
         if plan is None:
             if self.clock < t:
@@ -392,7 +394,7 @@ class Replica:
         return plan
 
     def _decode_plan(self) -> Plan | None:
-        """A decode replica's next plan: admit what fits (reserving its whole context and
+        """A decode rank's next plan: admit what fits (reserving its whole context and
         output, starting its KV transfer), let arrived transfers join the batch, then decode
         until the next completion or arrival, or wait for a transfer."""
         t0 = self.clock
@@ -432,8 +434,8 @@ class Replica:
         return plan
 
     def _receive(self, live: _Live, now: float) -> bool:
-        """Admit a handed-off request on a decode replica: reserve its prompt and output, and
-        schedule its KV transfer on the replica's link (after the transfers before it)."""
+        """Admit a handed-off request on a decode rank: reserve its prompt and output, and
+        schedule its KV transfer on the rank's link (after the transfers before it)."""
         admission = self.cache.admit(NO_MATCH, live.prompt, live.output, now)
         if admission is None:
             return False
@@ -474,7 +476,7 @@ class Replica:
         return max(1.0, (own + others) / (len(siblings) + 1))
 
     def _reject(self, live: _Live, t: float) -> None:
-        """Fail a request that cannot be admitted even on an idle replica."""
+        """Fail a request that cannot be admitted even on an idle rank."""
         self._leave(live)
         self.failed.append(error_result(live.req, live.prompt, self.index, t))
 
@@ -618,12 +620,12 @@ class Replica:
         )
 
 
-def error_result(req: SimRequest, prompt: int, replica: int, t: float) -> SimResult:
+def error_result(req: SimRequest, prompt: int, rank: int, t: float) -> SimResult:
     """A request that cannot be served on this deployment (`context_overflow`)."""
     return SimResult(
         id=req.id,
         session_key=req.session_key,
-        replica=replica,
+        rank=rank,
         t_submit=t,
         t_first=t,
         t_last=t,
@@ -659,6 +661,6 @@ def split(req: SimRequest) -> tuple[Keys, tuple[int, ...], int]:
 
 
 def make_live(req: SimRequest, t: float) -> _Live:
-    """A request's replica-side state."""
+    """A request's rank-side state."""
     keys, tokens, prompt = split(req)
     return _Live(req, keys, tokens, prompt, t)
