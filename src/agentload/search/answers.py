@@ -105,8 +105,8 @@ def wide_note(interval: AgentsInterval | None, answer: int, precision: float) ->
         return None
     return (
         f"a repeat could answer {interval_words(interval)}: wider than --precision "
-        f"{precision:.0%} asks ({low}-{high}); the windows near the limit (up to --max-window) "
-        "read its health too noisily for that: a longer --window narrows it"
+        f"{precision:.0%} asks ({low}-{high}), the windows near the limit too noisy for it; "
+        "a longer --window narrows it"
     )
 
 
