@@ -103,14 +103,34 @@ def test_the_allowed_exceptions_still_exist() -> None:
     assert all((SRC / name).is_file() for name in PRINTS_ITS_OWN_LINES)
 
 
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+LONG_PATH = "/nonexistent/results/[a folder]/with a long name that wraps/run-1"
+
+
 def test_an_error_line_wraps_between_words_at_the_terminal_width(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """`agentload: error: ...` follows the same rule as every other line (it was a plain
-    print, cut mid-word by an 80-column terminal); brackets in it are not read as markup."""
+    """`agentload: error: ...` at a terminal follows the width rule (it was a plain print, cut
+    mid-word by an 80-column terminal); brackets in it are not read as markup."""
     monkeypatch.setenv("COLUMNS", "60")
-    code = main(["report", "/nonexistent/results/[a folder]/with a long name that wraps/run-1"])
-    err = capsys.readouterr().err
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    code = main(["report", LONG_PATH])
+    err = terminal.getvalue()
     assert code != 0 and err.startswith("agentload: error:")
     assert all(len(line) <= 60 for line in err.splitlines()) and len(err.splitlines()) > 1
     assert "[a folder]" in err
+
+
+def test_an_error_in_a_pipe_stays_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    assert main(["report", LONG_PATH]) != 0
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1

@@ -184,8 +184,11 @@ def _fail(message: str) -> int:
 
 
 def _say(line: str) -> None:
-    """Print to stderr by the width rule (`agentload.console`): wrapped between words at a
-    terminal's width, one line in a pipe; never read as markup."""
+    """Print to stderr: at a terminal wrapped between words to its width (`agentload.console`,
+    never read as markup); elsewhere (a pipe, a log, CI) one line, for grep."""
+    if not sys.stderr.isatty():
+        print(line, file=sys.stderr)
+        return
     from rich.text import Text
 
     from agentload.console import err_console
