@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agentload.commands.layout_search import corrected, next_candidate, scaled_prior
+from agentload.commands.layout_search import corrected, dominance, next_candidate, scaled_prior
 from agentload.errors import InputError
 from agentload.results.layouts import (
     Candidate,
@@ -207,3 +207,21 @@ def test_the_committed_layouts_schema_matches_the_model() -> None:
     assert committed == json.loads(json.dumps(LayoutSearch.model_json_schema())), (
         "layouts.json's schema changed: regenerate docs/layouts.schema.json"
     )
+
+
+def test_an_option_the_estimate_says_adds_nothing_is_not_searched() -> None:
+    plain = _estimated("2A:tp8,ep8", 1000)
+    host = plain.model_copy(
+        update={"candidate": Candidate(layout="2A:tp8,ep8", gpus=16, host_kv=True)}
+    )
+    mtp = _estimated("2A:tp8,ep8", 1500).model_copy(
+        update={"candidate": Candidate(layout="2A:tp8,ep8", gpus=16, speculative="mtp")}
+    )
+    marked = {e.candidate.name: e.dominated_by for e in dominance([plain, host, mtp])}
+    assert marked == {
+        "2A:tp8,ep8": None,
+        "2A:tp8,ep8 host-kv": "2A:tp8,ep8",
+        "2A:tp8,ep8 mtp": None,
+    }
+    searched = {plain.candidate.name, mtp.candidate.name}
+    assert next_candidate(dominance([plain, host, mtp]), searched, {}, 0.0) is None

@@ -103,6 +103,8 @@ ASSUMED_PRICE_SOURCE = (
     "beside AA-AgentPerf (no price for simulated systems is kept); give --gpu-hour-price"
 )
 MTP = "mtp"
+DOMINANCE_TOLERANCE = 0.01
+"""Estimates within 1% of a simpler variant's count as no better."""
 
 
 @dataclass
@@ -425,7 +427,38 @@ def _estimate_all(
                 candidate=candidate, kv_host_gb=host, estimates=estimates, score=estimates[0].agents
             )
         )
-    return tuple(sorted(found, key=lambda e: (-e.score, e.candidate.name)))
+    return tuple(sorted(dominance(found), key=lambda e: (-e.score, e.candidate.name)))
+
+
+def dominance(estimated: Sequence[Estimated]) -> list[Estimated]:
+    """Each candidate marked with a simpler variant of it (the same pools, without the host
+    tier and/or speculative decoding) whose estimates are at least as good at every tier
+    (within `DOMINANCE_TOLERANCE`): an option the estimate says adds nothing is not searched."""
+    by_name = {e.candidate.name: e for e in estimated}
+    found = []
+    for e in estimated:
+        c = e.candidate
+        simpler = [
+            c.model_copy(update=change)
+            for change in (
+                {"host_kv": False},
+                {"speculative": None},
+                {"host_kv": False, "speculative": None},
+            )
+        ]
+        twins = [by_name[s.name] for s in simpler if s.name != c.name and s.name in by_name]
+        better = next((t for t in twins if _as_good(t, e)), None)
+        found.append(
+            e.model_copy(update={"dominated_by": better.candidate.name if better else None})
+        )
+    return found
+
+
+def _as_good(simpler: Estimated, other: Estimated) -> bool:
+    mine = {t.tier: t.agents for t in simpler.estimates}
+    return all(
+        mine.get(t.tier, 0.0) * (1 + DOMINANCE_TOLERANCE) >= t.agents for t in other.estimates
+    )
 
 
 # --- searches -----------------------------------------------------------------------------------
@@ -448,7 +481,11 @@ def next_candidate(
 ) -> Estimated | None:
     """The next to search: the best corrected estimate not yet searched, unless it is under
     `STOP_SHARE` of the best answer so far (None: stop)."""
-    left = [e for e in estimated if e.candidate.name not in done and e.score > 0]
+    left = [
+        e
+        for e in estimated
+        if e.candidate.name not in done and e.score > 0 and e.dominated_by is None
+    ]
     if not left:
         return None
     best = max(left, key=lambda e: corrected(e, ratios))
@@ -589,10 +626,16 @@ def _notes(
     estimated: Sequence[Estimated], searched: Sequence[tuple[Searched, Summary]]
 ) -> tuple[str, ...]:
     left = len(estimated) - len(searched)
+    dominated = sum(1 for e in estimated if e.dominated_by is not None)
     notes = [
         "every agent count is simulated (agentload.sim), not measured; estimates are analytic "
         "(agentload.sim.layout_estimate) and only chose what to search",
     ]
+    if dominated:
+        notes.append(
+            f"{dominated:,} estimated deployments were not searched because a simpler variant "
+            "(no host tier, or no speculative decoding) estimates as well at every tier"
+        )
     if left > 0:
         notes.append(
             f"{left:,} estimated deployments were not searched (lower corrected estimates)"
@@ -632,7 +675,7 @@ def tier_grid(ranking: LayoutSearch, tier: RankedTier) -> Grid:
             r.candidate.speculative or "off",
             _num(host.get(r.candidate.name) or None, 0) if r.candidate.host_kv else "off",
             _whole(r.max_agents),
-            _interval(r.interval_low, r.interval_high),
+            _interval(r.interval_low, r.interval_high) if r.max_agents else "—",
             _num(r.agents_per_gpu, 1),
             _num(r.agents_per_mw, 0),
             _num(r.dollars_per_agent_hour, 4),

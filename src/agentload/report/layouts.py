@@ -104,7 +104,7 @@ def _tier_table(ranking: LayoutSearch, tier: RankedTier) -> str:
     body = []
     for r in tier.rows:
         interval = DASH
-        if r.interval_low is not None:
+        if r.interval_low is not None and r.max_agents:
             top = f"{r.interval_high:,}" if r.interval_high is not None else "+"
             interval = f"{r.interval_low:,}-{top}"
         cells = (

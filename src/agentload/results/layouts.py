@@ -110,6 +110,9 @@ class Estimated(_Model):
     estimates: tuple[TierEstimate, ...]
     score: float = Field(ge=0)
     """Its estimate at the ranking tier (`LayoutSearch.ranking_tier`)."""
+    dominated_by: str | None = None
+    """A simpler variant (the same pools without the host tier or speculative decoding) whose
+    estimates are as good at every tier: this one is not searched."""
 
 
 class Searched(_Model):
