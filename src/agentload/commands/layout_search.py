@@ -115,6 +115,7 @@ class _Run:
     model: ModelSpec
     gpu: GpuSpec
     settings: SearchSettings
+    price: Price
     out: Path
     console: Console
     speculative: dict[str | None, Speculative | None] = field(default_factory=dict)
@@ -127,61 +128,45 @@ def choose_layout(args: argparse.Namespace) -> int:
     """The whole layout search (module docstring); 0 when complete."""
     wall0, cpu0 = time.perf_counter(), time.process_time()
     _check_args(args)
-    console = err_console()
-    base = _base_request(args)
-    settings = _settings(args)
-    price = _price(args)
-    workload = load_workload(args.workload, skip_bad_lines=args.skip_bad_lines)
-    shape = WorkloadShape.of(workload)
-    model = model_spec(base.model, kv_dtype_bytes=base.kv_dtype_bytes)
-    gpu = gpu_spec(base.system)
-    label = clean_label(
-        f"layouts-{base.system}-x{base.gpus}-{model.name.rsplit('/', 1)[-1]}", "simulate"
-    )
-    run = _Run(base, model, gpu, settings, out_from(args, label), console)
+    run, shape = _open(args)
     space, candidates = candidate_space(run, args)
     kept, pruned = prune(candidates, lambda lay, d: _memory(run, lay, d), shape.peak_context_tokens)
-    counts = prune_counts(pruned)
-    console.print(_space_line(space, len(candidates), counts))
+    run.console.print(_space_line(space, len(candidates), prune_counts(pruned)))
     if not kept:
         examples = "; ".join(p.detail for p in _examples(pruned))
         raise AgentloadError(
-            f"--choose-layout: every deployment of {base.gpus} GPUs is pruned ({examples})"
+            f"--choose-layout: every deployment of {run.base.gpus} GPUs is pruned ({examples})"
         )
     with owner_only_files():
         make_results_dir(run.out)
-    tiers = settings.tiers
+    tiers = run.settings.tiers
     estimated = _estimate_all(run, kept, tiers, shape, args.kv_host_gb)
     estimate_s = time.process_time() - cpu0
-    console.print(
+    best = estimated[0]
+    run.console.print(
         f"estimated {len(estimated):,} deployments at {len(tiers)} tiers in {estimate_s:,.1f} s of "
-        f"CPU; best at {tiers[0].name}: {estimated[0].candidate.name} (~{estimated[0].score:,.0f} "
-        "agents, an analytic estimate)"
+        f"CPU; best at {tiers[0].name}: {best.candidate.name} (~{best.score:,.0f} agents, an "
+        "analytic estimate)"
     )
     searched = _search(run, estimated, args)
     ranking = LayoutSearch(
         tool_version=__version__,
         complete=True,
-        system=base.system,
-        backend=base.backend,
-        model=base.model,
-        budget_gpus=base.gpus,
-        routing=base.routing,
+        system=run.base.system,
+        backend=run.base.backend,
+        model=run.base.model,
+        budget_gpus=run.base.gpus,
+        routing=run.base.routing,
         workload=args.workload,
         ranking_tier=tiers[0].name,
         space=space,
         candidates=len(candidates),
-        pruned=counts,
+        pruned=prune_counts(pruned),
         pruned_examples=_examples(pruned),
         estimated=estimated,
         searched=tuple(s for s, _ in searched),
-        tiers=ranked_tiers(
-            searched,
-            {e.candidate.name: {t.tier: t.agents for t in e.estimates} for e in estimated},
-            price,
-            {t.name: slo_text(t) for t in tiers},
-        ),
-        price=price,
+        tiers=_ranked(run, estimated, searched),
+        price=run.price,
         estimate_s=estimate_s,
         wall_s=time.perf_counter() - wall0,
         cpu_s=time.process_time() - cpu0,
@@ -189,9 +174,41 @@ def choose_layout(args: argparse.Namespace) -> int:
     )
     write_layouts(run.out, ranking)
     print_ranking(ranking, wide_console())
-    console.print(f"results: {run.out}")
-    console.print(f"report: {run.out / 'report.html'}")
+    run.console.print(f"results: {run.out}")
+    run.console.print(f"report: {run.out / 'report.html'}")
     return 0
+
+
+def _open(args: argparse.Namespace) -> tuple[_Run, WorkloadShape]:
+    """The search's deployment, settings, price, model, system and results directory, and
+    the workload's shape."""
+    base = _base_request(args)
+    workload = load_workload(args.workload, skip_bad_lines=args.skip_bad_lines)
+    model = model_spec(base.model, kv_dtype_bytes=base.kv_dtype_bytes)
+    label = clean_label(
+        f"layouts-{base.system}-x{base.gpus}-{model.name.rsplit('/', 1)[-1]}", "simulate"
+    )
+    run = _Run(
+        base=base,
+        model=model,
+        gpu=gpu_spec(base.system),
+        settings=_settings(args),
+        price=_price(args),
+        out=out_from(args, label),
+        console=err_console(),
+    )
+    return run, WorkloadShape.of(workload)
+
+
+def _ranked(
+    run: _Run, estimated: Sequence[Estimated], searched: Sequence[tuple[Searched, Summary]]
+) -> tuple[RankedTier, ...]:
+    return ranked_tiers(
+        searched,
+        {e.candidate.name: {t.tier: t.agents for t in e.estimates} for e in estimated},
+        run.price,
+        {t.name: slo_text(t) for t in run.settings.tiers},
+    )
 
 
 def write_layouts(out: Path, ranking: LayoutSearch) -> None:
