@@ -620,7 +620,7 @@ def _search_one(
             gpus=candidate.gpus,
             skip_bad_lines=args.skip_bad_lines,
         ),
-        console=Console(stderr=True, quiet=True),
+        console=_quiet(),
     )
     searched = Searched(
         candidate=candidate,
@@ -633,6 +633,13 @@ def _search_one(
         cpu_s=time.process_time() - cpu0,
     )
     return searched, summary
+
+
+def _quiet() -> Console:
+    """A console that prints nothing: a candidate's search speaks through its one line."""
+    console = err_console()
+    console.quiet = True
+    return console
 
 
 def _answers(summary: Summary) -> str:

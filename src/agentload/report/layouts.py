@@ -63,7 +63,7 @@ def layouts_chart(ranking: LayoutSearch) -> str:
     if not rows:
         return vl.empty_chart(heading, "No searched deployment met any tier.")
     order = [s.candidate.name for s in sorted(ranking.searched, key=lambda s: s.order)]
-    tiers = [t.name for t in ranking.tiers]
+    tiers = [t.name for t in ranking.tiers if any(r["tier"] == t.name for r in rows)]
     x = vl.nominal("layout", "deployment", sort=order, axis={"labelAngle": -20, "labelLimit": 260})
     layer = vl.picked(
         "layout-bar",
