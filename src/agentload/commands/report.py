@@ -20,7 +20,8 @@ from agentload.console import wide_console
 from agentload.report.html import write_report
 from agentload.report.load import ResultsView, load_view
 from agentload.report.terminal import explanations, print_summary, summary_text
-from agentload.results.files import REPORT_FILE
+from agentload.results.files import REPORT_FILE, SUMMARY_FILE
+from agentload.results.layouts import LAYOUTS_FILE
 
 FORMATS = ("table", "text", "markdown", "json")
 
@@ -48,6 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    if (args.results / LAYOUTS_FILE).is_file() and not (args.results / SUMMARY_FILE).exists():
+        return _layout_search(args)
     view = load_view(args.results)
     if args.format == "table":
         console = wide_console()
@@ -90,3 +93,17 @@ def summary_json(view: ResultsView) -> dict[str, Any]:
         ),
         "notes": view.report_notes(),
     }
+
+
+def _layout_search(args: argparse.Namespace) -> int:
+    """A layout search's directory (`simulate --choose-layout`): its tables and its page."""
+    from agentload.commands.layout_search import print_ranking
+    from agentload.report.layouts import read_layouts, write_layouts_report
+
+    ranking = read_layouts(args.results)
+    assert ranking is not None
+    print_ranking(ranking, wide_console())
+    if not args.no_html:
+        path = write_layouts_report(args.results, ranking, args.html)
+        wide_console().print(Text(f"report: {path}"))
+    return 0

@@ -30,6 +30,7 @@ from agentload.commands.options import (
     out_from,
 )
 from agentload.commands.search import add_search_arguments, search_settings_from
+from agentload.commands.simulate_layouts import add_layout_arguments, choose_layout
 from agentload.config_file import add_config_argument, effective_config
 from agentload.console import wide_console
 from agentload.errors import AgentloadError
@@ -102,7 +103,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     deployment.add_argument(
         "--kv-host-gb",
         type=float,
-        default=0.0,
+        default=None,
         metavar="GB",
         help="a host-memory KV tier per data-parallel rank (the engine instance without dp; "
         "SGLang HiCache, vLLM/LMCache offload; with --layout, the prefill ranks'), GB",
@@ -119,7 +120,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     deployment.add_argument(
         "--speculative",
         metavar="SPEC",
-        default="off",
+        default=None,
         help="speculative decoding: off (default), mtp or mtp:K (DeepSeek models: K draft "
         "tokens, default 3, published acceptance), or mtp|eagle:K:P1,...,PK (Pi: acceptance of "
         "draft position i given the ones before)",
@@ -158,6 +159,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "predicted, errors in the summary)",
     )
     add_search_arguments(parser)
+    add_layout_arguments(parser)
     add_config_argument(parser)
     parser.set_defaults(func=handle, api="chat")
 
@@ -165,6 +167,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def handle(args: argparse.Namespace) -> int:
     if args.list:
         return list_deployments(args.system, args.backend, args.model)
+    if args.choose_layout:
+        return choose_layout(args)
     from agentload.cli import EXIT_INTERRUPTED
     from agentload.commands.finish import finish
     from agentload.run.execute import Request, execute
@@ -231,7 +235,7 @@ def deployment_from(
     values.update(
         backend=args.backend or values.get("backend") or DEFAULT_BACKEND,
         parallel=args.parallel,
-        kv_host_gb=args.kv_host_gb,
+        kv_host_gb=args.kv_host_gb or 0.0,
         routing=args.routing,
         steps=args.steps,
     )

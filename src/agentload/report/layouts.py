@@ -1,0 +1,210 @@
+"""The HTML report of a layout search (`layouts.json`, `agentload simulate --choose-layout`): one
+self-contained page like the results report (same style, same chart code and bundle).
+
+A grouped bar chart of agents per GPU (simulated) for every searched deployment at every tier
+(layer `layout-bar`, dataset `layouts`; hovering a bar shows its agents, repeat interval, agents
+per MW, $ per agent-hour and limit), then one table a tier, then what was enumerated, pruned,
+estimated and searched. Every figure says simulated; strings from the file are escaped.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from agentload.errors import InputError
+from agentload.report import vega as vl
+from agentload.report.formats import e, fmt
+from agentload.report.palette import tier_color
+from agentload.report.vega import CHART_STYLE, Spec, chart_html, page_scripts
+from agentload.results.files import REPORT_FILE
+from agentload.results.layouts import LAYOUTS_FILE, LayoutSearch, RankedRow, RankedTier
+
+BAR_HEIGHT = 320
+FILE_MODE = 0o600
+DASH = "—"
+
+
+def layout_rows(ranking: LayoutSearch) -> list[Spec]:
+    """The chart's rows: one per (searched deployment, tier) with an answer."""
+    rows: list[Spec] = []
+    for tier in ranking.tiers:
+        for row in tier.rows:
+            if row.agents_per_gpu is None:
+                continue
+            rows.append(
+                {
+                    "layout": row.candidate.name,
+                    "tier": tier.name,
+                    "agents_per_gpu": row.agents_per_gpu,
+                    "label": _bar_words(tier.name, row),
+                }
+            )
+    return rows
+
+
+def _bar_words(tier: str, row: RankedRow) -> str:
+    interval = (
+        f" (repeat {row.interval_low:,}-{row.interval_high:,})"
+        if row.interval_low is not None and row.interval_high is not None
+        else ""
+    )
+    return (
+        f"{tier}: {row.max_agents or 0:,} agents{interval}, {fmt(row.agents_per_gpu, 1)} per GPU, "
+        f"{fmt(row.agents_per_mw, 0)} per MW, ${fmt(row.dollars_per_agent_hour, 4)} per "
+        f"agent-hour, limit {row.limit or DASH} (simulated)"
+    )
+
+
+def layouts_chart(ranking: LayoutSearch) -> str:
+    """Agents per GPU by deployment and tier (simulated)."""
+    heading = "Agents per GPU of each searched deployment, per tier (SIMULATED)"
+    rows = layout_rows(ranking)
+    if not rows:
+        return vl.empty_chart(heading, "No searched deployment met any tier.")
+    order = [s.candidate.name for s in sorted(ranking.searched, key=lambda s: s.order)]
+    tiers = [t.name for t in ranking.tiers if any(r["tier"] == t.name for r in rows)]
+    x = vl.nominal("layout", "deployment", sort=order, axis={"labelAngle": -20, "labelLimit": 260})
+    layer = vl.picked(
+        "layout-bar",
+        "layouts",
+        vl.mark("bar"),
+        vl.colors("tier", tiers, [tier_color(i) for i in range(len(tiers))]),
+        x=x,
+        xOffset=vl.nominal("tier", sort=tiers),
+        y=vl.quant("agents_per_gpu", "agents per GPU (simulated)"),
+        tooltip=[vl.tooltip("label", "simulated")],
+    )
+    subtitle = [
+        f"{ranking.budget_gpus} x {ranking.system}, {ranking.backend} {ranking.model}; "
+        f"workload {ranking.workload}",
+        "SIMULATED: agentload.sim's engine model, each deployment searched as `simulate` "
+        "searches (steady-state windows), power from the simulator's model",
+    ]
+    spec = vl.layered(vl.title(heading, subtitle), [layer], {"layouts": rows}, height=BAR_HEIGHT)
+    return chart_html("layouts", spec, label=heading)
+
+
+def _tier_table(ranking: LayoutSearch, tier: RankedTier) -> str:
+    price = "assumed" if ranking.price.assumed else "given"
+    head = (
+        "#",
+        "layout",
+        "MTP",
+        "host KV GB",
+        "agents (simulated)",
+        "repeat interval",
+        "agents/GPU",
+        "agents/MW",
+        f"$/agent-hour ({price})",
+        "limit",
+        "estimate",
+    )
+    host = {est.candidate.name: est.kv_host_gb for est in ranking.estimated}
+    body = []
+    for r in tier.rows:
+        interval = DASH
+        if r.interval_low is not None and r.max_agents:
+            top = f"{r.interval_high:,}" if r.interval_high is not None else "+"
+            interval = f"{r.interval_low:,}-{top}"
+        cells = (
+            str(r.rank),
+            r.candidate.layout,
+            r.candidate.speculative or "off",
+            fmt(host.get(r.candidate.name) or None, 0) if r.candidate.host_kv else "off",
+            f"{r.max_agents:,}" if r.max_agents is not None else "none",
+            interval,
+            fmt(r.agents_per_gpu, 1),
+            fmt(r.agents_per_mw, 0),
+            fmt(r.dollars_per_agent_hour, 4),
+            r.limit or DASH,
+            fmt(r.estimate, 0),
+        )
+        tds = "".join(
+            f'<td class="{"" if i in (1, 2, 9) else "num"}">{e(c)}</td>'
+            for i, c in enumerate(cells)
+        )
+        body.append(f"<tr>{tds}</tr>")
+    header = "".join(f"<th>{e(h)}</th>" for h in head)
+    return (
+        f"<h3>{e(tier.name)} ({e(tier.slo)})</h3>"
+        f'<div class="wide"><table><thead><tr>{header}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def _facts(ranking: LayoutSearch) -> str:
+    pruned = ", ".join(f"{n:,} {why}" for why, n in ranking.pruned.items()) or "none"
+    examples = "".join(f"<li>{e(p.reason)}: {e(p.detail)}</li>" for p in ranking.pruned_examples)
+    searched = "".join(
+        f"<li>{s.order}. {e(s.candidate.name)}: estimate ~{s.estimate:,.0f}, {s.probes} probes, "
+        f"{s.cpu_s:,.0f} s of CPU; prior: {e(s.prior or 'none')}; results "
+        f"<code>{e(s.results)}</code></li>"
+        for s in ranking.searched
+    )
+    notes = "".join(f"<li>{e(n)}</li>" for n in (*ranking.space.notes, *ranking.notes))
+    return (
+        "<h2>What was searched</h2>"
+        f"<p>{ranking.candidates:,} deployments of {ranking.budget_gpus} GPUs enumerated from "
+        f"{len(ranking.space.layouts)} pool layouts ({e(', '.join(ranking.space.layouts))}); "
+        f"pruned {sum(ranking.pruned.values()):,} ({e(pruned)}); {len(ranking.estimated):,} "
+        f"estimated at every tier (ranked at {e(ranking.ranking_tier)}); "
+        f"{len(ranking.searched)} searched. {ranking.cpu_s:,.0f} s of CPU in all, "
+        f"{ranking.estimate_s:,.1f} s before the searches.</p>"
+        f'<ul class="notes">{examples}</ul><h3>Searched, in order</h3>'
+        f'<ul class="notes">{searched}</ul><h3>Notes</h3><ul class="notes">{notes}</ul>'
+        f'<p class="source">$ per agent-hour: ${ranking.price.gpu_hour:,.2f} per GPU-hour '
+        f"({e(ranking.price.source)}). Source: {e(LAYOUTS_FILE)}.</p>"
+    )
+
+
+def render_layouts_report(ranking: LayoutSearch) -> str:
+    """The whole page."""
+    from agentload.report.html import STYLE
+
+    title = f"agentload layout search: {ranking.budget_gpus} x {ranking.system} {ranking.model}"
+    tables = "".join(_tier_table(ranking, tier) for tier in ranking.tiers)
+    body = (
+        f"<h1>{e(title)}</h1>"
+        '<div class="banner sim">SIMULATED: every agent count below is computed by agentload.sim '
+        f"({e(ranking.backend)} step times on {e(ranking.system)}), not measured.</div>"
+        f"{layouts_chart(ranking)}<h2>Ranking per tier</h2>{tables}{_facts(ranking)}"
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{e(title)}</title><style>{STYLE}{CHART_STYLE}</style></head>"
+        f"<body><main>{body}</main>{page_scripts(body)}</body></html>\n"
+    )
+
+
+def write_layouts_report(directory: Path, ranking: LayoutSearch, out: Path | None = None) -> Path:
+    """Write the page (default: `report.html` in the layout search's directory), owner-only,
+    never through a symlink."""
+    path = out if out is not None else directory / REPORT_FILE
+    if path.is_symlink():
+        raise InputError("is a symlink; refusing to write the report through it", path=path)
+    text = render_layouts_report(ranking).encode("utf-8")
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
+        try:
+            os.write(fd, text)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"cannot write the report: {exc.strerror}", path=path) from None
+    return path
+
+
+def read_layouts(directory: Path) -> LayoutSearch | None:
+    """The layout search a directory holds (None: it holds none)."""
+    path = directory / LAYOUTS_FILE
+    if not path.is_file():
+        return None
+    try:
+        return LayoutSearch.model_validate_json(path.read_bytes())
+    except ValueError as exc:
+        raise InputError(f"does not read as a layout search: {exc}", path=path) from None
