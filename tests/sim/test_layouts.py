@@ -19,7 +19,7 @@ from agentload.results.layouts import (
 )
 from agentload.results.tiers import Tier
 from agentload.search.prior import PriorProbe
-from agentload.sim.build import replica_memory
+from agentload.sim.build import rank_memory
 from agentload.sim.hardware import gpu_spec
 from agentload.sim.layout_estimate import PoolModel, WorkloadShape, estimate
 from agentload.sim.layouts import (
@@ -84,7 +84,7 @@ def test_pruning_says_which_pool_and_why() -> None:
     model, gpu = model_spec(DEEPSEEK), gpu_spec("gb300")
 
     def memory(layout: Layout, drafts: bool) -> MemoryFit:
-        m = replica_memory(model, gpu, layout)
+        m = rank_memory(model, gpu, layout)
         return MemoryFit(
             weights_per_gpu_gb=m.weights_per_gpu_bytes / 1e9,
             gpu_memory_gb=gpu.memory_bytes / 1e9,
@@ -117,7 +117,7 @@ def _loaded(step_s: float, per_token_s: float) -> StepTable:
 
 def _pool(
     role: str,
-    replicas: int,
+    ranks: int,
     step_s: float,
     tokens_per_step: float = 1.0,
     kv: int = 2_000_000,
@@ -126,7 +126,7 @@ def _pool(
     steps = _loaded(step_s, per_token_s) if per_token_s else StepTable.constant(step_s)
     return PoolModel(
         role=role,  # type: ignore[arg-type]
-        replicas=replicas,
+        ranks=ranks,
         steps=steps,
         kv_capacity_tokens=kv,
         max_batch_tokens=8192,

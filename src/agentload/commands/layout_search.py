@@ -65,7 +65,7 @@ from agentload.results.tiers import Tier, slo_text
 from agentload.run import search_settings as search_defaults
 from agentload.run.search_settings import SearchSettings
 from agentload.search.prior import PriorProbe, load_prior
-from agentload.sim.build import DeploymentRequest, replica_memory
+from agentload.sim.build import DeploymentRequest, rank_memory
 from agentload.sim.hardware import GpuSpec, gpu_spec
 from agentload.sim.layout_estimate import PoolModel, WorkloadShape, estimate
 from agentload.sim.layouts import (
@@ -346,7 +346,7 @@ def _memory(run: _Run, layout: Layout, drafts: bool) -> MemoryFit:
     model = run.model
     mtp = drafts and any(s is not None and s.method == MTP for s in run.speculative.values())
     scale = (model.layers + model.mtp_layers) / model.layers if mtp else 1.0
-    memory = replica_memory(
+    memory = rank_memory(
         model,
         run.gpu,
         layout,
@@ -401,7 +401,7 @@ def _pool_model(run: _Run, pool: Pool, spec: str | None, host_gb: float) -> Pool
         )
         found = PoolModel(
             role=pool.role,
-            replicas=1,
+            ranks=1,
             steps=built.steps,
             kv_capacity_tokens=built.engine.kv_capacity_tokens,
             kv_host_tokens=built.engine.kv_host_tokens,
@@ -410,7 +410,7 @@ def _pool_model(run: _Run, pool: Pool, spec: str | None, host_gb: float) -> Pool
             tokens_per_step=speculative.mean_tokens if speculative is not None else 1.0,
         )
         run.built[key] = found
-    return found.model_copy(update={"replicas": pool.replicas})
+    return found.model_copy(update={"ranks": pool.ranks})
 
 
 def _host_gb(run: _Run, candidate: Candidate, given: float | None) -> float:

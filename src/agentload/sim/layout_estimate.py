@@ -109,8 +109,8 @@ class PoolModel(_Frozen):
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     role: Literal["aggregated", "prefill", "decode"]
-    replicas: int = Field(ge=1)
-    """Engine ranks (each its own scheduler and cache)."""
+    ranks: int = Field(ge=1)
+    """Data-parallel ranks (each its own scheduler and cache)."""
     steps: StepTable
     kv_capacity_tokens: int = Field(ge=1)
     kv_host_tokens: int = Field(default=0, ge=0)
@@ -166,7 +166,7 @@ def _pool_estimate(
         batch, limit, speed = _decode_batch(tier, shape, pool)
         if batch <= 0:
             return 0.0, limit, pool.role
-        return pool.replicas * batch / _decoding_share(shape, speed), limit, pool.role
+        return pool.ranks * batch / _decoding_share(shape, speed), limit, pool.role
     if pool.role == "prefill":
         decode = next((p for p in pools if p.role == "decode"), pool)
         _, _, speed = _decode_batch(tier, shape, decode)
@@ -251,7 +251,7 @@ def _prefill_check(tier: Tier, shape: WorkloadShape, pool: PoolModel, speed: flo
     def check(agents: float) -> EstimateLimit | None:
         if slow:
             return "ttft"
-        n = agents / pool.replicas
+        n = agents / pool.ranks
         uncached = _uncached(shape, pool, n, float(pool.max_batch_tokens))
         if uncached < 0:
             return "kv_capacity"
@@ -278,7 +278,7 @@ def _aggregated_check(tier: Tier, shape: WorkloadShape, pool: PoolModel) -> Chec
     def check(agents: float) -> EstimateLimit | None:
         if slow:
             return "ttft"
-        n = agents / pool.replicas
+        n = agents / pool.ranks
         speed, uncached = unloaded, shape.uncached_tokens
         for _ in range(FIXED_POINT_ROUNDS):
             decoders = n * _decoding_share(shape, speed)

@@ -51,7 +51,7 @@ SLOT_BACKENDS = ("llama.cpp",)
 
 
 class MemoryFit(BaseModel):
-    """A rank's memory as the pruning sees it (`agentload.sim.build.replica_memory`)."""
+    """A rank's memory as the pruning sees it (`agentload.sim.build.rank_memory`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
