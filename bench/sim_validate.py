@@ -712,6 +712,7 @@ def aa_part(scratch: Path) -> dict[str, Any]:
         rows.append(row)
         print(f"aa: {case['layout']} {row['max_agents']} agents", file=sys.stderr)
     return {
+        "picked": aa_layout_search(scratch / "aa-layouts", data, published),
         "published": published,
         "published_watts_per_gpu": W_PER_MW
         / published["agents_per_mw"]
@@ -723,6 +724,51 @@ def aa_part(scratch: Path) -> dict[str, Any]:
         "max_window_s": AA_MAX_WINDOW_S,
         "simulated": rows,
         "closest": closest_row(rows)["layout"],
+    }
+
+
+AA_LAYOUT_SEARCHES = 3
+"""Candidates the validation's layout search runs the full search on (`--searches`)."""
+
+
+def aa_layout_search(
+    out: Path, data: Mapping[str, Any], published: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The layout `agentload simulate --choose-layout` picks for the rack at AA's tier (issue
+    23: "the layout the search picks, beside it"), with the search's own settings."""
+    from agentload.results.layouts import LAYOUTS_FILE, LayoutSearch
+
+    command = [
+        *AGENTLOAD, "simulate", "--choose-layout", "--gpus", str(AA_RACK_GPUS),
+        "--system", "gb300", "--backend", AA_BACKEND, "--model", AA_MODEL,
+        "--routing", "cache_aware", "--workload", AA_WORKLOAD, "--tier", aa_tier(data),
+        "--searches", str(AA_LAYOUT_SEARCHES), "--salt", "validate", "--out", str(out),
+    ]  # fmt: skip
+    began, cpu = time.perf_counter(), _children_cpu_s()
+    subprocess.run(command, check=True, capture_output=True, text=True)
+    ranking = LayoutSearch.model_validate(json.loads((out / LAYOUTS_FILE).read_text()))
+    pick = ranking.pick(ranking.ranking_tier)
+    if pick is None:
+        return {"layout": None}
+    per_gpu, per_mw = pick.agents_per_gpu or 0.0, pick.agents_per_mw
+    print(f"aa: --choose-layout picked {pick.candidate.name}", file=sys.stderr)
+    return {
+        "layout": pick.candidate.name,
+        "max_agents": pick.max_agents,
+        "first_failing_agents": pick.first_failing_agents,
+        "interval": [pick.interval_low, pick.interval_high],
+        "agents_per_gpu": per_gpu,
+        "agents_per_gpu_error": per_gpu / published["agents_per_gpu"] - 1,
+        "agents_per_mw": per_mw,
+        "agents_per_mw_error": None if per_mw is None else per_mw / published["agents_per_mw"] - 1,
+        "watts_per_gpu": pick.watts_per_gpu,
+        "limit": pick.limit,
+        "candidates": ranking.candidates,
+        "pruned": sum(ranking.pruned.values()),
+        "estimated": len(ranking.estimated),
+        "searched": [s.candidate.name for s in sorted(ranking.searched, key=lambda s: s.order)],
+        "wall_s": time.perf_counter() - began,
+        "cpu_s": _children_cpu_s() - cpu,
     }
 
 
@@ -1006,6 +1052,23 @@ def render_aa(aa: Mapping[str, Any]) -> list[str]:
             f"{'—' if hits is None else f'{hits:.1%}'} | {row['limit']} (fails at "
             f"{_agents(row['first_failing_agents'])}) |"
         )
+    picked = aa.get("picked") or {}
+    if picked.get("layout"):
+        lines.append(
+            f"| **picked by `--choose-layout`: {AA_RACK_GPUS} GPUs, {picked['layout']}** | "
+            f"{'yes' if 'mtp' in picked['layout'] else 'no'} | cache_aware | "
+            f"{_agents(picked['max_agents'])} | {picked['agents_per_gpu']:.1f} | "
+            f"{_pct(picked['agents_per_gpu_error'])} | {_num(picked['agents_per_mw'])} | "
+            f"{_pct(picked['agents_per_mw_error'])} | {_num(picked['watts_per_gpu'])} | | | | "
+            f"{picked['limit']} (fails at {_agents(picked['first_failing_agents'])}) |"
+        )
+        lines += [
+            "",
+            f"`--choose-layout` tried {picked['candidates']:,} deployments of the rack, pruned "
+            f"{picked['pruned']:,}, estimated {picked['estimated']:,} and searched "
+            f"{', '.join(picked['searched'])} ({picked['wall_s'] / 60:.1f} min wall, "
+            f"{picked['cpu_s'] / 60:.1f} min CPU); nothing in it is fitted to AA's figure.",
+        ]
     closest = next((r for r in aa["simulated"] if r["layout"] == aa.get("closest")), None)
     if closest is not None:
         lines += [
