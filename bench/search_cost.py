@@ -121,7 +121,7 @@ class Searched:
 @cache
 def _oracle(case: Case, name: str = ORACLE) -> OraclePlan:
     """The oracle plan for this case: its probes placed at the case's truth, with the windows
-    of the sweep variant its name says (`oracle-j0`: `sweep-j0`'s), else the default sweep's."""
+    of the sweep variant its name says (`oracle-j2`: `sweep-j2`'s), else the default sweep's."""
     variant = VARIANTS.get(name.replace(ORACLE, "sweep", 1))
     if variant is None:
         return OraclePlan(truth_of(case)[0])

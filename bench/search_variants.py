@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from agentload.results.brackets import Bracket
 from agentload.search.belief import Belief
-from agentload.search.plan_sweep import SweepPlan
+from agentload.search.plan_sweep import JOIN_PREFILL_FACTOR, SweepPlan
 from agentload.search.plans import register
 
 
@@ -63,9 +63,9 @@ VARIANTS = {
     "sweep-sg20": SafeguardedSweep(reach=0.2),
     "sweep-sg30": SafeguardedSweep(reach=0.3),
     "sweep-sg50": SafeguardedSweep(reach=0.5),
-    "sweep-j0": SweepPlan(join_prefill_factor=None),
+    "sweep-j2": SweepPlan(join_prefill_factor=JOIN_PREFILL_FACTOR),
     "sweep-norecheck": SweepPlan(recheck=False),
-    "sweep-2026-12-02": SweepPlan(join_prefill_factor=None, recheck=False),
+    "sweep-2026-12-02": SweepPlan(recheck=False),
 }
 
 

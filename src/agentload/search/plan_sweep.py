@@ -27,11 +27,14 @@ fail); other verdicts are taken by their point estimates, as guidance: an answer
 on one unless it later becomes an edge, and then the tier says so. `inside` holds every
 verdict the bracket does not already imply, `none` no verdict (the minimum window always).
 
-Two defaults measured on the search-cost harness (docs/run.md, "How sure an answer is"): a probe
-counts an agent whose first call is still in prefill as joined once it has waited
-`JOIN_PREFILL_FACTOR` times the slowest first token seen (the window opens sooner: 0.41 of
-bisect's probe time against 0.52 without, answers within precision unchanged), and a settled
-bracket whose edge its curve doubts is measured again in a fresh window (`recheck`).
+A settled bracket whose edge its curve doubts is measured again in a fresh window (`recheck`,
+the default). `join_prefill_factor` (`JOIN_PREFILL_FACTOR` in the harness's `sweep-j2`) would
+count an agent whose first call still waits as joined once it has waited that many times the
+slowest first token seen: the window opens sooner (0.41 of bisect's probe time against 0.52 on
+the search-cost harness, answers within precision unchanged), but it is not the default: on the
+mini-swe-agent log (`bench/sim_two_simulators.py`, aggregated DEP8 with MTP) its window opened on
+the joiners' full-context prefills and failed p95 TTFT at 212 agents, where a 600 s window
+passes 300 (p95 TTFT 0.55 s). See docs/run.md, "How sure an answer is".
 """
 
 from __future__ import annotations
@@ -103,7 +106,7 @@ class SweepPlan:
     cancel_leaving: bool = True
     fail_cost: float = FAIL_COST
     overload_cost: float = OVERLOAD_COST
-    join_prefill_factor: float | None = JOIN_PREFILL_FACTOR
+    join_prefill_factor: float | None = None
     recheck: bool = True
     """Measure a settled bracket's edge again when the tier's curve disagrees with it
     (`agentload.search.interval.doubted_edge`)."""
