@@ -21,8 +21,8 @@ DEMO_WINDOW_S = 30.0
 DEMO_MAX_WINDOW_S = 60.0
 """The demo's windows: with 12 s windows (46-100 calls at four agents, a few prefills of 16K
 tokens each among them) three demos in a row answered `cpu120` 3, 4 and 4 agents and a repeat
-range of 2-3; with 30 s windows after a 10 s settle the answers agreed (README, "Repeatability",
-`bench/demo_repeat.py`)."""
+range of 2-3; with 30 s windows after a 10 s settle `cpu60` agreed in five demos of five
+(README, "Repeatability", `bench/demo_repeat.py`, with what still differs and why)."""
 DEMO_RAMP_S = 2.0
 DEMO_MIN_SAMPLES = 30
 DEMO_PRECISION = 0.25
