@@ -125,7 +125,11 @@ def render_report(view: ResultsView) -> str:
         _facts(ctx),
         _notes(ctx),
     ]
-    body = "".join(sections)
+    return page(title, "".join(sections))
+
+
+def page(title: str, body: str) -> str:
+    """A self-contained report page: the style, `body`, and the scripts its charts need."""
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'

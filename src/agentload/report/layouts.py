@@ -16,7 +16,7 @@ from agentload.errors import InputError
 from agentload.report import vega as vl
 from agentload.report.formats import e, fmt
 from agentload.report.palette import tier_color
-from agentload.report.vega import CHART_STYLE, Spec, chart_html, page_scripts
+from agentload.report.vega import Spec, chart_html
 from agentload.results.files import REPORT_FILE
 from agentload.results.layouts import LAYOUTS_FILE, LayoutSearch, RankedRow, RankedTier
 
@@ -160,7 +160,7 @@ def _facts(ranking: LayoutSearch) -> str:
 
 def render_layouts_report(ranking: LayoutSearch) -> str:
     """The whole page."""
-    from agentload.report.html import STYLE
+    from agentload.report.html import page
 
     title = f"agentload layout search: {ranking.budget_gpus} x {ranking.system} {ranking.model}"
     tables = "".join(_tier_table(ranking, tier) for tier in ranking.tiers)
@@ -170,13 +170,7 @@ def render_layouts_report(ranking: LayoutSearch) -> str:
         f"({e(ranking.backend)} step times on {e(ranking.system)}), not measured.</div>"
         f"{layouts_chart(ranking)}<h2>Ranking per tier</h2>{tables}{_facts(ranking)}"
     )
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{e(title)}</title><style>{STYLE}{CHART_STYLE}</style></head>"
-        f"<body><main>{body}</main>{page_scripts(body)}</body></html>\n"
-    )
+    return page(title, body)
 
 
 def write_layouts_report(directory: Path, ranking: LayoutSearch, out: Path | None = None) -> Path:
