@@ -373,25 +373,10 @@ class Rank:
                 context,
                 [(take, live.span) for live, take in chunks],
             )
-            plan = Plan(Kind.MIXED, t0, t0 + duration, batch, context, 1, prefill, chunks)
-        elif batch:
-            context = self._context()
-            steps = self.decoders[0][0] - self.steps_done
-            loading = [live.ready for live in self.prefilling]
-            if loading:
-                steps = self.steps.steps_until(batch, context, steps, min(loading) - t0)
-            duration = self.steps.decode_run(batch, context, steps)
-            plan = Plan(Kind.DECODE, t0, t0 + duration, batch, context, steps)
-        elif self.prefilling:
-            plan = Plan(Kind.WAIT, t0, min(live.ready for live in self.prefilling))
-        else:
-            if waiting:
-                self._reject(waiting.popleft(), t0)
-                return self.make_plan()
-            return None
-        self.plan = plan
-        self.version += 1
-        return plan
+            return self._commit(
+                Plan(Kind.MIXED, t0, t0 + duration, batch, context, 1, prefill, chunks)
+            )
+        return self._decode_or_wait(t0)
 
     def _decode_plan(self) -> Plan | None:
         """A decode rank's next plan: admit what fits (reserving its whole context and
@@ -413,6 +398,12 @@ class Rank:
                 for live in arrived:
                     self._join(live)
                 self.prefilling = [live for live in self.prefilling if live.ready > t0]
+        return self._decode_or_wait(t0)
+
+    def _decode_or_wait(self, t0: float) -> Plan | None:
+        """With no prefill to step: decode the batch until its next completion or the soonest
+        loading request's readiness, else wait for that request; with neither, reject the head
+        of the queue (it can never be admitted) and plan again."""
         batch = len(self.decoders)
         if batch:
             context = self._context()
@@ -421,14 +412,16 @@ class Rank:
                 soonest = min(live.ready for live in self.prefilling)
                 steps = self.steps.steps_until(batch, context, steps, soonest - t0)
             duration = self.steps.decode_run(batch, context, steps)
-            plan = Plan(Kind.DECODE, t0, t0 + duration, batch, context, steps)
-        elif self.prefilling:
-            plan = Plan(Kind.WAIT, t0, min(live.ready for live in self.prefilling))
-        else:
-            if waiting:
-                self._reject(waiting.popleft(), t0)
-                return self._decode_plan()
-            return None
+            return self._commit(Plan(Kind.DECODE, t0, t0 + duration, batch, context, steps))
+        if self.prefilling:
+            return self._commit(Plan(Kind.WAIT, t0, min(live.ready for live in self.prefilling)))
+        if self.waiting:
+            self._reject(self.waiting.popleft(), t0)
+            return self.make_plan()
+        return None
+
+    def _commit(self, plan: Plan) -> Plan:
+        """Make `plan` the rank's current plan (a new version for the engine's heap)."""
         self.plan = plan
         self.version += 1
         return plan
