@@ -754,6 +754,8 @@ def aa_layout_search(
     print(f"aa: --choose-layout picked {pick.candidate.name}", file=sys.stderr)
     return {
         "layout": pick.candidate.name,
+        "mtp": pick.candidate.speculative is not None,
+        "routing": "cache_aware",
         "max_agents": pick.max_agents,
         "first_failing_agents": pick.first_failing_agents,
         "interval": [pick.interval_low, pick.interval_high],
@@ -1025,6 +1027,21 @@ PER_GPU_FIGURES = ("total_tokens_per_s", "output_tokens_per_s")
 """Published per GPU; compared per deployment (the errors are the same)."""
 
 
+def _aa_line(name: str, row: Mapping[str, Any]) -> str:
+    """One simulated deployment's row of the AA table (a layout search's pick has no
+    percentiles or hit rate of its own: dashes)."""
+    hits, watts = row.get("cache_hit_rate"), row["watts_per_gpu"]
+    return (
+        f"| {name} | {'yes' if row['mtp'] else 'no'} | {row['routing']} | "
+        f"{_agents(row['max_agents'])} | {row['agents_per_gpu']:.1f} | "
+        f"{_pct(row['agents_per_gpu_error'])} | {_num(row['agents_per_mw'])} | "
+        f"{_pct(row['agents_per_mw_error'])} | {'—' if watts is None else f'{watts:.0f}'} | "
+        f"{_num(row.get('p25_output_tokens_per_s'))} | {_num(row.get('p95_ttft_s'))} | "
+        f"{'—' if hits is None else f'{hits:.1%}'} | {row['limit']} (fails at "
+        f"{_agents(row['first_failing_agents'])}) |"
+    )
+
+
 def render_aa(aa: Mapping[str, Any]) -> list[str]:
     published, tier = aa["published"], aa["tier"]
     lines = [
@@ -1042,26 +1059,11 @@ def render_aa(aa: Mapping[str, Any]) -> list[str]:
         name = f"{row['gpus']} GPUs, {row['layout']} ({kind})"
         if row["layout"] == aa.get("closest"):
             name = f"**closest to AA's: {name}**"
-        hits = row["cache_hit_rate"]
-        lines.append(
-            f"| {name} | {'yes' if row['mtp'] else 'no'} | {row['routing']} | "
-            f"{_agents(row['max_agents'])} | {row['agents_per_gpu']:.1f} | "
-            f"{_pct(row['agents_per_gpu_error'])} | {_num(row['agents_per_mw'])} | "
-            f"{_pct(row['agents_per_mw_error'])} | {row['watts_per_gpu']:.0f} | "
-            f"{_num(row['p25_output_tokens_per_s'])} | {_num(row['p95_ttft_s'])} | "
-            f"{'—' if hits is None else f'{hits:.1%}'} | {row['limit']} (fails at "
-            f"{_agents(row['first_failing_agents'])}) |"
-        )
+        lines.append(_aa_line(name, row))
     picked = aa.get("picked") or {}
     if picked.get("layout"):
-        lines.append(
-            f"| **picked by `--choose-layout`: {AA_RACK_GPUS} GPUs, {picked['layout']}** | "
-            f"{'yes' if 'mtp' in picked['layout'] else 'no'} | cache_aware | "
-            f"{_agents(picked['max_agents'])} | {picked['agents_per_gpu']:.1f} | "
-            f"{_pct(picked['agents_per_gpu_error'])} | {_num(picked['agents_per_mw'])} | "
-            f"{_pct(picked['agents_per_mw_error'])} | {_num(picked['watts_per_gpu'])} | | | | "
-            f"{picked['limit']} (fails at {_agents(picked['first_failing_agents'])}) |"
-        )
+        name = f"**picked by `--choose-layout`: {AA_RACK_GPUS} GPUs, {picked['layout']}**"
+        lines.append(_aa_line(name, picked))
         lines += [
             "",
             f"`--choose-layout` tried {picked['candidates']:,} deployments of the rack, pruned "
