@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "clock",
         "console",
         "files",
+        "frozen",
         "home",
         "tables",
         "tasks",

@@ -108,13 +108,20 @@ def write_bytes_atomic(path: Path, payload: bytes) -> None:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, OWNER_ONLY_FILE)
         try:
-            os.write(fd, payload)
+            view = memoryview(payload)
+            while view:  # os.write may write less than asked
+                view = view[os.write(fd, view) :]
             os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)
     except OSError as exc:
         raise AgentloadError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write UTF-8 text as `write_bytes_atomic` does."""
+    write_bytes_atomic(path, text.encode())
 
 
 def read_json(path: Path) -> Any:

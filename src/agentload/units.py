@@ -24,6 +24,8 @@ TOKENS_PER_MILLION = 1e6
 WATTS_PER_KW = 1000.0
 BYTES_PER_GB = 1e9
 """Decimal gigabytes, as GPU memory and model weights are quoted."""
+PERCENT = 100.0
+"""A share times PERCENT is a percentage."""
 
 MISSING = "—"
 """How a figure that is unknown or not a number is written."""
