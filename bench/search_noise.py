@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from agentload.sim.deployment import Deployment
-from agentload.sim.steptable import StepTable
+from agentload.sim.engine.sim_engine import Deployment
+from agentload.sim.steps.table import StepTable
 from agentload.sim.target import OpenSimulation, SimOptions
 
 DEFAULT_SIGMA = 0.02

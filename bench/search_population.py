@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentload.results.tiers import Tier, parse_tier, preset
-from agentload.sim.build import DeploymentRequest
+from agentload.sim.setup.build import DeploymentRequest
 
 AGENTIC = "synthetic:agentic-coding"
 SHORT = "synthetic:agentic-coding?mean_input=14000&max_input=32000"

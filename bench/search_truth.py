@@ -39,10 +39,10 @@ from agentload.measure.window import Window
 from agentload.results.tiers import Tier
 from agentload.run.agent import session_instance
 from agentload.search.curves import tier_health
-from agentload.sim.build import build_deployment
-from agentload.sim.deployment import Deployment
+from agentload.sim.engine.request import SimResult
+from agentload.sim.engine.sim_engine import Deployment
 from agentload.sim.replay import Call, replay, session_calls
-from agentload.sim.request import SimResult
+from agentload.sim.setup.build import build_deployment
 from agentload.workload.load import load_workload
 from agentload.workload.model import Session
 from agentload.workload.starts import AgentSessions

@@ -24,8 +24,8 @@ import time
 from collections.abc import Iterator, Sequence
 
 from agentload.sim import Deployment
-from agentload.sim.build import DeploymentRequest, build_deployment
 from agentload.sim.replay import Call, replay, session_calls
+from agentload.sim.setup.build import DeploymentRequest, build_deployment
 from agentload.workload.model import Session
 from agentload.workload.synthetic import SyntheticParams, generate
 

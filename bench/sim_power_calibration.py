@@ -20,10 +20,10 @@ import argparse
 import gc
 import time
 
-from agentload.sim.build import DeploymentRequest, build_deployment
-from agentload.sim.deployment import Deployment
-from agentload.sim.power import AGENTPERF_GB300_W_PER_GPU
+from agentload.sim.engine.power import AGENTPERF_GB300_W_PER_GPU
+from agentload.sim.engine.sim_engine import Deployment
 from agentload.sim.replay import replay, session_calls
+from agentload.sim.setup.build import DeploymentRequest, build_deployment
 from agentload.workload.synthetic import SyntheticParams, generate
 
 GPUS = 72

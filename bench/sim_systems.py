@@ -9,7 +9,7 @@ same for every vendor. For each system with published points in `bench/data/infe
 interactivity and median TTFT), this fits the roofline's compute efficiency, bandwidth
 efficiency and step overhead to the per-GPU throughput and the interactivity of its points at
 1K and 8K input tokens, replaying InferenceX's client on the simulated deployment
-(`agentload.sim.servebench`), then predicts every point, those at `HELD_OUT_CONC` concurrent
+(`bench.servebench`), then predicts every point, those at `HELD_OUT_CONC` concurrent
 requests held out. Only the points published on the system's latest date are fitted (one
 software version: an older image's points are predicted and shown, not fitted, and left out
 of the band); when those are all at one input length, compute efficiency keeps its default
@@ -38,14 +38,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentload import __version__
-from agentload.sim.build import DeploymentRequest, build_deployment
-from agentload.sim.calibrate import Factor, ProbePoint, fit
-from agentload.sim.modelspec import ModelSpec, model_spec
-from agentload.sim.roofline import RooflineParams
-from agentload.sim.servebench import BenchFigures, ServeBench, run_servebench
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from agentload import __version__  # noqa: E402
+from agentload.sim.calibration.fit import Factor, ProbePoint, fit  # noqa: E402
+from agentload.sim.setup.build import DeploymentRequest, build_deployment  # noqa: E402
+from agentload.sim.specs.model import ModelSpec, model_spec  # noqa: E402
+from agentload.sim.steps.roofline import RooflineParams  # noqa: E402
+from bench.servebench import BenchFigures, ServeBench, run_servebench  # noqa: E402
+
 POINTS = REPO / "bench" / "data" / "inferencex" / "dsr1.json"
 OUT = REPO / "src" / "agentload" / "sim" / "data" / "roofline_systems.json"
 COMMAND = "PYTHONPATH=src .venv/bin/python bench/sim_systems.py"
@@ -291,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         "_about": (
             "Roofline factors per system fitted on public figures of that system, with every "
             f"error; written by bench/sim_systems.py from {POINTS.relative_to(REPO)} (source "
-            "and licence there); read by agentload.sim.systems."
+            "and licence there); read by agentload.sim.steps.systems."
         ),
         "source": data["source"],
         "systems": systems,

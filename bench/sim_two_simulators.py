@@ -39,8 +39,8 @@ from agentload.results.tiers import parse_tier  # noqa: E402
 from agentload.run.execute import Request, execute  # noqa: E402
 from agentload.run.search_settings import SearchSettings  # noqa: E402
 from agentload.run.settings import AgentSettings  # noqa: E402
-from agentload.sim.build import DeploymentRequest  # noqa: E402
-from agentload.sim.serving import deepseek_mtp  # noqa: E402
+from agentload.sim.setup.build import DeploymentRequest  # noqa: E402
+from agentload.sim.setup.serving import deepseek_mtp  # noqa: E402
 from agentload.sim.target import SimOptions  # noqa: E402
 
 SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "data").is_dir()), REPO)
@@ -142,8 +142,8 @@ ROUTINGS = ("affinity", "cache_aware", "kv", "round_robin")
 def hit_rates(log: Path) -> list[tuple[str, str, float | None]]:
     """(layout, routing, prefix hit rate) of one fixed probe of `HIT_RATE_AGENTS` agents (settle
     30 s, window 120 s) per layout and routing."""
-    from agentload.sim.build import build_deployment
     from agentload.sim.predict import AgentRules, predict_fixed
+    from agentload.sim.setup.build import build_deployment
     from agentload.workload.load import load_workload
 
     workload = load_workload(str(log), skip_bad_lines=True)

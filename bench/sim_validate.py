@@ -50,22 +50,24 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentload import __version__
-from agentload.results.load import load_results, read_summary
-from agentload.sim.aic import aic_version
-from agentload.sim.build import DeploymentRequest, build_deployment, roofline_for
-from agentload.sim.cachetrace import measured_calls, replay_cache
-from agentload.sim.calibrate import Factor, ProbePoint, compare, fit
-from agentload.sim.calibrate_run import calibrate_on_run, engine_defaults, predict_run
-from agentload.sim.measured import MeasuredRun, read_measured
-from agentload.sim.modelspec import ModelSpec, spec_from_config
-from agentload.sim.predict import AgentRules, predict_fixed, table_of, window_point
-from agentload.sim.roofline import RooflineParams
-from agentload.workload.load import load_workload
-from agentload.workload.model import Workload
-from agentload.workload.synthetic import SyntheticParams, generate
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from agentload import __version__  # noqa: E402
+from agentload.results.load import load_results, read_summary  # noqa: E402
+from agentload.sim.calibration.fit import Factor, ProbePoint, compare, fit  # noqa: E402
+from agentload.sim.calibration.measured import MeasuredRun, read_measured  # noqa: E402
+from agentload.sim.calibration.on_run import calibrate_on_run, engine_defaults, predict_run  # noqa: E402
+from agentload.sim.predict import AgentRules, predict_fixed, table_of, window_point  # noqa: E402
+from agentload.sim.setup.build import DeploymentRequest, build_deployment, roofline_for  # noqa: E402
+from agentload.sim.specs.model import ModelSpec, spec_from_config  # noqa: E402
+from agentload.sim.steps.aic import aic_version  # noqa: E402
+from agentload.sim.steps.roofline import RooflineParams  # noqa: E402
+from agentload.workload.load import load_workload  # noqa: E402
+from agentload.workload.model import Workload  # noqa: E402
+from agentload.workload.synthetic import SyntheticParams, generate  # noqa: E402
+from bench.cachetrace import measured_calls, replay_cache  # noqa: E402
+
 PUBLISHED = REPO / "tests" / "data" / "published" / "agentic_serving_results.json"
 MEASURED = REPO / "bench" / "data" / "sim-validation"
 RESULTS = MEASURED / "validation.json"
@@ -611,7 +613,7 @@ AA_CASES: tuple[dict[str, Any], ...] = (
 session affinity), the rack's DEP8 aggregated with MTP and the cache-aware router, and the
 layouts of AA's kind (disaggregated, MTP, wide EP, cache-aware routing) on the 72-GPU rack: P
 DEP8 prefill engine instances and one decode instance over the other 72 - 8P GPUs (EP64 and
-EP32 with operator data, EP56, 48 and 40 modelled, `agentload.sim.ep`). AA's split between
+EP32 with operator data, EP56, 48 and 40 modelled, `agentload.sim.steps.ep`). AA's split between
 prefill and decode is not public: the row the validation calls closest to AA's is the split the
 simulator itself rates highest (`closest_row`), never AA's own figure."""
 AA_WORKLOAD = "synthetic:agentic-coding?sessions=4096"

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 
 from agentload.sim import Deployment, DeploymentConfig, EngineConfig, StepTable
-from agentload.sim.config import PoolConfig, TransferConfig
+from agentload.sim.engine.config import PoolConfig, TransferConfig
 from agentload.sim.replay import Call, session_calls
-from agentload.sim.serving import Speculative
+from agentload.sim.setup.serving import Speculative
 from agentload.workload.model import Workload
 from agentload.workload.synthetic import SyntheticParams, generate
 

@@ -11,9 +11,9 @@ import pytest
 
 from agentload.run.virtual_time import run_virtually
 from agentload.sim import SimRequest, SimResult
-from agentload.sim.cache import PrefixCache
-from agentload.sim.deployment import Deployment
-from agentload.sim.rank import Rank
+from agentload.sim.cache.radix import PrefixCache
+from agentload.sim.engine.rank import Rank
+from agentload.sim.engine.sim_engine import Deployment
 from agentload.sim.target import EngineDriver, SimTarget
 from agentload.target.call import Answer, Call
 from agentload.workload.model import Segment, Session, Turn

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agentload.sim.catalog import Combination, shipped_catalog
+from agentload.sim.steps.catalog import Combination, shipped_catalog
 
 DOCUMENTED = ("sgl-project/DeepSeek-V4-Pro-FP8", "h200_sxm", "sglang", 8, 8)
 """Issue 15: decode step 12.4 ms at batch 1, 61.5 ms at batch 160 with 27K-token contexts."""
@@ -18,14 +18,14 @@ def source():  # type: ignore[no-untyped-def]
     pytest.importorskip(
         "aiconfigurator_core", reason="aiconfigurator-core cannot be loaded", exc_type=ImportError
     )
-    from agentload.sim.aic import AicSource
+    from agentload.sim.steps.aic import AicSource
 
     model, system, backend, tp, ep = DOCUMENTED
     return AicSource(model, system, backend, tp=tp, ep=ep)
 
 
 def test_the_documented_decode_steps_are_reproduced(source) -> None:  # type: ignore[no-untyped-def]
-    from agentload.sim.aic import aic_table
+    from agentload.sim.steps.aic import aic_table
 
     table = aic_table(source, max_batch=256, max_tokens=8192)
     assert table.decode_step(1, 27_000) == pytest.approx(0.0124, rel=0.01)
@@ -36,7 +36,7 @@ def test_the_documented_decode_steps_are_reproduced(source) -> None:  # type: ig
 
 def test_grid_interpolation_is_within_three_percent_of_direct_calls(source) -> None:  # type: ignore[no-untyped-def]
     """200 random off-grid decode steps and 200 mixed steps (one chunk, 0-256 decodes)."""
-    from agentload.sim.aic import aic_table
+    from agentload.sim.steps.aic import aic_table
 
     table = aic_table(source, max_batch=256, max_tokens=8192)
     rng = np.random.default_rng(11)
@@ -74,7 +74,7 @@ def test_the_catalog_lists_the_documented_deepseek_combination() -> None:
 def test_the_listing_says_when_weights_do_not_fit() -> None:
     """sgl-project/DeepSeek-V4-Pro-FP8 evaluates on h200_sxm at tp8,ep8, but its ~1.6 TB of
     FP8 weights are ~199 GB per GPU of 141: no KV room."""
-    from agentload.sim.catalog import listing
+    from agentload.sim.steps.catalog import listing
 
     model, system, backend, tp, _ep = DOCUMENTED
     catalog = shipped_catalog()
@@ -91,7 +91,7 @@ def test_the_listing_says_when_weights_do_not_fit() -> None:
 
 
 def test_the_documented_combination_really_evaluates(source) -> None:  # type: ignore[no-untyped-def]
-    from agentload.sim.catalog import probe
+    from agentload.sim.steps.catalog import probe
 
     model, system, backend, tp, ep = DOCUMENTED
     assert isinstance(probe(model, system, backend, tp, ep), Combination)

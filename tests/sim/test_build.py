@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agentload.errors import InputError
-from agentload.sim.build import DeploymentRequest, build_deployment, parse_parallel
-from agentload.sim.hardware import gpu_spec
-from agentload.sim.roofline import RooflineParams
+from agentload.sim.setup.build import DeploymentRequest, build_deployment, parse_parallel
+from agentload.sim.specs.hardware import gpu_spec
+from agentload.sim.steps.roofline import RooflineParams
 
 
 def test_parallel_layouts_parse() -> None:

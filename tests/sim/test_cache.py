@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agentload.sim.cache import PrefixCache
+from agentload.sim.cache.radix import PrefixCache
 
 
 def serve(cache: PrefixCache, session: object, chain: list[tuple[str, int]], t: float) -> int:
@@ -121,7 +121,7 @@ def test_stale_lru_entries_and_remembered_chains_stay_bounded() -> None:
     """Ten sessions re-sending their prompt 1,000 times each push 10,000 recency updates on a
     cache that never evicts: the LRU heap is compacted to its live entries. And a rank
     remembers at most MEMO_SESSIONS sessions' chains."""
-    from agentload.sim.cache import HEAP_FLOOR, HEAP_SLACK, MEMO_SESSIONS
+    from agentload.sim.cache.radix import HEAP_FLOOR, HEAP_SLACK, MEMO_SESSIONS
 
     cache = PrefixCache(capacity_tokens=10_000_000, block_tokens=1)
     for step in range(10_000):

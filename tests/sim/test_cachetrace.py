@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from agentload.results.load import load_results
-from agentload.sim.build import DeploymentRequest, build_deployment
-from agentload.sim.cachetrace import TimedCall, measured_calls, replay_cache
-from agentload.sim.calibrate_run import engine_defaults
-from agentload.sim.config import EngineConfig
-from agentload.sim.measured import read_measured
+from agentload.sim.calibration.measured import read_measured
+from agentload.sim.calibration.on_run import engine_defaults
+from agentload.sim.engine.config import EngineConfig
 from agentload.sim.predict import ProbeWindow, table_of, window_point
+from agentload.sim.setup.build import DeploymentRequest, build_deployment
 from agentload.workload.load import load_workload
 from bench import sim_validate
+from bench.cachetrace import TimedCall, measured_calls, replay_cache
 
 HIT_RATE_POINTS = 0.03
 """The slot cache at the measured times gives each probe's hit rate within 3 points."""

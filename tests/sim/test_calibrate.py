@@ -13,8 +13,7 @@ from agentload.engines import model_gen
 from agentload.errors import InputError
 from agentload.files import read_json
 from agentload.results.summary import Summary
-from agentload.sim.build import DeploymentRequest, build_deployment
-from agentload.sim.calibrate import (
+from agentload.sim.calibration.fit import (
     MISSING_LOG_ERROR,
     Factor,
     ProbePoint,
@@ -22,11 +21,12 @@ from agentload.sim.calibrate import (
     fit,
     log_error,
 )
-from agentload.sim.calibrate_run import calibrate_on_run, engine_defaults
-from agentload.sim.measured import read_measured
-from agentload.sim.modelspec import model_spec
+from agentload.sim.calibration.measured import read_measured
+from agentload.sim.calibration.on_run import calibrate_on_run, engine_defaults
 from agentload.sim.predict import AgentRules, AgentSpan, ProbeWindow, predict_schedule
-from agentload.sim.roofline import RooflineParams
+from agentload.sim.setup.build import DeploymentRequest, build_deployment
+from agentload.sim.specs.model import model_spec
+from agentload.sim.steps.roofline import RooflineParams
 from agentload.workload.load import load_workload
 from agentload.workload.synthetic import SyntheticParams, generate
 from tests.paths import REPO

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agentload.sim import SimRequest, SimResult, StepTable
-from agentload.sim.deployment import Deployment
+from agentload.sim.engine.sim_engine import Deployment
 from agentload.sim.replay import replay
 from agentload.workload.model import Workload
 from tests.sim.conftest import agents, disaggregated

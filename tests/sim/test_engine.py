@@ -7,7 +7,7 @@ from itertools import pairwise
 import pytest
 
 from agentload.sim import CONTEXT_OVERFLOW, SimRequest, SimResult
-from agentload.sim.deployment import Deployment
+from agentload.sim.engine.sim_engine import Deployment
 from agentload.sim.replay import replay
 from agentload.workload.model import Workload
 from agentload.workload.stats import workload_stats

@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 
 from agentload.errors import InputError
-from agentload.sim.build import rank_memory
-from agentload.sim.ep import ep_model_applies, interpolated
-from agentload.sim.hardware import gpu_spec
-from agentload.sim.modelspec import model_spec
-from agentload.sim.serving import Layout, parse_parallel
-from agentload.sim.steptable import StepTable
+from agentload.sim.setup.build import rank_memory
+from agentload.sim.setup.serving import Layout, parse_parallel
+from agentload.sim.specs.hardware import gpu_spec
+from agentload.sim.specs.model import model_spec
+from agentload.sim.steps.ep import ep_model_applies, interpolated
+from agentload.sim.steps.table import StepTable
 
 
 def data_at(sizes: dict[int, float]):  # type: ignore[no-untyped-def]

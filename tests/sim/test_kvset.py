@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agentload.sim.kvset import (
+from agentload.sim.specs.kvset import (
     agent_tokens,
     hbm_needed_bytes,
     held_tokens,
@@ -14,7 +14,7 @@ from agentload.sim.kvset import (
     kv_replication,
     max_agents,
 )
-from agentload.sim.modelspec import model_spec
+from agentload.sim.specs.model import model_spec
 
 
 def test_kv_bytes_per_token_for_gqa_and_mla() -> None:
@@ -94,7 +94,7 @@ def test_kv_bytes_per_gpu_agree_with_aiconfigurator(
         reason="aiconfigurator-core cannot be loaded",
         exc_type=ImportError,
     )
-    from agentload.sim.aic import resolved_backend_version
+    from agentload.sim.steps.aic import resolved_backend_version
 
     spec = model_spec(model, kv_dtype_bytes=kv_dtype)
     estimate = memory.estimate_kv_cache(

@@ -19,8 +19,6 @@ from agentload.results.layouts import (
 )
 from agentload.results.tiers import Tier
 from agentload.search.prior import PriorProbe
-from agentload.sim.build import rank_memory
-from agentload.sim.hardware import gpu_spec
 from agentload.sim.layout_estimate import PoolModel, WorkloadShape, estimate
 from agentload.sim.layouts import (
     MemoryFit,
@@ -30,9 +28,11 @@ from agentload.sim.layouts import (
     prune_counts,
     splits,
 )
-from agentload.sim.modelspec import model_spec
-from agentload.sim.serving import Layout, parse_layout
-from agentload.sim.steptable import StepTable
+from agentload.sim.setup.build import rank_memory
+from agentload.sim.setup.serving import Layout, parse_layout
+from agentload.sim.specs.hardware import gpu_spec
+from agentload.sim.specs.model import model_spec
+from agentload.sim.steps.table import StepTable
 from tests.paths import REPO
 
 DEEPSEEK = "sgl-project/DeepSeek-V4-Pro-FP8"

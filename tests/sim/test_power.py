@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from agentload.sim import Deployment, DeploymentConfig, EngineConfig
-from agentload.sim.hardware import gpu_spec
-from agentload.sim.modelspec import model_spec
-from agentload.sim.power import AGENTPERF_GB300_W_PER_GPU, PowerModel
+from agentload.sim.engine.power import AGENTPERF_GB300_W_PER_GPU, PowerModel
 from agentload.sim.replay import replay
-from agentload.sim.roofline import RooflineParams, roofline_table
+from agentload.sim.specs.hardware import gpu_spec
+from agentload.sim.specs.model import model_spec
+from agentload.sim.steps.roofline import RooflineParams, roofline_table
 from agentload.workload.model import Workload
 from tests.sim.conftest import agents
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from agentload.sim import SimRequest
-from agentload.sim.cache import PrefixCache
+from agentload.sim.cache.radix import PrefixCache
+from agentload.sim.engine.routing import BALANCE_ABS_THRESHOLD, Router
 from agentload.sim.replay import replay
-from agentload.sim.routing import BALANCE_ABS_THRESHOLD, Router
 from agentload.workload.model import Workload
 from tests.sim.conftest import agents, deployment, disaggregated
 from tests.sim.test_engine import drain, hit_rate

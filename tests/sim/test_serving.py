@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from agentload.errors import InputError
-from agentload.sim.accept import Acceptance
-from agentload.sim.build import DeploymentRequest, build_deployment
-from agentload.sim.serving import (
+from agentload.sim.engine.speculative import Acceptance
+from agentload.sim.setup.build import DeploymentRequest, build_deployment
+from agentload.sim.setup.serving import (
     DEEPSEEK_V4_THREE_STEP_LENGTH,
     Speculative,
     aggregated,

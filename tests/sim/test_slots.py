@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from agentload.engines.llamacpp import LocalEngine
-from agentload.sim.build import DeploymentRequest, build_deployment
-from agentload.sim.cache import Admission, _Node
-from agentload.sim.slots import SlotCache
+from agentload.sim.cache.radix import Admission, _Node
+from agentload.sim.cache.slots import SlotCache
+from agentload.sim.setup.build import DeploymentRequest, build_deployment
 from tests.conftest import require_engine
 
 Chain = list[tuple[str, int]]

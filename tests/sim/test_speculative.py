@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from agentload.sim import SimRequest
-from agentload.sim.power import PowerModel
-from agentload.sim.serving import Speculative
-from agentload.sim.work import WorkModel
+from agentload.sim.engine.power import PowerModel
+from agentload.sim.setup.serving import Speculative
+from agentload.sim.specs.work import WorkModel
 from tests.sim.conftest import deployment, disaggregated
 from tests.sim.test_engine import drain
 

@@ -8,8 +8,8 @@ import pytest
 
 from agentload.errors import InputError
 from agentload.home import HOME_ENV
-from agentload.sim.stepcache import CACHE_ENV, cached_table
-from agentload.sim.steptable import StepTable
+from agentload.sim.steps.store import CACHE_ENV, cached_table
+from agentload.sim.steps.table import StepTable
 
 KEY = {"model": "m", "layout": [1, 8, 8], "nextn": 3}
 

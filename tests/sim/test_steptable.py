@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from agentload.sim.steptable import StepTable
+from agentload.sim.steps.table import StepTable
 
 
 def _table() -> StepTable:

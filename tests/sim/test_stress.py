@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from agentload.sim import SimRequest, SimResult
-from agentload.sim.deployment import Deployment
-from agentload.sim.serving import Speculative
+from agentload.sim.engine.sim_engine import Deployment
+from agentload.sim.setup.serving import Speculative
 from tests.sim.conftest import TIGHT, disaggregated, tight_deployment
 
 

@@ -13,12 +13,12 @@ from agentload.analysis.results import results_of
 from agentload.results.load import read_summary
 from agentload.results.summary import CalibrationFacts, CalibrationFigure, StepUncertainty
 from agentload.sim import DeploymentConfig, EngineConfig, StepTable
-from agentload.sim.build import DeploymentRequest, build_deployment, roofline_for
 from agentload.sim.facts import run_uncertainty
-from agentload.sim.roofline import RooflineParams
-from agentload.sim.servebench import ServeBench, run_servebench
-from agentload.sim.systems import calibration_for, uncalibrated
+from agentload.sim.setup.build import DeploymentRequest, build_deployment, roofline_for
+from agentload.sim.steps.roofline import RooflineParams
+from agentload.sim.steps.systems import calibration_for, uncalibrated
 from bench import sim_systems
+from bench.servebench import ServeBench, run_servebench
 from tests.analysis.simulated import FACTS
 from tests.analysis.summaries import gb300_like, set_tier
 from tests.paths import REPO

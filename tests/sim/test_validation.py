@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from agentload.sim.build import DeploymentRequest, build_deployment
-from agentload.sim.calibrate_run import calibrate_on_run, engine_defaults, predict_run
-from agentload.sim.measured import read_measured
+from agentload.sim.calibration.measured import read_measured
+from agentload.sim.calibration.on_run import calibrate_on_run, engine_defaults, predict_run
 from agentload.sim.predict import AgentRules, predict_fixed
-from agentload.sim.roofline import RooflineParams
+from agentload.sim.setup.build import DeploymentRequest, build_deployment
+from agentload.sim.steps.roofline import RooflineParams
 from agentload.workload.load import load_workload
 from agentload.workload.synthetic import generate
 from bench import sim_validate

@@ -65,8 +65,6 @@ from agentload.results.tiers import Tier, slo_text
 from agentload.run import search_settings as search_defaults
 from agentload.run.search_settings import SearchSettings
 from agentload.search.prior import PriorProbe, load_prior
-from agentload.sim.build import DeploymentRequest, rank_memory
-from agentload.sim.hardware import GpuSpec, gpu_spec
 from agentload.sim.layout_estimate import PoolModel, WorkloadShape, estimate
 from agentload.sim.layouts import (
     MemoryFit,
@@ -77,8 +75,8 @@ from agentload.sim.layouts import (
     prune,
     prune_counts,
 )
-from agentload.sim.modelspec import ModelSpec, model_spec
-from agentload.sim.serving import (
+from agentload.sim.setup.build import DeploymentRequest, rank_memory
+from agentload.sim.setup.serving import (
     DEEPSEEK,
     Layout,
     Pool,
@@ -86,6 +84,8 @@ from agentload.sim.serving import (
     parse_layout,
     parse_speculative,
 )
+from agentload.sim.specs.hardware import GpuSpec, gpu_spec
+from agentload.sim.specs.model import ModelSpec, model_spec
 from agentload.tables import Column, Grid, console_lines
 from agentload.units import BYTES_PER_GB
 from agentload.workload.load import load_workload
@@ -283,9 +283,9 @@ def _price(args: argparse.Namespace) -> Price:
 
 def candidate_space(run: _Run, args: argparse.Namespace) -> tuple[Space, tuple[Candidate, ...]]:
     """The pool layouts and options, and every deployment of the budget they make."""
-    from agentload.sim.catalog import catalog_for
-    from agentload.sim.ep import EP_SIZES
-    from agentload.sim.links import interconnect
+    from agentload.sim.specs.links import interconnect
+    from agentload.sim.steps.catalog import catalog_for
+    from agentload.sim.steps.ep import EP_SIZES
 
     base, model = run.base, run.model
     catalog, _ = catalog_for()
@@ -386,8 +386,8 @@ def _space_line(space: Space, total: int, counts: dict[str, int]) -> str:
 
 def _pool_model(run: _Run, pool: Pool, spec: str | None, host_gb: float) -> PoolModel:
     """A pool as the estimate sees it; its step table tabulated once per (role, layout,
-    speculative) (`agentload.sim.build`, kept on disk)."""
-    from agentload.sim.build import _build_pool
+    speculative) (`agentload.sim.setup.build`, kept on disk)."""
+    from agentload.sim.setup.build import _build_pool
 
     spec = spec if pool.role != "prefill" else None
     host_gb = host_gb if pool.role != "decode" else 0.0

@@ -3,13 +3,13 @@
 The same options as `search` (workload, tiers, settle, window, precision, max agents, `--out`)
 plus the deployment: `--system NAME --backend {sglang,vllm,trtllm} --model HF_ID --gpus N
 --parallel SPEC` (aggregated), or `--layout 1P:tp1,dp8,ep8+1D:tp1,dp64,ep64` (disaggregated
-prefill/decode pools; `agentload.sim.serving`), `--routing`, `--speculative mtp[:K]`, optional
+prefill/decode pools; `agentload.sim.setup.serving`), `--routing`, `--speculative mtp[:K]`, optional
 `--kv-host-gb` and `--max-batch-tokens`. It writes a normal results directory whose summary and
 report say SIMULATED, with the step-time source and its version. `--list` prints the systems,
 backends, models and layouts with step-time data.
 
 `--calibrate RESULTS_DIR` first fits the roofline's factors to a measured run's probes (those
-with at most `--calibrate-max-agents` agents; `agentload.sim.calibrate_run`), then runs the
+with at most `--calibrate-max-agents` agents; `agentload.sim.calibration.on_run`), then runs the
 search with them; the fit (factors, figures, errors) goes into the summary. Deployment options
 left out are taken from the run where it says (the embedded engine's model, threads, slots).
 `--roofline` gives the factors directly (e.g. those a calibration found, on other hardware).
@@ -38,12 +38,12 @@ from agentload.tables import Column, Grid, console_lines
 
 if TYPE_CHECKING:
     from agentload.results.summary import CalibrationFacts
-    from agentload.sim.build import DeploymentRequest
-    from agentload.sim.catalog import Listed
-    from agentload.sim.roofline import RooflineParams
+    from agentload.sim.setup.build import DeploymentRequest
+    from agentload.sim.steps.catalog import Listed
+    from agentload.sim.steps.roofline import RooflineParams
 
 ROUTINGS = ("affinity", "round_robin", "cache_aware", "kv")
-"""`agentload.sim.config.ROUTINGS` (not imported: the CLI loads the simulator lazily)."""
+"""`agentload.sim.engine.config.ROUTINGS` (not imported: the CLI loads the simulator lazily)."""
 BACKENDS = ("sglang", "vllm", "trtllm", "llama.cpp")
 """Engines whose step times aiconfigurator-core has (llama.cpp: the roofline only)."""
 DEFAULT_BACKEND = "sglang"
@@ -212,9 +212,9 @@ def deployment_from(
 ) -> DeploymentRequest:
     """The deployment request from the options (`defaults` fill options left out); one line
     naming what is missing."""
-    from agentload.sim.build import DeploymentRequest
-    from agentload.sim.modelspec import model_spec
-    from agentload.sim.serving import layout_spec, parse_layout, parse_speculative
+    from agentload.sim.setup.build import DeploymentRequest
+    from agentload.sim.setup.serving import layout_spec, parse_layout, parse_speculative
+    from agentload.sim.specs.model import model_spec
 
     given = {
         name: getattr(args, name)
@@ -257,7 +257,7 @@ def roofline_from(text: str) -> RooflineParams:
     """`C,B,O[,S]` as roofline factors; one line when malformed."""
     from pydantic import ValidationError
 
-    from agentload.sim.roofline import RooflineParams
+    from agentload.sim.steps.roofline import RooflineParams
 
     names = ("compute_efficiency", "bandwidth_efficiency", "step_overhead_s")
     parts = text.split(",")
@@ -283,8 +283,8 @@ def calibrated_deployment(
         if args.calibrate_max_agents is not None:
             raise AgentloadError("--calibrate-max-agents needs --calibrate RESULTS_DIR")
         return deployment_from(args), None
-    from agentload.sim.calibrate_run import calibrate_on_run, engine_defaults
-    from agentload.sim.measured import read_measured
+    from agentload.sim.calibration.measured import read_measured
+    from agentload.sim.calibration.on_run import calibrate_on_run, engine_defaults
     from agentload.workload.load import load_workload
 
     if args.steps == "aic":
@@ -341,7 +341,7 @@ def list_deployments(
     deployment that matches, one row per layout; otherwise a summary, systems x backends with
     the models each has (`backend` narrows either). Both end with the layouts `--parallel`
     takes beyond those listed, and how to narrow."""
-    from agentload.sim.catalog import catalog_for, listing
+    from agentload.sim.steps.catalog import catalog_for, listing
 
     catalog, current = catalog_for()
     rows = [
@@ -443,6 +443,6 @@ def _list_notes(current: bool, *, detailed: bool) -> list[str]:
     if not current:
         notes.append(
             "note: the catalog was probed with another aiconfigurator-core version than the "
-            "one installed; regenerate with python -m agentload.sim.catalog"
+            "one installed; regenerate with python -m agentload.sim.steps.catalog"
         )
     return notes

@@ -14,23 +14,23 @@ from agentload.results.summary import (
     SimulationFacts,
     StepUncertainty,
 )
-from agentload.sim.aic import PACKAGE
-from agentload.sim.build import (
-    ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN,
-    BuiltDeployment,
-    parse_parallel,
-    rank_memory,
-)
-from agentload.sim.hardware import IDLE_FRACTION, gpu_spec
-from agentload.sim.kvset import AgentTokens, agent_tokens, hbm_needed_bytes, max_agents
-from agentload.sim.modelspec import model_spec
-from agentload.sim.power import CALIBRATED_GAIN
-from agentload.sim.routing import (
+from agentload.sim.engine.power import CALIBRATED_GAIN
+from agentload.sim.engine.routing import (
     BALANCE_ABS_THRESHOLD,
     BALANCE_REL_THRESHOLD,
     CACHE_THRESHOLD,
     KV_OVERLAP_WEIGHT,
 )
+from agentload.sim.setup.build import (
+    ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN,
+    BuiltDeployment,
+    parse_parallel,
+    rank_memory,
+)
+from agentload.sim.specs.hardware import IDLE_FRACTION, gpu_spec
+from agentload.sim.specs.kvset import AgentTokens, agent_tokens, hbm_needed_bytes, max_agents
+from agentload.sim.specs.model import model_spec
+from agentload.sim.steps.aic import PACKAGE
 from agentload.units import BYTES_PER_GB
 from agentload.vocabulary import layout_words
 from agentload.workload.model import Workload

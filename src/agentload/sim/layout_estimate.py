@@ -34,7 +34,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.results.tiers import Tier
-from agentload.sim.steptable import StepTable
+from agentload.sim.steps.table import StepTable
 from agentload.workload.model import Workload
 from agentload.workload.stats import call_samples, workload_stats
 

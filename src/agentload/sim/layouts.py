@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agentload.errors import InputError
 from agentload.results.layouts import Candidate, Pruned, PruneReason
-from agentload.sim.serving import Layout, Pool, layout_spec, parse_layout
+from agentload.sim.setup.serving import Layout, Pool, layout_spec, parse_layout
 from agentload.units import BYTES_PER_GB
 
 HICACHE_RATIO = 2.0
@@ -47,11 +47,11 @@ EP_MODEL_STEP = 8
 CPU_SYSTEM_PREFIXES = ("epyc", "cpu")
 """Systems whose accelerator is a CPU: its KV already sits in host memory (no host tier)."""
 SLOT_BACKENDS = ("llama.cpp",)
-"""Backends whose cache is llama.cpp's slots: no host KV tier (`agentload.sim.build`)."""
+"""Backends whose cache is llama.cpp's slots: no host KV tier (`agentload.sim.setup.build`)."""
 
 
 class MemoryFit(BaseModel):
-    """A rank's memory as the pruning sees it (`agentload.sim.build.rank_memory`)."""
+    """A rank's memory as the pruning sees it (`agentload.sim.setup.build.rank_memory`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

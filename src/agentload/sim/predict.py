@@ -24,11 +24,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentload.measure.joins import pool_join
 from agentload.measure.metrics import RecordTable, window_metrics
 from agentload.measure.window import Window
-from agentload.sim.calibrate import ProbePoint
-from agentload.sim.config import DeploymentConfig
-from agentload.sim.deployment import Deployment
+from agentload.sim.calibration.fit import ProbePoint
+from agentload.sim.engine.config import DeploymentConfig
+from agentload.sim.engine.request import SimResult, scale_tokens
+from agentload.sim.engine.sim_engine import Deployment
 from agentload.sim.replay import Call, replay
-from agentload.sim.request import SimResult, scale_tokens
 from agentload.workload.model import PromptSegment, Session, Workload
 from agentload.workload.starts import AgentSessions, StartDraw
 

@@ -16,8 +16,8 @@ import itertools
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from agentload.sim.deployment import Deployment
-from agentload.sim.request import SimRequest, SimResult
+from agentload.sim.engine.request import SimRequest, SimResult
+from agentload.sim.engine.sim_engine import Deployment
 from agentload.workload.model import PromptSegment, Session
 
 

@@ -3,8 +3,8 @@
 Everything but the server is the real thing: the agents and sessions (same workload code, same
 salting and prefix structure), the host, the probes, windows, metrics, verdicts and the search
 plan. The run goes on a virtual clock (`agentload.run.virtual_time`), in this process; the
-engine (`agentload.sim.deployment.Deployment`) is advanced by one timer set at its next event,
-so an hour of load passes in the seconds it takes to compute it.
+engine (`agentload.sim.engine.sim_engine.Deployment`) is advanced by one timer set at its next
+event, so an hour of load passes in the seconds it takes to compute it.
 
 A call becomes a `SimRequest` whose prompt is the chain of its segments' keys, unshared ones
 salted by the session instance (as the text maker salts their text), so two prompts share a
@@ -41,10 +41,10 @@ from agentload.results.jsonl import JsonlAppender
 from agentload.results.record import RequestRecord
 from agentload.results.samples import PowerSample
 from agentload.results.summary import CalibrationFacts, PowerFigures, SimulationFacts
-from agentload.sim.build import BuiltDeployment, DeploymentRequest, build_deployment
-from agentload.sim.deployment import Deployment
+from agentload.sim.engine.request import Chain, SimRequest, SimResult, scale_tokens
+from agentload.sim.engine.sim_engine import Deployment
 from agentload.sim.facts import simulation_facts
-from agentload.sim.request import Chain, SimRequest, SimResult, scale_tokens
+from agentload.sim.setup.build import BuiltDeployment, DeploymentRequest, build_deployment
 from agentload.target.call import Answer, Call
 from agentload.target.context import ContextCheck, Fit, intended_need
 from agentload.vocabulary import layout_words

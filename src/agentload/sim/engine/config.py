@@ -1,6 +1,6 @@
 """How a simulated deployment is set up: data-parallel ranks, routing, scheduler limits, KV memory.
 
-Numbers only (pure data); `agentload.sim.build` derives them from a system, a model and a
+Numbers only (pure data); `agentload.sim.setup.build` derives them from a system, a model and a
 parallel layout. A rank is one data-parallel rank (`agentload.vocabulary`): `tp` GPUs with
 their own scheduler and KV cache, an engine instance without attention DP. Sizes are tokens
 per rank; times are virtual seconds.
@@ -18,9 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agentload.sim.power import PowerModel
-from agentload.sim.serving import Speculative
-from agentload.sim.steptable import StepTable
+from agentload.sim.engine.power import PowerModel
+from agentload.sim.setup.serving import Speculative
+from agentload.sim.steps.table import StepTable
 
 Routing = Literal["affinity", "round_robin", "cache_aware", "kv"]
 """How calls reach data-parallel ranks (each one a router target, as a KV-aware router sees them):
@@ -29,12 +29,12 @@ rank with the fewest live sessions); `round_robin`: calls go to ranks in turn;
 `cache_aware`: SGLang's router (its `cache_aware` policy, defaults `CACHE_THRESHOLD`,
 `BALANCE_ABS_THRESHOLD`, `BALANCE_REL_THRESHOLD`): the rank with the longest cached prefix
 unless loads are unbalanced; `kv`: Dynamo's KV router (cost = `KV_OVERLAP_WEIGHT` x blocks to
-prefill + active blocks, the lowest wins). See `agentload.sim.routing`."""
+prefill + active blocks, the lowest wins). See `agentload.sim.engine.routing`."""
 ROUTINGS: tuple[str, ...] = ("affinity", "round_robin", "cache_aware", "kv")
 PrefixCacheKind = Literal["radix", "slots"]
 """`radix`: one prefix tree shared by all of a rank's sequences (SGLang, vLLM); `slots`: one
 prompt per slot, slots picked by prompt similarity, a RAM prompt cache between them
-(llama.cpp's server, `agentload.sim.slots`)."""
+(llama.cpp's server, `agentload.sim.cache.slots`)."""
 
 DEFAULT_MAX_BATCH_TOKENS = 8192
 """Per-step token budget (SGLang's `--chunked-prefill-size` default on large GPUs, and a common

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.engines import model_gen
 from agentload.errors import InputError
-from agentload.sim.work import WorkModel
+from agentload.sim.specs.work import WorkModel
 
 Dtype = Literal["fp4", "fp8", "bf16"]
 BYTES_PER_PARAM: dict[Dtype, float] = {"fp4": 0.5625, "fp8": 1.0, "bf16": 2.0}

@@ -12,12 +12,12 @@ it was computed with): probing every candidate takes about half an hour on one c
 answer depends only on the library version. `catalog_for(version)` says whether the shipped
 list matches the installed library; regenerate it with
 
-    python -m agentload.sim.catalog [--out FILE] [--systems h200_sxm,gb300]
-    python -m agentload.sim.catalog --merge h200.json gb300.json ... --out FILE
+    python -m agentload.sim.steps.catalog [--out FILE] [--systems h200_sxm,gb300]
+    python -m agentload.sim.steps.catalog --merge h200.json gb300.json ... --out FILE
 
 Attention-data-parallel layouts (`tp1,dp8,ep8`, how DeepSeek-class MoEs are usually served)
 are not probed here (too many); `probe(..., dp=8)` checks one on demand. Whether the weights
-fit the GPUs is a separate question (`agentload.sim.build`).
+fit the GPUs is a separate question (`agentload.sim.setup.build`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.errors import InputError
-from agentload.sim.aic import AicSource, aic_version, layout, library_notes
+from agentload.sim.steps.aic import AicSource, aic_version, layout, library_notes
 
 LAYOUTS = (1, 2, 4, 8)
 """Tensor-parallel sizes probed (expert parallelism = tensor parallelism for MoE models: the
@@ -126,7 +126,7 @@ def probe(
 
 
 def _is_moe(model: str) -> bool:
-    from agentload.sim.modelspec import model_spec
+    from agentload.sim.specs.model import model_spec
 
     try:
         return model_spec(model).experts > 0
@@ -185,9 +185,9 @@ class Listed(BaseModel):
 def listing(catalog: Catalog) -> list[Listed]:
     """The catalog's rows, each with its weights per GPU and KV capacity (0: the weights do
     not fit), sorted by system, backend, model, layout."""
-    from agentload.sim.build import Layout, rank_memory
-    from agentload.sim.hardware import gpu_spec
-    from agentload.sim.modelspec import model_spec
+    from agentload.sim.setup.build import Layout, rank_memory
+    from agentload.sim.specs.hardware import gpu_spec
+    from agentload.sim.specs.model import model_spec
 
     rows = []
     for combo in sorted(

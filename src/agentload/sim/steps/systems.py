@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.results.summary import StepUncertainty
-from agentload.sim.roofline import RooflineParams
+from agentload.sim.steps.roofline import RooflineParams
 
 DATA_FILE = "roofline_systems.json"
 OPERATOR_DATA = "operator data"

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentload.sim.config import DeploymentConfig
-from agentload.sim.deployment import Deployment
+from agentload.sim.engine.config import DeploymentConfig
+from agentload.sim.engine.sim_engine import Deployment
 from agentload.sim.replay import Call, replay
 
 DEFAULT_RANGE_RATIO = 0.8

@@ -41,9 +41,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Protocol
 
-from agentload.sim.cache import Keys
-from agentload.sim.config import Routing
-from agentload.sim.slots import KvCache
+from agentload.sim.cache.radix import Keys
+from agentload.sim.cache.slots import KvCache
+from agentload.sim.engine.config import Routing
 
 CACHE_THRESHOLD = 0.3
 """SGLang router `--cache-threshold` default (`sglang_router.router_args.RouterArgs`): the

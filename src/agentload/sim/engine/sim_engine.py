@@ -20,7 +20,7 @@ freed, and its rank's next step forms without it.
 
 Disaggregated serving (`DeploymentConfig.decode`): a request is routed to a prefill rank;
 when its prompt is done there (cached in that rank's tree) it is handed at that instant to
-a decode rank (`agentload.sim.routing` picks it), which admits it when its KV fits, receives
+a decode rank (`agentload.sim.engine.routing` picks it), which admits it when its KV fits, receives
 the KV over the link, and decodes it. Its time to first token is the queue, the prefill, the
 wait for decode memory and the transfer, and the first decode step.
 
@@ -38,13 +38,13 @@ from collections.abc import Hashable
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from agentload.sim.accept import Acceptance
-from agentload.sim.config import DeploymentConfig, EngineConfig
-from agentload.sim.power import PowerModel
-from agentload.sim.rank import Rank, Role, StepRecord, error_result, make_live
-from agentload.sim.request import SimRequest, SimResult
-from agentload.sim.routing import Router
-from agentload.sim.steptable import StepTable
+from agentload.sim.engine.config import DeploymentConfig, EngineConfig
+from agentload.sim.engine.power import PowerModel
+from agentload.sim.engine.rank import Rank, Role, StepRecord, error_result, make_live
+from agentload.sim.engine.request import SimRequest, SimResult
+from agentload.sim.engine.routing import Router
+from agentload.sim.engine.speculative import Acceptance
+from agentload.sim.steps.table import StepTable
 
 
 class EngineMetrics(BaseModel):

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from agentload.errors import InputError
 from agentload.results.load import load_results
 from agentload.results.summary import ProbeFigures
-from agentload.sim.calibrate import ProbePoint
+from agentload.sim.calibration.fit import ProbePoint
 from agentload.sim.predict import AgentRules, AgentSpan, ProbeWindow
 
 

@@ -21,7 +21,7 @@ import random
 from bisect import bisect_left
 from itertools import accumulate
 
-from agentload.sim.serving import Speculative
+from agentload.sim.setup.serving import Speculative
 
 EXACT_TOKENS = 64
 """Below this many tokens the steps are drawn one by one; above, from the central limit."""

@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agentload.errors import InputError
-from agentload.sim.serving import Layout
-from agentload.sim.steptable import StepTable
+from agentload.sim.setup.serving import Layout
+from agentload.sim.steps.table import StepTable
 
 EP_SIZES = (2, 4, 8, 16, 32, 64, 128, 256)
 """Expert-parallel sizes looked for in the data (powers of two, as the collectors run them)."""
@@ -74,6 +74,7 @@ def interpolated(layout: Layout, table_at: TableAt) -> tuple[StepTable, str]:
     note = (
         f"{layout.spec}: no operator data at EP{ep}; step times "
         f"{'interpolated' if weight <= 1 else 'extrapolated'} linearly in EP from EP{low} and "
-        f"EP{high} (agentload.sim.ep: MoE compute and its collectives follow the data's trend)"
+        f"EP{high} (agentload.sim.steps.ep: MoE compute and its collectives follow the data's "
+        "trend)"
     )
     return found[low].blend(found[high], weight, source), note

@@ -26,8 +26,8 @@ request when its whole context and output fit in KV memory, receives the prompt'
 link (one transfer at a time, `TransferConfig`), then decodes it: its first token comes at the
 end of its first decode step; at the end its KV is released, nothing is cached. A `mixed`
 rank (aggregated serving) does both, as above. With speculative decoding a decoding step
-yields a drawn number of tokens (`agentload.sim.accept`): a request's steps are drawn when it
-starts decoding.
+yields a drawn number of tokens (`agentload.sim.engine.speculative`): a request's steps are
+drawn when it starts decoding.
 """
 
 from __future__ import annotations
@@ -39,13 +39,13 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from agentload.sim.accept import Acceptance
-from agentload.sim.cache import Admission, Keys, Match, _Node
-from agentload.sim.config import EngineConfig, TransferConfig
-from agentload.sim.power import PowerModel
-from agentload.sim.request import CONTEXT_OVERFLOW, Chain, SimRequest, SimResult
-from agentload.sim.slots import make_cache
-from agentload.sim.steptable import StepTable
+from agentload.sim.cache.radix import Admission, Keys, Match, _Node
+from agentload.sim.cache.slots import make_cache
+from agentload.sim.engine.config import EngineConfig, TransferConfig
+from agentload.sim.engine.power import PowerModel
+from agentload.sim.engine.request import CONTEXT_OVERFLOW, Chain, SimRequest, SimResult
+from agentload.sim.engine.speculative import Acceptance
+from agentload.sim.steps.table import StepTable
 
 EnergySink = Callable[[float, float, float], None]
 """Called with (start, end, dynamic joules) for each plan applied."""
@@ -193,7 +193,7 @@ class Rank:
         self.version = 0
         self._seq = itertools.count()
         self.sessions = 0
-        """Live sessions routed here (affinity routing, `agentload.sim.routing`)."""
+        """Live sessions routed here (affinity routing, `agentload.sim.engine.routing`)."""
         self.failed: list[SimResult] = []
         """Requests rejected while planning, for the deployment to hand out."""
         self.handoffs: list[_Live] = []

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.errors import InputError
-from agentload.sim.modelspec import Dtype
+from agentload.sim.specs.model import Dtype
 
 IDLE_FRACTION = 0.10
 """Idle power as a share of board power when no measured figure is at hand."""

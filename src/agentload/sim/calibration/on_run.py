@@ -1,13 +1,13 @@
 """A deployment calibrated on a measured run: the roofline's factors fitted to its probes.
 
 `calibrate_on_run` replays the measured run's own schedule (the same agents, sessions and
-start times, `agentload.sim.measured`) on the named deployment with roofline step times, and
-fits the factors (`FITTED_FACTORS`: compute and bandwidth efficiency, a fixed cost per step and
-one per decoding sequence) to the figures of the probes with at most `max_agents` agents
-(`agentload.sim.calibrate.fit`); it then predicts every probe of the run with them. The
-prompts are scaled by the run's own count of prompt tokens per intended token (its chat
-template and tokenizer). What comes back: the request with the fitted factors, and the facts
-(`CalibrationFacts`: factors, figures fitted and predicted, errors) for the summary.
+start times, `agentload.sim.calibration.measured`) on the named deployment with roofline step
+times, and fits the factors (`FITTED_FACTORS`: compute and bandwidth efficiency, a fixed cost
+per step and one per decoding sequence) to the figures of the probes with at most `max_agents`
+agents (`agentload.sim.calibration.fit.fit`); it then predicts every probe of the run with
+them. The prompts are scaled by the run's own count of prompt tokens per intended token (its
+chat template and tokenizer). What comes back: the request with the fitted factors, and the
+facts (`CalibrationFacts`: factors, figures fitted and predicted, errors) for the summary.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from agentload.errors import InputError
 from agentload.results.summary import CalibrationFacts
-from agentload.sim.build import DeploymentRequest, build_deployment
-from agentload.sim.calibrate import (
+from agentload.sim.calibration.fit import (
     DEFAULT_MAX_EVALUATIONS,
     FIGURES,
     Factor,
@@ -25,9 +24,10 @@ from agentload.sim.calibrate import (
     compare,
     fit,
 )
-from agentload.sim.measured import MeasuredRun
+from agentload.sim.calibration.measured import MeasuredRun
 from agentload.sim.predict import predict_schedule
-from agentload.sim.roofline import RooflineParams
+from agentload.sim.setup.build import DeploymentRequest, build_deployment
+from agentload.sim.steps.roofline import RooflineParams
 from agentload.workload.model import Workload
 
 FITTED_FACTORS = (

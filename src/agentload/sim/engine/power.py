@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentload.sim.work import WorkModel
+from agentload.sim.specs.work import WorkModel
 
 CALIBRATED_GAIN = 1.966
 """Fitted on AA-AgentPerf's GB300 NVL72 point (937 W per GPU) by

@@ -1,19 +1,21 @@
 """A deployment from names: system, backend, model, GPUs, serving layout, options.
 
-Derives everything the engine needs (`DeploymentConfig`), pool by pool (`agentload.sim.serving`:
-one aggregated pool, or a prefill and a decode pool): ranks = the pool's data-parallel ranks
-(`tp` GPUs each; an engine instance without attention DP is one); KV capacity per rank = HBM
-left after the weights and an activation workspace, divided by KV bytes per token (times the
-copies tensor parallelism keeps); the host
-tier's size and transfer rate; step times from aiconfigurator-core where it has data
-(`steps="auto"`), else the roofline (`notes` says which, and why); the power model. A
-disaggregated deployment also gets the KV hand-off's link (`agentload.sim.links`), and
-speculative decoding its step scaling (the library's own MTP scaling, or the roofline's). The
-prefix cache is the engine's: llama.cpp's per-slot cache for the `llama.cpp` backend (slots of
-`ctx / slots` tokens, its RAM prompt cache; the context limit is a slot's share), the radix
-tree shared by all sequences otherwise (`prefix_cache` overrides). A roofline runs with the
-system's calibrated factors where public figures of it were fitted (`agentload.sim.systems`),
-and every deployment states how far its step times can be trusted (`uncertainty`).
+Derives everything the engine needs (`DeploymentConfig`), pool by pool
+(`agentload.sim.setup.serving`: one aggregated pool, or a prefill and a decode pool):
+- ranks: the pool's data-parallel ranks (`tp` GPUs each; an engine instance without attention
+  DP is one);
+- KV capacity per rank: HBM left after the weights and an activation workspace, divided by KV
+  bytes per token (times the copies tensor parallelism keeps); the host tier's size and
+  transfer rate;
+- step times: aiconfigurator-core's where it has data (`steps="auto"`), else the roofline
+  (`notes` says which, and why), run with the system's calibrated factors where public figures
+  of it were fitted (`agentload.sim.steps.systems`); every deployment states how far its step
+  times can be trusted (`uncertainty`);
+- the power model; a disaggregated deployment's KV hand-off link (`agentload.sim.specs.links`);
+  speculative decoding's draft costs (`agentload.sim.engine.speculative`);
+- the prefix cache: the backend's (`agentload.sim.cache.protocol.cache_kind`: llama.cpp's
+  slots of `ctx / slots` tokens with its RAM prompt cache, the context limit a slot's share;
+  the radix tree shared by all sequences otherwise; `prefix_cache` overrides).
 """
 
 from __future__ import annotations
@@ -25,14 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.errors import InputError
 from agentload.results.summary import StepUncertainty
-from agentload.sim.aic import (
-    PACKAGE,
-    AicSource,
-    aic_table,
-    aic_version,
-    resolved_backend_version,
-)
-from agentload.sim.config import (
+from agentload.sim.engine.config import (
     DEFAULT_BLOCK_TOKENS,
     DEFAULT_MAX_BATCH_TOKENS,
     DEFAULT_MAX_RUNNING,
@@ -44,14 +39,8 @@ from agentload.sim.config import (
     Routing,
     TransferConfig,
 )
-from agentload.sim.ep import ep_model_applies, interpolated
-from agentload.sim.hardware import GpuSpec, gpu_spec
-from agentload.sim.kvset import kv_budget_bytes, kv_replication
-from agentload.sim.links import KvLink, kv_link
-from agentload.sim.modelspec import DEFAULT_KV_DTYPE_BYTES, ModelSpec, model_spec
-from agentload.sim.power import CALIBRATED_GAIN, PowerModel
-from agentload.sim.roofline import RooflineParams, roofline_table
-from agentload.sim.serving import (
+from agentload.sim.engine.power import CALIBRATED_GAIN, PowerModel
+from agentload.sim.setup.serving import (
     PARALLEL_OPTION,
     Layout,
     Pool,
@@ -62,9 +51,22 @@ from agentload.sim.serving import (
     parse_layout,
     parse_parallel,
 )
-from agentload.sim.stepcache import cached_table
-from agentload.sim.steptable import StepTable
-from agentload.sim.systems import calibration_for, step_uncertainty
+from agentload.sim.specs.hardware import GpuSpec, gpu_spec
+from agentload.sim.specs.kvset import kv_budget_bytes, kv_replication
+from agentload.sim.specs.links import KvLink, kv_link
+from agentload.sim.specs.model import DEFAULT_KV_DTYPE_BYTES, ModelSpec, model_spec
+from agentload.sim.steps.aic import (
+    PACKAGE,
+    AicSource,
+    aic_table,
+    aic_version,
+    resolved_backend_version,
+)
+from agentload.sim.steps.ep import ep_model_applies, interpolated
+from agentload.sim.steps.roofline import RooflineParams, roofline_table
+from agentload.sim.steps.store import cached_table
+from agentload.sim.steps.systems import calibration_for, step_uncertainty
+from agentload.sim.steps.table import StepTable
 from agentload.units import BYTES_PER_GB
 
 __all__ = ["PARALLEL_OPTION", "Layout", "parse_parallel"]
@@ -75,7 +77,7 @@ ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN = 32
 """Activation workspace per GPU: this many bytes per (batch token, hidden unit); ~1.9 GB for a
 DeepSeek-V3-size model at 8,192 tokens per step. An assumption, like the engines' own."""
 SLOT_BACKENDS = ("llama.cpp",)
-"""Backends whose server keeps one prompt per slot (`agentload.sim.slots`)."""
+"""Backends whose server keeps one prompt per slot (`agentload.sim.cache.slots`)."""
 DEFAULT_PROMPT_CACHE_MIB = 8192.0
 """llama.cpp server's `--cache-ram` default: the RAM prompt cache, MiB."""
 MIB = 1024 * 1024
@@ -102,7 +104,7 @@ class DeploymentRequest(BaseModel):
     steps: str = "auto"
     """`auto` (aiconfigurator-core if it evaluates, else roofline), `aic` or `roofline`."""
     roofline: RooflineParams | None = None
-    """The roofline's factors; None: the system's calibrated ones (`agentload.sim.systems`)
+    """The roofline's factors; None: the system's calibrated ones (`agentload.sim.steps.systems`)
     where public figures of it were fitted, else the defaults."""
     power_gain: float = Field(default=CALIBRATED_GAIN, gt=0)
     prompt_token_scale: float = Field(default=1.0, gt=0)
@@ -239,7 +241,7 @@ def rank_memory(
 
 def roofline_for(request: DeploymentRequest) -> RooflineParams:
     """The roofline factors a request runs with: its own, else its system's calibrated ones
-    (`agentload.sim.systems`), else the defaults."""
+    (`agentload.sim.steps.systems`), else the defaults."""
     if request.roofline is not None:
         return request.roofline
     calibration = calibration_for(request.system)
@@ -257,7 +259,7 @@ def _steps(
 ) -> tuple[StepTable, list[str], StepUncertainty]:
     """A pool's step times (`draft` draft tokens a decoding sequence verifies, 0: none): the
     operator data's, else for attention-DP layouts at an EP size it lacks the data's trend in EP
-    (`agentload.sim.ep`), else the roofline; with how far they can be trusted."""
+    (`agentload.sim.steps.ep`), else the roofline; with how far they can be trusted."""
     notes: list[str] = []
     data = step_uncertainty(request.system, roofline=False, given=False, calibration=None)
     if request.steps in ("auto", "aic"):
@@ -338,7 +340,7 @@ def _aic_table(
     decode_only: bool = False,
 ) -> StepTable:
     """aiconfigurator-core's step table of a layout (InputError when it has no data), computed
-    once and kept on disk (`agentload.sim.stepcache`)."""
+    once and kept on disk (`agentload.sim.steps.store`)."""
     key = {
         "library": aic_version(),
         "perf_data": resolved_backend_version(request.system, request.backend),

@@ -42,8 +42,8 @@ import itertools
 from collections.abc import Hashable, Sequence
 from typing import NamedTuple
 
-from agentload.sim.cache import Admission, Keys, Match, PrefixCache, _common_prefix, _Node
-from agentload.sim.config import EngineConfig
+from agentload.sim.cache.radix import Admission, Keys, Match, PrefixCache, _common_prefix, _Node
+from agentload.sim.engine.config import EngineConfig
 
 KEEP_SAVE = 0.5
 """A slot picked by similarity is saved to the prompt cache first when it keeps less than this

@@ -20,7 +20,7 @@ from typing import Any
 
 from agentload.errors import InputError
 from agentload.home import agentload_home
-from agentload.sim.steptable import StepTable
+from agentload.sim.steps.table import StepTable
 
 CACHE_ENV = "AGENTLOAD_STEP_CACHE"
 FORMAT = 1

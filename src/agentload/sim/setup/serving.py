@@ -21,7 +21,7 @@ names and what a search over layouts enumerates:
   position before it was (a distribution over 1..k+1, not a constant). Defaults for models
   that ship MTP layers come from published figures (`DEEPSEEK_MTP`, with their sources).
 
-Pure data and parsing; `agentload.sim.build` turns it into engine configs.
+Pure data and parsing; `agentload.sim.setup.build` turns it into engine configs.
 """
 
 from __future__ import annotations

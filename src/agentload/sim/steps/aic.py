@@ -16,11 +16,11 @@ each. `AicSource` maps the engine's step decomposition (see `steptable`) onto th
 
 With attention data parallelism (`dp` > 1: attention replicated per rank, experts spread
 over all `tp * dp` GPUs) the library's batch is one rank's batch; the engine simulates each
-rank with its own scheduler and cache (see `agentload.sim.build`).
+rank with its own scheduler and cache (see `agentload.sim.setup.build`).
 
 `aic_table` evaluates these on the grid (a few hundred calls, about a second), so the engine's
 hot loop never calls the library. Latencies come in milliseconds; the table holds seconds. The
-library's per-op energies are 0.0 in 0.12.0, so power comes from `agentload.sim.power`.
+library's per-op energies are 0.0 in 0.12.0, so power comes from `agentload.sim.engine.power`.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from importlib import metadata
 from typing import Any
 
 from agentload.errors import InputError
-from agentload.sim.roofline import CONTEXT_GRID, grid_for
-from agentload.sim.steptable import StepTable
+from agentload.sim.steps.roofline import CONTEXT_GRID, grid_for
+from agentload.sim.steps.table import StepTable
 
 PACKAGE = "aiconfigurator-core"
 MS = 1e-3
@@ -149,7 +149,7 @@ class AicSource:
         self.nextn = nextn
         """Draft tokens of speculative decoding: the library's own MTP scaling (a decode step
         verifies nextn + 1 tokens a sequence and runs (layers + nextn) / layers of the model;
-        the accepted tokens are the simulator's, `agentload.sim.accept`)."""
+        the accepted tokens are the simulator's, `agentload.sim.engine.speculative`)."""
         self.notes: list[str] = []
         """The library's warnings while compiling and tabulating (data provenance)."""
         with library_notes(self.notes):

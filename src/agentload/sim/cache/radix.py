@@ -77,7 +77,7 @@ class _Node:
 class Match(NamedTuple):
     """A prompt's stored prefix: the nodes of its key chain that hold tokens (root excluded),
     and where the HBM run and the stored run end, in tokens from the prompt's start; `choice`
-    is what another cache decided for it (`agentload.sim.slots`: the slot), None here."""
+    is what another cache decided for it (`agentload.sim.cache.slots`: the slot), None here."""
 
     path: list[_Node]
     hbm_end: int

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentload.sim.hardware import GpuSpec
+from agentload.sim.specs.hardware import GpuSpec
 
 DEFAULT_LATENCY_S = 1e-5
 """A transfer's fixed cost where no entry gives one (aiconfigurator-core's p2p_latency)."""

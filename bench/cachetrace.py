@@ -17,12 +17,12 @@ from collections.abc import Hashable, Sequence
 from typing import NamedTuple
 
 from agentload.results.record import RequestRecord
-from agentload.sim.cache import Admission, _Node
-from agentload.sim.config import EngineConfig
+from agentload.sim.cache.radix import Admission, _Node
+from agentload.sim.cache.slots import make_cache
+from agentload.sim.engine.config import EngineConfig
+from agentload.sim.engine.rank import split
+from agentload.sim.engine.request import SimRequest, SimResult, scale_tokens
 from agentload.sim.predict import AgentRules, agent_calls
-from agentload.sim.rank import split
-from agentload.sim.request import SimRequest, SimResult, scale_tokens
-from agentload.sim.slots import make_cache
 from agentload.workload.model import Workload
 from agentload.workload.starts import AgentSessions
 
@@ -95,7 +95,7 @@ def measured_calls(
     records in send order, matched with the calls `agentload.sim.predict.agent_calls` makes
     for it; prompts scaled by `rules.prompt_token_scale`); ValueError when a record's intended
     prompt is not the matched call's (another workload or agent rules). Times are seconds
-    from the run's first send, as `agentload.sim.measured` counts them."""
+    from the run's first send, as `agentload.sim.calibration.measured` counts them."""
     origin = min((r.t_send for r in records), default=0.0)
     by_agent: dict[int, list[RequestRecord]] = {}
     for record in records:

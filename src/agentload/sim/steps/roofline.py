@@ -15,16 +15,16 @@ default, it matters on a CPU engine serving a small model, whose work per token 
 tokens a sequence, its KV read once; 1 by default). For
 systems that aiconfigurator-core has no data for (AMD MI355X, CPUs) and as a cross-check
 elsewhere. The factors live in one frozen model (`RooflineParams`) so a calibration fits them
-(`agentload.sim.calibrate`).
+(`agentload.sim.calibration.fit`).
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentload.sim.hardware import GpuSpec
-from agentload.sim.modelspec import ModelSpec
-from agentload.sim.steptable import StepTable
+from agentload.sim.specs.hardware import GpuSpec
+from agentload.sim.specs.model import ModelSpec
+from agentload.sim.steps.table import StepTable
 
 BATCH_GRID = (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 160, 192, 256, 384, 512, 768, 1024)
 CONTEXT_GRID = (0, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 1048576)
