@@ -17,11 +17,10 @@ from collections.abc import Hashable, Sequence
 from typing import NamedTuple
 
 from agentload.results.record import RequestRecord
-from agentload.sim.cache.radix import Admission, _Node
-from agentload.sim.cache.slots import make_cache
-from agentload.sim.engine.config import EngineConfig
-from agentload.sim.engine.rank import split
-from agentload.sim.engine.request import SimRequest, SimResult, scale_tokens
+from agentload.sim.cache.protocol import Admission
+from agentload.sim.engine.config import RankConfig
+from agentload.sim.engine.rank import make_cache
+from agentload.sim.engine.request import SimRequest, SimResult, scale_tokens, split
 from agentload.sim.predict import AgentRules, agent_calls
 from agentload.workload.model import Workload
 from agentload.workload.starts import AgentSessions
@@ -42,7 +41,7 @@ class TimedCall(NamedTuple):
     t_done: float
 
 
-def replay_cache(engine: EngineConfig, calls: Sequence[TimedCall]) -> list[SimResult]:
+def replay_cache(engine: RankConfig, calls: Sequence[TimedCall]) -> list[SimResult]:
     """Each call's result (the measured times, the cache's hit) on one rank's cache as
     `engine` configures it; a call the cache cannot admit (no room) gets no hit."""
     cache = make_cache(engine)
@@ -52,8 +51,7 @@ def replay_cache(engine: EngineConfig, calls: Sequence[TimedCall]) -> list[SimRe
         for time, kind in ((call.t_send, ADMIT), (call.t_first, PREFILLED), (call.t_done, RELEASE))
     )
     parsed = [split(SimRequest(c.id, c.session_key, c.segments, c.output_tokens)) for c in calls]
-    admitted: dict[int, tuple[Admission, list[_Node]]] = {}
-    leaves: dict[int, _Node] = {}
+    admitted: dict[int, Admission] = {}
     hits = [0] * len(calls)
     for time, kind, i in events:
         keys, tokens, prompt = parsed[i]
@@ -62,14 +60,14 @@ def replay_cache(engine: EngineConfig, calls: Sequence[TimedCall]) -> list[SimRe
             match = cache.match(call.session_key, keys, tokens)
             admission = cache.admit(match, prompt, call.output_tokens, time)
             if admission is not None:
-                admitted[i] = (admission, match.path)
+                admitted[i] = admission
                 hits[i] = admission.hit
         elif i in admitted:
-            admission, path = admitted[i]
+            admission = admitted[i]
             if kind == PREFILLED:
-                leaves[i] = cache.insert(call.session_key, keys, tokens, admission, path, time)
+                admitted[i] = cache.insert(call.session_key, keys, tokens, admission, time)
             else:
-                cache.release(leaves[i], admission, time)
+                cache.release(admission, time)
     return [
         SimResult(
             id=call.id,

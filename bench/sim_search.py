@@ -33,8 +33,8 @@ from agentload.results.tiers import preset  # noqa: E402
 from agentload.run.execute import Request, execute  # noqa: E402
 from agentload.run.search_settings import SearchSettings  # noqa: E402
 from agentload.run.settings import AgentSettings  # noqa: E402
+from agentload.sim.engine.speculative import parse_speculative  # noqa: E402
 from agentload.sim.setup.build import DeploymentRequest  # noqa: E402
-from agentload.sim.setup.serving import parse_speculative  # noqa: E402
 from agentload.sim.specs.model import model_spec  # noqa: E402
 from agentload.sim.target import SimOptions  # noqa: E402
 

@@ -39,8 +39,8 @@ from agentload.results.tiers import parse_tier  # noqa: E402
 from agentload.run.execute import Request, execute  # noqa: E402
 from agentload.run.search_settings import SearchSettings  # noqa: E402
 from agentload.run.settings import AgentSettings  # noqa: E402
+from agentload.sim.engine.speculative import deepseek_mtp  # noqa: E402
 from agentload.sim.setup.build import DeploymentRequest  # noqa: E402
-from agentload.sim.setup.serving import deepseek_mtp  # noqa: E402
 from agentload.sim.target import SimOptions  # noqa: E402
 
 SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "data").is_dir()), REPO)

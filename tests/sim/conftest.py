@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from agentload.sim import Deployment, DeploymentConfig, EngineConfig, StepTable
+from agentload.sim import Deployment, DeploymentConfig, RankConfig, StepTable
 from agentload.sim.engine.config import PoolConfig, TransferConfig
+from agentload.sim.engine.speculative import Speculative
 from agentload.sim.replay import Call, session_calls
-from agentload.sim.setup.serving import Speculative
 from agentload.workload.model import Workload
 from agentload.workload.synthetic import SyntheticParams, generate
 
@@ -44,7 +44,7 @@ def deployment(
     trace: bool = False,
     speculative: Speculative | None = None,
 ) -> Deployment:
-    engine = EngineConfig(
+    engine = RankConfig(
         kv_capacity_tokens=capacity,
         max_batch_tokens=max_batch_tokens,
         max_running=max_running,
@@ -84,7 +84,7 @@ def disaggregated(
     """Prefill ranks handing KV to decode ranks, constant step times (hand arithmetic)."""
     decode = PoolConfig(
         ranks=decode_ranks,
-        engine=EngineConfig(
+        engine=RankConfig(
             kv_capacity_tokens=decode_capacity,
             max_batch_tokens=max(max_batch_tokens, decode_running),
             max_running=decode_running,
@@ -95,7 +95,7 @@ def disaggregated(
     config = DeploymentConfig(
         ranks=prefill_ranks,
         routing=routing,  # type: ignore[arg-type]
-        engine=EngineConfig(
+        engine=RankConfig(
             kv_capacity_tokens=prefill_capacity,
             max_batch_tokens=max_batch_tokens,
             max_running=min(256, max_batch_tokens),

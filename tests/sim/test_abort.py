@@ -11,7 +11,7 @@ import pytest
 
 from agentload.run.virtual_time import run_virtually
 from agentload.sim import SimRequest, SimResult
-from agentload.sim.cache.radix import PrefixCache
+from agentload.sim.cache.radix import RadixCache
 from agentload.sim.engine.rank import Rank
 from agentload.sim.engine.sim_engine import Deployment
 from agentload.sim.target import EngineDriver, SimTarget
@@ -23,7 +23,7 @@ from tests.sim.test_engine import drain, loading_from_host, run_until
 from tests.sim.test_stress import next_request
 
 
-def pins(cache: PrefixCache) -> int:
+def pins(cache: RadixCache) -> int:
     """Pins held on the whole tree, root included."""
     total = 0
     stack = [cache.root]
@@ -86,7 +86,7 @@ def test_an_aborted_prefill_returns_its_reservation_and_pin_and_caches_nothing(
     drain(engine)
     engine.submit(SimRequest("D", "d", [("d", 100)], 50), 1.0)
     out = run_until(engine, 1.015)
-    reserved, pinned, tree = cache.reserved_tokens, pins(cache), cache.tree_tokens
+    reserved, pinned, tree = cache.reserved_tokens, pins(cache), cache.stored_tokens
     engine.submit(SimRequest("A", "a", [("sys", 1000), ("a", 2500)], 10), 1.015)
     out += run_until(engine, abort_at)
     assert cache.reserved_tokens == reserved + 2500 + 10
@@ -98,7 +98,7 @@ def test_an_aborted_prefill_returns_its_reservation_and_pin_and_caches_nothing(
     out += drain(engine)
     assert [r.id for r in out] == ["D"]
     assert out[0].completion_tokens == 50
-    assert cache.tree_tokens == tree
+    assert cache.stored_tokens == tree
     assert "a" not in cache.root.children["sys"].children
     engine.submit(SimRequest("A2", "a", [("sys", 1000), ("a", 2500)], 1), 2.0)
     (again,) = drain(engine)

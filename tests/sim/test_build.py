@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agentload.errors import InputError
-from agentload.sim.setup.build import DeploymentRequest, build_deployment, parse_parallel
+from agentload.sim.setup.build import DeploymentRequest, build_deployment
+from agentload.sim.setup.serving import parse_parallel
 from agentload.sim.specs.hardware import gpu_spec
 from agentload.sim.steps.roofline import RooflineParams
 

@@ -7,7 +7,7 @@ import pytest
 from agentload.results.load import load_results
 from agentload.sim.calibration.measured import read_measured
 from agentload.sim.calibration.on_run import engine_defaults
-from agentload.sim.engine.config import EngineConfig
+from agentload.sim.engine.config import RankConfig
 from agentload.sim.predict import ProbeWindow, table_of, window_point
 from agentload.sim.setup.build import DeploymentRequest, build_deployment
 from agentload.workload.load import load_workload
@@ -19,7 +19,7 @@ HIT_RATE_POINTS = 0.03
 
 
 def test_a_window_counts_only_the_calls_closed_when_it_ends() -> None:
-    engine = EngineConfig(kv_capacity_tokens=100_000, block_tokens=1)
+    engine = RankConfig(kv_capacity_tokens=100_000, block_tokens=1)
     calls = [
         TimedCall("warm-0", (0, "a"), [("a", 1000)], 10, 0.0, 1.0, 2.0),
         TimedCall("warm-1", (0, "a"), [("a", 1000), ("a1", 100)], 10, 3.0, 4.0, 5.0),
@@ -32,7 +32,7 @@ def test_a_window_counts_only_the_calls_closed_when_it_ends() -> None:
 
 
 def test_replayed_at_its_times_a_slot_keeps_its_prompt_until_another_takes_it() -> None:
-    slots = EngineConfig(kv_capacity_tokens=100_000, max_running=1, prefix_cache="slots")
+    slots = RankConfig(kv_capacity_tokens=100_000, max_running=1, prefix_cache="slots")
     radix = slots.model_copy(update={"prefix_cache": "radix", "block_tokens": 1})
     calls = [
         TimedCall(1, "a", [("sys", 500), ("a", 500)], 10, 0.0, 1.0, 2.0),

@@ -57,8 +57,8 @@ def test_the_prefill_side_keeps_an_idle_sessions_prefix_and_decode_keeps_nothing
     transfer_s = 0.001 + 1802 / 100_000
     assert later.t_first == pytest.approx(done + prefill_s + transfer_s + 0.02)
     decode = engine.back[0]
-    assert decode.cache.tree_tokens == 0 and decode.cache.reserved_tokens == 0
-    assert engine.front[0].cache.tree_tokens == 1802
+    assert decode.cache.stored_tokens == 0 and decode.cache.reserved_tokens == 0
+    assert engine.front[0].cache.stored_tokens == 1802
 
 
 def test_tokens_are_conserved_across_the_hand_off(workload: Workload) -> None:

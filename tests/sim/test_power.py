@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agentload.sim import Deployment, DeploymentConfig, EngineConfig
+from agentload.sim import Deployment, DeploymentConfig, RankConfig
 from agentload.sim.engine.power import AGENTPERF_GB300_W_PER_GPU, PowerModel
 from agentload.sim.replay import replay
 from agentload.sim.specs.hardware import gpu_spec
@@ -31,7 +31,7 @@ def powered(ranks: int = 2) -> Deployment:
     config = DeploymentConfig(
         ranks=ranks,
         gpus_per_rank=GPUS_PER_RANK,
-        engine=EngineConfig(kv_capacity_tokens=700_000),
+        engine=RankConfig(kv_capacity_tokens=700_000),
         steps=roofline_table(model, gpu, GPUS_PER_RANK, RooflineParams()),
         power=power,
         power_bin_s=0.5,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agentload.sim import SimRequest
-from agentload.sim.cache.radix import PrefixCache
+from agentload.sim.cache.radix import RadixCache
 from agentload.sim.engine.routing import BALANCE_ABS_THRESHOLD, Router
 from agentload.sim.replay import replay
 from agentload.workload.model import Workload
@@ -19,7 +19,7 @@ class Stub:
     """A rank as a router sees it, with a real prefix cache."""
 
     def __init__(self) -> None:
-        self.cache = PrefixCache(1_000_000, 1)
+        self.cache = RadixCache(1_000_000, 1)
         self.sessions = 0
         self.active = 0
         self.active_tokens = 0
@@ -32,8 +32,8 @@ def cached(rank: Stub, session: str, keys: tuple[str, ...], tokens: tuple[int, .
     match = cache.match(session, keys, tokens)
     admission = cache.admit(match, sum(tokens), 1, 0.0)
     assert admission is not None
-    leaf = cache.insert(session, keys, tokens, admission, match.path, 0.0)
-    cache.release(leaf, admission, 0.0)
+    stored = cache.insert(session, keys, tokens, admission, 0.0)
+    cache.release(stored, 0.0)
 
 
 KEYS, TOKENS = ("sys", "s1", "t1"), (1000, 3000, 500)

@@ -6,17 +6,15 @@ from __future__ import annotations
 import pytest
 
 from agentload.errors import InputError
-from agentload.sim.engine.speculative import Acceptance
-from agentload.sim.setup.build import DeploymentRequest, build_deployment
-from agentload.sim.setup.serving import (
+from agentload.sim.engine.speculative import (
     DEEPSEEK_V4_THREE_STEP_LENGTH,
+    Acceptance,
     Speculative,
-    aggregated,
     deepseek_mtp,
-    layout_spec,
-    parse_layout,
     parse_speculative,
 )
+from agentload.sim.setup.build import DeploymentRequest, build_deployment
+from agentload.sim.setup.serving import aggregated, layout_spec, parse_layout
 
 DSV4 = "sgl-project/DeepSeek-V4-Pro-FP8"
 DISAGG = "1P:tp1,dp8,ep8+1D:tp1,dp64,ep64"
@@ -24,7 +22,7 @@ DISAGG = "1P:tp1,dp8,ep8+1D:tp1,dp64,ep64"
 
 def test_a_layout_spells_its_pools_and_reads_back() -> None:
     pools = parse_layout(DISAGG)
-    assert [(p.role, p.workers, p.layout.spec, p.gpus, p.ranks) for p in pools] == [
+    assert [(p.role, p.instances, p.layout.spec, p.gpus, p.ranks) for p in pools] == [
         ("prefill", 1, "tp1,dp8,ep8", 8, 8),
         ("decode", 1, "tp1,dp64,ep64", 64, 64),
     ]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agentload.engines.llamacpp import LocalEngine
-from agentload.sim.cache.radix import Admission, _Node
+from agentload.sim.cache.protocol import Admission
 from agentload.sim.cache.slots import SlotCache
 from agentload.sim.setup.build import DeploymentRequest, build_deployment
 from tests.conftest import require_engine
@@ -28,21 +28,21 @@ def split(chain: Chain) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return tuple(k for k, _ in chain), tuple(n for _, n in chain)
 
 
-def start(cache: SlotCache, chain: Chain, t: float) -> tuple[Admission, _Node, int]:
-    """Admit a request and finish its prefill at t; (admission, slot, hit)."""
+def start(cache: SlotCache, chain: Chain, t: float) -> tuple[Admission, int]:
+    """Admit a request and finish its prefill at t; (its admission, holding its slot; hit)."""
     keys, tokens = split(chain)
     match = cache.match(None, keys, tokens)
     admission = cache.admit(match, sum(tokens), OUTPUT, t)
     assert admission is not None
-    slot = cache.insert(None, keys, tokens, admission, match.path, t)
+    stored = cache.insert(None, keys, tokens, admission, t)
     cache.check()
-    return admission, slot, admission.hit
+    return stored, admission.hit
 
 
 def serve(cache: SlotCache, chain: Chain, t: float) -> int:
     """Admit, prefill and finish one request at t; its hit."""
-    admission, slot, hit = start(cache, chain, t)
-    cache.release(slot, admission, t)
+    admission, hit = start(cache, chain, t)
+    cache.release(admission, t)
     cache.check()
     return hit
 
@@ -170,19 +170,19 @@ def test_the_slot_model_reuses_what_llama_cpp_reuses_call_by_call(tmp_path: Path
         # a prefix held only by a busy slot, never idle so never published: not shared
         first: Chain = [("q", 600), ("q1", 600)]
         _busy_while(e.url, first, lambda: _complete(e.url, [("q", 600), ("q2", 600)]), [0])
-        admission, slot, _ = start(cache, first, -3.0)
+        admission, _ = start(cache, first, -3.0)
         assert serve(cache, [("q", 600), ("q2", 600)], -2.0) == 0
-        cache.release(slot, admission, -1.0)
+        cache.release(admission, -1.0)
         for t, chain in enumerate(calls):
             assert _complete(e.url, chain) == serve(cache, chain, float(t)), chain
         # a busy slot: the new prompt takes an empty slot and what RAM holds of its prefix
         long: Chain = [SP, X, W, ("tail", 50)]
-        admission, slot, hit = start(cache, long, 10.0)
+        admission, hit = start(cache, long, 10.0)
         measured: list[int] = []
         worker = threading.Thread(target=lambda: measured.append(_complete(e.url, long, 300)))
         worker.start()
         _wait_busy(e.url)
         assert _complete(e.url, [SP, ("y2", 600)]) == serve(cache, [SP, ("y2", 600)], 11.0)
         worker.join()
-        cache.release(slot, admission, 12.0)
+        cache.release(admission, 12.0)
         assert measured == [hit]

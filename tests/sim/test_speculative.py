@@ -8,7 +8,7 @@ import pytest
 
 from agentload.sim import SimRequest
 from agentload.sim.engine.power import PowerModel
-from agentload.sim.setup.serving import Speculative
+from agentload.sim.engine.speculative import Speculative
 from agentload.sim.specs.work import WorkModel
 from tests.sim.conftest import deployment, disaggregated
 from tests.sim.test_engine import drain

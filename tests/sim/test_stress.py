@@ -8,7 +8,7 @@ import pytest
 
 from agentload.sim import SimRequest, SimResult
 from agentload.sim.engine.sim_engine import Deployment
-from agentload.sim.setup.serving import Speculative
+from agentload.sim.engine.speculative import Speculative
 from tests.sim.conftest import TIGHT, disaggregated, tight_deployment
 
 
@@ -118,4 +118,4 @@ def test_tight_disaggregated_deployments_keep_their_invariants(
         rank.cache.check()
         assert rank.cache.reserved_tokens == 0 and not rank.has_work
         assert rank.active == 0 and rank.active_tokens == 0 and rank.pending_prefill == 0
-    assert all(r.cache.tree_tokens == 0 for r in engine.back)
+    assert all(r.cache.stored_tokens == 0 for r in engine.back)

@@ -12,7 +12,7 @@ from agentload.analysis.compare import combined_band, compare
 from agentload.analysis.results import results_of
 from agentload.results.load import read_summary
 from agentload.results.summary import CalibrationFacts, CalibrationFigure, StepUncertainty
-from agentload.sim import DeploymentConfig, EngineConfig, StepTable
+from agentload.sim import DeploymentConfig, RankConfig, StepTable
 from agentload.sim.facts import run_uncertainty
 from agentload.sim.setup.build import DeploymentRequest, build_deployment, roofline_for
 from agentload.sim.steps.roofline import RooflineParams
@@ -30,7 +30,7 @@ def test_a_serving_benchmark_reports_what_inferencex_publishes() -> None:
     config = DeploymentConfig(
         ranks=1,
         gpus_per_rank=2,
-        engine=EngineConfig(kv_capacity_tokens=100_000),
+        engine=RankConfig(kv_capacity_tokens=100_000),
         steps=StepTable.constant(STEP_S),
     )
     bench = ServeBench(isl=1000, osl=100, conc=1, range_ratio=1.0)

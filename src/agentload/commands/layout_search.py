@@ -65,6 +65,7 @@ from agentload.results.tiers import Tier, slo_text
 from agentload.run import search_settings as search_defaults
 from agentload.run.search_settings import SearchSettings
 from agentload.search.prior import PriorProbe, load_prior
+from agentload.sim.engine.speculative import DEEPSEEK, Speculative, parse_speculative
 from agentload.sim.layout_estimate import PoolModel, WorkloadShape, estimate
 from agentload.sim.layouts import (
     MemoryFit,
@@ -76,14 +77,7 @@ from agentload.sim.layouts import (
     prune_counts,
 )
 from agentload.sim.setup.build import DeploymentRequest, rank_memory
-from agentload.sim.setup.serving import (
-    DEEPSEEK,
-    Layout,
-    Pool,
-    Speculative,
-    parse_layout,
-    parse_speculative,
-)
+from agentload.sim.setup.serving import Layout, Pool, parse_layout
 from agentload.sim.specs.hardware import GpuSpec, gpu_spec
 from agentload.sim.specs.model import ModelSpec, model_spec
 from agentload.tables import Column, Grid, console_lines
@@ -397,7 +391,7 @@ def _pool_model(run: _Run, pool: Pool, spec: str | None, host_gb: float) -> Pool
         speculative = run.speculative.get(spec)
         request = run.base.model_copy(update={"speculative": speculative, "kv_host_gb": host_gb})
         built = _build_pool(
-            request, run.model, run.gpu, Pool(role=pool.role, workers=1, layout=pool.layout)
+            request, run.model, run.gpu, Pool(role=pool.role, instances=1, layout=pool.layout)
         )
         found = PoolModel(
             role=pool.role,

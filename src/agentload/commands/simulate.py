@@ -201,7 +201,7 @@ def _label(args: argparse.Namespace, deployment: DeploymentRequest) -> str:
     d = deployment
     text = f"{d.system}-x{d.gpus}-{d.backend}-{d.model.rsplit('/', 1)[-1]}"
     if d.layout is not None and len(d.pools()) > 1:
-        text += "-" + "-".join(f"{p.workers}{p.role[0]}{p.layout.spec}" for p in d.pools())
+        text += "-" + "-".join(f"{p.instances}{p.role[0]}{p.layout.spec}" for p in d.pools())
     if d.speculative is not None:
         text += f"-{d.speculative.method}{d.speculative.draft_tokens}"
     return clean_label(text, "simulate")
@@ -212,8 +212,9 @@ def deployment_from(
 ) -> DeploymentRequest:
     """The deployment request from the options (`defaults` fill options left out); one line
     naming what is missing."""
+    from agentload.sim.engine.speculative import parse_speculative
     from agentload.sim.setup.build import DeploymentRequest
-    from agentload.sim.setup.serving import layout_spec, parse_layout, parse_speculative
+    from agentload.sim.setup.serving import layout_spec, parse_layout
     from agentload.sim.specs.model import model_spec
 
     given = {

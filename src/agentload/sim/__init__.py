@@ -5,7 +5,7 @@ A pure library on a virtual clock (no asyncio, no wall time): `Deployment` takes
 driver's loop and `docs/simulation.md` for the model.
 """
 
-from agentload.sim.engine.config import DeploymentConfig, EngineConfig, Routing
+from agentload.sim.engine.config import DeploymentConfig, RankConfig, Routing
 from agentload.sim.engine.power import PowerModel
 from agentload.sim.engine.request import CONTEXT_OVERFLOW, SimRequest, SimResult
 from agentload.sim.engine.sim_engine import Deployment, EngineMetrics
@@ -16,9 +16,9 @@ __all__ = [
     "CONTEXT_OVERFLOW",
     "Deployment",
     "DeploymentConfig",
-    "EngineConfig",
     "EngineMetrics",
     "PowerModel",
+    "RankConfig",
     "Routing",
     "SimRequest",
     "SimResult",

@@ -24,9 +24,9 @@ from agentload.sim.engine.routing import (
 from agentload.sim.setup.build import (
     ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN,
     BuiltDeployment,
-    parse_parallel,
     rank_memory,
 )
+from agentload.sim.setup.serving import parse_parallel
 from agentload.sim.specs.hardware import IDLE_FRACTION, gpu_spec
 from agentload.sim.specs.kvset import AgentTokens, agent_tokens, hbm_needed_bytes, max_agents
 from agentload.sim.specs.model import model_spec
@@ -72,7 +72,7 @@ def simulation_facts(
             pools=tuple(
                 SimulatedPool(
                     role=pool.pool.role,
-                    engine_instances=pool.pool.workers,
+                    engine_instances=pool.pool.instances,
                     parallel=pool.pool.layout.spec,
                     dp_ranks=pool.pool.ranks,
                     gpus=pool.pool.gpus,

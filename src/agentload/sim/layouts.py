@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agentload.errors import InputError
 from agentload.results.layouts import Candidate, Pruned, PruneReason
+from agentload.sim.cache.protocol import SLOT_BACKENDS
 from agentload.sim.setup.serving import Layout, Pool, layout_spec, parse_layout
 from agentload.units import BYTES_PER_GB
 
@@ -46,8 +47,6 @@ EP_MODEL_STEP = 8
 """Attention-DP / EP sizes the EP model covers between the data's: multiples of this."""
 CPU_SYSTEM_PREFIXES = ("epyc", "cpu")
 """Systems whose accelerator is a CPU: its KV already sits in host memory (no host tier)."""
-SLOT_BACKENDS = ("llama.cpp",)
-"""Backends whose cache is llama.cpp's slots: no host KV tier (`agentload.sim.setup.build`)."""
 
 
 class MemoryFit(BaseModel):
@@ -88,7 +87,7 @@ def splits(budget: int, layouts: Sequence[Layout]) -> list[tuple[Pool, ...]]:
     copy divides it, and every (prefill layout, decode layout, x, y) with x and y >= 1 workers
     filling it."""
     found: list[tuple[Pool, ...]] = [
-        (Pool(role="aggregated", workers=budget // lay.group, layout=lay),)
+        (Pool(role="aggregated", instances=budget // lay.group, layout=lay),)
         for lay in layouts
         if budget % lay.group == 0
     ]
@@ -99,8 +98,8 @@ def splits(budget: int, layouts: Sequence[Layout]) -> list[tuple[Pool, ...]]:
                 if rest >= back.group and rest % back.group == 0:
                     found.append(
                         (
-                            Pool(role="prefill", workers=x, layout=front),
-                            Pool(role="decode", workers=rest // back.group, layout=back),
+                            Pool(role="prefill", instances=x, layout=front),
+                            Pool(role="decode", instances=rest // back.group, layout=back),
                         )
                     )
     return found

@@ -33,9 +33,9 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Hashable, Sequence
-from typing import NamedTuple
+from typing import cast
 
-Keys = tuple[Hashable, ...]
+from agentload.sim.cache.protocol import Admission, Keys, Match, common_prefix
 
 MEMO_SESSIONS = 1024
 """Sessions whose last chain a rank remembers (least recently used forgotten first; a
@@ -46,6 +46,8 @@ HEAP_FLOOR = 4096
 
 
 class _Node:
+    """One segment at one position of a prompt chain (module docstring)."""
+
     __slots__ = (
         "alive",
         "children",
@@ -74,46 +76,7 @@ class _Node:
         self.alive = True
 
 
-class Match(NamedTuple):
-    """A prompt's stored prefix: the nodes of its key chain that hold tokens (root excluded),
-    and where the HBM run and the stored run end, in tokens from the prompt's start; `choice`
-    is what another cache decided for it (`agentload.sim.cache.slots`: the slot), None here."""
-
-    path: list[_Node]
-    hbm_end: int
-    stored_end: int
-    choice: object = None
-
-
-class Admission(NamedTuple):
-    """What admitting a request did: the node it pins, the prefix it reuses (`hit` tokens, of
-    which `host_hit` came from the host tier), the host tokens loaded back to HBM, and the HBM
-    tokens it reserves outside the tree for its uncached prompt and for its output."""
-
-    anchor: _Node
-    hit: int
-    host_hit: int
-    loaded: int
-    prompt_reserved: int
-    output_reserved: int
-
-
-def _common_prefix(a: Keys, b: Keys) -> int:
-    """Length of the longest common prefix of two key tuples (slice compares run in C)."""
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _stored_run(path: list[_Node], n: int) -> int:
+def _stored_run(path: Sequence[_Node], n: int) -> int:
     """How many leading nodes of `path[:n]` are alive and wholly stored (monotone, so a binary
     search: an ancestor of a stored node is wholly stored)."""
     lo, hi = 0, n
@@ -127,7 +90,7 @@ def _stored_run(path: list[_Node], n: int) -> int:
     return lo
 
 
-def _hbm_run(path: list[_Node]) -> int:
+def _hbm_run(path: Sequence[_Node]) -> int:
     """How many leading nodes of `path` are wholly in HBM (monotone, binary search)."""
     lo, hi = 0, len(path)
     while lo < hi:
@@ -156,7 +119,7 @@ def _compact(heap: list[tuple[float, int, _Node]], *, hbm: bool) -> None:
     heapq.heapify(heap)
 
 
-class PrefixCache:
+class RadixCache:
     """One rank's KV memory: the prefix tree, reservations of running requests, host tier.
 
     Times passed in are virtual seconds; they order the LRU. All sizes are tokens.
@@ -173,7 +136,7 @@ class PrefixCache:
         self.block = block_tokens
         self.host_capacity = host_capacity_tokens
         self.root = _Node(None, None, 0, 0)
-        self.tree_tokens = 0
+        self.stored_tokens = 0
         """HBM tokens held by tree nodes."""
         self.reserved_tokens = 0
         """HBM tokens reserved by running requests outside the tree."""
@@ -202,7 +165,7 @@ class PrefixCache:
         path: list[_Node] = []
         if memo is not None:
             last_keys, last_path = memo
-            common = _common_prefix(last_keys, keys)
+            common = common_prefix(last_keys, keys)
             start = _stored_run(last_path, common)
             if start:
                 path = last_path[:start]
@@ -224,7 +187,7 @@ class PrefixCache:
             node = child
             i += 1
         if not path:
-            return Match(path, 0, 0)
+            return Match(0, 0, path)
         last = path[-1]
         stored_end = last.end - last.tokens + last.hbm + last.host
         full = _hbm_run(path)
@@ -233,7 +196,7 @@ class PrefixCache:
         else:
             partial = path[full]
             hbm_end = partial.end - partial.tokens + partial.hbm
-        return Match(path, hbm_end, stored_end)
+        return Match(hbm_end, stored_end, path)
 
     # --- admission, insertion, release ----------------------------------------------------
 
@@ -250,7 +213,7 @@ class PrefixCache:
         need = loaded + reserved
         if need > self.capacity - self.reserved_tokens:
             return None
-        path = match.path
+        path = cast("Sequence[_Node]", match.found)
         anchor = path[-1] if path else self.root
         hbm_anchor = None
         if loaded:
@@ -262,7 +225,7 @@ class PrefixCache:
         self._pin(anchor)
         if hbm_anchor is not None:
             self._pin(hbm_anchor)
-        free = self.capacity - self.tree_tokens - self.reserved_tokens
+        free = self.capacity - self.stored_tokens - self.reserved_tokens
         if free < need:
             free += self._evict(need - free)
         if hbm_anchor is not None:
@@ -275,7 +238,7 @@ class PrefixCache:
         self.reserved_tokens += reserved
         anchor.time = now
         return Admission(
-            anchor, hit, max(0, hit - match.hbm_end), loaded, prompt_tokens - hit, output_tokens
+            hit, max(0, hit - match.hbm_end), loaded, prompt_tokens - hit, output_tokens, path
         )
 
     def insert(
@@ -284,12 +247,12 @@ class PrefixCache:
         keys: Keys,
         tokens: Sequence[int],
         admission: Admission,
-        path: list[_Node],
         now: float,
-    ) -> _Node:
+    ) -> Admission:
         """A request's prefill is done: its whole prompt becomes stored in HBM (shareable),
         its reservation for the prompt is released, the pin moves to the prompt's last node;
-        returns that node (release it when the request finishes)."""
+        returns the admission holding that node (release it when the request finishes)."""
+        path = cast("Sequence[_Node]", admission.held)
         node = self.root
         added = 0
         if path:
@@ -317,21 +280,22 @@ class PrefixCache:
                 child.hbm = child.tokens
             made.append(child)
             node = child
-        self.tree_tokens += added
+        self.stored_tokens += added
         self.reserved_tokens -= admission.prompt_reserved
         memo = self._memo
         memo.pop(session, None)
-        memo[session] = (keys, path + made)
+        memo[session] = (keys, [*path, *made])
         if len(memo) > MEMO_SESSIONS:
             del memo[next(iter(memo))]
         self._pin(node)
-        self._unpin(admission.anchor, now)
+        self._unpin(path[-1] if path else self.root, now)
         node.time = now
-        return node
+        return admission._replace(held=node)
 
-    def release(self, leaf: _Node, admission: Admission, now: float) -> None:
+    def release(self, admission: Admission, now: float) -> None:
         """A request finished: its output reservation is freed, its prompt becomes evictable
         (recency `now`)."""
+        leaf = cast("_Node", admission.held)
         self.reserved_tokens -= admission.output_reserved
         leaf.time = now
         self._unpin(leaf, now)
@@ -340,8 +304,9 @@ class PrefixCache:
         """A request was aborted before its prefill finished: its whole reservation is freed
         and its pin dropped. Nothing of its prompt enters the tree (host blocks it loaded back
         stay in HBM, cached)."""
+        path = cast("Sequence[_Node]", admission.held)
         self.reserved_tokens -= admission.prompt_reserved + admission.output_reserved
-        self._unpin(admission.anchor, now)
+        self._unpin(path[-1] if path else self.root, now)
 
     def forget(self, session: Hashable) -> None:
         """Drop a session's remembered chain (a lookup shortcut only; the tree is kept)."""
@@ -373,7 +338,7 @@ class PrefixCache:
             if len(heap) > HEAP_SLACK * self.nodes + HEAP_FLOOR:
                 _compact(heap, hbm=False)
 
-    def _load(self, path: list[_Node]) -> None:
+    def _load(self, path: Sequence[_Node]) -> None:
         """Move the host part of a matched path back to HBM (shallow to deep)."""
         moved = 0
         for node in path[_hbm_run(path) :]:
@@ -384,7 +349,7 @@ class PrefixCache:
                 moved += node.host
                 node.host = 0
         self.host_tokens -= moved
-        self.tree_tokens += moved
+        self.stored_tokens += moved
         self.loaded_tokens += moved
 
     def _evict(self, need: int) -> int:
@@ -434,7 +399,7 @@ class PrefixCache:
                 self._remove(node)
             if not parent.hbm_kids:
                 self._offer(parent)
-        self.tree_tokens -= freed
+        self.stored_tokens -= freed
         return freed
 
     def _evict_host(self, need: int) -> None:
@@ -509,7 +474,7 @@ class PrefixCache:
                 assert node.hbm + node.host == node.tokens, "stored below a partial node"
                 stack.append(child)
             assert kids == node.hbm_kids, "hbm_kids out of date"
-        assert hbm == self.tree_tokens, f"tree tokens {self.tree_tokens} != {hbm}"
+        assert hbm == self.stored_tokens, f"tree tokens {self.stored_tokens} != {hbm}"
         assert host == self.host_tokens, f"host tokens {self.host_tokens} != {host}"
-        assert self.tree_tokens + self.reserved_tokens <= self.capacity, "HBM over capacity"
+        assert self.stored_tokens + self.reserved_tokens <= self.capacity, "HBM over capacity"
         assert self.host_tokens <= self.host_capacity, "host over capacity"

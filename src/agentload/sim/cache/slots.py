@@ -31,9 +31,9 @@ are KV bytes per token times tokens). A slot that cannot hold a request's prompt
 (its share of the KV) cannot admit it; `build` sets the context limit to a slot's share so such
 a request fails at once, as llama.cpp answers it.
 
-The interface is `PrefixCache`'s (the rank drives either): `match` chooses a slot without
-changing anything, `admit` applies the choice, `insert` records the prompt when its prefill
-completes, `release` frees the slot. A slot is the handle the rank holds (a `_Node`).
+The protocol is `agentload.sim.cache.protocol.KvCache`: `match` chooses a slot without
+changing anything (`Match.found` is the choice), `admit` applies the choice, `insert` records
+the prompt when its prefill completes, `release` frees the slot; an admission holds its slot.
 """
 
 from __future__ import annotations
@@ -42,8 +42,7 @@ import itertools
 from collections.abc import Hashable, Sequence
 from typing import NamedTuple
 
-from agentload.sim.cache.radix import Admission, Keys, Match, PrefixCache, _common_prefix, _Node
-from agentload.sim.engine.config import EngineConfig
+from agentload.sim.cache.protocol import Admission, Keys, Match, common_prefix
 
 KEEP_SAVE = 0.5
 """A slot picked by similarity is saved to the prompt cache first when it keeps less than this
@@ -69,7 +68,7 @@ class _Run:
 
     def common(self, keys: Keys, ends: Sequence[int]) -> int:
         """Tokens this run shares with a prompt's chain from its start."""
-        n = _common_prefix(self.keys, keys)
+        n = common_prefix(self.keys, keys)
         return min(self.ends[n - 1], self.cover) if n else 0
 
     def contains(self, other: _Run) -> bool:
@@ -80,13 +79,14 @@ class _Run:
 EMPTY = _Run((), (), 0, 0)
 
 
-class _Slot(_Node):
-    """One server slot (a `_Node` so the rank can hold it as its handle)."""
+class _Slot:
+    """One server slot: the sequence it holds, whether a request runs in it, when it was last
+    used, and the prompt-cache entry holding a copy of its content."""
 
-    __slots__ = ("busy", "run", "saved", "t_last")
+    __slots__ = ("busy", "index", "run", "saved", "t_last")
 
     def __init__(self, index: int) -> None:
-        super().__init__(index, None, 0, 0)
+        self.index = index
         self.run = EMPTY
         self.busy = False
         self.t_last = -1.0
@@ -138,7 +138,7 @@ class SlotCache:
         self.ram: dict[int, _Run] = {}
         """The prompt cache, oldest entry first (insertion order)."""
         self._ram_seq = itertools.count()
-        self.tree_tokens = 0
+        self.stored_tokens = 0
         """Tokens held by slots (their content: cached prompts and generated tokens)."""
         self.reserved_tokens = 0
         """Tokens reserved by running requests beyond what their slot kept."""
@@ -151,7 +151,6 @@ class SlotCache:
         self.dropped_host_tokens = 0
         """Prompt-cache tokens evicted (oldest first) or replaced by a save that contains them."""
         self.host_capacity = ram_tokens
-        self.nodes = 0
 
     # --- choosing a slot ------------------------------------------------------------------
 
@@ -166,7 +165,7 @@ class SlotCache:
             restore = self._best_entry(base, keys, ends, total)
         run = base if restore is None else restore
         hit = min(run.common(keys, ends), total - 1) if total else 0
-        return Match([], hit, hit, SlotChoice(slot, save, restore, hit))
+        return Match(hit, hit, SlotChoice(slot, save, restore, hit))
 
     def _select(self, keys: Keys, ends: tuple[int, ...], total: int) -> tuple[_Slot, bool]:
         """llama.cpp's `get_available_slot`: by similarity, else by LRU; and whether the
@@ -215,7 +214,7 @@ class SlotCache:
     ) -> Admission | None:
         """Give the request its slot (saving to and restoring from the prompt cache as chosen);
         None when its prompt and output do not fit a slot."""
-        choice = match.choice
+        choice = match.found
         assert isinstance(choice, SlotChoice), "match with this cache first"
         if prompt_tokens + output_tokens > self.slot_capacity:
             return None
@@ -243,7 +242,7 @@ class SlotCache:
                     self._save(other)
             self._trim()
         host_hit = hit if choice.restore is not None else 0
-        return Admission(slot, hit, host_hit, 0, prompt_tokens - hit, output_tokens)
+        return Admission(hit, host_hit, 0, prompt_tokens - hit, output_tokens, slot)
 
     def insert(
         self,
@@ -251,21 +250,21 @@ class SlotCache:
         keys: Keys,
         tokens: Sequence[int],
         admission: Admission,
-        path: list[_Node],
         now: float,
-    ) -> _Node:
+    ) -> Admission:
         """The prompt's prefill is done: its slot holds the whole prompt."""
-        slot = admission.anchor
+        slot = admission.held
         assert isinstance(slot, _Slot)
         ends = tuple(itertools.accumulate(tokens))
         prompt = ends[-1] if ends else 0
         self.reserved_tokens -= admission.prompt_reserved
         self._set_run(slot, _Run(keys, ends, prompt, prompt))
-        return slot
+        return admission
 
-    def release(self, leaf: _Node, admission: Admission, now: float) -> None:
+    def release(self, admission: Admission, now: float) -> None:
         """The request finished (or was dropped while decoding): the slot keeps the prompt and
         the generated tokens, and is idle from `now`."""
+        leaf = admission.held
         assert isinstance(leaf, _Slot)
         run = leaf.run
         self.reserved_tokens -= admission.output_reserved
@@ -276,7 +275,7 @@ class SlotCache:
 
     def cancel(self, admission: Admission, now: float) -> None:
         """Dropped before its prefill finished: the slot keeps the prefix it reused."""
-        slot = admission.anchor
+        slot = admission.held
         assert isinstance(slot, _Slot)
         self.reserved_tokens -= admission.prompt_reserved + admission.output_reserved
         slot.busy = False
@@ -327,7 +326,7 @@ class SlotCache:
             self._drop(key, self.ram[key])
 
     def _set_run(self, slot: _Slot, run: _Run) -> None:
-        self.tree_tokens += run.length - slot.run.length
+        self.stored_tokens += run.length - slot.run.length
         slot.run = run
 
     # --- checks ---------------------------------------------------------------------------
@@ -335,27 +334,10 @@ class SlotCache:
     def check(self) -> None:
         """Verify the token accounting (for tests)."""
         held = sum(slot.run.length for slot in self.slots)
-        assert held == self.tree_tokens, f"slot tokens {self.tree_tokens} != {held}"
+        assert held == self.stored_tokens, f"slot tokens {self.stored_tokens} != {held}"
         assert self.host_tokens == sum(e.length for e in self.ram.values()), "RAM tokens"
         assert self.reserved_tokens >= 0, "negative reservations"
         for slot in self.slots:
             assert slot.run.cover <= slot.run.length, "a slot covers more than it holds"
             assert slot.run.length <= self.slot_capacity or slot.busy, "a slot over its share"
         assert len(self.ram) <= 1 or self.host_tokens <= self.ram_capacity, "RAM over capacity"
-
-
-KvCache = PrefixCache | SlotCache
-"""Either cache: the rank drives both through the same methods."""
-
-
-def make_cache(config: EngineConfig) -> KvCache:
-    """The prefix cache an engine's config names: SGLang's and vLLM's radix tree shared by all
-    sequences, or llama.cpp's slots (`prefix_cache="slots"`: `max_running` slots)."""
-    if config.prefix_cache == "slots":
-        return SlotCache(
-            config.kv_capacity_tokens,
-            config.max_running,
-            similarity=config.slot_prompt_similarity,
-            ram_tokens=config.prompt_cache_tokens,
-        )
-    return PrefixCache(config.kv_capacity_tokens, config.block_tokens, config.kv_host_tokens)

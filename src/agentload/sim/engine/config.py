@@ -18,8 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agentload.sim.cache.protocol import CacheKind
 from agentload.sim.engine.power import PowerModel
-from agentload.sim.setup.serving import Speculative
+from agentload.sim.engine.speculative import Speculative
 from agentload.sim.steps.table import StepTable
 
 Routing = Literal["affinity", "round_robin", "cache_aware", "kv"]
@@ -31,10 +32,6 @@ rank with the fewest live sessions); `round_robin`: calls go to ranks in turn;
 unless loads are unbalanced; `kv`: Dynamo's KV router (cost = `KV_OVERLAP_WEIGHT` x blocks to
 prefill + active blocks, the lowest wins). See `agentload.sim.engine.routing`."""
 ROUTINGS: tuple[str, ...] = ("affinity", "round_robin", "cache_aware", "kv")
-PrefixCacheKind = Literal["radix", "slots"]
-"""`radix`: one prefix tree shared by all of a rank's sequences (SGLang, vLLM); `slots`: one
-prompt per slot, slots picked by prompt similarity, a RAM prompt cache between them
-(llama.cpp's server, `agentload.sim.cache.slots`)."""
 
 DEFAULT_MAX_BATCH_TOKENS = 8192
 """Per-step token budget (SGLang's `--chunked-prefill-size` default on large GPUs, and a common
@@ -56,7 +53,7 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class EngineConfig(_Frozen):
+class RankConfig(_Frozen):
     """One rank's scheduler and KV memory."""
 
     kv_capacity_tokens: int = Field(ge=1)
@@ -72,8 +69,8 @@ class EngineConfig(_Frozen):
     """Host-to-HBM transfer rate, tokens/s (link bandwidth / KV bytes per token)."""
     max_context_tokens: int | None = Field(default=None, ge=1)
     """The model's context limit: prompt + output beyond it fail as `context_overflow`."""
-    prefix_cache: PrefixCacheKind = "radix"
-    """How the rank caches prompts (`PrefixCacheKind`); with `slots`, `max_running` slots
+    prefix_cache: CacheKind = "radix"
+    """How the rank caches prompts (`CacheKind`); with `slots`, `max_running` slots
     of `kv_capacity_tokens / max_running` tokens each."""
     slot_prompt_similarity: float = Field(default=DEFAULT_SLOT_PROMPT_SIMILARITY, ge=0, lt=1)
     """`slots` only: the share of a prompt a slot must hold to be picked for it (0: LRU only)."""
@@ -86,7 +83,7 @@ class EngineConfig(_Frozen):
     for aggregated pools whose ranks also decode: see docs/simulation.md)."""
 
     @model_validator(mode="after")
-    def _consistent(self) -> EngineConfig:
+    def _consistent(self) -> RankConfig:
         if self.max_running > self.max_batch_tokens:
             raise ValueError("max_running cannot exceed max_batch_tokens (one token each)")
         if self.kv_host_tokens and self.host_load_tokens_per_s <= 0:
@@ -103,7 +100,7 @@ class PoolConfig(_Frozen):
 
     ranks: int = Field(ge=1)
     gpus_per_rank: int = Field(default=1, ge=1)
-    engine: EngineConfig
+    engine: RankConfig
     steps: StepTable
     power: PowerModel | None = None
 
@@ -130,7 +127,7 @@ class DeploymentConfig(_Frozen):
     ranks: int = Field(ge=1)
     gpus_per_rank: int = Field(default=1, ge=1)
     routing: Routing = "affinity"
-    engine: EngineConfig
+    engine: RankConfig
     steps: StepTable
     """Step times (its `source` says where they come from)."""
     power: PowerModel | None = None

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Literal, NamedTuple
 
+from agentload.sim.cache.protocol import Keys
+
 SimError = Literal["context_overflow"]
 """Why a request failed: its prompt plus output cannot fit in a rank's KV memory (or the
 model's context), so no schedule can serve it."""
@@ -24,7 +26,7 @@ class Chain(NamedTuple):
     """A prompt already split into its keys and their token counts (aligned tuples): what the
     engine works on, made without a pair per segment by a caller that has both at hand."""
 
-    keys: tuple[Hashable, ...]
+    keys: Keys
     tokens: tuple[int, ...]
 
 
@@ -70,3 +72,43 @@ def scale_tokens(tokens: int, scale: float) -> int:
     if scale == 1.0 or not tokens:
         return tokens
     return max(1, round(tokens * scale))
+
+
+def split(req: SimRequest) -> tuple[Keys, tuple[int, ...], int]:
+    """A request's key chain and token counts (zero-token segments dropped: they change no
+    prefix) and its prompt length; ValueError for a request no engine could take."""
+    if req.output_tokens < 1:
+        raise ValueError(f"request {req.id!r}: output_tokens must be >= 1")
+    keys: Keys
+    if isinstance(req.segments, Chain):
+        keys, tokens = req.segments
+    else:
+        keys, tokens = zip(*req.segments, strict=True) if req.segments else ((), ())
+    if tokens and min(tokens) < 0:
+        raise ValueError(f"request {req.id!r}: a segment has negative tokens")
+    if 0 in tokens:
+        pairs = [(k, n) for k, n in zip(keys, tokens, strict=True) if n]
+        keys = tuple(k for k, _ in pairs)
+        tokens = tuple(n for _, n in pairs)
+    prompt = sum(tokens)
+    if prompt < 1:
+        raise ValueError(f"request {req.id!r}: the prompt has no tokens")
+    return keys, tokens, prompt
+
+
+def error_result(req: SimRequest, prompt: int, rank: int, t: float) -> SimResult:
+    """A request that cannot be served on this deployment (`context_overflow`)."""
+    return SimResult(
+        id=req.id,
+        session_key=req.session_key,
+        rank=rank,
+        t_submit=t,
+        t_first=t,
+        t_last=t,
+        t_done=t,
+        prompt_tokens=prompt,
+        cached_tokens=0,
+        host_tokens=0,
+        completion_tokens=0,
+        error=CONTEXT_OVERFLOW,
+    )

@@ -25,7 +25,7 @@ tokens of those not yet through prefill, as the router estimated them when it ro
   decode term is the prefill term, as Dynamo's. Dynamo reads the workers' KV events, i.e.
   their caches, as here.
 
-Cost: a rank's cached prefix is looked up (`PrefixCache.match`) only on the ranks the
+Cost: a rank's cached prefix is looked up (`KvCache.match`) only on the ranks the
 session's calls went to (the last `VISITED`) and on the `OTHERS` least loaded of the rest. A
 rank that never saw the session can hold only the prefix sessions share (a system prompt),
 held alike by every warm rank, so among those the least loaded is the one a full scan picks
@@ -41,8 +41,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Protocol
 
-from agentload.sim.cache.radix import Keys
-from agentload.sim.cache.slots import KvCache
+from agentload.sim.cache.protocol import Keys, KvCache
 from agentload.sim.engine.config import Routing
 
 CACHE_THRESHOLD = 0.3
@@ -175,7 +174,8 @@ class Router:
             self.overlap = best_match
             return best
         sizes = [
-            (r.cache.tree_tokens + r.pending_prefill, loads[i], i) for i, r in enumerate(self.ranks)
+            (r.cache.stored_tokens + r.pending_prefill, loads[i], i)
+            for i, r in enumerate(self.ranks)
         ]
         return min(sizes)[2]
 

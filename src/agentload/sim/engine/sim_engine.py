@@ -38,10 +38,11 @@ from collections.abc import Hashable
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from agentload.sim.engine.config import DeploymentConfig, EngineConfig
+from agentload.sim.engine.config import DeploymentConfig, RankConfig
 from agentload.sim.engine.power import PowerModel
-from agentload.sim.engine.rank import Rank, Role, StepRecord, error_result, make_live
-from agentload.sim.engine.request import SimRequest, SimResult
+from agentload.sim.engine.rank import Rank, StepRecord, make_live
+from agentload.sim.engine.request import SimRequest, SimResult, error_result
+from agentload.sim.engine.roles import DecodeRank, MixedRank, PrefillRank
 from agentload.sim.engine.routing import Router
 from agentload.sim.engine.speculative import Acceptance
 from agentload.sim.steps.table import StepTable
@@ -93,16 +94,16 @@ class Deployment:
         self.config = config
         self.now = 0.0
         self.trace: list[StepRecord] | None = [] if trace else None
-        """With `trace=True`, every applied plan of every rank, in order applied."""
+        """With `trace=True`, every applied action of every rank, in order applied."""
         self._bin = config.power_bin_s
         self._dynamic: list[float] = []
         self._dynamic_j = 0.0
         speculative = config.speculative
         acceptance = Acceptance(speculative, config.seed) if speculative is not None else None
         decode = config.decode
-        first_role = Role.PREFILL if decode is not None else Role.MIXED
+        first_role: type[Rank] = PrefillRank if decode is not None else MixedRank
         self.ranks = [
-            self._rank(i, config.engine, config.steps, config.power, first_role, acceptance)
+            self._rank(first_role, i, config.engine, config.steps, config.power, acceptance)
             for i in range(config.ranks)
         ]
         """Every rank: the first pool's (aggregated or prefill), then the decode pool's."""
@@ -113,11 +114,11 @@ class Deployment:
         if decode is not None:
             self.back = [
                 self._rank(
+                    DecodeRank,
                     config.ranks + i,
                     decode.engine,
                     decode.steps,
                     decode.power,
-                    Role.DECODE,
                     acceptance,
                 )
                 for i in range(decode.ranks)
@@ -146,21 +147,20 @@ class Deployment:
 
     def _rank(
         self,
+        role: type[Rank],
         index: int,
-        engine: EngineConfig,
+        config: RankConfig,
         steps: StepTable,
         power: PowerModel | None,
-        role: Role,
         acceptance: Acceptance | None,
     ) -> Rank:
-        return Rank(
+        return role(
             index,
-            engine,
+            config,
             steps,
             power,
             self._add_energy if power is not None else None,
             self.trace,
-            role=role,
             acceptance=acceptance,
             transfer=self.config.transfer,
         )
@@ -224,14 +224,14 @@ class Deployment:
         for index in self._dirty:
             self._is_dirty[index] = False
             rank = self.ranks[index]
-            if rank.plan is None and rank.make_plan() is not None:
+            if rank.action is None and rank.next_action() is not None:
                 self._push(index)
             self._pending.extend(self._collect(rank))
         self._dirty.clear()
         heap = self._heap
         while heap:
             end, _, index, version = heap[0]
-            if self.ranks[index].version == version and self.ranks[index].plan is not None:
+            if self.ranks[index].version == version and self.ranks[index].action is not None:
                 return end
             heapq.heappop(heap)
         return None
@@ -246,12 +246,12 @@ class Deployment:
         heap = self._heap
         while True:
             if self._dirty:
-                self._plan_dirty(t, out)
+                self._act_dirty(t, out)
             if not heap or heap[0][0] > t:
                 break
             _, _, index, version = heapq.heappop(heap)
             rank = ranks[index]
-            if rank.version != version or rank.plan is None:
+            if rank.version != version or rank.action is None:
                 continue
             before = len(out)
             rank.apply(out)
@@ -262,7 +262,7 @@ class Deployment:
             if rank.handoffs:
                 self._hand_off(rank)
             if rank.clock < t and (not heap or heap[0][0] > rank.clock):
-                if rank.make_plan() is not None:
+                if rank.next_action() is not None:
                     self._push(index)
                 out.extend(self._collect(rank))
             elif rank.has_work:
@@ -270,24 +270,26 @@ class Deployment:
         self.now = t
         return out
 
-    def _plan_dirty(self, t: float, out: list[SimResult]) -> None:
-        """Plan the ranks that need a plan and can get no more arrivals at their clock:
-        it is before `t` (the driver's arrivals come at `t`) and before the next plan ends
-        (which could hand a request to them)."""
+    def _act_dirty(self, t: float, out: list[SimResult]) -> None:
+        """Give their next action to the ranks that need one and can get no more arrivals at
+        their clock: it is before `t` (the driver's arrivals come at `t`) and before the next
+        action ends (which could hand a request to them)."""
         heap = self._heap
         ranks = self.ranks
-        while heap and (ranks[heap[0][2]].version != heap[0][3] or ranks[heap[0][2]].plan is None):
+        while heap and (
+            ranks[heap[0][2]].version != heap[0][3] or ranks[heap[0][2]].action is None
+        ):
             heapq.heappop(heap)
         limit = min(t, heap[0][0]) if heap else t
         keep = []
         for index in self._dirty:
             rank = ranks[index]
-            if rank.plan is None and rank.clock < limit:
+            if rank.action is None and rank.clock < limit:
                 self._is_dirty[index] = False
-                if rank.make_plan() is not None:
+                if rank.next_action() is not None:
                     self._push(index)
                 out.extend(self._collect(rank))
-            elif rank.plan is not None:
+            elif rank.action is not None:
                 self._is_dirty[index] = False
             else:
                 keep.append(index)
@@ -320,7 +322,7 @@ class Deployment:
             dropped_host_tokens=sum(c.dropped_host_tokens for c in caches),
             running=sum(r.running for r in self.ranks),
             waiting=sum(len(r.waiting) for r in self.ranks),
-            kv_used_tokens=sum(c.tree_tokens + c.reserved_tokens for c in caches),
+            kv_used_tokens=sum(c.stored_tokens + c.reserved_tokens for c in caches),
             kv_capacity_tokens=sum(c.capacity for c in caches),
             host_used_tokens=sum(c.host_tokens for c in caches),
         )
@@ -338,7 +340,7 @@ class Deployment:
     # --- energy ---------------------------------------------------------------------------
 
     def _add_energy(self, start: float, end: float, joules: float) -> None:
-        """Spread a plan's dynamic energy evenly over the power bins it spans."""
+        """Spread an action's dynamic energy evenly over the power bins it spans."""
         self._dynamic_j += joules
         if joules <= 0 or end <= start:
             return
@@ -399,16 +401,16 @@ class Deployment:
 
     def _push(self, index: int) -> None:
         rank = self.ranks[index]
-        assert rank.plan is not None
-        heapq.heappush(self._heap, (rank.plan.end, next(self._seq), index, rank.version))
+        assert rank.action is not None
+        heapq.heappush(self._heap, (rank.action.end, next(self._seq), index, rank.version))
 
     def _changed(self, index: int, moved: bool) -> None:
-        """A rank's state changed at now: its plan's end moved (`moved`), or it may need
+        """A rank's state changed at now: its action's end moved (`moved`), or it may need
         one."""
         rank = self.ranks[index]
-        if moved and rank.plan is not None:
+        if moved and rank.action is not None:
             self._push(index)
-        elif rank.plan is None:
+        elif rank.action is None:
             self._mark(index)
 
     def _mark(self, index: int) -> None:
@@ -417,7 +419,7 @@ class Deployment:
             self._dirty.append(index)
 
     def _collect(self, rank: Rank) -> list[SimResult]:
-        """What a rank rejected while planning, taken from it."""
+        """What a rank rejected while forming an action, taken from it."""
         if not rank.failed:
             return []
         failed = rank.failed

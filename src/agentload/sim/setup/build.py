@@ -27,29 +27,27 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentload.errors import InputError
 from agentload.results.summary import StepUncertainty
+from agentload.sim.cache.protocol import CacheKind, cache_kind
 from agentload.sim.engine.config import (
     DEFAULT_BLOCK_TOKENS,
     DEFAULT_MAX_BATCH_TOKENS,
     DEFAULT_MAX_RUNNING,
     DEFAULT_SLOT_PROMPT_SIMILARITY,
     DeploymentConfig,
-    EngineConfig,
     PoolConfig,
-    PrefixCacheKind,
+    RankConfig,
     Routing,
     TransferConfig,
 )
 from agentload.sim.engine.power import CALIBRATED_GAIN, PowerModel
+from agentload.sim.engine.speculative import DraftCost, Speculative, draft_cost
 from agentload.sim.setup.serving import (
-    PARALLEL_OPTION,
     Layout,
     Pool,
-    Speculative,
     aggregated,
     check_pools,
     layout_spec,
     parse_layout,
-    parse_parallel,
 )
 from agentload.sim.specs.hardware import GpuSpec, gpu_spec
 from agentload.sim.specs.kvset import kv_budget_bytes, kv_replication
@@ -69,15 +67,11 @@ from agentload.sim.steps.systems import calibration_for, step_uncertainty
 from agentload.sim.steps.table import StepTable
 from agentload.units import BYTES_PER_GB
 
-__all__ = ["PARALLEL_OPTION", "Layout", "parse_parallel"]
-
 DEFAULT_MEMORY_FRACTION = 0.9
 """Share of each GPU's memory the engine takes (weights + KV + workspace)."""
 ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN = 32
 """Activation workspace per GPU: this many bytes per (batch token, hidden unit); ~1.9 GB for a
 DeepSeek-V3-size model at 8,192 tokens per step. An assumption, like the engines' own."""
-SLOT_BACKENDS = ("llama.cpp",)
-"""Backends whose server keeps one prompt per slot (`agentload.sim.cache.slots`)."""
 DEFAULT_PROMPT_CACHE_MIB = 8192.0
 """llama.cpp server's `--cache-ram` default: the RAM prompt cache, MiB."""
 MIB = 1024 * 1024
@@ -122,11 +116,11 @@ class DeploymentRequest(BaseModel):
     prompt_cache_mib: float = Field(default=DEFAULT_PROMPT_CACHE_MIB, ge=0)
     """Slots: llama.cpp's `--cache-ram`, MiB per rank (0: none)."""
 
-    def cache_kind(self) -> PrefixCacheKind:
+    def cache_kind(self) -> CacheKind:
         """The prefix cache this deployment's engine keeps."""
         if self.prefix_cache != "auto":
             return self.prefix_cache
-        return "slots" if self.backend in SLOT_BACKENDS else "radix"
+        return cache_kind(self.backend)
 
     def pools(self) -> tuple[Pool, ...]:
         """The serving layout's pools (InputError when they cannot exist)."""
@@ -150,7 +144,7 @@ class BuiltPool(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     pool: Pool
-    engine: EngineConfig
+    engine: RankConfig
     steps: StepTable
     power: PowerModel
     kv_bytes_per_token: float
@@ -254,13 +248,15 @@ def _steps(
     gpu: GpuSpec,
     layout: Layout,
     copies: float,
-    draft: int = 0,
+    cost: DraftCost,
     decode_only: bool = False,
 ) -> tuple[StepTable, list[str], StepUncertainty]:
-    """A pool's step times (`draft` draft tokens a decoding sequence verifies, 0: none): the
+    """A pool's step times (with `cost.draft_tokens` draft tokens a decoding sequence
+    verifies, 0: none): the
     operator data's, else for attention-DP layouts at an EP size it lacks the data's trend in EP
     (`agentload.sim.steps.ep`), else the roofline; with how far they can be trusted."""
     notes: list[str] = []
+    draft = cost.draft_tokens
     data = step_uncertainty(request.system, roofline=False, given=False, calibration=None)
     if request.steps in ("auto", "aic"):
         try:
@@ -295,7 +291,7 @@ def _steps(
         max_batch=request.max_running,
         max_tokens=request.max_batch_tokens,
         verify=draft + 1,
-        draft_scale=draft_scale(model, draft),
+        draft_scale=cost.step_scale,
     )
     uncertainty = step_uncertainty(
         request.system, roofline=True, given=given, calibration=calibration
@@ -375,12 +371,6 @@ def _aic_table(
     table, found = cached_table(key, compute)
     notes.extend(f"{PACKAGE}: {note}" for note in found if f"{PACKAGE}: {note}" not in notes)
     return table
-
-
-def draft_scale(model: ModelSpec, draft: int) -> float:
-    """A decoding step's work with `draft` draft passes over without: (layers + draft) /
-    layers, aiconfigurator-core's `mtp_scale_factor` (one draft layer a draft token)."""
-    return (model.layers + draft) / model.layers
 
 
 def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None) -> BuiltDeployment:
@@ -467,10 +457,9 @@ def _build_pool(
     """One pool's engine, step times, power and memory."""
     layout = pool.layout
     tp = layout.tp
-    speculative = request.speculative if pool.role != "prefill" else None
-    draft = speculative.draft_tokens if speculative is not None else 0
-    mtp = speculative is not None and speculative.method == "mtp"
-    weight_scale = (model.layers + model.mtp_layers) / model.layers if mtp else 1.0
+    cost = draft_cost(
+        request.speculative, model.layers, model.mtp_layers, drafts=pool.role != "prefill"
+    )
     copies = kv_replication(tp, model.kv_heads, mla=model.mla)
     memory = rank_memory(
         model,
@@ -478,7 +467,7 @@ def _build_pool(
         layout,
         max_batch_tokens=request.max_batch_tokens,
         memory_fraction=request.memory_fraction,
-        weight_scale=weight_scale,
+        weight_scale=cost.weight_scale,
     )
     per_token = memory.kv_bytes_per_token
     capacity = memory.kv_capacity_tokens
@@ -492,10 +481,10 @@ def _build_pool(
     host_tokens = int(host_gb * BYTES_PER_GB // per_token)
     load_rate = tp * gpu.host_link_bytes_per_s / per_token
     steps, notes, uncertainty = _steps(
-        request, model, gpu, layout, copies, draft, decode_only=pool.role == "decode"
+        request, model, gpu, layout, copies, cost, decode_only=pool.role == "decode"
     )
     cache, cache_notes = _cache_options(request, capacity, per_token, model.max_context)
-    engine = EngineConfig.model_validate(
+    engine = RankConfig.model_validate(
         {
             "kv_capacity_tokens": capacity,
             "max_batch_tokens": request.max_batch_tokens,
@@ -516,8 +505,8 @@ def _build_pool(
         peak_bytes_per_s=gpu.bandwidth_bytes_per_s,
         gain=request.power_gain,
         work=model.work(copies, layout.dp),
-        verify_tokens=draft + 1,
-        draft_scale=draft_scale(model, draft),
+        verify_tokens=cost.draft_tokens + 1,
+        draft_scale=cost.step_scale,
     )
     return BuiltPool(
         pool=pool,

@@ -185,7 +185,8 @@ class Listed(BaseModel):
 def listing(catalog: Catalog) -> list[Listed]:
     """The catalog's rows, each with its weights per GPU and KV capacity (0: the weights do
     not fit), sorted by system, backend, model, layout."""
-    from agentload.sim.setup.build import Layout, rank_memory
+    from agentload.sim.setup.build import rank_memory
+    from agentload.sim.setup.serving import Layout
     from agentload.sim.specs.hardware import gpu_spec
     from agentload.sim.specs.model import model_spec
 
