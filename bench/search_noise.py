@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from agentload.sim.engine.sim_engine import Deployment
+from agentload.sim.engine.sim_engine import SimEngine
 from agentload.sim.steps.table import StepTable
 from agentload.sim.target import OpenSimulation, SimOptions
 
@@ -111,4 +111,4 @@ class NoisySim(SimOptions):
             steps = DriftingSteps(built.config.steps, self.sigma, self.tau_s, self.seed)
             config = built.config.model_copy(update={"steps": steps})
             drifting = built.model_copy(update={"config": config})
-            yield OpenSimulation(drifting, Deployment(config), opened.facts)
+            yield OpenSimulation(drifting, SimEngine(config), opened.facts)

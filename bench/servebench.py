@@ -6,7 +6,7 @@ InferenceX (SemiAnalysis) measures each system with a `bench_serving` client: ra
 when its last one finished (`--max-concurrency`, no rate limit), `10 x conc` requests in all.
 It publishes per-GPU throughput (input + output tokens over the benchmark's duration, per GPU),
 the median interactivity (1 / the median time per output token after the first, tokens/s per
-user) and the median TTFT. This replays the same load on a `Deployment` (pure, deterministic:
+user) and the median TTFT. This replays the same load on a `SimEngine` (pure, deterministic:
 lengths come from a seeded draw) and computes the same three figures.
 """
 
@@ -16,11 +16,12 @@ import random
 import statistics
 from collections.abc import Iterator
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from agentload.frozen import Frozen
 from agentload.sim.engine.config import DeploymentConfig
-from agentload.sim.engine.sim_engine import Deployment
-from agentload.sim.replay import Call, replay
+from agentload.sim.engine.sim_engine import SimEngine
+from agentload.sim.replay import ReplayCall, replay
 
 DEFAULT_RANGE_RATIO = 0.8
 """InferenceX's `--random-range-ratio`: lengths drawn from `[0.8 x, 1.0 x]` the nominal ones."""
@@ -28,10 +29,8 @@ REQUESTS_PER_CLIENT = 10
 """`--num-prompts` is 10 x the concurrency."""
 
 
-class ServeBench(BaseModel):
+class ServeBench(Frozen):
     """One benchmark point's load."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     isl: int = Field(ge=1)
     osl: int = Field(ge=2)
@@ -41,11 +40,9 @@ class ServeBench(BaseModel):
     seed: int = 0
 
 
-class BenchFigures(BaseModel):
+class BenchFigures(Frozen):
     """What the benchmark reports (simulated): per-GPU throughput, median interactivity and
     median TTFT."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     tput_per_gpu: float
     """Input + output tokens/s per GPU over the benchmark's duration."""
@@ -56,18 +53,18 @@ class BenchFigures(BaseModel):
     requests: int
 
 
-def _calls(bench: ServeBench, client: int) -> Iterator[Call]:
+def _calls(bench: ServeBench, client: int) -> Iterator[ReplayCall]:
     draw = random.Random(f"{bench.seed}:{client}")
     for n in range(bench.requests_per_client):
         isl = draw.randint(round(bench.range_ratio * bench.isl), bench.isl)
         osl = draw.randint(max(2, round(bench.range_ratio * bench.osl)), bench.osl)
         key = f"c{client}.r{n}"
-        yield Call(key, [(key, isl)], osl, 0.0)
+        yield ReplayCall(key, [(key, isl)], osl, 0.0)
 
 
 def run_servebench(config: DeploymentConfig, bench: ServeBench) -> BenchFigures:
     """The benchmark's figures on a fresh deployment (ValueError when no request succeeds)."""
-    engine = Deployment(config)
+    engine = SimEngine(config)
     results = replay(engine, [_calls(bench, c) for c in range(bench.conc)])
     done = [r for r in results if r.error is None]
     if not done:

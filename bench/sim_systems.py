@@ -43,8 +43,8 @@ sys.path.insert(0, str(REPO))
 
 from agentload import __version__  # noqa: E402
 from agentload.sim.calibration.fit import Factor, ProbePoint, fit  # noqa: E402
-from agentload.sim.setup.build import DeploymentRequest, build_deployment  # noqa: E402
-from agentload.sim.specs.model import ModelSpec, model_spec  # noqa: E402
+from agentload.sim.setup.build import DeploymentSpec, build_deployment  # noqa: E402
+from agentload.sim.specs.model import ModelShape, model_shape  # noqa: E402
 from agentload.sim.steps.roofline import RooflineParams  # noqa: E402
 from bench.servebench import BenchFigures, ServeBench, run_servebench  # noqa: E402
 
@@ -68,10 +68,10 @@ GLOBAL_SAMPLES = 32
 EVALUATIONS = 120
 
 
-def spec_for(precision: str) -> ModelSpec:
+def spec_for(precision: str) -> ModelShape:
     """DeepSeek-R1 at the published precision: FP8 as shipped; FP4 (NVFP4 / MXFP4 checkpoints
     quantise the routed experts) counted here as every weight at 4 bits, computed at FP4."""
-    base = model_spec(MODEL)
+    base = model_shape(MODEL)
     if precision == "fp8":
         return base
     return base.model_copy(
@@ -79,8 +79,8 @@ def spec_for(precision: str) -> ModelSpec:
     )
 
 
-def request_for(group: Mapping[str, Any], params: RooflineParams) -> DeploymentRequest:
-    return DeploymentRequest(
+def request_for(group: Mapping[str, Any], params: RooflineParams) -> DeploymentSpec:
+    return DeploymentSpec(
         system=group["system"],
         backend=BACKEND,
         model=MODEL,

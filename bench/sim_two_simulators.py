@@ -40,7 +40,7 @@ from agentload.run.execute import Request, execute  # noqa: E402
 from agentload.run.search_settings import SearchSettings  # noqa: E402
 from agentload.run.settings import AgentSettings  # noqa: E402
 from agentload.sim.engine.speculative import deepseek_mtp  # noqa: E402
-from agentload.sim.setup.build import DeploymentRequest  # noqa: E402
+from agentload.sim.setup.build import DeploymentSpec  # noqa: E402
 from agentload.sim.target import SimOptions  # noqa: E402
 
 SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "data").is_dir()), REPO)
@@ -75,7 +75,7 @@ CASES = (
 def search(log: Path, layout: str, routing: str, mtp: bool, out: Path) -> dict[str, Any]:
     """One max-agents search; its figures at the tier's limit."""
     gpus, pools = LAYOUTS[layout]
-    request = DeploymentRequest(
+    request = DeploymentSpec(
         system="gb300",
         backend="sglang",
         model=MODEL,
@@ -149,7 +149,7 @@ def hit_rates(log: Path) -> list[tuple[str, str, float | None]]:
     workload = load_workload(str(log), skip_bad_lines=True)
     out = []
     for layout, (gpus, pools) in LAYOUTS.items():
-        request = DeploymentRequest(
+        request = DeploymentSpec(
             system="gb300", model=MODEL, gpus=gpus, parallel="tp1,dp8,ep8", layout=pools
         )
         built = build_deployment(request)

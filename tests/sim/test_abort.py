@@ -13,7 +13,7 @@ from agentload.run.virtual_time import run_virtually
 from agentload.sim import SimRequest, SimResult
 from agentload.sim.cache.radix import RadixCache
 from agentload.sim.engine.rank import Rank
-from agentload.sim.engine.sim_engine import Deployment
+from agentload.sim.engine.sim_engine import SimEngine
 from agentload.sim.target import EngineDriver, SimTarget
 from agentload.target.call import Answer, Call
 from agentload.workload.model import Segment, Session, Turn
@@ -41,7 +41,7 @@ def check_rank(rank: Rank) -> None:
     assert rank.context_offset == members
 
 
-def assert_idle(engine: Deployment) -> None:
+def assert_idle(engine: SimEngine) -> None:
     for rank in engine.ranks:
         check_rank(rank)
         assert not rank.has_work
@@ -184,7 +184,7 @@ def test_only_a_live_request_can_be_aborted() -> None:
 
 
 def load_with_aborts(
-    engine: Deployment, seed: int, sessions: int, calls: int
+    engine: SimEngine, seed: int, sessions: int, calls: int
 ) -> tuple[list[SimResult], set[int]]:
     """Sessions of growing prompts sent at random times (the stress test's load); a third of
     the calls are given up at a random time after they are sent, and their session goes on."""

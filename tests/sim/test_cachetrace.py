@@ -9,7 +9,7 @@ from agentload.sim.calibration.measured import read_measured
 from agentload.sim.calibration.on_run import engine_defaults
 from agentload.sim.engine.config import RankConfig
 from agentload.sim.predict import ProbeWindow, table_of, window_point
-from agentload.sim.setup.build import DeploymentRequest, build_deployment
+from agentload.sim.setup.build import DeploymentSpec, build_deployment
 from agentload.workload.load import load_workload
 from bench import sim_validate
 from bench.cachetrace import TimedCall, measured_calls, replay_cache
@@ -48,8 +48,8 @@ def test_the_slot_cache_at_the_measured_times_gives_the_measured_hit_rates(name:
     run_dir = sim_validate.MEASURED / name
     run = read_measured(run_dir)
     calls = measured_calls(load_results(run_dir).records, load_workload(run.workload), run.rules)
-    request = DeploymentRequest(system=sim_validate.CPU_SYSTEM, **engine_defaults(run))  # type: ignore[arg-type]
-    table = table_of(replay_cache(build_deployment(request).config.engine, calls))
+    request = DeploymentSpec(system=sim_validate.CPU_SYSTEM, **engine_defaults(run))  # type: ignore[arg-type]
+    table = table_of(replay_cache(build_deployment(request).config.rank, calls))
     for measured, window in zip(run.points, run.windows, strict=True):
         simulated = window_point(table, window).cache_hit_rate
         assert measured.cache_hit_rate is not None and simulated is not None

@@ -24,8 +24,8 @@ from agentload.sim.calibration.fit import (
 from agentload.sim.calibration.measured import read_measured
 from agentload.sim.calibration.on_run import calibrate_on_run, engine_defaults
 from agentload.sim.predict import AgentRules, AgentSpan, ProbeWindow, predict_schedule
-from agentload.sim.setup.build import DeploymentRequest, build_deployment
-from agentload.sim.specs.model import model_spec
+from agentload.sim.setup.build import DeploymentSpec, build_deployment
+from agentload.sim.specs.model import model_shape
 from agentload.sim.steps.roofline import RooflineParams
 from agentload.workload.load import load_workload
 from agentload.workload.synthetic import SyntheticParams, generate
@@ -42,8 +42,8 @@ TRUE = RooflineParams(
 )
 
 
-def _cpu(params: RooflineParams) -> DeploymentRequest:
-    return DeploymentRequest(
+def _cpu(params: RooflineParams) -> DeploymentSpec:
+    return DeploymentSpec(
         system=CPU,
         backend="llama.cpp",
         model=GENERATED,
@@ -136,7 +136,7 @@ def test_compare_leaves_out_the_figures_a_measurement_lacks() -> None:
 
 
 def test_the_sequence_overhead_costs_each_decoding_sequence_once_a_step() -> None:
-    model = model_spec(GENERATED)
+    model = model_shape(GENERATED)
     without = build_deployment(_cpu(TRUE.model_copy(update={"sequence_overhead_s": 0.0})), model)
     with_it = build_deployment(_cpu(TRUE), model)
     for batch in (1, 2, 4):
@@ -147,7 +147,7 @@ def test_the_sequence_overhead_costs_each_decoding_sequence_once_a_step() -> Non
 
 
 def test_the_generated_model_is_described_as_its_generator_writes_it() -> None:
-    spec = model_spec(GENERATED)
+    spec = model_shape(GENERATED)
     generator = model_gen.ModelSpec()
     assert spec.kv_bytes_per_token() == generator.kv_bytes_per_token()
     assert spec.total_params == pytest.approx(generator.parameter_count(), rel=0.002)
@@ -155,7 +155,7 @@ def test_the_generated_model_is_described_as_its_generator_writes_it() -> None:
 
 
 def test_a_width_of_its_own_sets_every_weights_bytes() -> None:
-    spec = model_spec("deepseek-ai/DeepSeek-V3").model_copy(update={"bytes_per_param": 0.65})
+    spec = model_shape("deepseek-ai/DeepSeek-V3").model_copy(update={"bytes_per_param": 0.65})
     assert spec.weight_bytes() == pytest.approx(spec.total_params * 0.65)
 
 
@@ -179,7 +179,7 @@ def test_the_demo_run_is_read_as_its_probes_and_each_agents_span() -> None:
 
 def test_a_simulation_is_refused_as_a_calibration_source(tmp_path: Path) -> None:
     run = read_measured(DEMO).model_copy(update={"simulated": True})
-    request = DeploymentRequest(system=CPU, **engine_defaults(run))  # type: ignore[arg-type]
+    request = DeploymentSpec(system=CPU, **engine_defaults(run))  # type: ignore[arg-type]
     with pytest.raises(InputError, match="simulation"):
         calibrate_on_run(run, request, load_workload(run.workload))
 

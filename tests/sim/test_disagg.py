@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agentload.sim import SimRequest, SimResult, StepTable
-from agentload.sim.engine.sim_engine import Deployment
+from agentload.sim.engine.sim_engine import SimEngine
 from agentload.sim.replay import replay
 from agentload.workload.model import Workload
 from tests.sim.conftest import agents, disaggregated
@@ -93,7 +93,7 @@ def test_an_aborted_call_frees_its_memory_wherever_it_is(at: float) -> None:
 
 
 def test_a_call_whose_context_exceeds_decode_memory_fails_at_once() -> None:
-    engine: Deployment = disaggregated(decode_capacity=1000)
+    engine: SimEngine = disaggregated(decode_capacity=1000)
     engine.submit(SimRequest("A", "a", [("a", 2500)], 3), 0.0)
     engine.submit(SimRequest("B", "b", [("b", 500)], 3), 0.0)
     by_id = {r.id: r for r in drain(engine)}

@@ -7,21 +7,21 @@ from itertools import pairwise
 import pytest
 
 from agentload.sim import CONTEXT_OVERFLOW, SimRequest, SimResult
-from agentload.sim.engine.sim_engine import Deployment
+from agentload.sim.engine.sim_engine import SimEngine
 from agentload.sim.replay import replay
 from agentload.workload.model import Workload
 from agentload.workload.stats import workload_stats
 from tests.sim.conftest import agents, deployment
 
 
-def drain(engine: Deployment) -> list[SimResult]:
+def drain(engine: SimEngine) -> list[SimResult]:
     out: list[SimResult] = []
     while (t := engine.next_event_time()) is not None:
         out.extend(engine.advance(t))
     return out
 
 
-def run_until(engine: Deployment, t: float) -> list[SimResult]:
+def run_until(engine: SimEngine, t: float) -> list[SimResult]:
     out: list[SimResult] = []
     while (nxt := engine.next_event_time()) is not None and nxt <= t:
         out.extend(engine.advance(nxt))
@@ -168,7 +168,7 @@ def test_the_host_tier_recovers_hits_lost_to_hbm_eviction(workload: Workload) ->
     assert sum(r.host_tokens for r in tiered_results) > 0
 
 
-def loading_from_host() -> Deployment:
+def loading_from_host() -> SimEngine:
     """A deployment at t=2 with A2 just submitted: it loads 801 of A's tokens back from the
     host tier in [2, 2.1] (the scenario of the test below)."""
     engine = deployment(capacity=1200, host=10_000, host_rate=8010.0, block=1, step_s=0.01)

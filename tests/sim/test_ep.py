@@ -10,7 +10,7 @@ from agentload.errors import InputError
 from agentload.sim.setup.build import rank_memory
 from agentload.sim.setup.serving import Layout, parse_parallel
 from agentload.sim.specs.hardware import gpu_spec
-from agentload.sim.specs.model import model_spec
+from agentload.sim.specs.model import model_shape
 from agentload.sim.steps.ep import ep_model_applies, interpolated
 from agentload.sim.steps.table import StepTable
 
@@ -48,7 +48,7 @@ def test_without_two_sizes_with_data_there_is_no_model() -> None:
 
 
 def test_seventy_two_gpus_hold_384_experts_six_each() -> None:
-    model = model_spec("sgl-project/DeepSeek-V4-Pro-FP8")
+    model = model_shape("sgl-project/DeepSeek-V4-Pro-FP8")
     gpu = gpu_spec("gb300")
     wide = rank_memory(model, gpu, parse_parallel("tp1,dp72,ep72"))
     even = rank_memory(model, gpu, parse_parallel("tp1,dp64,ep64"))

@@ -14,7 +14,7 @@ from agentload.sim.specs.kvset import (
     kv_replication,
     max_agents,
 )
-from agentload.sim.specs.model import model_spec
+from agentload.sim.specs.model import model_shape
 
 
 def test_kv_bytes_per_token_for_gqa_and_mla() -> None:
@@ -22,25 +22,25 @@ def test_kv_bytes_per_token_for_gqa_and_mla() -> None:
     DeepSeek-V3: 61 layers x (512 latent + 64 rope) x 2 bytes = 70,272 B."""
     assert kv_bytes_per_token(80, 8, 128, 2) == 327_680
     assert kv_bytes_per_token(61, 128, 128, 2, mla_latent=576) == 70_272
-    assert model_spec("meta-llama/Meta-Llama-3.1-70B").kv_bytes_per_token() == 327_680
-    assert model_spec("deepseek-ai/DeepSeek-V3").kv_bytes_per_token() == 70_272
+    assert model_shape("meta-llama/Meta-Llama-3.1-70B").kv_bytes_per_token() == 327_680
+    assert model_shape("deepseek-ai/DeepSeek-V3").kv_bytes_per_token() == 70_272
 
 
 def test_sliding_and_compressed_layers_keep_less_kv() -> None:
     """gpt-oss-120b alternates sliding-window (128 tokens) and full layers: 18 of 36 count.
     DeepSeek V4 keeps one entry per 4 or 128 tokens on its compressed layers."""
-    oss = model_spec("openai/gpt-oss-120b")
+    oss = model_shape("openai/gpt-oss-120b")
     assert oss.kv_layers == 18
     assert oss.kv_bytes_per_token() == 18 * 2 * 8 * 64 * 2
-    v4 = model_spec("deepseek-ai/DeepSeek-V4-Pro")
+    v4 = model_shape("deepseek-ai/DeepSeek-V4-Pro")
     assert 7 < v4.kv_layers < 8
 
 
 def test_parameter_counts_are_close_to_the_published_ones() -> None:
-    v3 = model_spec("deepseek-ai/DeepSeek-V3")
+    v3 = model_shape("deepseek-ai/DeepSeek-V3")
     assert v3.total_params == pytest.approx(671e9, rel=0.02)
     assert v3.active_params == pytest.approx(37e9, rel=0.05)
-    assert model_spec("meta-llama/Meta-Llama-3.1-70B").total_params == pytest.approx(
+    assert model_shape("meta-llama/Meta-Llama-3.1-70B").total_params == pytest.approx(
         70.6e9, rel=0.02
     )
 
@@ -96,7 +96,7 @@ def test_kv_bytes_per_gpu_agree_with_aiconfigurator(
     )
     from agentload.sim.steps.aic import resolved_backend_version
 
-    spec = model_spec(model, kv_dtype_bytes=kv_dtype)
+    spec = model_shape(model, kv_dtype_bytes=kv_dtype)
     estimate = memory.estimate_kv_cache(
         model,
         system,

@@ -31,7 +31,7 @@ from agentload.sim.layouts import (
 from agentload.sim.setup.build import rank_memory
 from agentload.sim.setup.serving import Layout, parse_layout
 from agentload.sim.specs.hardware import gpu_spec
-from agentload.sim.specs.model import model_spec
+from agentload.sim.specs.model import model_shape
 from agentload.sim.steps.table import StepTable
 from tests.paths import REPO
 
@@ -81,7 +81,7 @@ def test_a_budget_smaller_than_any_layout_is_one_error_naming_gpus() -> None:
 
 
 def test_pruning_says_which_pool_and_why() -> None:
-    model, gpu = model_spec(DEEPSEEK), gpu_spec("gb300")
+    model, gpu = model_shape(DEEPSEEK), gpu_spec("gb300")
 
     def memory(layout: Layout, drafts: bool) -> MemoryFit:
         m = rank_memory(model, gpu, layout)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agentload.sim import Deployment, DeploymentConfig, RankConfig
+from agentload.sim import DeploymentConfig, RankConfig, SimEngine
 from agentload.sim.engine.power import AGENTPERF_GB300_W_PER_GPU, PowerModel
 from agentload.sim.replay import replay
 from agentload.sim.specs.hardware import gpu_spec
-from agentload.sim.specs.model import model_spec
+from agentload.sim.specs.model import model_shape
 from agentload.sim.steps.roofline import RooflineParams, roofline_table
 from agentload.workload.model import Workload
 from tests.sim.conftest import agents
@@ -17,8 +17,8 @@ from tests.sim.conftest import agents
 GPUS_PER_RANK = 8
 
 
-def powered(ranks: int = 2) -> Deployment:
-    model = model_spec("deepseek-ai/DeepSeek-V3")
+def powered(ranks: int = 2) -> SimEngine:
+    model = model_shape("deepseek-ai/DeepSeek-V3")
     gpu = gpu_spec("h200_sxm")
     power = PowerModel(
         gpus=GPUS_PER_RANK,
@@ -31,12 +31,12 @@ def powered(ranks: int = 2) -> Deployment:
     config = DeploymentConfig(
         ranks=ranks,
         gpus_per_rank=GPUS_PER_RANK,
-        engine=RankConfig(kv_capacity_tokens=700_000),
+        rank=RankConfig(kv_capacity_tokens=700_000),
         steps=roofline_table(model, gpu, GPUS_PER_RANK, RooflineParams()),
         power=power,
         power_bin_s=0.5,
     )
-    return Deployment(config)
+    return SimEngine(config)
 
 
 def test_the_calibration_target_is_aa_agentperf_gb300() -> None:

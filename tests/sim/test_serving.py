@@ -13,7 +13,7 @@ from agentload.sim.engine.speculative import (
     deepseek_mtp,
     parse_speculative,
 )
-from agentload.sim.setup.build import DeploymentRequest, build_deployment
+from agentload.sim.setup.build import DeploymentSpec, build_deployment
 from agentload.sim.setup.serving import aggregated, layout_spec, parse_layout
 
 DSV4 = "sgl-project/DeepSeek-V4-Pro-FP8"
@@ -50,14 +50,14 @@ def test_a_layout_that_cannot_exist_is_one_line(text: str, why: str) -> None:
 
 def test_a_disaggregated_deployment_has_both_pools_and_the_racks_nvlink_between_them() -> None:
     built = build_deployment(
-        DeploymentRequest(system="gb300", model=DSV4, gpus=72, layout=DISAGG, steps="roofline")
+        DeploymentSpec(system="gb300", model=DSV4, gpus=72, layout=DISAGG, steps="roofline")
     )
     config = built.config
     assert config.gpus == 72 and config.ranks == 8
     assert config.decode is not None and config.decode.ranks == 64
     assert [p.pool.role for p in built.pools] == ["prefill", "decode"]
     # experts over 64 GPUs leave more room for KV than over 8
-    assert config.decode.engine.kv_capacity_tokens > config.engine.kv_capacity_tokens
+    assert config.decode.rank.kv_capacity_tokens > config.rank.kv_capacity_tokens
     assert built.kv_link is not None and "900 GB/s" in built.kv_link.description
     assert config.transfer is not None
     assert config.transfer.tokens_per_s == pytest.approx(900e9 / built.model.kv_bytes_per_token())
@@ -65,7 +65,7 @@ def test_a_disaggregated_deployment_has_both_pools_and_the_racks_nvlink_between_
 
 def test_a_deployment_spanning_racks_hands_kv_over_the_network() -> None:
     built = build_deployment(
-        DeploymentRequest(
+        DeploymentSpec(
             system="gb300",
             model=DSV4,
             gpus=144,
@@ -77,7 +77,7 @@ def test_a_deployment_spanning_racks_hands_kv_over_the_network() -> None:
 
 
 def test_a_layout_and_its_gpus_must_agree() -> None:
-    request = DeploymentRequest(system="gb300", model=DSV4, gpus=64, layout=DISAGG)
+    request = DeploymentSpec(system="gb300", model=DSV4, gpus=64, layout=DISAGG)
     with pytest.raises(InputError, match="72 GPUs, not 64"):
         build_deployment(request)
 

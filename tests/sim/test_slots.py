@@ -16,7 +16,7 @@ import pytest
 from agentload.engines.llamacpp import LocalEngine
 from agentload.sim.cache.protocol import Admission
 from agentload.sim.cache.slots import SlotCache
-from agentload.sim.setup.build import DeploymentRequest, build_deployment
+from agentload.sim.setup.build import DeploymentSpec, build_deployment
 from tests.conftest import require_engine
 
 Chain = list[tuple[str, int]]
@@ -105,7 +105,7 @@ def test_the_ram_cache_drops_its_oldest_prompts_beyond_its_size() -> None:
 
 
 def test_llama_cpp_deployments_keep_one_prompt_per_slot() -> None:
-    request = DeploymentRequest(
+    request = DeploymentSpec(
         system="cpu-epyc-genoa-vcpu",
         backend="llama.cpp",
         model="meta-llama/Meta-Llama-3.1-8B",
@@ -114,11 +114,11 @@ def test_llama_cpp_deployments_keep_one_prompt_per_slot() -> None:
         max_batch_tokens=2048,
         steps="roofline",
     )
-    engine = build_deployment(request).config.engine
+    engine = build_deployment(request).config.rank
     assert engine.prefix_cache == "slots"
     assert engine.max_context_tokens == engine.kv_capacity_tokens // 4
     gpu = request.model_copy(update={"backend": "sglang", "system": "h200_sxm"})
-    assert build_deployment(gpu).config.engine.prefix_cache == "radix"
+    assert build_deployment(gpu).config.rank.prefix_cache == "radix"
 
 
 # --- the real server -----------------------------------------------------------------------------

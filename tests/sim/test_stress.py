@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from agentload.sim import SimRequest, SimResult
-from agentload.sim.engine.sim_engine import Deployment
+from agentload.sim.engine.sim_engine import SimEngine
 from agentload.sim.engine.speculative import Speculative
 from tests.sim.conftest import TIGHT, disaggregated, tight_deployment
 
@@ -28,7 +28,7 @@ def next_request(
     return SimRequest(request, str(session), list(chain), int(rng.integers(1, 40)))
 
 
-def random_load(engine: Deployment, seed: int, sessions: int, calls: int) -> list[SimResult]:
+def random_load(engine: SimEngine, seed: int, sessions: int, calls: int) -> list[SimResult]:
     """Sessions of growing prompts (shared system prompt, transient tails) sent at random
     times, each call after the previous one of its session finished."""
     rng = np.random.default_rng(seed)

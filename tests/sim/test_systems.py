@@ -14,7 +14,7 @@ from agentload.results.load import read_summary
 from agentload.results.summary import CalibrationFacts, CalibrationFigure, StepUncertainty
 from agentload.sim import DeploymentConfig, RankConfig, StepTable
 from agentload.sim.facts import run_uncertainty
-from agentload.sim.setup.build import DeploymentRequest, build_deployment, roofline_for
+from agentload.sim.setup.build import DeploymentSpec, build_deployment, roofline_for
 from agentload.sim.steps.roofline import RooflineParams
 from agentload.sim.steps.systems import calibration_for, uncalibrated
 from bench import sim_systems
@@ -30,7 +30,7 @@ def test_a_serving_benchmark_reports_what_inferencex_publishes() -> None:
     config = DeploymentConfig(
         ranks=1,
         gpus_per_rank=2,
-        engine=RankConfig(kv_capacity_tokens=100_000),
+        rank=RankConfig(kv_capacity_tokens=100_000),
         steps=StepTable.constant(STEP_S),
     )
     bench = ServeBench(isl=1000, osl=100, conc=1, range_ratio=1.0)
@@ -42,8 +42,8 @@ def test_a_serving_benchmark_reports_what_inferencex_publishes() -> None:
     assert figures.tput_per_gpu == pytest.approx(1100 / (100 * STEP_S) / 2)
 
 
-def _request(system: str, **extra: object) -> DeploymentRequest:
-    return DeploymentRequest(
+def _request(system: str, **extra: object) -> DeploymentSpec:
+    return DeploymentSpec(
         system=system,
         backend="sglang",
         model="deepseek-ai/DeepSeek-V3",

@@ -76,10 +76,10 @@ from agentload.sim.layouts import (
     prune,
     prune_counts,
 )
-from agentload.sim.setup.build import DeploymentRequest, rank_memory
+from agentload.sim.setup.build import DeploymentSpec, rank_memory
 from agentload.sim.setup.serving import Layout, Pool, parse_layout
 from agentload.sim.specs.hardware import GpuSpec, gpu_spec
-from agentload.sim.specs.model import ModelSpec, model_spec
+from agentload.sim.specs.model import ModelShape, model_shape
 from agentload.tables import Column, Grid, console_lines
 from agentload.units import BYTES_PER_GB
 from agentload.workload.load import load_workload
@@ -105,8 +105,8 @@ DOMINANCE_TOLERANCE = 0.01
 class _Run:
     """What a layout search carries from step to step."""
 
-    base: DeploymentRequest
-    model: ModelSpec
+    base: DeploymentSpec
+    model: ModelShape
     gpu: GpuSpec
     settings: SearchSettings
     price: Price
@@ -178,7 +178,7 @@ def _open(args: argparse.Namespace) -> tuple[_Run, WorkloadShape]:
     the workload's shape."""
     base = _base_request(args)
     workload = load_workload(args.workload, skip_bad_lines=args.skip_bad_lines)
-    model = model_spec(base.model, kv_dtype_bytes=base.kv_dtype_bytes)
+    model = model_shape(base.model, kv_dtype_bytes=base.kv_dtype_bytes)
     label = clean_label(
         f"layouts-{base.system}-x{base.gpus}-{model.name.rsplit('/', 1)[-1]}", "simulate"
     )
@@ -241,7 +241,7 @@ def _check_args(args: argparse.Namespace) -> None:
             raise InputError(f"--{name.replace('_', '-')}: a price >= 0, got {value:g}")
 
 
-def _base_request(args: argparse.Namespace) -> DeploymentRequest:
+def _base_request(args: argparse.Namespace) -> DeploymentSpec:
     from agentload.commands.simulate import deployment_from
 
     given = args.speculative
@@ -325,7 +325,7 @@ def candidate_space(run: _Run, args: argparse.Namespace) -> tuple[Space, tuple[C
     return space, candidates
 
 
-def _speculative_options(args: argparse.Namespace, model: ModelSpec) -> tuple[str | None, ...]:
+def _speculative_options(args: argparse.Namespace, model: ModelShape) -> tuple[str | None, ...]:
     """Off and MTP (a DeepSeek model with MTP layers), or what `--speculative` fixes."""
     given = args.speculative
     if given is not None:
@@ -397,10 +397,10 @@ def _pool_model(run: _Run, pool: Pool, spec: str | None, host_gb: float) -> Pool
             role=pool.role,
             ranks=1,
             steps=built.steps,
-            kv_capacity_tokens=built.engine.kv_capacity_tokens,
-            kv_host_tokens=built.engine.kv_host_tokens,
-            max_batch_tokens=built.engine.max_batch_tokens,
-            max_running=built.engine.max_running,
+            kv_capacity_tokens=built.rank.kv_capacity_tokens,
+            kv_host_tokens=built.rank.kv_host_tokens,
+            max_batch_tokens=built.rank.max_batch_tokens,
+            max_running=built.rank.max_running,
             tokens_per_step=speculative.mean_tokens if speculative is not None else 1.0,
         )
         run.built[key] = found

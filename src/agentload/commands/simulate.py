@@ -38,7 +38,7 @@ from agentload.tables import Column, Grid, console_lines
 
 if TYPE_CHECKING:
     from agentload.results.summary import CalibrationFacts
-    from agentload.sim.setup.build import DeploymentRequest
+    from agentload.sim.setup.build import DeploymentSpec
     from agentload.sim.steps.catalog import Listed
     from agentload.sim.steps.roofline import RooflineParams
 
@@ -193,7 +193,7 @@ def handle(args: argparse.Namespace) -> int:
     return 0 if summary.complete else EXIT_INTERRUPTED
 
 
-def _label(args: argparse.Namespace, deployment: DeploymentRequest) -> str:
+def _label(args: argparse.Namespace, deployment: DeploymentSpec) -> str:
     """--label, else the deployment in a few words (`b300_sxm-x8-vllm-gpt-oss-120b`), so that
     simulations set side by side (`agentload compare`) tell themselves apart."""
     if args.label != "simulate":
@@ -209,13 +209,13 @@ def _label(args: argparse.Namespace, deployment: DeploymentRequest) -> str:
 
 def deployment_from(
     args: argparse.Namespace, defaults: dict[str, object] | None = None
-) -> DeploymentRequest:
+) -> DeploymentSpec:
     """The deployment request from the options (`defaults` fill options left out); one line
     naming what is missing."""
     from agentload.sim.engine.speculative import parse_speculative
-    from agentload.sim.setup.build import DeploymentRequest
+    from agentload.sim.setup.build import DeploymentSpec
     from agentload.sim.setup.serving import layout_spec, parse_layout
-    from agentload.sim.specs.model import model_spec
+    from agentload.sim.specs.model import model_shape
 
     given = {
         name: getattr(args, name)
@@ -242,7 +242,7 @@ def deployment_from(
     )
     speculative = getattr(args, "speculative", "off") or "off"
     if speculative != "off":
-        model = model_spec(str(values["model"]))
+        model = model_shape(str(values["model"]))
         values["speculative"] = parse_speculative(
             speculative, model=model.name, mtp_layers=model.mtp_layers
         )
@@ -251,7 +251,7 @@ def deployment_from(
         values["steps"] = "roofline"
     if args.prompt_token_scale is not None:
         values["prompt_token_scale"] = args.prompt_token_scale
-    return DeploymentRequest.model_validate(values)
+    return DeploymentSpec.model_validate(values)
 
 
 def roofline_from(text: str) -> RooflineParams:
@@ -277,7 +277,7 @@ def roofline_from(text: str) -> RooflineParams:
 
 def calibrated_deployment(
     args: argparse.Namespace,
-) -> tuple[DeploymentRequest, CalibrationFacts | None]:
+) -> tuple[DeploymentSpec, CalibrationFacts | None]:
     """The deployment request, fitted to `--calibrate`'s run when given (with the fit's
     facts; the fit and its errors are printed)."""
     if not args.calibrate:

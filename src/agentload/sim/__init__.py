@@ -1,6 +1,6 @@
 """The simulated serving engine: continuous batching, a prefix cache, step times, power.
 
-A pure library on a virtual clock (no asyncio, no wall time): `Deployment` takes requests
+A pure library on a virtual clock (no asyncio, no wall time): `SimEngine` takes requests
 (`SimRequest`) and returns results (`SimResult`); see `agentload.sim.engine.sim_engine` for the
 driver's loop and `docs/simulation.md` for the model.
 """
@@ -8,18 +8,18 @@ driver's loop and `docs/simulation.md` for the model.
 from agentload.sim.engine.config import DeploymentConfig, RankConfig, Routing
 from agentload.sim.engine.power import PowerModel
 from agentload.sim.engine.request import CONTEXT_OVERFLOW, SimRequest, SimResult
-from agentload.sim.engine.sim_engine import Deployment, EngineMetrics
+from agentload.sim.engine.sim_engine import EngineMetrics, SimEngine
 from agentload.sim.specs.work import WorkModel
 from agentload.sim.steps.table import StepTable
 
 __all__ = [
     "CONTEXT_OVERFLOW",
-    "Deployment",
     "DeploymentConfig",
     "EngineMetrics",
     "PowerModel",
     "RankConfig",
     "Routing",
+    "SimEngine",
     "SimRequest",
     "SimResult",
     "StepTable",

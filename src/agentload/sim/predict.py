@@ -19,16 +19,17 @@ from collections.abc import Hashable, Iterator, Sequence
 from typing import cast
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from agentload.frozen import Frozen
 from agentload.measure.joins import pool_join
 from agentload.measure.metrics import RecordTable, window_metrics
 from agentload.measure.window import Window
 from agentload.sim.calibration.fit import ProbePoint
 from agentload.sim.engine.config import DeploymentConfig
 from agentload.sim.engine.request import SimResult, scale_tokens
-from agentload.sim.engine.sim_engine import Deployment
-from agentload.sim.replay import Call, replay
+from agentload.sim.engine.sim_engine import SimEngine
+from agentload.sim.replay import ReplayCall, replay
 from agentload.workload.model import PromptSegment, Session, Workload
 from agentload.workload.starts import AgentSessions, StartDraw
 
@@ -38,10 +39,8 @@ JOIN_WAIT_S = 180.0
 (a search's default `--max-window`, as its probes wait)."""
 
 
-class AgentRules(BaseModel):
+class AgentRules(Frozen):
     """How the agents pick and play sessions (a measured run's settings)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     stride: int = Field(ge=1)
     """Sessions between one agent's consecutive sessions: the search's most agents."""
@@ -57,20 +56,16 @@ class AgentRules(BaseModel):
     than the workload's mean)."""
 
 
-class AgentSpan(BaseModel):
+class AgentSpan(Frozen):
     """When one agent played: from `start_s`; no call sent after `stop_s` (None: to the end)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     index: int = Field(ge=0)
     start_s: float = Field(ge=0)
     stop_s: float | None = None
 
 
-class ProbeWindow(BaseModel):
+class ProbeWindow(Frozen):
     """A probe's window: its agent count and [start_s, end_s)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     agents: int = Field(ge=1)
     start_s: float = Field(ge=0)
@@ -88,14 +83,14 @@ def _pairs(
 
 def _session_calls(
     session: Session, instance: str, first_turn: int, agent: int, rules: AgentRules
-) -> Iterator[Call]:
+) -> Iterator[ReplayCall]:
     reply_tokens = [turn.output_tokens for turn in session.turns]
     scale = rules.prompt_token_scale
     for index in range(first_turn, len(session.turns)):
         turn = session.turns[index]
         prompt = _pairs(session.prompt(index, reply_tokens), instance, scale)
         tool = turn.tool_time_s * rules.tool_time_scale
-        yield Call((agent, instance), prompt, turn.output_tokens, tool)
+        yield ReplayCall((agent, instance), prompt, turn.output_tokens, tool)
 
 
 def agent_calls(
@@ -104,7 +99,7 @@ def agent_calls(
     rules: AgentRules,
     salt: str,
     played: AgentSessions | None = None,
-) -> Iterator[Call]:
+) -> Iterator[ReplayCall]:
     """Agent `index`'s calls, session after session, as `run.agent.Agent` plays them (its
     session key is `(index, instance)`; `played`, shared by a run's agents, is made when None)."""
     sessions = workload.sessions
@@ -128,7 +123,7 @@ def play(
 ) -> RecordTable:
     """Replay the agents over [0, until] on a fresh engine: the requests as a record table
     (virtual seconds; failed requests have no first or last token)."""
-    engine = Deployment(config)
+    engine = SimEngine(config)
     played = AgentSessions(workload.sessions, rules.start_draw)
     agents = [agent_calls(workload, span.index, rules, salt, played) for span in spans]
     results = replay(

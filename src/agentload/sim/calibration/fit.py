@@ -21,10 +21,11 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from scipy.optimize import minimize
 from scipy.stats import qmc
 
+from agentload.frozen import Frozen
 from agentload.results.summary import CalibrationFigure
 
 FIGURES = (
@@ -46,10 +47,8 @@ TOLERANCE = 1e-3
 """Nelder-Mead's tolerance on the log factors and on the objective."""
 
 
-class ProbePoint(BaseModel):
+class ProbePoint(Frozen):
     """What one probe's window measured (or a simulation predicts for it)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     agents: int = Field(ge=1)
     window_s: float = Field(ge=0)
@@ -68,10 +67,8 @@ class ProbePoint(BaseModel):
         return None if value is None else float(value)
 
 
-class Factor(BaseModel):
+class Factor(Frozen):
     """One fitted factor: its start and bounds (searched in log space, so all positive)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     start: float = Field(gt=0)
@@ -79,10 +76,8 @@ class Factor(BaseModel):
     upper: float = Field(gt=0)
 
 
-class FitResult(BaseModel):
+class FitResult(Frozen):
     """The factors found, the figures they give, and what it took."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     factors: dict[str, float]
     figures: tuple[str, ...]
@@ -92,7 +87,7 @@ class FitResult(BaseModel):
     evaluations: int
 
 
-Model = Callable[[Mapping[str, float]], Sequence[ProbePoint]]
+Predictor = Callable[[Mapping[str, float]], Sequence[ProbePoint]]
 """Factors in, one predicted point per measured point out (same order)."""
 
 
@@ -146,7 +141,7 @@ def _objective_terms(
 
 def fit(
     points: Sequence[ProbePoint],
-    model: Model,
+    model: Predictor,
     factors: Sequence[Factor],
     *,
     figures: Sequence[str] = FIGURES,

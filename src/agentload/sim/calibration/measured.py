@@ -22,19 +22,16 @@ import bisect
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from agentload.errors import InputError
+from agentload.frozen import Frozen
 from agentload.results.load import load_results
 from agentload.results.summary import ProbeFigures
 from agentload.sim.calibration.fit import ProbePoint
 from agentload.sim.predict import AgentRules, AgentSpan, ProbeWindow
 
 
-class MeasuredRun(BaseModel):
+class MeasuredRun(Frozen):
     """What a measured results directory says (module docstring)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     path: str
     label: str | None

@@ -6,7 +6,7 @@ times, and fits the factors (`FITTED_FACTORS`: compute and bandwidth efficiency,
 per step and one per decoding sequence) to the figures of the probes with at most `max_agents`
 agents (`agentload.sim.calibration.fit.fit`); it then predicts every probe of the run with
 them. The prompts are scaled by the run's own count of prompt tokens per intended token (its
-chat template and tokenizer). What comes back: the request with the fitted factors, and the
+chat template and tokenizer). What comes back: the spec with the fitted factors, and the
 facts (`CalibrationFacts`: factors, figures fitted and predicted, errors) for the summary.
 """
 
@@ -26,7 +26,7 @@ from agentload.sim.calibration.fit import (
 )
 from agentload.sim.calibration.measured import MeasuredRun
 from agentload.sim.predict import predict_schedule
-from agentload.sim.setup.build import DeploymentRequest, build_deployment
+from agentload.sim.setup.build import DeploymentSpec, build_deployment
 from agentload.sim.steps.roofline import RooflineParams
 from agentload.workload.model import Workload
 
@@ -61,38 +61,36 @@ def engine_defaults(run: MeasuredRun) -> dict[str, object]:
     return values
 
 
-def _with_factors(request: DeploymentRequest, factors: Mapping[str, float]) -> DeploymentRequest:
-    return request.model_copy(update={"roofline": RooflineParams(**factors), "steps": "roofline"})
+def _with_factors(spec: DeploymentSpec, factors: Mapping[str, float]) -> DeploymentSpec:
+    return spec.model_copy(update={"roofline": RooflineParams(**factors), "steps": "roofline"})
 
 
-def predict_run(
-    request: DeploymentRequest, run: MeasuredRun, workload: Workload
-) -> list[ProbePoint]:
-    """Every probe of `run` as the deployment `request` names plays its schedule."""
-    built = build_deployment(request)
-    rules = run.rules.model_copy(update={"prompt_token_scale": request.prompt_token_scale})
+def predict_run(spec: DeploymentSpec, run: MeasuredRun, workload: Workload) -> list[ProbePoint]:
+    """Every probe of `run` as the deployment `spec` names plays its schedule."""
+    built = build_deployment(spec)
+    rules = run.rules.model_copy(update={"prompt_token_scale": spec.prompt_token_scale})
     return predict_schedule(built.config, workload, run.spans, run.windows, rules)
 
 
 def calibrate_on_run(
     run: MeasuredRun,
-    request: DeploymentRequest,
+    spec: DeploymentSpec,
     workload: Workload,
     *,
     max_agents: int | None = None,
     figures: Sequence[str] = FIGURES,
     factors: Sequence[Factor] = FITTED_FACTORS,
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
-) -> tuple[DeploymentRequest, CalibrationFacts]:
-    """The request with fitted roofline factors, and the fit's facts (module docstring)."""
-    if request.steps == "aic":
+) -> tuple[DeploymentSpec, CalibrationFacts]:
+    """The spec with fitted roofline factors, and the fit's facts (module docstring)."""
+    if spec.steps == "aic":
         raise InputError("a calibration fits the roofline's factors: use --steps roofline or auto")
     if run.simulated:
         raise InputError("that directory holds a simulation: calibrate on a measured run")
     chosen = [i for i, p in enumerate(run.points) if max_agents is None or p.agents <= max_agents]
     if not chosen:
         raise InputError(f"no probe of {run.path} has at most {max_agents} agents to fit")
-    base = request.model_copy(
+    base = spec.model_copy(
         update={"steps": "roofline", "prompt_token_scale": run.rules.prompt_token_scale}
     )
     rules = run.rules

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
+from agentload.frozen import Frozen
 from agentload.sim.cache.protocol import CacheKind
 from agentload.sim.engine.power import PowerModel
 from agentload.sim.engine.speculative import Speculative
@@ -49,11 +50,7 @@ DEFAULT_POWER_BIN_S = 0.5
 """Resolution of the simulated power series, seconds."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class RankConfig(_Frozen):
+class RankConfig(Frozen):
     """One rank's scheduler and KV memory."""
 
     kv_capacity_tokens: int = Field(ge=1)
@@ -93,14 +90,14 @@ class RankConfig(_Frozen):
         return self
 
 
-class PoolConfig(_Frozen):
+class PoolConfig(Frozen):
     """A pool of ranks of one layout (the decode pool of a disaggregated deployment)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     ranks: int = Field(ge=1)
     gpus_per_rank: int = Field(default=1, ge=1)
-    engine: RankConfig
+    rank: RankConfig
     steps: StepTable
     power: PowerModel | None = None
 
@@ -109,7 +106,7 @@ class PoolConfig(_Frozen):
         return self.ranks * self.gpus_per_rank
 
 
-class TransferConfig(_Frozen):
+class TransferConfig(Frozen):
     """How a prompt's KV reaches a decode rank: `latency_s` plus its tokens over
     `tokens_per_s` (the link's bytes/s over the KV bytes a token occupies on one of the decode
     rank's GPUs), one transfer at a time per decode rank."""
@@ -118,16 +115,16 @@ class TransferConfig(_Frozen):
     latency_s: float = Field(default=0.0, ge=0)
 
 
-class DeploymentConfig(_Frozen):
+class DeploymentConfig(Frozen):
     """Everything the engine needs: ranks, their engine, step times and power (the prefill
     pool when `decode` is set), and for disaggregated serving the decode pool and the link."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     ranks: int = Field(ge=1)
     gpus_per_rank: int = Field(default=1, ge=1)
     routing: Routing = "affinity"
-    engine: RankConfig
+    rank: RankConfig
     steps: StepTable
     """Step times (its `source` says where they come from)."""
     power: PowerModel | None = None

@@ -17,23 +17,23 @@ the error. `idle_w` defaults to `IDLE_FRACTION` of board power (see `data/gpus.j
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from agentload.frozen import Frozen
 from agentload.sim.specs.work import WorkModel
+from agentload.units import WATTS_PER_MW
 
 CALIBRATED_GAIN = 1.966
 """Fitted on AA-AgentPerf's GB300 NVL72 point (937 W per GPU) by
 `bench/sim_power_calibration.py`: 72 GB300, vLLM step data for deepseek-ai/DeepSeek-V4-Pro at
 tp1,dp8,ep8, 57.5 agents per GPU of the synthetic AgentPerf load, mean power over a 60 s window
 after a 30 s settle: 545.6 W per GPU at gain 1, 937.2 W at 1.966. See docs/simulation.md."""
-AGENTPERF_GB300_W_PER_GPU = 1e6 / 61_354 * 57.5
+AGENTPERF_GB300_W_PER_GPU = WATTS_PER_MW / 61_354 * 57.5
 """The calibration target: 57.5 agents per GPU / 61,354 agents per MW, watts per GPU."""
 
 
-class PowerModel(BaseModel):
+class PowerModel(Frozen):
     """GPU power as a function of each step's work; see the module docstring."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     gpus: int = Field(ge=1)
     """GPUs per rank (work is split evenly over them)."""

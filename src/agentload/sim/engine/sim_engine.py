@@ -2,7 +2,7 @@
 
 The driver's loop (agents on a virtual clock, or a closed-loop benchmark):
 
-    engine = Deployment(config)
+    engine = SimEngine(config)
     while ...:
         t = min(engine.next_event_time() or inf, next_arrival)
         for result in engine.advance(t): ...        # requests finished by t
@@ -36,8 +36,8 @@ import math
 from collections.abc import Hashable
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from agentload.frozen import Frozen
 from agentload.sim.engine.config import DeploymentConfig, RankConfig
 from agentload.sim.engine.power import PowerModel
 from agentload.sim.engine.rank import Rank, StepRecord, make_live
@@ -48,18 +48,16 @@ from agentload.sim.engine.speculative import Acceptance
 from agentload.sim.steps.table import StepTable
 
 
-class EngineMetrics(BaseModel):
+class EngineMetrics(Frozen):
     """The engine's own counters, as a server's Prometheus metrics would show them (all
     ranks; cumulative counters since time 0, gauges at `now`)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     time_s: float
     submitted: int
     completed: int
     """Requests finished without error."""
     aborted: int
-    """Requests dropped while live (`Deployment.abort`); the rest of `submitted` failed or
+    """Requests dropped while live (`SimEngine.abort`); the rest of `submitted` failed or
     are still live."""
     prompt_tokens: int
     cached_tokens: int
@@ -87,7 +85,7 @@ def _group(ranks: list[Rank], size: int) -> None:
             rank.siblings = [other for other in group if other is not rank]
 
 
-class Deployment:
+class SimEngine:
     """Ranks, routing, the virtual clock and the energy account."""
 
     def __init__(self, config: DeploymentConfig, *, trace: bool = False) -> None:
@@ -103,7 +101,7 @@ class Deployment:
         decode = config.decode
         first_role: type[Rank] = PrefillRank if decode is not None else MixedRank
         self.ranks = [
-            self._rank(first_role, i, config.engine, config.steps, config.power, acceptance)
+            self._rank(first_role, i, config.rank, config.steps, config.power, acceptance)
             for i in range(config.ranks)
         ]
         """Every rank: the first pool's (aggregated or prefill), then the decode pool's."""
@@ -116,7 +114,7 @@ class Deployment:
                 self._rank(
                     DecodeRank,
                     config.ranks + i,
-                    decode.engine,
+                    decode.rank,
                     decode.steps,
                     decode.power,
                     acceptance,
@@ -124,9 +122,9 @@ class Deployment:
                 for i in range(decode.ranks)
             ]
             self.ranks.extend(self.back)
-        _group(self.front, config.engine.group_size)
+        _group(self.front, config.rank.group_size)
         if decode is not None:
-            _group(self.back, decode.engine.group_size)
+            _group(self.back, decode.rank.group_size)
         self._router = Router(self.front, config.routing, prefill_only=decode is not None)
         self._decode_router = Router(self.back, config.routing, decode=True) if self.back else None
         self._idle_w = sum(
@@ -189,16 +187,16 @@ class Deployment:
         a rank's memory (a prefill rank's: the prompt; a decode or aggregated one's: the
         prompt and the output)."""
         config = self.config
-        engine = config.engine
-        limit = engine.max_context_tokens
+        front = config.rank
+        limit = front.max_context_tokens
         need = prompt + output
         if limit is not None and need > limit:
             return False
         if config.decode is None:
-            return need + engine.block_tokens <= engine.kv_capacity_tokens
-        back = config.decode.engine
+            return need + front.block_tokens <= front.kv_capacity_tokens
+        back = config.decode.rank
         return (
-            prompt + engine.block_tokens <= engine.kv_capacity_tokens
+            prompt + front.block_tokens <= front.kv_capacity_tokens
             and need + back.block_tokens <= back.kv_capacity_tokens
         )
 

@@ -23,9 +23,10 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agentload.errors import InputError
+from agentload.frozen import Frozen
 from agentload.results.summary import StepUncertainty
 from agentload.sim.cache.protocol import CacheKind, cache_kind
 from agentload.sim.engine.config import (
@@ -52,7 +53,7 @@ from agentload.sim.setup.serving import (
 from agentload.sim.specs.hardware import GpuSpec, gpu_spec
 from agentload.sim.specs.kvset import kv_budget_bytes, kv_replication
 from agentload.sim.specs.links import KvLink, kv_link
-from agentload.sim.specs.model import DEFAULT_KV_DTYPE_BYTES, ModelSpec, model_spec
+from agentload.sim.specs.model import DEFAULT_KV_DTYPE_BYTES, ModelShape, model_shape
 from agentload.sim.steps.aic import (
     PACKAGE,
     AicSource,
@@ -77,10 +78,8 @@ DEFAULT_PROMPT_CACHE_MIB = 8192.0
 MIB = 1024 * 1024
 
 
-class DeploymentRequest(BaseModel):
+class DeploymentSpec(Frozen):
     """What a user names (the `agentload simulate` options)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     system: str
     backend: str = "sglang"
@@ -138,13 +137,13 @@ class DeploymentRequest(BaseModel):
         return layout_spec(self.pools())
 
 
-class BuiltPool(BaseModel):
-    """One pool as built: its layout, engine, step times, power and memory."""
+class BuiltPool(Frozen):
+    """One pool as built: its layout, its ranks' config, step times, power and memory."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     pool: Pool
-    engine: RankConfig
+    rank: RankConfig
     steps: StepTable
     power: PowerModel
     kv_bytes_per_token: float
@@ -157,14 +156,14 @@ class BuiltPool(BaseModel):
     notes: tuple[str, ...] = ()
 
 
-class BuiltDeployment(BaseModel):
+class BuiltDeployment(Frozen):
     """The engine's config and what it was derived from (for summaries and provenance)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    request: DeploymentRequest
+    spec: DeploymentSpec
     config: DeploymentConfig
-    model: ModelSpec
+    model: ModelShape
     gpu: GpuSpec
     layout: Layout
     kv_bytes_per_token: float
@@ -183,10 +182,8 @@ class BuiltDeployment(BaseModel):
     """Disaggregated: the link KV is handed over."""
 
 
-class RankMemory(BaseModel):
+class RankMemory(Frozen):
     """Where a data-parallel rank's HBM goes (see the module docstring)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     weights_per_gpu_bytes: float
     kv_budget_bytes: float
@@ -197,7 +194,7 @@ class RankMemory(BaseModel):
 
 
 def rank_memory(
-    model: ModelSpec,
+    model: ModelShape,
     gpu: GpuSpec,
     layout: Layout,
     *,
@@ -233,18 +230,18 @@ def rank_memory(
     )
 
 
-def roofline_for(request: DeploymentRequest) -> RooflineParams:
-    """The roofline factors a request runs with: its own, else its system's calibrated ones
+def roofline_for(spec: DeploymentSpec) -> RooflineParams:
+    """The roofline factors a spec runs with: its own, else its system's calibrated ones
     (`agentload.sim.steps.systems`), else the defaults."""
-    if request.roofline is not None:
-        return request.roofline
-    calibration = calibration_for(request.system)
+    if spec.roofline is not None:
+        return spec.roofline
+    calibration = calibration_for(spec.system)
     return calibration.params() if calibration is not None else RooflineParams()
 
 
 def _steps(
-    request: DeploymentRequest,
-    model: ModelSpec,
+    spec: DeploymentSpec,
+    model: ModelShape,
     gpu: GpuSpec,
     layout: Layout,
     copies: float,
@@ -257,70 +254,68 @@ def _steps(
     (`agentload.sim.steps.ep`), else the roofline; with how far they can be trusted."""
     notes: list[str] = []
     draft = cost.draft_tokens
-    data = step_uncertainty(request.system, roofline=False, given=False, calibration=None)
-    if request.steps in ("auto", "aic"):
+    data = step_uncertainty(spec.system, roofline=False, given=False, calibration=None)
+    if spec.steps in ("auto", "aic"):
         try:
-            return _aic_table(request, model, layout, draft, notes, decode_only), notes, data
+            return _aic_table(spec, model, layout, draft, notes, decode_only), notes, data
         except InputError as exc:
             if ep_model_applies(layout):
                 try:
                     table, note = interpolated(
                         layout,
-                        lambda other: _aic_table(request, model, other, draft, notes, decode_only),
+                        lambda other: _aic_table(spec, model, other, draft, notes, decode_only),
                     )
                     notes.append(note)
                     return table, notes, data
                 except InputError:
                     pass
-            if request.steps == "aic":
+            if spec.steps == "aic":
                 raise
             notes.append(f"roofline step times: {exc}")
-    elif request.steps != "roofline":
-        raise InputError(f"unknown step-time source {request.steps!r} (auto, aic, roofline)")
-    calibration = calibration_for(request.system)
-    given = request.roofline is not None
+    elif spec.steps != "roofline":
+        raise InputError(f"unknown step-time source {spec.steps!r} (auto, aic, roofline)")
+    calibration = calibration_for(spec.system)
+    given = spec.roofline is not None
     if calibration is not None and not given:
-        notes.append(f"roofline factors calibrated on {request.system}: {calibration.basis}")
+        notes.append(f"roofline factors calibrated on {spec.system}: {calibration.basis}")
     table = roofline_table(
         model,
         gpu,
         layout.tp,
-        roofline_for(request),
+        roofline_for(spec),
         kv_replication=copies,
         data_parallel=layout.dp,
-        max_batch=request.max_running,
-        max_tokens=request.max_batch_tokens,
+        max_batch=spec.max_running,
+        max_tokens=spec.max_batch_tokens,
         verify=draft + 1,
         draft_scale=cost.step_scale,
     )
-    uncertainty = step_uncertainty(
-        request.system, roofline=True, given=given, calibration=calibration
-    )
+    uncertainty = step_uncertainty(spec.system, roofline=True, given=given, calibration=calibration)
     return table, notes, uncertainty
 
 
 def _cache_options(
-    request: DeploymentRequest, capacity: int, per_token: float, max_context: int | None
+    spec: DeploymentSpec, capacity: int, per_token: float, max_context: int | None
 ) -> tuple[dict[str, object], list[str]]:
     """The engine's prefix-cache fields (and the context limit, a slot's share with slots),
     and a note saying which cache it is."""
-    kind = request.cache_kind()
+    kind = spec.cache_kind()
     if kind == "radix":
         return {"prefix_cache": kind, "max_context_tokens": max_context}, []
-    if request.kv_host_gb:
+    if spec.kv_host_gb:
         raise InputError("llama.cpp's slots have no host KV tier: leave out --kv-host-gb")
-    slots = request.max_running
+    slots = spec.max_running
     share = capacity // slots
-    ram = int(request.prompt_cache_mib * MIB // per_token)
+    ram = int(spec.prompt_cache_mib * MIB // per_token)
     limit = share if max_context is None else min(share, max_context)
     note = (
         f"prefix cache: llama.cpp's slots ({slots} of {share:,} tokens, one prompt each, picked "
-        f"by prompt similarity > {request.slot_prompt_similarity:g}; a RAM prompt cache of "
-        f"{request.prompt_cache_mib:,.0f} MiB = {ram:,} tokens between them)"
+        f"by prompt similarity > {spec.slot_prompt_similarity:g}; a RAM prompt cache of "
+        f"{spec.prompt_cache_mib:,.0f} MiB = {ram:,} tokens between them)"
     )
     options: dict[str, object] = {
         "prefix_cache": kind,
-        "slot_prompt_similarity": request.slot_prompt_similarity,
+        "slot_prompt_similarity": spec.slot_prompt_similarity,
         "prompt_cache_tokens": ram,
         "max_context_tokens": limit,
     }
@@ -328,8 +323,8 @@ def _cache_options(
 
 
 def _aic_table(
-    request: DeploymentRequest,
-    model: ModelSpec,
+    spec: DeploymentSpec,
+    model: ModelShape,
     layout: Layout,
     draft: int,
     notes: list[str],
@@ -339,22 +334,22 @@ def _aic_table(
     once and kept on disk (`agentload.sim.steps.store`)."""
     key = {
         "library": aic_version(),
-        "perf_data": resolved_backend_version(request.system, request.backend),
-        "system": request.system,
-        "backend": request.backend,
+        "perf_data": resolved_backend_version(spec.system, spec.backend),
+        "system": spec.system,
+        "backend": spec.backend,
         "model": model.name,
         "layout": [layout.tp, layout.ep, layout.dp],
         "nextn": draft,
-        "max_batch": request.max_running,
-        "max_tokens": request.max_batch_tokens,
+        "max_batch": spec.max_running,
+        "max_tokens": spec.max_batch_tokens,
         "decode_only": decode_only,
     }
 
     def compute() -> tuple[StepTable, list[str]]:
         source = AicSource(
             model.name,
-            request.system,
-            request.backend,
+            spec.system,
+            spec.backend,
             tp=layout.tp,
             ep=layout.ep,
             dp=layout.dp,
@@ -362,8 +357,8 @@ def _aic_table(
         )
         table = aic_table(
             source,
-            max_batch=request.max_running,
-            max_tokens=request.max_batch_tokens,
+            max_batch=spec.max_running,
+            max_tokens=spec.max_batch_tokens,
             decode_only=decode_only,
         )
         return table, list(source.notes)
@@ -373,38 +368,38 @@ def _aic_table(
     return table
 
 
-def build_deployment(request: DeploymentRequest, model: ModelSpec | None = None) -> BuiltDeployment:
-    """The deployment a request names (InputError when it cannot exist); `model` describes a
+def build_deployment(spec: DeploymentSpec, model: ModelShape | None = None) -> BuiltDeployment:
+    """The deployment a spec names (InputError when it cannot exist); `model` describes a
     model no config file has (e.g. one whose architecture is fitted), in place of
-    `request.model`'s.
+    `spec.model`'s.
 
     A rank is one data-parallel (attention) rank: `tp` GPUs with their own scheduler and prefix
     cache. Without attention data parallelism that is one model copy; with `dp` ranks, a model
     copy spans `tp * dp` GPUs whose ranks share the experts (their coupling in the MoE layers
     is in the step times, assuming evenly loaded ranks; the ranks are otherwise simulated
     independently, behind the same router)."""
-    pools = request.pools()
+    pools = spec.pools()
     if model is None:
-        model = model_spec(request.model, kv_dtype_bytes=request.kv_dtype_bytes)
-    gpu = gpu_spec(request.system)
-    built = [_build_pool(request, model, gpu, pool) for pool in pools]
+        model = model_shape(spec.model, kv_dtype_bytes=spec.kv_dtype_bytes)
+    gpu = gpu_spec(spec.system)
+    built = [_build_pool(spec, model, gpu, pool) for pool in pools]
     front = built[0]
     back = built[1] if len(built) > 1 else None
-    link = kv_link(gpu, request.gpus) if back is not None else None
+    link = kv_link(gpu, spec.gpus) if back is not None else None
     config = DeploymentConfig(
         ranks=front.pool.ranks,
         gpus_per_rank=front.pool.layout.tp,
-        routing=request.routing,
-        engine=front.engine,
+        routing=spec.routing,
+        rank=front.rank,
         steps=front.steps,
         power=front.power,
         decode=_pool_config(back) if back is not None else None,
         transfer=_transfer(back, link) if back is not None and link is not None else None,
-        speculative=request.speculative,
+        speculative=spec.speculative,
     )
     notes = [note for pool in built for note in pool.notes]
     return BuiltDeployment(
-        request=request,
+        spec=spec,
         config=config,
         model=model,
         gpu=gpu,
@@ -438,7 +433,7 @@ def _pool_config(pool: BuiltPool) -> PoolConfig:
     return PoolConfig(
         ranks=pool.pool.ranks,
         gpus_per_rank=pool.pool.layout.tp,
-        engine=pool.engine,
+        rank=pool.rank,
         steps=pool.steps,
         power=pool.power,
     )
@@ -451,45 +446,43 @@ def _transfer(decode: BuiltPool, link: KvLink) -> TransferConfig:
     return TransferConfig(tokens_per_s=link.bytes_per_s / per_gpu, latency_s=link.latency_s)
 
 
-def _build_pool(
-    request: DeploymentRequest, model: ModelSpec, gpu: GpuSpec, pool: Pool
-) -> BuiltPool:
-    """One pool's engine, step times, power and memory."""
+def _build_pool(spec: DeploymentSpec, model: ModelShape, gpu: GpuSpec, pool: Pool) -> BuiltPool:
+    """One pool's rank config, step times, power and memory."""
     layout = pool.layout
     tp = layout.tp
     cost = draft_cost(
-        request.speculative, model.layers, model.mtp_layers, drafts=pool.role != "prefill"
+        spec.speculative, model.layers, model.mtp_layers, drafts=pool.role != "prefill"
     )
     copies = kv_replication(tp, model.kv_heads, mla=model.mla)
     memory = rank_memory(
         model,
         gpu,
         layout,
-        max_batch_tokens=request.max_batch_tokens,
-        memory_fraction=request.memory_fraction,
+        max_batch_tokens=spec.max_batch_tokens,
+        memory_fraction=spec.memory_fraction,
         weight_scale=cost.weight_scale,
     )
     per_token = memory.kv_bytes_per_token
     capacity = memory.kv_capacity_tokens
-    if capacity < request.block_tokens:
+    if capacity < spec.block_tokens:
         raise InputError(
-            f"{model.name} does not fit {layout.spec} on {request.system}: "
+            f"{model.name} does not fit {layout.spec} on {spec.system}: "
             f"{memory.weights_per_gpu_bytes / BYTES_PER_GB:.0f} GB of weights per GPU of "
             f"{gpu.memory_bytes / BYTES_PER_GB:.0f} GB, no room for KV"
         )
-    host_gb = request.kv_host_gb if pool.role != "decode" else 0.0
+    host_gb = spec.kv_host_gb if pool.role != "decode" else 0.0
     host_tokens = int(host_gb * BYTES_PER_GB // per_token)
     load_rate = tp * gpu.host_link_bytes_per_s / per_token
     steps, notes, uncertainty = _steps(
-        request, model, gpu, layout, copies, cost, decode_only=pool.role == "decode"
+        spec, model, gpu, layout, copies, cost, decode_only=pool.role == "decode"
     )
-    cache, cache_notes = _cache_options(request, capacity, per_token, model.max_context)
-    engine = RankConfig.model_validate(
+    cache, cache_notes = _cache_options(spec, capacity, per_token, model.max_context)
+    rank = RankConfig.model_validate(
         {
             "kv_capacity_tokens": capacity,
-            "max_batch_tokens": request.max_batch_tokens,
-            "max_running": request.max_running,
-            "block_tokens": request.block_tokens,
+            "max_batch_tokens": spec.max_batch_tokens,
+            "max_running": spec.max_running,
+            "block_tokens": spec.block_tokens,
             "kv_host_tokens": host_tokens,
             "host_load_tokens_per_s": load_rate if host_tokens else 0.0,
             "group_size": layout.dp if pool.role == "prefill" else 1,
@@ -503,14 +496,14 @@ def _build_pool(
         board_w=gpu.board_w,
         peak_flops=gpu.peak_flops(model.weight_dtype),
         peak_bytes_per_s=gpu.bandwidth_bytes_per_s,
-        gain=request.power_gain,
+        gain=spec.power_gain,
         work=model.work(copies, layout.dp),
         verify_tokens=cost.draft_tokens + 1,
         draft_scale=cost.step_scale,
     )
     return BuiltPool(
         pool=pool,
-        engine=engine,
+        rank=rank,
         steps=steps,
         power=power,
         kv_bytes_per_token=per_token,

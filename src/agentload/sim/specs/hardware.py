@@ -12,9 +12,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentload.errors import InputError
+from agentload.frozen import Frozen
 from agentload.sim.specs.model import Dtype
 
 IDLE_FRACTION = 0.10
@@ -27,10 +28,8 @@ DTYPE_FALLBACK: dict[Dtype, tuple[Dtype, ...]] = {
 """A dtype a device lacks runs at the next wider one it has (e.g. FP4 weights on Hopper)."""
 
 
-class GpuSpec(BaseModel):
+class GpuSpec(Frozen):
     """One accelerator (or CPU socket): memory, bandwidth, peak FLOP/s per dtype, power."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     memory_bytes: float = Field(gt=0)

@@ -18,15 +18,12 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike
-from pydantic import BaseModel, ConfigDict
 
-GIB = 2**30
+from agentload.frozen import Frozen
 
 
-class AgentTokens(BaseModel):
+class AgentTokens(Frozen):
     """Tokens of KV one agent holds, on average, in each state."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     active: float
     """Mean over calls of prompt + output (held while the call runs)."""

@@ -15,18 +15,18 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from agentload.frozen import Frozen
 from agentload.sim.specs.hardware import GpuSpec
+from agentload.units import BYTES_PER_GB
 
 DEFAULT_LATENCY_S = 1e-5
 """A transfer's fixed cost where no entry gives one (aiconfigurator-core's p2p_latency)."""
 
 
-class Interconnect(BaseModel):
+class Interconnect(Frozen):
     """One system's links, per GPU and direction."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     scale_up_gpus: int = Field(ge=1)
     scale_up_bytes_per_s: float = Field(gt=0)
@@ -35,10 +35,8 @@ class Interconnect(BaseModel):
     sources: dict[str, str]
 
 
-class KvLink(BaseModel):
+class KvLink(Frozen):
     """The link a deployment's KV hand-offs take."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     bytes_per_s: float = Field(gt=0)
     """Per GPU and direction."""
@@ -83,5 +81,5 @@ def kv_link(gpu: GpuSpec, gpus: int) -> KvLink:
     return KvLink(
         bytes_per_s=rate,
         latency_s=links.latency_s,
-        description=f"KV hand-off over {where}: {rate / 1e9:,.0f} GB/s per GPU ({source})",
+        description=f"KV hand-off over {where}: {rate / BYTES_PER_GB:,.0f} GB/s per GPU ({source})",
     )

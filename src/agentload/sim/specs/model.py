@@ -24,10 +24,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentload.engines import model_gen
 from agentload.errors import InputError
+from agentload.frozen import Frozen
 from agentload.sim.specs.work import WorkModel
 
 Dtype = Literal["fp4", "fp8", "bf16"]
@@ -42,10 +43,8 @@ UNGATED_ACTIVATIONS = frozenset({"relu2", "gelu", "relu"})
 FLOPS_PER_MAC = 2
 
 
-class ModelSpec(BaseModel):
+class ModelShape(Frozen):
     """What the simulator needs to know about a model."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     layers: int = Field(ge=1)
@@ -195,13 +194,13 @@ def _kv_layers(config: Mapping[str, Any], layers: int) -> float:
     return float(layers)
 
 
-def spec_from_config(
+def shape_from_config(
     name: str,
     config: Mapping[str, Any],
     quant: Mapping[str, Any] | None = None,
     *,
     kv_dtype_bytes: float = DEFAULT_KV_DTYPE_BYTES,
-) -> ModelSpec:
+) -> ModelShape:
     """A model's spec from its HF `config.json` (and `hf_quant_config.json`, if any)."""
     c = _text(config)
     try:
@@ -268,7 +267,7 @@ def spec_from_config(
     kv_layers = _kv_layers(c, layers)
     if kv_layers <= 0:
         raise InputError(f"model config of {name}: no layer keeps per-token KV")
-    return ModelSpec(
+    return ModelShape(
         name=name,
         layers=layers,
         hidden=hidden,
@@ -343,12 +342,12 @@ def known_models() -> list[str]:
     return sorted(names)
 
 
-def model_spec(hf_id: str, *, kv_dtype_bytes: float = DEFAULT_KV_DTYPE_BYTES) -> ModelSpec:
+def model_shape(hf_id: str, *, kv_dtype_bytes: float = DEFAULT_KV_DTYPE_BYTES) -> ModelShape:
     """The spec of a model known by its HF id (see `known_models`), or of the local engine's
     generated model by the name it is served as."""
     generated = _generated(hf_id)
     if generated is not None:
-        return spec_from_config(hf_id, generated_config(generated), kv_dtype_bytes=kv_dtype_bytes)
+        return shape_from_config(hf_id, generated_config(generated), kv_dtype_bytes=kv_dtype_bytes)
     stem = hf_id.replace("/", "--", 1)
     for folder in _config_dirs():
         path = folder / f"{stem}_config.json"
@@ -356,7 +355,7 @@ def model_spec(hf_id: str, *, kv_dtype_bytes: float = DEFAULT_KV_DTYPE_BYTES) ->
             config = json.loads(path.read_text())
             quant_path = folder / f"{stem}_hf_quant_config.json"
             quant = json.loads(quant_path.read_text()) if quant_path.is_file() else None
-            return spec_from_config(hf_id, config, quant, kv_dtype_bytes=kv_dtype_bytes)
+            return shape_from_config(hf_id, config, quant, kv_dtype_bytes=kv_dtype_bytes)
     raise InputError(
         f"no config for model {hf_id!r}; known: {', '.join(known_models()[:8])} ...",
         field="--model",

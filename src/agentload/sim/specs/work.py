@@ -14,13 +14,13 @@ closed forms (the mean context grows by one token per step). Pure functions of n
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from agentload.frozen import Frozen
 
 
-class WorkModel(BaseModel):
+class WorkModel(Frozen):
     """A model's work per step, per rank (the whole model, all its GPUs together)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     active_params: float = Field(gt=0)
     """Parameters used per token (all of a dense model; shared + routed-active of an MoE)."""

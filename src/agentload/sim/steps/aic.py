@@ -36,9 +36,11 @@ from typing import Any
 from agentload.errors import InputError
 from agentload.sim.steps.roofline import CONTEXT_GRID, grid_for
 from agentload.sim.steps.table import StepTable
+from agentload.units import MS_PER_S
 
 PACKAGE = "aiconfigurator-core"
-MS = 1e-3
+MS = 1.0 / MS_PER_S
+"""Seconds in a millisecond (the library answers in milliseconds)."""
 DECODE_OSL = 2
 """Output length passed with decode queries (the library needs one; it shifts context by 2)."""
 AIC_MAX_CONTEXT = 262_144

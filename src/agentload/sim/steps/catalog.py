@@ -32,10 +32,12 @@ from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentload.errors import InputError
+from agentload.frozen import Frozen
 from agentload.sim.steps.aic import AicSource, aic_version, layout, library_notes
+from agentload.units import BYTES_PER_GB
 
 LAYOUTS = (1, 2, 4, 8)
 """Tensor-parallel sizes probed (expert parallelism = tensor parallelism for MoE models: the
@@ -48,10 +50,8 @@ CATALOG = "aic_combinations.json"
 _SIZE = re.compile(r"(tp|ep|dp)(\d+)")
 
 
-class Combination(BaseModel):
+class Combination(Frozen):
     """One evaluable deployment shape."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     system: str
     backend: str
@@ -66,10 +66,8 @@ class Combination(BaseModel):
         return layout(self.tp, self.ep, self.dp)
 
 
-class Catalog(BaseModel):
+class Catalog(Frozen):
     """The combinations that evaluate with one library version."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     aiconfigurator_core: str
     systems: tuple[str, ...]
@@ -126,10 +124,10 @@ def probe(
 
 
 def _is_moe(model: str) -> bool:
-    from agentload.sim.specs.model import model_spec
+    from agentload.sim.specs.model import model_shape
 
     try:
-        return model_spec(model).experts > 0
+        return model_shape(model).experts > 0
     except Exception:  # a config this reader does not understand: probe it as dense
         return False
 
@@ -170,10 +168,8 @@ def build_catalog(
     )
 
 
-class Listed(BaseModel):
+class Listed(Frozen):
     """A catalog row with what it means on that hardware (for `agentload simulate --list`)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     combination: Combination
     gpus_per_copy: int
@@ -188,7 +184,7 @@ def listing(catalog: Catalog) -> list[Listed]:
     from agentload.sim.setup.build import rank_memory
     from agentload.sim.setup.serving import Layout
     from agentload.sim.specs.hardware import gpu_spec
-    from agentload.sim.specs.model import model_spec
+    from agentload.sim.specs.model import model_shape
 
     rows = []
     for combo in sorted(
@@ -196,7 +192,7 @@ def listing(catalog: Catalog) -> list[Listed]:
     ):
         layout = Layout(tp=combo.tp, ep=combo.ep, dp=combo.dp)
         try:
-            memory = rank_memory(model_spec(combo.model), gpu_spec(combo.system), layout)
+            memory = rank_memory(model_shape(combo.model), gpu_spec(combo.system), layout)
         except Exception:  # a config or system this reader does not understand
             rows.append(
                 Listed(
@@ -211,7 +207,7 @@ def listing(catalog: Catalog) -> list[Listed]:
             Listed(
                 combination=combo,
                 gpus_per_copy=layout.group,
-                weights_per_gpu_gb=round(memory.weights_per_gpu_bytes / 1e9, 1),
+                weights_per_gpu_gb=round(memory.weights_per_gpu_bytes / BYTES_PER_GB, 1),
                 kv_tokens_per_dp_rank=memory.kv_capacity_tokens,
             )
         )

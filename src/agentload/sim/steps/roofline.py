@@ -20,10 +20,11 @@ elsewhere. The factors live in one frozen model (`RooflineParams`) so a calibrat
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from agentload.frozen import Frozen
 from agentload.sim.specs.hardware import GpuSpec
-from agentload.sim.specs.model import ModelSpec
+from agentload.sim.specs.model import ModelShape
 from agentload.sim.steps.table import StepTable
 
 BATCH_GRID = (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 160, 192, 256, 384, 512, 768, 1024)
@@ -31,10 +32,8 @@ CONTEXT_GRID = (0, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 
 CHUNK_GRID = (1, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 
 
-class RooflineParams(BaseModel):
+class RooflineParams(Frozen):
     """The fitted factors of the roofline."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     compute_efficiency: float = Field(default=0.5, gt=0, le=1)
     """Achieved / peak FLOP/s."""
@@ -58,7 +57,7 @@ def grid_for(limit: float, grid: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def roofline_table(
-    model: ModelSpec,
+    model: ModelShape,
     gpu: GpuSpec,
     gpus: int,
     params: RooflineParams,

@@ -16,8 +16,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from agentload.frozen import Frozen
 from agentload.results.summary import StepUncertainty
 from agentload.sim.steps.roofline import RooflineParams
 
@@ -25,10 +26,8 @@ DATA_FILE = "roofline_systems.json"
 OPERATOR_DATA = "operator data"
 
 
-class SystemCalibration(BaseModel):
+class SystemCalibration(Frozen):
     """One system's fitted roofline factors and how well they reproduce its published points."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     system: str
     factors: dict[str, float]
