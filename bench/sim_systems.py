@@ -42,7 +42,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from agentload import __version__  # noqa: E402
-from agentload.sim.calibration.fit import Factor, ProbePoint, fit  # noqa: E402
+from agentload.sim.calibration.fit import Factor, fit  # noqa: E402
+from agentload.sim.predict import ProbePoint  # noqa: E402
 from agentload.sim.setup.build import DeploymentSpec, build_deployment  # noqa: E402
 from agentload.sim.specs.model import ModelShape, model_shape  # noqa: E402
 from agentload.sim.steps.roofline import RooflineParams  # noqa: E402

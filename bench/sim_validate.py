@@ -55,10 +55,10 @@ sys.path.insert(0, str(REPO))
 
 from agentload import __version__  # noqa: E402
 from agentload.results.load import load_results, read_summary  # noqa: E402
-from agentload.sim.calibration.fit import Factor, ProbePoint, compare, fit  # noqa: E402
+from agentload.sim.calibration.fit import Factor, compare, fit  # noqa: E402
 from agentload.sim.calibration.measured import MeasuredRun, read_measured  # noqa: E402
 from agentload.sim.calibration.on_run import calibrate_on_run, engine_defaults, predict_run  # noqa: E402
-from agentload.sim.predict import AgentRules, predict_fixed, table_of, window_point  # noqa: E402
+from agentload.sim.predict import AgentRules, ProbePoint, predict_fixed, table_of, window_point  # noqa: E402
 from agentload.sim.setup.build import DeploymentSpec, build_deployment, roofline_for  # noqa: E402
 from agentload.sim.specs.model import ModelShape, shape_from_config  # noqa: E402
 from agentload.sim.steps.aic import aic_version  # noqa: E402
@@ -220,7 +220,7 @@ def hit_rates(
     run_dir: Path, run: MeasuredRun, request: DeploymentSpec, predicted: Sequence[ProbePoint]
 ) -> list[dict[str, Any]]:
     """Each probe's prefix-cache hit rate: measured; predicted (the whole simulation, with
-    llama.cpp's slot cache); and the cache alone at the measured times (`sim.cachetrace`),
+    llama.cpp's slot cache); and the cache alone at the measured times (`bench/cachetrace.py`),
     with the slot cache and with the radix tree the simulator used for llama.cpp before (one
     tree for all sequences; token-exact, as llama.cpp's prefixes are)."""
     calls = measured_calls(load_results(run_dir).records, load_workload(run.workload), run.rules)
@@ -592,7 +592,8 @@ AA_RACK_GPUS = 72
 AA_MODEL = "sgl-project/DeepSeek-V4-Pro-FP8"
 AA_BACKEND = "sglang"
 AA_MTP = "mtp"
-"""DeepSeek's MTP with 3 draft tokens and its published acceptance (`sim.serving.deepseek_mtp`)."""
+"""DeepSeek's MTP with 3 draft tokens and its published acceptance
+(`agentload.sim.engine.speculative.deepseek_mtp`)."""
 AA_CASES: tuple[dict[str, Any], ...] = (
     {"gpus": AA_RACK_GPUS, "layout": "tp1,dp8,ep8", "routing": "affinity", "mtp": False},
     {"gpus": 64, "layout": "tp1,dp16,ep16", "routing": "affinity", "mtp": False},
@@ -936,7 +937,7 @@ def render_local(local: Mapping[str, Any]) -> list[str]:
         "the calls closed when the probe's window ends, as the probe counts them; measured: "
         "the engine's own `cached_tokens`; predicted: the whole simulation, llama.cpp's slot "
         "cache; at the measured times: the cache alone, each call admitted, prefilled and "
-        "finished when it was measured (`sim/cachetrace.py`), with the slot cache and with one "
+        "finished when it was measured (`bench/cachetrace.py`), with the slot cache and with one "
         "radix tree for all sequences, the model used for llama.cpp before):",
         "",
         "| run | agents | measured (calls) | predicted (calls) | error, points | slots at the "

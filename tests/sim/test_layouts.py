@@ -29,9 +29,10 @@ from agentload.sim.layouts import (
     splits,
 )
 from agentload.sim.setup.build import rank_memory
-from agentload.sim.setup.serving import Layout, parse_layout
+from agentload.sim.setup.serving import parse_layout
 from agentload.sim.specs.hardware import gpu_spec
 from agentload.sim.specs.model import model_shape
+from agentload.sim.specs.parallel import Layout
 from agentload.sim.steps.table import StepTable
 from tests.paths import REPO
 

@@ -77,9 +77,10 @@ from agentload.sim.layouts import (
     prune_counts,
 )
 from agentload.sim.setup.build import DeploymentSpec, rank_memory
-from agentload.sim.setup.serving import Layout, Pool, parse_layout
+from agentload.sim.setup.serving import Pool, parse_layout
 from agentload.sim.specs.hardware import GpuSpec, gpu_spec
 from agentload.sim.specs.model import ModelShape, model_shape
+from agentload.sim.specs.parallel import Layout
 from agentload.tables import Column, Grid, console_lines
 from agentload.units import BYTES_PER_GB
 from agentload.workload.load import load_workload

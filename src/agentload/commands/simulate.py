@@ -39,7 +39,7 @@ from agentload.tables import Column, Grid, console_lines
 if TYPE_CHECKING:
     from agentload.results.summary import CalibrationFacts
     from agentload.sim.setup.build import DeploymentSpec
-    from agentload.sim.steps.catalog import Listed
+    from agentload.sim.setup.listing import Listed
     from agentload.sim.steps.roofline import RooflineParams
 
 ROUTINGS = ("affinity", "round_robin", "cache_aware", "kv")
@@ -342,7 +342,8 @@ def list_deployments(
     deployment that matches, one row per layout; otherwise a summary, systems x backends with
     the models each has (`backend` narrows either). Both end with the layouts `--parallel`
     takes beyond those listed, and how to narrow."""
-    from agentload.sim.steps.catalog import catalog_for, listing
+    from agentload.sim.setup.listing import listing
+    from agentload.sim.steps.catalog import catalog_for
 
     catalog, current = catalog_for()
     rows = [

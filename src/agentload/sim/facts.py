@@ -26,10 +26,10 @@ from agentload.sim.setup.build import (
     BuiltDeployment,
     rank_memory,
 )
-from agentload.sim.setup.serving import parse_parallel
 from agentload.sim.specs.hardware import IDLE_FRACTION, gpu_spec
 from agentload.sim.specs.kvset import AgentTokens, agent_tokens, hbm_needed_bytes, max_agents
 from agentload.sim.specs.model import model_shape
+from agentload.sim.specs.parallel import parse_parallel
 from agentload.sim.steps.aic import PACKAGE
 from agentload.units import BYTES_PER_GB
 from agentload.vocabulary import layout_words

@@ -35,7 +35,8 @@ from pydantic import BaseModel, ConfigDict
 from agentload.errors import InputError
 from agentload.results.layouts import Candidate, Pruned, PruneReason
 from agentload.sim.cache.protocol import SLOT_BACKENDS
-from agentload.sim.setup.serving import Layout, Pool, layout_spec, parse_layout
+from agentload.sim.setup.serving import Pool, layout_spec, parse_layout
+from agentload.sim.specs.parallel import Layout
 from agentload.units import BYTES_PER_GB
 
 HICACHE_RATIO = 2.0

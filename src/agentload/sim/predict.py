@@ -25,7 +25,6 @@ from agentload.frozen import Frozen
 from agentload.measure.joins import pool_join
 from agentload.measure.metrics import RecordTable, window_metrics
 from agentload.measure.window import Window
-from agentload.sim.calibration.fit import ProbePoint
 from agentload.sim.engine.config import DeploymentConfig
 from agentload.sim.engine.request import SimResult, scale_tokens
 from agentload.sim.engine.sim_engine import SimEngine
@@ -37,6 +36,26 @@ DEFAULT_SALT = "sim"
 JOIN_WAIT_S = 180.0
 """How long past the settle a fixed probe's window waits for the pool to join, at the most
 (a search's default `--max-window`, as its probes wait)."""
+
+
+class ProbePoint(Frozen):
+    """What one probe's window measured (or a simulation predicts for it)."""
+
+    agents: int = Field(ge=1)
+    window_s: float = Field(ge=0)
+    requests: int = Field(ge=0)
+    """Successful requests closed in the window."""
+    total_tokens_per_s: float | None = None
+    output_tokens_per_s: float | None = None
+    p25_output_tokens_per_s: float | None = None
+    p50_output_tokens_per_s: float | None = None
+    p95_ttft_s: float | None = None
+    p50_ttft_s: float | None = None
+    cache_hit_rate: float | None = None
+
+    def figure(self, name: str) -> float | None:
+        value = getattr(self, name)
+        return None if value is None else float(value)
 
 
 class AgentRules(Frozen):

@@ -213,7 +213,7 @@ class SimTargetSpec:
 
 class EngineDriver:
     """Advances the engine on the virtual clock: one timer at its next event; requests that
-    arrive at one instant are all submitted before it plans again."""
+    arrive at one instant are all submitted before it advances again."""
 
     def __init__(self, engine: SimEngine, loop: asyncio.AbstractEventLoop) -> None:
         self.engine = engine
@@ -222,7 +222,7 @@ class EngineDriver:
         self._waiting: dict[Hashable, asyncio.Future[SimResult]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._due: float | None = None
-        self._planning = False
+        self._advancing = False
 
     def epoch(self, t: float) -> float:
         """Engine time (the loop's seconds) as epoch seconds."""
@@ -232,7 +232,7 @@ class EngineDriver:
         future: asyncio.Future[SimResult] = self._loop.create_future()
         self._waiting[request.id] = future
         self.engine.submit(request, self._loop.time())
-        self._plan_soon()
+        self._advance_soon()
         return future
 
     def abort(self, request_id: Hashable) -> bool:
@@ -240,21 +240,21 @@ class EngineDriver:
         now if it is still queued or running (True then)."""
         self._waiting.pop(request_id, None)
         aborted = self.engine.abort(request_id, self._loop.time())
-        self._plan_soon()
+        self._advance_soon()
         return aborted
 
-    def _plan_soon(self) -> None:
-        """Plan once more at this instant, after whatever else arrives at it."""
-        if not self._planning:
-            self._planning = True
-            self._loop.call_soon(self._plan)
+    def _advance_soon(self) -> None:
+        """Advance once more at this instant, after whatever else arrives at it."""
+        if not self._advancing:
+            self._advancing = True
+            self._loop.call_soon(self._advance)
 
-    def _plan(self) -> None:
-        self._planning = False
+    def _advance(self) -> None:
+        self._advancing = False
         self._deliver(self.engine.advance(self._loop.time()))
         due = self.engine.next_event_time()
         if due is None or (self._due is not None and self._due <= due):
-            return  # nothing to do, or the timer set fires first (and plans again)
+            return  # nothing to do, or the timer set fires first (and advances again)
         if self._timer is not None:
             self._timer.cancel()
         self._due = due
@@ -262,7 +262,7 @@ class EngineDriver:
 
     def _fire(self) -> None:
         self._timer, self._due = None, None
-        self._plan()
+        self._advance()
 
     def _deliver(self, results: list[SimResult]) -> None:
         for result in results:

@@ -27,6 +27,7 @@ from scipy.stats import qmc
 
 from agentload.frozen import Frozen
 from agentload.results.summary import CalibrationFigure
+from agentload.sim.predict import ProbePoint
 
 FIGURES = (
     "total_tokens_per_s",
@@ -45,26 +46,6 @@ GLOBAL_SAMPLES = 64
 SOBOL_SEED = 0
 TOLERANCE = 1e-3
 """Nelder-Mead's tolerance on the log factors and on the objective."""
-
-
-class ProbePoint(Frozen):
-    """What one probe's window measured (or a simulation predicts for it)."""
-
-    agents: int = Field(ge=1)
-    window_s: float = Field(ge=0)
-    requests: int = Field(ge=0)
-    """Successful requests closed in the window."""
-    total_tokens_per_s: float | None = None
-    output_tokens_per_s: float | None = None
-    p25_output_tokens_per_s: float | None = None
-    p50_output_tokens_per_s: float | None = None
-    p95_ttft_s: float | None = None
-    p50_ttft_s: float | None = None
-    cache_hit_rate: float | None = None
-
-    def figure(self, name: str) -> float | None:
-        value = getattr(self, name)
-        return None if value is None else float(value)
 
 
 class Factor(Frozen):

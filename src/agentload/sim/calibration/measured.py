@@ -26,8 +26,7 @@ from agentload.errors import InputError
 from agentload.frozen import Frozen
 from agentload.results.load import load_results
 from agentload.results.summary import ProbeFigures
-from agentload.sim.calibration.fit import ProbePoint
-from agentload.sim.predict import AgentRules, AgentSpan, ProbeWindow
+from agentload.sim.predict import AgentRules, AgentSpan, ProbePoint, ProbeWindow
 
 
 class MeasuredRun(Frozen):

@@ -20,12 +20,11 @@ from agentload.sim.calibration.fit import (
     DEFAULT_MAX_EVALUATIONS,
     FIGURES,
     Factor,
-    ProbePoint,
     compare,
     fit,
 )
 from agentload.sim.calibration.measured import MeasuredRun
-from agentload.sim.predict import predict_schedule
+from agentload.sim.predict import ProbePoint, predict_schedule
 from agentload.sim.setup.build import DeploymentSpec, build_deployment
 from agentload.sim.steps.roofline import RooflineParams
 from agentload.workload.model import Workload

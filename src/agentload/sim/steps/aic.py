@@ -34,6 +34,7 @@ from importlib import metadata
 from typing import Any
 
 from agentload.errors import InputError
+from agentload.sim.specs.parallel import Layout
 from agentload.sim.steps.roofline import CONTEXT_GRID, grid_for
 from agentload.sim.steps.table import StepTable
 from agentload.units import MS_PER_S
@@ -54,7 +55,8 @@ AIC_CHUNK_GRID = (
     6144, 8192, 12288, 16384, 32768,
 )  # fmt: skip
 """Both denser than the roofline's: measured step times bend (kernel tiles, MoE load) between
-powers of two; with them interpolation stays within 3% of direct calls (tests/sim/test_aic.py)."""
+powers of two; with them interpolation stays within 3% of direct calls
+(tests/sim/steps/test_aic.py)."""
 
 
 def aic_version() -> str | None:
@@ -63,16 +65,6 @@ def aic_version() -> str | None:
         return metadata.version(PACKAGE)
     except metadata.PackageNotFoundError:
         return None
-
-
-def layout(tp: int, ep: int, dp: int = 1) -> str:
-    """A parallel layout as `agentload simulate --parallel` spells it (`tp1,dp8,ep8`)."""
-    parts = [f"tp{tp}"]
-    if dp > 1:
-        parts.append(f"dp{dp}")
-    if ep > 1:
-        parts.append(f"ep{ep}")
-    return ",".join(parts)
 
 
 LIBRARY_LOGGER = "aiconfigurator_core"
@@ -175,7 +167,7 @@ class AicSource:
         except Exception as exc:
             raise InputError(
                 f"{PACKAGE} has no data for {model} on {system}/{backend} "
-                f"at {layout(tp, ep, dp)}: {type(exc).__name__}: {exc}"
+                f"at {Layout(tp=tp, ep=ep, dp=dp).spec}: {type(exc).__name__}: {exc}"
             ) from exc
 
     @property
@@ -185,7 +177,7 @@ class AicSource:
         mtp = f", its MTP scaling at nextn {self.nextn}" if self.nextn else ""
         return (
             f"{PACKAGE} {aic_version()} ({self.backend} {version} perf data, {self.system}, "
-            f"{self.model}, {layout(self.tp, self.ep, self.dp)}{mtp})"
+            f"{self.model}, {Layout(tp=self.tp, ep=self.ep, dp=self.dp).spec}{mtp})"
         )
 
     def decode(self, batch: int, context: float) -> float:

@@ -36,8 +36,8 @@ from pydantic import Field
 
 from agentload.errors import InputError
 from agentload.frozen import Frozen
-from agentload.sim.steps.aic import AicSource, aic_version, layout, library_notes
-from agentload.units import BYTES_PER_GB
+from agentload.sim.specs.parallel import Layout
+from agentload.sim.steps.aic import AicSource, aic_version, library_notes
 
 LAYOUTS = (1, 2, 4, 8)
 """Tensor-parallel sizes probed (expert parallelism = tensor parallelism for MoE models: the
@@ -63,7 +63,7 @@ class Combination(Frozen):
 
     @property
     def parallel(self) -> str:
-        return layout(self.tp, self.ep, self.dp)
+        return Layout(tp=self.tp, ep=self.ep, dp=self.dp).spec
 
 
 class Catalog(Frozen):
@@ -166,52 +166,6 @@ def build_catalog(
         seconds=round(time.perf_counter() - start, 1),
         combinations=tuple(found),
     )
-
-
-class Listed(Frozen):
-    """A catalog row with what it means on that hardware (for `agentload simulate --list`)."""
-
-    combination: Combination
-    gpus_per_copy: int
-    weights_per_gpu_gb: float | None
-    kv_tokens_per_dp_rank: int | None
-    """None when the model's config or the system's spec is not at hand; 0: does not fit."""
-
-
-def listing(catalog: Catalog) -> list[Listed]:
-    """The catalog's rows, each with its weights per GPU and KV capacity (0: the weights do
-    not fit), sorted by system, backend, model, layout."""
-    from agentload.sim.setup.build import rank_memory
-    from agentload.sim.setup.serving import Layout
-    from agentload.sim.specs.hardware import gpu_spec
-    from agentload.sim.specs.model import model_shape
-
-    rows = []
-    for combo in sorted(
-        catalog.combinations, key=lambda c: (c.system, c.backend, c.model, c.tp, c.dp)
-    ):
-        layout = Layout(tp=combo.tp, ep=combo.ep, dp=combo.dp)
-        try:
-            memory = rank_memory(model_shape(combo.model), gpu_spec(combo.system), layout)
-        except Exception:  # a config or system this reader does not understand
-            rows.append(
-                Listed(
-                    combination=combo,
-                    gpus_per_copy=layout.group,
-                    weights_per_gpu_gb=None,
-                    kv_tokens_per_dp_rank=None,
-                )
-            )
-            continue
-        rows.append(
-            Listed(
-                combination=combo,
-                gpus_per_copy=layout.group,
-                weights_per_gpu_gb=round(memory.weights_per_gpu_bytes / BYTES_PER_GB, 1),
-                kv_tokens_per_dp_rank=memory.kv_capacity_tokens,
-            )
-        )
-    return rows
 
 
 def merge(catalogs: Iterable[Catalog]) -> Catalog:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agentload.errors import InputError
-from agentload.sim.setup.serving import Layout
+from agentload.sim.specs.parallel import Layout
 from agentload.sim.steps.table import StepTable
 
 EP_SIZES = (2, 4, 8, 16, 32, 64, 128, 256)

@@ -89,7 +89,9 @@ def cached_table(
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
-    """Atomically, best effort (a cache that cannot be written only costs time)."""
+    """Atomically, best effort (a cache that cannot be written only costs time), through a
+    temporary file of this process's own: several processes may compute one table at once
+    (`agentload.files.write_bytes_atomic` shares one temporary name)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}.tmp")

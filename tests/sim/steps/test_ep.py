@@ -8,9 +8,9 @@ import pytest
 
 from agentload.errors import InputError
 from agentload.sim.setup.build import rank_memory
-from agentload.sim.setup.serving import Layout, parse_parallel
 from agentload.sim.specs.hardware import gpu_spec
 from agentload.sim.specs.model import model_shape
+from agentload.sim.specs.parallel import Layout, parse_parallel
 from agentload.sim.steps.ep import ep_model_applies, interpolated
 from agentload.sim.steps.table import StepTable
 

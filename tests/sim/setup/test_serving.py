@@ -1,18 +1,11 @@
-"""The serving layout as a user and a layout search name it: pools, their spelling, disaggregated
-deployments as built (pools, memory, the KV link), and speculative decoding's acceptance."""
+"""The serving layout as a user and a layout search name it: pools, their spelling, and
+disaggregated deployments as built (pools, memory, the KV link)."""
 
 from __future__ import annotations
 
 import pytest
 
 from agentload.errors import InputError
-from agentload.sim.engine.speculative import (
-    DEEPSEEK_V4_THREE_STEP_LENGTH,
-    Acceptance,
-    Speculative,
-    deepseek_mtp,
-    parse_speculative,
-)
 from agentload.sim.setup.build import DeploymentSpec, build_deployment
 from agentload.sim.setup.serving import aggregated, layout_spec, parse_layout
 
@@ -80,38 +73,3 @@ def test_a_layout_and_its_gpus_must_agree() -> None:
     request = DeploymentSpec(system="gb300", model=DSV4, gpus=64, layout=DISAGG)
     with pytest.raises(InputError, match="72 GPUs, not 64"):
         build_deployment(request)
-
-
-def test_deepseeks_mtp_yields_sglangs_published_length_from_deepseeks_first_position() -> None:
-    mtp = deepseek_mtp(3)
-    assert mtp.acceptance[0] == 0.875
-    assert mtp.mean_tokens == pytest.approx(DEEPSEEK_V4_THREE_STEP_LENGTH, abs=1e-6)
-    assert sum(mtp.distribution()) == pytest.approx(1.0)
-    assert deepseek_mtp(1).mean_tokens == pytest.approx(1.875)
-    assert "PR #28098" in mtp.source
-
-
-def test_speculative_options_parse_and_refuse_a_model_without_published_acceptance() -> None:
-    assert parse_speculative("off", model=DSV4, mtp_layers=1) is None
-    assert parse_speculative("mtp", model=DSV4, mtp_layers=1) == deepseek_mtp(3)
-    given = parse_speculative("eagle:2:0.8,0.5", model="Qwen/Qwen3-32B", mtp_layers=0)
-    assert given is not None and given.mean_tokens == pytest.approx(1 + 0.8 + 0.4)
-    with pytest.raises(InputError, match="no published acceptance"):
-        parse_speculative("mtp", model="Qwen/Qwen3-32B", mtp_layers=0)
-    with pytest.raises(InputError, match="acceptance rates"):
-        parse_speculative("eagle:3:0.8,0.5", model=DSV4, mtp_layers=1)
-
-
-def test_drawn_steps_follow_the_acceptance_distribution() -> None:
-    """Short outputs are drawn step by step, long ones from the central limit: either way the
-    tokens a step average the acceptance length, and requests differ."""
-    speculative = Speculative(draft_tokens=2, acceptance=(0.8, 0.5), source="test")
-    sampler = Acceptance(speculative, seed=3)
-    for tokens in (40, 400):
-        steps = [sampler.steps(tokens) for _ in range(2000)]
-        assert tokens / (sum(steps) / len(steps)) == pytest.approx(
-            speculative.mean_tokens, rel=0.03
-        )
-        assert min(steps) < max(steps)
-        assert min(steps) >= tokens / 3 and max(steps) <= tokens
-    assert Acceptance(speculative, seed=3).steps(400) == Acceptance(speculative, seed=3).steps(400)

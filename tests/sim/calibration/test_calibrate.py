@@ -16,14 +16,13 @@ from agentload.results.summary import Summary
 from agentload.sim.calibration.fit import (
     MISSING_LOG_ERROR,
     Factor,
-    ProbePoint,
     compare,
     fit,
     log_error,
 )
 from agentload.sim.calibration.measured import read_measured
 from agentload.sim.calibration.on_run import calibrate_on_run, engine_defaults
-from agentload.sim.predict import AgentRules, AgentSpan, ProbeWindow, predict_schedule
+from agentload.sim.predict import AgentRules, AgentSpan, ProbePoint, ProbeWindow, predict_schedule
 from agentload.sim.setup.build import DeploymentSpec, build_deployment
 from agentload.sim.specs.model import model_shape
 from agentload.sim.steps.roofline import RooflineParams

@@ -6,8 +6,8 @@ import pytest
 
 from agentload.errors import InputError
 from agentload.sim.setup.build import DeploymentSpec, build_deployment
-from agentload.sim.setup.serving import parse_parallel
 from agentload.sim.specs.hardware import gpu_spec
+from agentload.sim.specs.parallel import parse_parallel
 from agentload.sim.steps.roofline import RooflineParams
 
 

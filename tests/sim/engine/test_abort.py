@@ -19,8 +19,8 @@ from agentload.target.call import Answer, Call
 from agentload.workload.model import Segment, Session, Turn
 from agentload.workload.replies import Replies
 from tests.sim.conftest import TIGHT, deployment, tight_deployment
-from tests.sim.test_engine import drain, loading_from_host, run_until
-from tests.sim.test_stress import next_request
+from tests.sim.engine.test_sim_engine import drain, loading_from_host, run_until
+from tests.sim.engine.test_stress import next_request
 
 
 def pins(cache: RadixCache) -> int:

@@ -74,7 +74,7 @@ def test_the_catalog_lists_the_documented_deepseek_combination() -> None:
 def test_the_listing_says_when_weights_do_not_fit() -> None:
     """sgl-project/DeepSeek-V4-Pro-FP8 evaluates on h200_sxm at tp8,ep8, but its ~1.6 TB of
     FP8 weights are ~199 GB per GPU of 141: no KV room."""
-    from agentload.sim.steps.catalog import listing
+    from agentload.sim.setup.listing import listing
 
     model, system, backend, tp, _ep = DOCUMENTED
     catalog = shipped_catalog()

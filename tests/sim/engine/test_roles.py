@@ -11,7 +11,7 @@ from agentload.sim.engine.sim_engine import SimEngine
 from agentload.sim.replay import replay
 from agentload.workload.model import Workload
 from tests.sim.conftest import agents, disaggregated
-from tests.sim.test_engine import drain, run_until
+from tests.sim.engine.test_sim_engine import drain, run_until
 
 
 def test_ttft_is_prefill_plus_transfer_plus_the_first_decode_step() -> None:

@@ -12,7 +12,7 @@ from agentload.sim.engine.routing import BALANCE_ABS_THRESHOLD, Router
 from agentload.sim.replay import replay
 from agentload.workload.model import Workload
 from tests.sim.conftest import agents, deployment, disaggregated
-from tests.sim.test_engine import drain, hit_rate
+from tests.sim.engine.test_sim_engine import drain, hit_rate
 
 
 class Stub:
