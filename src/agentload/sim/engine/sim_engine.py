@@ -1,4 +1,5 @@
-"""A simulated deployment: data-parallel ranks behind a router, advanced on a virtual clock.
+"""The simulated engine (`SimEngine`): a deployment's data-parallel ranks behind their routers,
+advanced on a virtual clock.
 
 The driver's loop (agents on a virtual clock, or a closed-loop benchmark):
 
