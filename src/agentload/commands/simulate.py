@@ -41,6 +41,7 @@ from agentload.console import err_console, wide_console
 from agentload.errors import EXIT_INTERRUPTED, AgentloadError
 from agentload.files import clean_label
 from agentload.tables import Column, Grid, console_lines
+from agentload.units import MISSING
 
 if TYPE_CHECKING:
     from agentload.results.summary import CalibrationFacts
@@ -177,8 +178,8 @@ def print_calibration(facts: CalibrationFacts) -> None:
             str(row.agents),
             row.figure,
             _figure(row.measured),
-            "—" if row.predicted is None else _figure(row.predicted),
-            "—" if row.error is None else f"{row.error:+.1%}",
+            MISSING if row.predicted is None else _figure(row.predicted),
+            MISSING if row.error is None else f"{row.error:+.1%}",
             "yes" if row.fitted else "no",
         )
         for row in facts.points

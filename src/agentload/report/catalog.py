@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from agentload.sim.catalog import Listed, catalog_for, listing
 from agentload.tables import Column, Grid
+from agentload.units import MISSING
 
 NAMING_COLUMNS = 3
 """The listing's first columns (system, backend, model) name a deployment; `LAYOUT` follows."""
@@ -73,7 +74,7 @@ def _deployments_grid(rows: list[Listed], source: str) -> Grid:
             r.combination.backend,
             r.combination.model,
             r.combination.parallel,
-            "—" if r.weights_per_gpu_gb is None else f"{r.weights_per_gpu_gb:,.1f}",
+            MISSING if r.weights_per_gpu_gb is None else f"{r.weights_per_gpu_gb:,.1f}",
             _kv_cell(r.kv_tokens_per_dp_rank),
         )
         for r in rows
@@ -95,7 +96,7 @@ def _deployments_grid(rows: list[Listed], source: str) -> Grid:
 
 
 def _kv_cell(tokens: int | None) -> str:
-    return "—" if tokens is None else ("none" if tokens == 0 else f"{tokens:,}")
+    return MISSING if tokens is None else ("none" if tokens == 0 else f"{tokens:,}")
 
 
 def _list_notes(current: bool, *, detailed: bool) -> list[str]:

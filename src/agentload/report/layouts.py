@@ -18,7 +18,7 @@ from rich.console import Console
 from agentload.errors import InputError
 from agentload.files import write_text_atomic
 from agentload.report import vega as vl
-from agentload.report.formats import e, fmt
+from agentload.report.formats import DASH, e, fmt
 from agentload.report.html import page
 from agentload.report.palette import tier_color
 from agentload.report.vega import Spec, chart_html
@@ -27,7 +27,6 @@ from agentload.results.layouts import LAYOUTS_FILE, LayoutSearch, RankedRow, Ran
 from agentload.tables import Column, Grid, console_lines
 
 BAR_HEIGHT = 320
-DASH = "—"
 
 
 def layout_rows(ranking: LayoutSearch) -> list[Spec]:
