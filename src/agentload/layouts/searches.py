@@ -100,7 +100,10 @@ def prior_for(
     kind = target.candidate.kind
     same = [d for d in done if d.estimated.candidate.kind == kind] or list(done)
     closest = min(
-        same, key=lambda d: abs(math.log(_floor(d.estimated.score) / _floor(target.score)))
+        same,
+        key=lambda d: abs(
+            math.log(max(d.estimated.score, SMALLEST_RATIO) / max(target.score, SMALLEST_RATIO))
+        ),
     )
     source = closest.estimated
     ratio = target.score / source.score if source.score > 0 else 1.0
@@ -113,10 +116,6 @@ def prior_for(
         f"x{ratio:.3g} (the estimates' ratio)"
     )
     return scaled_prior(probes, ratio), words
-
-
-def _floor(value: float) -> float:
-    return max(value, SMALLEST_RATIO)
 
 
 def search_cap(target: Estimated, given: int | None) -> int:
