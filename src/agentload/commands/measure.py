@@ -14,6 +14,7 @@ from agentload.commands.options import (
     target_from,
 )
 from agentload.config_file import effective_config
+from agentload.errors import EXIT_INTERRUPTED
 from agentload.run.search_settings import SearchSettings
 
 
@@ -21,7 +22,6 @@ def measure(
     args: argparse.Namespace, verb: str, search: SearchSettings, *, start_mid_session: bool
 ) -> int:
     """Measure `search` as the options say; the exit code (interrupted: incomplete)."""
-    from agentload.cli import EXIT_INTERRUPTED
     from agentload.commands.finish import finish
     from agentload.run.execute import Request, execute
 

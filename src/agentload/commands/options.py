@@ -7,7 +7,6 @@ agents run (workers, Ray); power and server metrics; the results directory and r
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from rich.text import Text
 
 from agentload.console import err_console
 from agentload.errors import AgentloadError
+from agentload.files import clean_label
 from agentload.measure.power_spec import PowerSpec, power_spec_from_options
 from agentload.option_errors import named_options
 from agentload.run.execute import Backend, HostOptions, default_out_dir
@@ -24,7 +24,6 @@ from agentload.target.deployment import TargetOptions
 from agentload.workload.synthetic import PROFILE, SPEC_PREFIX
 
 DEFAULT_WORKLOAD = SPEC_PREFIX + PROFILE
-_LABEL = re.compile(r"[^A-Za-z0-9._-]+")
 MAX_NICE = 19
 """The most a process's priority can be lowered (Linux niceness 0..19 without privileges)."""
 
@@ -279,11 +278,6 @@ def power_from(args: argparse.Namespace) -> PowerSpec | None:
 
 def label_from(args: argparse.Namespace, verb: str) -> str:
     return clean_label(args.label, verb)
-
-
-def clean_label(text: str, verb: str) -> str:
-    """A label safe in a directory name (letters, digits, `._-`), or the verb when none is left."""
-    return _LABEL.sub("-", text).strip("-") or verb
 
 
 def out_from(args: argparse.Namespace, label: str) -> Path:
