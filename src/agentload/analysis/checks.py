@@ -21,8 +21,9 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from agentload.frozen import Frozen
 from agentload.units import WATTS_PER_MW, number
 
 CONSISTENCY_TOLERANCE = 0.10
@@ -57,10 +58,8 @@ Verdict = Literal["agrees", "fails", "implied"]
 Figures = dict[str, float]
 
 
-class Check(BaseModel):
+class Check(Frozen):
     """One relation between a headline's figures, and what it says about them."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     relation: str
     """The relation, in words: `total tokens/s per GPU = agents per GPU x ...`."""
@@ -79,10 +78,10 @@ class Check(BaseModel):
         return self.stated / self.implied if self.stated is not None and self.implied else None
 
 
-class _Relation(BaseModel):
+class _Relation(Frozen):
     """`figure` = a function of `inputs`; `solve[name]` finds an input from the rest."""
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     words: str
     figure: str
@@ -162,10 +161,8 @@ RELATIONS: tuple[_Relation, ...] = (
 """In the order they are tried; an implied figure is offered to every relation again."""
 
 
-class Checked(BaseModel):
+class Checked(Frozen):
     """The checks that could be made, and every figure known once implied ones are added."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     checks: tuple[Check, ...]
     figures: dict[str, float]

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentload.analysis.mix import TokenMix
-from agentload.units import SECONDS_PER_HOUR, TOKENS_PER_MILLION, WATTS_PER_KW, number
-
-PERCENT = 100.0
+from agentload.frozen import Frozen
+from agentload.units import PERCENT, SECONDS_PER_HOUR, TOKENS_PER_MILLION, WATTS_PER_KW, number
 
 
 def dollars_per_million(gpu_hour_price: float, tokens_per_s_per_gpu: float) -> float:
@@ -47,10 +46,8 @@ def electricity_per_million(
     return dollars_per_million(hourly, tokens_per_s_per_gpu)
 
 
-class HostedPrices(BaseModel):
+class HostedPrices(Frozen):
     """A hosted API's list prices, $ per M tokens of each kind."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)

@@ -21,9 +21,8 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from agentload.analysis.frontier import FrontierPoint
+from agentload.frozen import Frozen
 
 Interpolation = Literal["log", "linear", "step"]
 INTERPOLATIONS: tuple[Interpolation, ...] = ("log", "linear", "step")
@@ -37,10 +36,8 @@ HOW = {
 }
 
 
-class Answer(BaseModel):
+class Answer(Frozen):
     """A look-up's answer, or why there is none and what can still be said."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     value: float | None
     between: tuple[str, ...] = ()
@@ -116,10 +113,8 @@ def speed_at_throughput(
     )
 
 
-class Against(BaseModel):
+class Against(Frozen):
     """A point from elsewhere against the frontier at its speed."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     point: FrontierPoint
     frontier: Answer

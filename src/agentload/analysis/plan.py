@@ -31,20 +31,20 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from agentload.analysis.cost import HostedPrices
 from agentload.analysis.economics import agent_load, hosted, owned_gpu_hour
 from agentload.analysis.mix import TokenMix
 from agentload.analysis.provenance import Provenance
 from agentload.analysis.wall import WallPower
-from agentload.units import WATTS_PER_MW, agents_words, count_words
+from agentload.frozen import Frozen
+from agentload.units import WATTS_PER_KW, WATTS_PER_MW, agents_words, count_words
 
 HOURS_PER_MONTH = 730.0
 """8,760 hours a year / 12."""
 MONTHS_PER_YEAR = 12.0
 HOURS_PER_DAY = 24
-WATTS_PER_KW = 1_000.0
 PLAN_SCHEMA_VERSION = 2
 """2: the unit of a fleet is a deployment (1 called it a replica, as the simulator's schema 1
 called a data-parallel rank); an agent's tokens/s are `tokens_per_s_per_active_agent`."""
@@ -56,11 +56,7 @@ _V1_FIELDS = {
 }
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Demand(_Model):
+class Demand(Frozen):
     """Who needs agents, how many, and when."""
 
     developers: int = Field(ge=1)
@@ -108,7 +104,7 @@ class Demand(_Model):
         return self.active_share
 
 
-class Sizing(_Model):
+class Sizing(Frozen):
     """How much headroom, and how the deployments sit in nodes."""
 
     headroom: float = Field(default=0.0, ge=0)
@@ -120,7 +116,7 @@ class Sizing(_Model):
     """Host power and PUE, for power at the wall; None: at the GPU only."""
 
 
-class Prices(_Model):
+class Prices(Frozen):
     """What GPUs and tokens cost; each part optional."""
 
     gpu_hour: float | None = Field(default=None, ge=0)
@@ -138,7 +134,7 @@ class Prices(_Model):
         return self
 
 
-class MeasuredDeployment(_Model):
+class MeasuredDeployment(Frozen):
     """What the results directory measured: one deployment at the tier."""
 
     origin: str
@@ -180,7 +176,7 @@ class MeasuredDeployment(_Model):
     throughput, not an output speed); None when the tier did not record its token mix."""
 
 
-class FleetPlan(_Model):
+class FleetPlan(Frozen):
     """A fleet for a team, every figure with its unit in its name."""
 
     schema_version: int = PLAN_SCHEMA_VERSION

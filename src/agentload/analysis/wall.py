@@ -11,7 +11,9 @@ Pure functions; watts throughout.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from agentload.frozen import Frozen
 
 DEFAULT_GPUS_PER_NODE = 8
 """An HGX/DGX node's GPUs: what host power is shared by unless told otherwise."""
@@ -19,10 +21,8 @@ AT_THE_GPU = "at the GPU"
 AT_THE_WALL = "at the wall"
 
 
-class WallPower(BaseModel):
+class WallPower(Frozen):
     """What a node adds to its GPUs' power, and the facility's overhead on top."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     host_watts_per_node: float = Field(default=0.0, ge=0)
     gpus_per_node: int = Field(default=DEFAULT_GPUS_PER_NODE, ge=1)
