@@ -7,6 +7,8 @@ A table's headers name each column's unit; its `source` says where the figures c
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from agentload.frozen import Frozen
 from agentload.units import MISSING, number, scaled
 
@@ -23,6 +25,9 @@ class Table(Frozen):
     rows: tuple[tuple[Cell, ...], ...]
     source: str = ""
     notes: tuple[str, ...] = ()
+    key: str = Field(default="", exclude=True)
+    """What the table is, for code that picks one out (never by its title); not printed, and
+    left out of its JSON."""
 
 
 def format_cell(value: Cell) -> str:

@@ -7,20 +7,21 @@ from __future__ import annotations
 import argparse
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 from rich.text import Text
 
 from agentload.analysis.cost import HostedPrices
+from agentload.analysis.refused import Refused
 from agentload.analysis.render import print_tables, tables_json
 from agentload.analysis.table import Table
 from agentload.console import err_console
 from agentload.errors import InputError
 from agentload.option_errors import option_error
+from agentload.units import PERCENT
 
-PERCENT = 100.0
 SI_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 """`150M` tokens/s per MW, `2.5k` agents: how headlines (and agentload's own reports) write
 large figures. A lowercase `m` is refused (milli or mega?)."""
@@ -30,13 +31,17 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def one_line_errors(handler: Handler) -> Handler:
-    """Turn the analysis functions' ValueErrors into the CLI's one-line InputError (a model's
-    validation error naming the option, `option_error`)."""
+    """Turn the analysis functions' errors into the CLI's one-line InputError: an input refused
+    names its option (`agentload.analysis.refused`), a model's validation error the option that
+    set the field (`option_error`), any other ValueError is its message."""
 
     @functools.wraps(handler)
     def wrapped(args: argparse.Namespace) -> int:
         try:
             return handler(args)
+        except Refused as exc:
+            field = flag_for(exc.field) if exc.field is not None else None
+            raise InputError(exc.words, field=field) from None
         except ValidationError as exc:
             raise option_error(exc, args) from None
         except ValueError as exc:
@@ -112,7 +117,7 @@ def add_number_option(parser: argparse.ArgumentParser, flag: str, help: str, **k
     parser.add_argument(flag, metavar="N", help=help, **kwargs)
 
 
-def show_tables(args: argparse.Namespace, tables: list[Table]) -> None:
+def show_tables(args: argparse.Namespace, tables: Sequence[Table]) -> None:
     """Print the tables, or JSON with `--json`."""
     if args.json:
         print(tables_json(tables))
