@@ -7,9 +7,9 @@ import io
 import pytest
 from rich.console import Console
 
+from agentload.analysis.provenance import power_note
 from agentload.analysis.render import print_tables
 from agentload.analysis.table import Table
-from agentload.commands.decode import power_note
 from agentload.console import WIDE_COLUMNS, wide_console
 from agentload.results.summary import PowerFigures
 
