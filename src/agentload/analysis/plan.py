@@ -34,11 +34,16 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from agentload.analysis.cost import HostedPrices
+from agentload.analysis.decode import decode_point
 from agentload.analysis.economics import agent_load, hosted, owned_gpu_hour
 from agentload.analysis.mix import TokenMix
 from agentload.analysis.provenance import Provenance
+from agentload.analysis.refused import Reason, Refused
+from agentload.analysis.results import Results
 from agentload.analysis.wall import WallPower
+from agentload.errors import InputError
 from agentload.frozen import Frozen
+from agentload.results.answer_words import UNDECIDED
 from agentload.units import WATTS_PER_KW, WATTS_PER_MW, agents_words, count_words
 
 HOURS_PER_MONTH = 730.0
@@ -238,6 +243,71 @@ class FleetPlan(Frozen):
             sizing["spare_deployments"] = sizing.pop("spare_replicas")
             renamed["sizing"] = sizing
         return renamed
+
+
+def measured_deployment(
+    results: Results, tier: str | None, typed_gpus: int | None
+) -> MeasuredDeployment:
+    """The deployment the results measured at one tier (`tier`, or their only one), on its
+    recorded GPUs or the `typed_gpus`; `Refused` for a tier that is not there, not decided or
+    never met, or a GPU count typed over a recorded one (or missing from both)."""
+    tiers = [p for p in results.tier_points() if p.tier is not None]
+    names = ", ".join(str(p.tier) for p in tiers)
+    if not tiers:
+        raise InputError(
+            "has no tier results to size on (run a search with tiers)", path=results.origin
+        )
+    if tier is None and len(tiers) > 1:
+        raise Refused("tier", Reason.NEEDS, f"choose one of the tiers {names}")
+    name = tier if tier is not None else tiers[0].tier
+    point = next((p for p in tiers if p.tier == name), None)
+    if point is None:
+        raise Refused("tier", Reason.NOT_IN_RESULTS, f"no tier {name!r} here (tiers: {names})")
+    if not point.settled:
+        raise Refused(
+            "tier",
+            Reason.NOT_IN_RESULTS,
+            f"tier {name!r} is {UNDECIDED}: the search stopped before it settled; resume it "
+            "(agentload search --resume DIR) to size on an answer",
+        )
+    if point.agents is None:
+        raise Refused(
+            "tier", Reason.NOT_IN_RESULTS, f"no probe met tier {name!r}: nothing to size on"
+        )
+    if results.gpus is not None and typed_gpus is not None:
+        raise Refused(
+            "gpus_per_deployment",
+            Reason.CONFLICTS,
+            f"the results record {results.gpus} GPU(s) in the deployment already",
+        )
+    gpus = results.gpus or typed_gpus
+    if gpus is None:
+        raise Refused(
+            None,
+            Reason.NEEDS,
+            "the results do not say how many GPUs served: give --gpus-per-deployment",
+        )
+    decoded = decode_point(point.model_copy(update={"gpus": gpus, "gpus_known": True}))
+    mix = decoded.mix.scaled(gpus / point.agents) if decoded.mix is not None else None
+    watts = point.watts / gpus if point.watts else None
+    interval = point.agents_interval
+    return MeasuredDeployment(
+        origin=results.origin,
+        provenance=results.provenance,
+        label=results.label,
+        tier=str(name),
+        tier_words=point.tier_slo or "SLO not recorded",
+        agents=point.agents,
+        at_cap=point.at_cap,
+        agents_low=interval.low if interval is not None else None,
+        interval_level=interval.level if interval is not None else None,
+        gpus=gpus,
+        gpus_typed=typed_gpus is not None,
+        watts_per_gpu=watts,
+        power_source=results.power.source if watts else "none",
+        power_assumed=bool(watts) and results.power.assumed,
+        tokens_per_s_per_active_agent=mix,
+    )
 
 
 def plan_fleet(
