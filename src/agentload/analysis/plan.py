@@ -53,12 +53,6 @@ HOURS_PER_DAY = 24
 PLAN_SCHEMA_VERSION = 2
 """2: the unit of a fleet is a deployment (1 called it a replica, as the simulator's schema 1
 called a data-parallel rank); an agent's tokens/s are `tokens_per_s_per_active_agent`."""
-_V1_FIELDS = {
-    "replica": "deployment",
-    "replicas_for_peak": "deployments_for_peak",
-    "replicas": "deployments",
-    "replicas_at_answer": "deployments_at_answer",
-}
 
 
 class Demand(Frozen):
@@ -222,27 +216,6 @@ class FleetPlan(Frozen):
     rented_break_even_utilisation: float | None
     owned_break_even_utilisation: float | None
     notes: tuple[str, ...] = ()
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_v1(cls, data: object) -> object:
-        """A plan saved by schema 1 (`replica`, `replicas`, `spare_replicas`,
-        `tokens_per_s_per_agent`) reads with today's names."""
-        if not isinstance(data, dict) or "replica" not in data:
-            return data
-        renamed = {_V1_FIELDS.get(key, key): value for key, value in data.items()}
-        renamed["schema_version"] = PLAN_SCHEMA_VERSION
-        deployment = renamed.get("deployment")
-        if isinstance(deployment, dict) and "tokens_per_s_per_agent" in deployment:
-            deployment = dict(deployment)
-            deployment["tokens_per_s_per_active_agent"] = deployment.pop("tokens_per_s_per_agent")
-            renamed["deployment"] = deployment
-        sizing = renamed.get("sizing")
-        if isinstance(sizing, dict) and "spare_replicas" in sizing:
-            sizing = dict(sizing)
-            sizing["spare_deployments"] = sizing.pop("spare_replicas")
-            renamed["sizing"] = sizing
-        return renamed
 
 
 def measured_deployment(

@@ -38,10 +38,6 @@ from agentload.commands.figures import (
 from agentload.errors import InputError
 from agentload.results.load import summary_path
 
-OLD_NAMES = {"--spare-replicas": "spare_deployments", "--gpus-per-replica": "gpus_per_deployment"}
-"""Options named before the plan's unit was called a deployment (the simulator's schema 1 also
-called a data-parallel rank a replica), still accepted."""
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `plan` verb."""
@@ -75,8 +71,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--gpus-per-deployment",
         "GPUs in the measured deployment, when the results did not record it",
     )
-    for old, new in OLD_NAMES.items():  # accepted as before, not shown
-        parser.add_argument(old, dest=new, metavar="N", help=argparse.SUPPRESS)
     add_number_option(parser, "--host-watts", "host power per node (CPUs, NICs, fans), W")
     add_number_option(parser, "--pue", "facility power / IT power (>= 1)")
     add_number_option(parser, "--gpu-hour-price", "rented: $ per GPU-hour")
