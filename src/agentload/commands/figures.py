@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 from rich.text import Text
 
-from agentload.analysis.cost import HostedPrices
+from agentload.analysis.cost import HostedPrices, hosted_prices
 from agentload.analysis.refused import Refused
 from agentload.analysis.render import print_tables, tables_json
 from agentload.analysis.table import Table
@@ -136,18 +136,10 @@ def add_hosted_price_options(parser: argparse.ArgumentParser) -> None:
 
 
 def hosted_prices_arg(args: argparse.Namespace) -> HostedPrices | None:
-    """The hosted list prices typed, or None when none were; half a price list is refused."""
-    input_price = number_arg(args, "input_price")
-    output_price = number_arg(args, "output_price")
-    discount = fraction_arg(args, "cached_discount")
-    cached_price = number_arg(args, "cached_input_price")
-    given = [v for v in (input_price, output_price, discount, cached_price) if v is not None]
-    if not given:
-        return None
-    if input_price is None or output_price is None:
-        raise InputError("hosted prices need both --input-price and --output-price")
-    if discount is not None and cached_price is not None:
-        raise InputError("give --cached-discount or --cached-input-price, not both")
-    if cached_price is not None:
-        return HostedPrices(input=input_price, output=output_price, cached_input=cached_price)
-    return HostedPrices.with_discount(input_price, output_price, discount or 0.0)
+    """The hosted list prices typed, or None when none were (`analysis.cost.hosted_prices`)."""
+    return hosted_prices(
+        number_arg(args, "input_price"),
+        number_arg(args, "output_price"),
+        fraction_arg(args, "cached_discount"),
+        number_arg(args, "cached_input_price"),
+    )
