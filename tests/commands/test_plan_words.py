@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from agentload.cli import main
-from tests.analysis.cli import run_json
 from tests.analysis.summaries import probe, tier, write_summary
+from tests.commands.cli import run_json
 
 TEAM = ["--developers", "1", "--agents-per-developer", "2", "--active-share", "1"]
 EXPENSIVE = ["--gpu-hour-price", "20", "--input-price", "0.1", "--output-price", "0.4"]

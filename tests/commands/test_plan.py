@@ -16,9 +16,9 @@ import pytest
 from agentload.analysis.plan_file import PLAN_FILE
 from agentload.cli import main
 from agentload.report.plan_section import plan_section
-from tests.analysis.cli import error_line, run_json
 from tests.analysis.simulated import simulate
 from tests.analysis.summaries import probe, set_tier, tier, write_summary
+from tests.commands.cli import error_line, run_json
 
 HOSTED = ["--input-price", "1.25", "--output-price", "4.25", "--cached-discount", "88%"]
 TEAM = ["--developers", "500", "--agents-per-developer", "4"]
