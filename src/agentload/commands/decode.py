@@ -30,7 +30,7 @@ FIGURES = (
     "agents_per_gpu",
     "output_speed",
 )
-"""Number options read as they are typed (no sign or range beyond a number's)."""
+"""Number options read as typed (any number >= 0, no further bound)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
