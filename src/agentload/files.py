@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,11 +16,19 @@ from agentload.errors import AgentloadError
 
 T = TypeVar("T")
 
+LABEL_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+"""What a label may not hold to be part of a directory name."""
 OWNER_ONLY_FILE = 0o600
 OWNER_ONLY_DIR = 0o700
 OWNER_ONLY_UMASK = 0o077
 """While a run writes its results, every file and folder it creates (the engine's log
 included) is created without group or other permissions."""
+
+
+def clean_label(text: str, fallback: str) -> str:
+    """A label safe in a directory name (letters, digits, `._-`), or `fallback` when none is
+    left."""
+    return LABEL_UNSAFE.sub("-", text).strip("-") or fallback
 
 
 def make_results_dir(path: Path, *, exist_ok: bool = False) -> Path:

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import orjson
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentload.client.events import (
@@ -73,6 +73,14 @@ def facts(summary: StreamSummary) -> tuple[Any, ...]:
 
 
 @settings(max_examples=400, deadline=None)
+@example(  # a non-object line before a line that is not JSON: the first one is the one noted
+    encoder="ascii",
+    text="",
+    repeats=1,
+    tail=[("raw", b"")],
+    inserts=[(0, ("raw", b"0"))],
+    done=False,
+)
 @given(
     st.sampled_from(sorted(ENCODERS)),
     texts,

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from agentload.cli import build_parser, main
 from agentload.client.events import summarise
 from agentload.client.sse import parse_sse
-from agentload.commands.options import target_from
 from agentload.commands.run import settings_from
 from agentload.commands.search import search_settings_from
+from agentload.commands.target_options import target_from
 from agentload.errors import AgentloadError, InputError
 from agentload.results.tiers import load_tiers, parse_tier
 from agentload.target.deployment import check_target_options

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from agentload.cli import EXIT_INTERRUPTED, build_parser, main
+from agentload.cli import build_parser, main
 from agentload.config_file import CONFIG_SOURCE, REDACTED, apply_config, effective_config
 from agentload.engines.llamacpp import LocalEngine
+from agentload.errors import EXIT_INTERRUPTED
 from agentload.files import read_json
 from agentload.results.files import CONFIG_FILE, MANIFEST_FILE
 from agentload.results.tiers import preset

@@ -18,7 +18,7 @@ ROOMS: tuple[tuple[str, ...], ...] = (
     ("setup",),
     ("replay", "predict"),
     ("calibration",),
-    ("facts", "target", "layouts", "layout_estimate", "__init__"),
+    ("facts", "target", "__init__"),
 )
 """First to last: what exists, step times, the KV cache, the engine, from names to an engine,
 the replay drivers, calibration on a measured run, and the drivers a user calls."""

@@ -16,10 +16,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agentload.cli import EXIT_INTERRUPTED
 from agentload.commands.options import add_workload_arguments, agents_from
 from agentload.commands.search import add_search_arguments, search_settings_from
 from agentload.config_file import add_config_argument, effective_config
+from agentload.errors import EXIT_INTERRUPTED
 from agentload.run import presets
 
 DEFAULTS: dict[str, Any] = {

@@ -17,13 +17,8 @@ import orjson
 from rich.console import Console
 from rich.markup import escape
 
-from agentload.commands.options import (
-    add_power_arguments,
-    add_target_arguments,
-    add_workload_arguments,
-    power_from,
-    target_from,
-)
+from agentload.commands.options import add_power_arguments, add_workload_arguments, power_from
+from agentload.commands.target_options import add_target_arguments, target_from
 from agentload.config_file import add_config_argument
 from agentload.console import err_console, wide_console
 

@@ -15,8 +15,9 @@ docstring stating its contract, each room importing only those before it in this
 - the replay drivers at this level: `replay` (closed loop, no asyncio) and `predict`
   (simulated probes, measured as a probe is);
 - `calibration`: factors fitted to a measured run, replayed through `predict`;
-- the drivers a user calls: `facts` (what a simulated summary says), `target` (the simulated
-  deployment as agentload's target) and the layout search's `layouts` and `layout_estimate`.
+- the drivers a user calls: `facts` (what a simulated summary says) and `target` (the
+  simulated deployment as agentload's target; the layout search, `agentload.layouts`, calls it
+  as a black box).
 """
 
 from agentload.sim.engine.config import DeploymentConfig, RankConfig, Routing

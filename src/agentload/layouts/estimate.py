@@ -1,5 +1,5 @@
-"""An analytic estimate of the most agents a deployment serves at a tier: the cheap ranking of a
-layout search, before the real (simulated) search runs on the promising few.
+"""An analytic estimate of the most agents a deployment serves at a tier: step 3 of the layout
+search, its cheap ranking before the real (simulated) search runs on the promising few.
 
 Pure arithmetic over a pool's step table (`StepTable`, the same tables the engine steps with),
 its KV capacity and the workload's means (`WorkloadShape`). An agent cycles through a call's
@@ -31,8 +31,10 @@ from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from agentload.frozen import Frozen
+from agentload.results.layouts import TierEstimate
 from agentload.results.tiers import Tier
 from agentload.sim.steps.table import StepTable
 from agentload.workload.model import Workload
@@ -60,11 +62,7 @@ MOST_AGENTS = 10_000_000.0
 EstimateLimit = Literal["output_speed", "ttft", "kv_capacity"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class WorkloadShape(_Frozen):
+class WorkloadShape(Frozen):
     """The workload's means that the estimate uses, tokens and seconds."""
 
     prompt_tokens: float = Field(gt=0)
@@ -103,10 +101,10 @@ class WorkloadShape(_Frozen):
         return self.prompt_tokens + self.output_tokens / 2
 
 
-class PoolModel(_Frozen):
+class PoolModel(Frozen):
     """One pool as the estimate sees it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     role: Literal["aggregated", "prefill", "decode"]
     ranks: int = Field(ge=1)
@@ -120,21 +118,13 @@ class PoolModel(_Frozen):
     """Tokens a decoding step yields (speculative decoding's mean acceptance length)."""
 
 
-class Estimate(_Frozen):
-    """The estimated most agents of a deployment at one tier, and what stops it."""
-
-    tier: str
-    agents: float = Field(ge=0)
-    limit: EstimateLimit
-    pool: str
-    """The pool whose constraint binds (`aggregated`, `prefill` or `decode`)."""
-
-
-def estimate(tier: Tier, shape: WorkloadShape, pools: tuple[PoolModel, ...]) -> Estimate:
-    """The most agents the pools serve at `tier` (module docstring)."""
+def estimate(tier: Tier, shape: WorkloadShape, pools: tuple[PoolModel, ...]) -> TierEstimate:
+    """The most agents the pools serve at `tier` (module docstring), what stops it (an
+    `EstimateLimit`) and the pool whose constraint binds (`aggregated`, `prefill` or
+    `decode`)."""
     found = [_pool_estimate(tier, shape, pool, pools) for pool in pools]
     agents, limit, role = min(found, key=lambda f: f[0])
-    return Estimate(tier=tier.name, agents=max(0.0, agents), limit=limit, pool=role)
+    return TierEstimate(tier=tier.name, agents=max(0.0, agents), limit=limit, pool=role)
 
 
 def _step_bound(tier: Tier, tokens_per_step: float) -> float:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.analysis.cli import error_line, figures, run_json
+from tests.commands.cli import error_line, figures, run_json
 
 
 def test_a_cache_hit_rate_that_splits_nothing_is_refused(

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.analysis.cli import column, figures, rows_by_first, run_json, table_titled
 from tests.analysis.summaries import gb300_like
+from tests.commands.cli import column, figures, rows_by_first, run_json, table_titled
 
 
 def test_decode_marks_power_per_gpu_from_total_watts_as_computed(

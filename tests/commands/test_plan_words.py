@@ -5,15 +5,13 @@ results measured, never a replica."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from agentload.analysis.plan_file import PLAN_FILE, read_plan
 from agentload.cli import main
-from tests.analysis.cli import run_json
 from tests.analysis.summaries import probe, tier, write_summary
+from tests.commands.cli import run_json
 
 TEAM = ["--developers", "1", "--agents-per-developer", "2", "--active-share", "1"]
 EXPENSIVE = ["--gpu-hour-price", "20", "--input-price", "0.1", "--output-price", "0.4"]
@@ -89,27 +87,6 @@ def test_a_plan_is_copies_of_the_measured_deployment_never_replicas(
     assert "replica" not in out
     assert "one deployment = 1 GPU as measured, serving 10 agents" in out
     assert "deployments (headroom and spares)" in out
-    plan = run_json(capsys, "plan", directory, *TEAM, "--spare-replicas", "1")  # the old name
+    plan = run_json(capsys, "plan", directory, *TEAM, "--spare-deployments", "1")
     assert plan["schema_version"] == 2 and plan["deployments"] == 2
     assert plan["deployment"]["tokens_per_s_per_active_agent"]["output"] == pytest.approx(20)
-
-
-def test_a_plan_saved_by_schema_1_still_reads(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    directory = small_dir(tmp_path / "r")
-    plan = run_json(capsys, "plan", str(directory), *TEAM, "--spare-deployments", "1")
-    old = {
-        {"deployment": "replica", "deployments": "replicas"}.get(key, key): value
-        for key, value in plan.items()
-    }
-    old["schema_version"] = 1
-    old["replicas_for_peak"] = old.pop("deployments_for_peak")
-    old["replicas_at_answer"] = old.pop("deployments_at_answer")
-    old["sizing"]["spare_replicas"] = old["sizing"].pop("spare_deployments")
-    mix = old["replica"].pop("tokens_per_s_per_active_agent")
-    old["replica"]["tokens_per_s_per_agent"] = mix
-    (directory / PLAN_FILE).write_text(json.dumps(old))
-    read = read_plan(directory)
-    assert read is not None and read.deployments == 2 and read.sizing.spare_deployments == 1
-    assert read.deployment.tokens_per_s_per_active_agent is not None

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.analysis.cli import column, error_line, rows_by_first, run_json
+from agentload.cli import main
 from tests.analysis.simulated import simulate
 from tests.analysis.summaries import ASSUMED_POWER, gb300_like, set_power, set_tier
+from tests.commands.cli import column, error_line, rows_by_first, run_json
 
 
 @pytest.mark.parametrize(
@@ -65,3 +66,34 @@ def test_a_tier_at_the_search_cap_is_a_bound_and_its_capacity_ratios_are_left_ou
         assert rows[figure][4] is None
     assert rows["output speed"][4] == pytest.approx(1.0)  # not a capacity figure
     assert any(note.startswith("N+: capped passed at the search's cap") for note in tier["notes"])
+
+
+def test_compare_dirs_and_html(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = gb300_like(tmp_path / "a", label="GB300")
+    b = gb300_like(tmp_path / "b", label="<script>alert('x')</script>", gpus=2)
+    out = tmp_path / "compare.html"
+    argv = ["compare", str(a), str(b), "--gpu-hour-price", "2.26", "--html", str(out)]
+    argv += ["--system", "MI355X", "tier=40 tok/s", "agents=80", "total=17361", "price=1.50"]
+    systems, tier = run_json(capsys, *argv)
+    assert column(systems, "$ per GPU-hour") == [2.26, 2.26, 1.5]
+    assert tier["headers"][-2:] == [
+        "<script>alert('x')</script> / GB300 (×)",
+        "MI355X / GB300 (×)",
+    ]
+    rows = {row[0]: row for row in tier["rows"]}
+    assert rows["max agents"][2:5] == [160, 160, 80]
+    assert rows["agents per GPU"][5] == pytest.approx(0.5)  # 160 agents on 2 GPUs vs 1
+    assert rows["cost per M tokens"][6] == pytest.approx((1.5 / 17_361) / (2.26 / 185_382))
+    page = out.read_text()
+    assert "<script" not in page and "&lt;script&gt;" in page
+    for external in ("<link", "src=", "http://", "https://", "url("):
+        assert external not in page
+    assert "tok/s/GPU" in page and str(a / "summary.json") in page
+
+
+def test_compare_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["compare", "--system", "B300", "total=33041", "price=2.26"]
+    argv += ["--system", "MI355X", "total=17361", "price=1.50"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "MI355X / B300 (×)" in out and "$/M tok" in out and "0.019" in out and "0.024" in out

@@ -8,9 +8,9 @@ import orjson
 import pytest
 
 from agentload.cli import main
+from tests.commands.cli import error_line
 from tests.paths import AGENTPERF, TRACES
 
-EXIT_USAGE = 2
 GOOD = {"timestamp": 0, "input_length": 600, "output_length": 10, "hash_ids": [1, 2]}
 
 
@@ -24,38 +24,28 @@ def _good() -> str:
     return orjson.dumps(GOOD).decode()
 
 
-def _error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
-    assert main(argv) == EXIT_USAGE
-    captured = capsys.readouterr()
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1, captured.err
-    assert "Traceback" not in captured.err
-    assert lines[0].startswith("agentload: error: ")
-    return lines[0]
-
-
 def test_malformed_json_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _trace(tmp_path, [_good(), '{"timestamp": 5, "input_length": 7', _good()])
-    line = _error_line(capsys, ["workload", "stats", str(path)])
+    line = error_line(capsys, "workload", "stats", str(path))
     assert f"{path}:2: malformed JSON" in line
 
 
 def test_missing_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     row = {k: v for k, v in GOOD.items() if k != "input_length"}
     path = _trace(tmp_path, [_good(), _good(), orjson.dumps(row).decode()])
-    line = _error_line(capsys, ["workload", "stats", str(path)])
+    line = error_line(capsys, "workload", "stats", str(path))
     assert f"{path}:3: field 'input_length': missing" in line
 
 
 def test_wrong_type(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _trace(tmp_path, [orjson.dumps({**GOOD, "output_length": "ten"}).decode()])
-    line = _error_line(capsys, ["workload", "stats", str(path)])
+    line = error_line(capsys, "workload", "stats", str(path))
     assert f"{path}:1: field 'output_length': expected an integer, got a string 'ten'" in line
 
 
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "nowhere.jsonl"
-    line = _error_line(capsys, ["workload", "stats", str(path)])
+    line = error_line(capsys, "workload", "stats", str(path))
     assert line == f"agentload: error: {path}: no such file or directory"
 
 
@@ -64,13 +54,13 @@ def test_bad_message_role_in_a_recorded_trace(
 ) -> None:
     row = {"messages": [{"role": "wizard", "content": "hi"}], "target_output_tokens": 5}
     path = _trace(tmp_path, [orjson.dumps(row).decode()])
-    line = _error_line(capsys, ["workload", "stats", str(path)])
+    line = error_line(capsys, "workload", "stats", str(path))
     assert f"{path}:1: field 'messages[0].role'" in line
 
 
 def test_manifest_with_missing_files(capsys: pytest.CaptureFixture[str]) -> None:
     manifest = AGENTPERF / "agentperf-default-v1" / "manifest-x86_64.json"
-    line = _error_line(capsys, ["workload", "stats", str(manifest)])
+    line = error_line(capsys, "workload", "stats", str(manifest))
     assert "trace files named by the manifest are missing" in line
     assert main(["workload", "stats", str(manifest), "--allow-missing", "--json"]) == 0
     assert orjson.loads(capsys.readouterr().out)["sessions"] == 3
@@ -102,5 +92,5 @@ def test_table_names_units(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_block_size_option(capsys: pytest.CaptureFixture[str]) -> None:
     path = TRACES / "synthetic_trace.jsonl"
-    line = _error_line(capsys, ["workload", "stats", str(path), "--block-size", "1024"])
+    line = error_line(capsys, "workload", "stats", str(path), "--block-size", "1024")
     assert f"{path}:1: field 'hash_ids'" in line

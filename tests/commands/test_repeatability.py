@@ -13,9 +13,9 @@ from agentload.report.load import load_view
 from agentload.report.terminal import summary_text
 from agentload.results.answer_words import answer_words
 from agentload.results.summary import AgentsInterval
-from tests.analysis.cli import rows_by_first, run_json, table_titled
 from tests.analysis.summaries import probe, tier, write_summary
-from tests.analysis.test_plan import FLEET, TEAM
+from tests.commands.cli import rows_by_first, run_json, table_titled
+from tests.commands.test_plan import FLEET, TEAM
 
 LEVEL = 0.9
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentload.cli import main
-from tests.analysis.cli import column, run_json
 from tests.analysis.summaries import gb300_like
+from tests.commands.cli import column, run_json
 from tests.paths import REPO
 
 PER_AGENT = re.compile(r"tok(ens)?/s(/| per )agent\b")

@@ -1,7 +1,6 @@
-"""The candidate deployments of a GPU budget, and the cheap checks that rule some out.
+"""The candidate deployments of a GPU budget: step 1 of the layout search, pure.
 
-What `agentload simulate --choose-layout` searches (issue 23, item 5). Given a system, a model,
-a budget of GPUs and the workload's largest call, the candidates are:
+Given a system, a model and a budget of GPUs, the candidates are:
 
 - **pool layouts** (`pool_layouts`): the tensor-parallel layouts the step-time catalog lists for
   the (system, backend, model) (`tpN`, experts split the same N ways for MoE models), and for
@@ -13,29 +12,26 @@ a budget of GPUs and the workload's largest call, the candidates are:
 - **disaggregated** deployments: x prefill workers of one layout and y decode workers of
   another, x * (prefill copy) + y * (decode copy) = the budget (every P:D split that fills it);
 - each with **speculative decoding** off and, where the model has published acceptance (MTP
-  layers of a DeepSeek model), on; and the **host KV tier** off and, where the system has one
-  (a GPU with host memory: not a CPU, not llama.cpp's slot cache), on at SGLang HiCache's
-  default size, twice the rank's HBM KV pool (`HICACHE_RATIO`), or `--kv-host-gb` when given.
+  layers of a DeepSeek model), on (`speculative_options`); and the **host KV tier** off and,
+  where the system has one (a GPU with host memory: not a CPU, not llama.cpp's slot cache), on
+  at SGLang HiCache's default size, twice the rank's HBM KV pool (`HICACHE_RATIO`), or
+  `--kv-host-gb` when given (`host_kv_gb`).
 
 Every candidate uses the whole budget (an idle GPU serves nobody; a smaller layout that leaves
-GPUs over is a different budget). Pruned before anything is tabulated (`prune`), each with its
-reason: the **weights do not fit** a pool's GPUs (no HBM left for KV), or a rank's **KV is
-too small for one session** (the workload's largest call, prompt and output, does not fit
-where it must be held: the aggregated or decode rank, and the prefill rank that computes it).
-
-Pure functions of their inputs (the model's and the system's specs, the catalog's layouts).
+GPUs over is a different budget). Pure functions of their inputs (the model's and the system's
+specs, the catalog's layouts).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-
-from pydantic import BaseModel, ConfigDict
+from collections.abc import Sequence
 
 from agentload.errors import InputError
-from agentload.results.layouts import Candidate, Pruned, PruneReason
+from agentload.results.layouts import Candidate
 from agentload.sim.cache.protocol import SLOT_BACKENDS
-from agentload.sim.setup.serving import Pool, layout_spec, parse_layout
+from agentload.sim.engine.speculative import DEEPSEEK
+from agentload.sim.setup.serving import Pool, layout_spec
+from agentload.sim.specs.model import ModelShape
 from agentload.sim.specs.parallel import Layout
 from agentload.units import BYTES_PER_GB
 
@@ -48,20 +44,10 @@ EP_MODEL_STEP = 8
 """Attention-DP / EP sizes the EP model covers between the data's: multiples of this."""
 CPU_SYSTEM_PREFIXES = ("epyc", "cpu")
 """Systems whose accelerator is a CPU: its KV already sits in host memory (no host tier)."""
-
-
-class MemoryFit(BaseModel):
-    """A rank's memory as the pruning sees it (`agentload.sim.setup.build.rank_memory`)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    weights_per_gpu_gb: float
-    gpu_memory_gb: float
-    kv_capacity_tokens: int
-
-
-MemoryOf = Callable[[Layout, bool], MemoryFit]
-"""A layout's rank memory, with (True) or without speculative decoding's draft layers."""
+MTP = "mtp"
+"""Speculative decoding with the model's MTP layers, as `--speculative` spells it."""
+SPECULATIVE_OFF = ("off", "none")
+"""How `--speculative` says off."""
 
 
 def pool_layouts(
@@ -111,6 +97,16 @@ def has_host_tier(system: str, backend: str) -> bool:
     return not system.startswith(CPU_SYSTEM_PREFIXES) and backend not in SLOT_BACKENDS
 
 
+def speculative_options(given: str | None, model: ModelShape) -> tuple[str | None, ...]:
+    """Off and MTP (a DeepSeek model with MTP layers), or what `given` (`--speculative`)
+    fixes."""
+    if given is not None:
+        return (None,) if given.strip().lower() in SPECULATIVE_OFF else (given,)
+    if model.mtp_layers > 0 and DEEPSEEK in model.name.lower():
+        return (None, MTP)
+    return (None,)
+
+
 def enumerate_candidates(
     budget: int,
     layouts: Sequence[Layout],
@@ -133,53 +129,6 @@ def enumerate_candidates(
         for spec in dict.fromkeys(speculative)
         for host in dict.fromkeys(host_kv)
     )
-
-
-def prune(
-    candidates: Iterable[Candidate], memory_of: MemoryOf, peak_context_tokens: float
-) -> tuple[tuple[Candidate, ...], tuple[Pruned, ...]]:
-    """The candidates whose every pool holds its weights and one session's largest call, and
-    the others with their reasons (`memory_of` gives a layout's rank memory)."""
-    kept: list[Candidate] = []
-    pruned: list[Pruned] = []
-    for candidate in candidates:
-        why = _misfit(candidate, memory_of, peak_context_tokens)
-        if why is None:
-            kept.append(candidate)
-        else:
-            pruned.append(Pruned(candidate=candidate, reason=why[0], detail=why[1]))
-    return tuple(kept), tuple(pruned)
-
-
-def _misfit(
-    candidate: Candidate, memory_of: MemoryOf, peak_context_tokens: float
-) -> tuple[PruneReason, str] | None:
-    """Why a candidate cannot serve the workload (the first pool that fails), or None."""
-    for pool in parse_layout(candidate.layout):
-        drafts = candidate.speculative is not None and pool.role != "prefill"
-        memory = memory_of(pool.layout, drafts)
-        where = f"{pool.layout.spec} {pool.role}"
-        if memory.kv_capacity_tokens <= 0:
-            return (
-                "weights do not fit",
-                f"{where}: {memory.weights_per_gpu_gb:,.0f} GB of weights per GPU of "
-                f"{memory.gpu_memory_gb:,.0f} GB",
-            )
-        if memory.kv_capacity_tokens < peak_context_tokens:
-            return (
-                "KV too small for one session",
-                f"{where}: {memory.kv_capacity_tokens:,} KV tokens a rank < the largest call's "
-                f"{peak_context_tokens:,.0f}",
-            )
-    return None
-
-
-def prune_counts(pruned: Sequence[Pruned]) -> dict[str, int]:
-    """How many were pruned for each reason."""
-    counts: dict[str, int] = {}
-    for p in pruned:
-        counts[p.reason] = counts.get(p.reason, 0) + 1
-    return counts
 
 
 def host_kv_gb(kv_budget_bytes: float, given_gb: float | None) -> float:

@@ -9,8 +9,8 @@ import pytest
 
 from agentload.commands.figures import parse_number
 from agentload.errors import InputError
-from tests.analysis.cli import figures, run_json
 from tests.analysis.summaries import probe, write_summary
+from tests.commands.cli import figures, run_json
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.analysis.cli import column, error_line, figures, run_json, table_titled
+from agentload.cli import main
 from tests.analysis.summaries import gb300_like, tier, write_summary
+from tests.commands.cli import column, error_line, figures, run_json, table_titled
 
 
 @pytest.mark.parametrize(("kw", "per_gpu"), [("5000", 187_500), ("6000", 225_000)])
@@ -135,3 +136,66 @@ def test_typed_figures_with_a_results_directory_are_refused(
     directory = gb300_like(tmp_path / "r")
     line = error_line(capsys, "decode", str(directory), "--agents", "5")
     assert "--agents" in line and "results directory" in line
+
+
+def test_decode_typed_headline(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["decode", "--total-tokens-per-s", "185,382", "--output-tokens-per-s", "1237"]
+    argv += ["--agents", "160", "--output-speed", "40.9", "--gpus", "1"]
+    argv += ["--watts-per-gpu", "1400", "--cache-hit-rate", "97.2%"]
+    table, *_ = run_json(capsys, *argv)
+    got = figures(table)
+    assert got["total tokens/s"] == (185_382, "tok/s (all GPUs)", "typed in")
+    value, unit, source = got["output (generated) share of tokens"]
+    assert round(value, 1) == 0.7 and unit == "%" and source == "computed"
+    assert round(got["input share of tokens"][0], 1) == 99.3
+    assert got["total tokens/s per MW (at the GPU)"][0] == pytest.approx(185_382 / 1_400 * 1e6)
+    assert got["agents × speed"][0] == pytest.approx(6_544)
+    assert got["output GPU-equivalents"][0] == pytest.approx(6_544 / 1_237)
+    assert any("at most 5 GPUs" in note for note in table["notes"])
+    # Every row names a unit and where it came from.
+    assert all(row[2] and row[3] for row in table["rows"])
+
+
+def test_decode_text_names_units_and_sources(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["decode", "--total-tokens-per-s", "185382", "--output-tokens-per-s", "1237"]) == 0
+    out = capsys.readouterr().out
+    assert "0.667" in out and "tok/s per GPU" in out and "typed in" in out and "computed" in out
+
+
+def test_decode_per_mw_headline_to_per_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["decode", "--tokens-per-s-per-mw", "150e6", "--gpus", "4", "--total-watts", "5000"]
+    got = figures(run_json(capsys, *argv)[0])
+    assert got["tokens/s per GPU from the per-MW headline"][0] == pytest.approx(187_500)
+
+
+def test_decode_per_gpu_figures_scale_to_the_deployment(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["decode", "--total-tokens-per-s", "1000", "--per-gpu", "--gpus", "4"]
+    got = figures(run_json(capsys, *argv)[0])
+    assert got["total tokens/s"][0] == 4_000
+    assert got["total tokens/s per GPU"][0] == 1_000
+
+
+def test_decode_results_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    directory = gb300_like(tmp_path / "gb300", gpus=4)
+    table, *_ = run_json(capsys, "decode", str(directory))
+    assert table["source"] == f"measured, {directory / 'summary.json'}"
+    assert column(table, "point")[0] == "tier 40 tok/s"
+    assert column(table, "total tok/s per GPU")[0] == pytest.approx(185_382)
+    assert round(column(table, "output %")[0], 1) == 0.7
+    assert column(table, "total tok/s per MW (at the GPU)")[0] == pytest.approx(
+        185_382 / 1_400 * 1e6
+    )
+    assert any("nvml" in note for note in table["notes"])
+
+
+def test_decode_results_dir_with_typed_power(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = gb300_like(tmp_path / "gb300")
+    table, *_ = run_json(capsys, "decode", str(directory), "--watts-per-gpu", "1000")
+    assert column(table, "total tok/s per MW (at the GPU)")[0] == pytest.approx(
+        185_382 / 1_000 * 1e6
+    )
+    assert any("power typed in" in note for note in table["notes"])

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.analysis.cli import column, run_json, table_titled
 from tests.analysis.summaries import HICACHE_OUTPUT, HICACHE_POINT, HIT_RATE, gb300_like
+from tests.commands.cli import column, run_json, table_titled
 
 HOSTED = ["--input-price", "1.25", "--output-price", "4.25", "--cached-discount", "88%"]
 ARTICLE_BLEND = 0.78

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from agentload.results.summary import PowerFigures
-from tests.analysis.cli import column, error_line, figures, run_json, table_titled
 from tests.analysis.simulated import simulate
 from tests.analysis.summaries import ASSUMED_POWER, gb300_like, probe, set_power, write_summary
+from tests.commands.cli import column, error_line, figures, run_json, table_titled
 
 SGLANG_POINTS = ["485.8,2514,c1", "208.7,49646,c16", "97.1,114342,c64", "40.9,185382,c160"]
 TYPED = [arg for text in SGLANG_POINTS for arg in ("--point", text)]
@@ -148,3 +148,35 @@ def test_two_results_with_one_label_keep_each_its_own_power(
     everything = run_json(capsys, "frontier", str(second), str(first))[0]
     labels = column(everything, "point")
     assert len(labels) == len(set(labels)) and all(" #2 " in label for label in labels)
+
+
+def test_frontier_from_results_and_points(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = gb300_like(tmp_path / "a", label="A")
+    b = write_summary(
+        tmp_path / "b",
+        label="B",
+        gpus=2,
+        probes=[probe(2, 600.0, 4_000.0), probe(8, 100.0, 20_000.0), probe(9, None, 1.0)],
+    )
+    argv = ["frontier", str(a), str(b), "--point", "700,100,typed fast", "-k", "3"]
+    frontier, area = run_json(capsys, *argv)
+    labels = column(frontier, "point")
+    assert "typed fast" in labels and "B probe 2 agents" in labels
+    assert "B probe 8 agents" not in labels  # 10,000 tok/s per GPU at 100: dominated by A's 97.1
+    assert column(frontier, "kept").count(True) == 3
+    assert any("1 point(s) skipped" in note for note in frontier["notes"])
+    got = figures(area)
+    assert got["points given"][0] == 4 + 2 + 1
+    assert 0 < got["share of the area kept"][0] <= 100
+    assert got["frontier area"][1] == "(tok/s per request) × (tok/s per GPU)"
+
+
+def test_frontier_says_when_the_gpu_count_is_assumed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = write_summary(tmp_path / "c", label="C", probes=[probe(4, 50.0, 8_000.0)])
+    frontier, _ = run_json(capsys, "frontier", str(directory))
+    assert column(frontier, "total tok/s per GPU") == [8_000.0]
+    assert any("GPU count not given" in n and n.endswith(": C") for n in frontier["notes"])

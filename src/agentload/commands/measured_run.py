@@ -11,17 +11,17 @@ from agentload.commands.options import (
     label_from,
     out_from,
     power_from,
-    target_from,
 )
+from agentload.commands.target_options import target_from
 from agentload.config_file import effective_config
+from agentload.errors import EXIT_INTERRUPTED
 from agentload.run.search_settings import SearchSettings
 
 
-def measure(
+def measured_run(
     args: argparse.Namespace, verb: str, search: SearchSettings, *, start_mid_session: bool
 ) -> int:
     """Measure `search` as the options say; the exit code (interrupted: incomplete)."""
-    from agentload.cli import EXIT_INTERRUPTED
     from agentload.commands.finish import finish
     from agentload.run.execute import Request, execute
 
