@@ -264,7 +264,7 @@ def _key(case: Case) -> str:
     """The case, the truth's version and what the simulator builds for it (its step source with
     its factors, routing and engine), so a change to the simulator recomputes the truth."""
     built = build_deployment(case.deployment())
-    engine = built.config.engine.model_dump(mode="json")
+    engine = built.config.rank.model_dump(mode="json")
     simulated = [built.step_source, built.aiconfigurator_core, built.config.routing, engine]
     text = json.dumps(
         [TRUTH_VERSION, asdict(case) | {"quick": None, "cap": case.cap}, simulated],

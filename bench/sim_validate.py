@@ -228,7 +228,7 @@ def hit_rates(
     for kind in ("slots", "radix"):
         engine = build_deployment(
             request.model_copy(update={"prefix_cache": kind, "block_tokens": 1})
-        ).config.engine
+        ).config.rank
         table = table_of(replay_cache(engine, calls))
         replayed[kind] = [window_point(table, window).cache_hit_rate for window in run.windows]
     return [
