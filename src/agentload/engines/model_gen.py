@@ -16,7 +16,7 @@ from typing import Literal
 
 import gguf
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 from tokenizers import Tokenizer
 
 from agentload.engines.tokenizer import (
@@ -28,6 +28,7 @@ from agentload.engines.tokenizer import (
     SPECIAL_TOKENS,
     default_tokenizer_path,
 )
+from agentload.frozen import Frozen
 from agentload.home import agentload_home
 
 GENERATOR_VERSION = 1
@@ -65,10 +66,8 @@ so the longest AgentPerf-shaped call fits with its chat template and output (mea
 default synthetic workload's longest call needs 133,532 tokens)."""
 
 
-class ModelSpec(BaseModel):
+class ModelSpec(Frozen):
     """Shape of a generated llama model; equal specs give byte-identical files."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     layers: int = Field(default=4, ge=1)
     hidden: int = Field(default=256, ge=16)
@@ -114,10 +113,8 @@ class ModelSpec(BaseModel):
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-class GeneratedModel(BaseModel):
+class GeneratedModel(Frozen):
     """Where a generated model lives: the GGUF, the tokenizer it embeds, and its spec."""
-
-    model_config = ConfigDict(frozen=True)
 
     path: Path
     tokenizer_path: Path

@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+
+from agentload.frozen import Frozen
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 1000
@@ -110,13 +111,11 @@ def bootstrap_percentiles(
     return estimates
 
 
-class Distribution(BaseModel):
+class Distribution(Frozen):
     """Summary of a sample: count, mean, p25, p50, p95, p99, min, max, in `unit`.
 
     All statistics are None when the sample is empty (n == 0).
     """
-
-    model_config = ConfigDict(frozen=True)
 
     unit: str
     n: int

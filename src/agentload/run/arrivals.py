@@ -14,18 +14,17 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentload.errors import InputError
+from agentload.frozen import Frozen
 from agentload.workload.model import Session, Workload
 
 _SPEC = re.compile(r"^(?:poisson:(?P<rate>[0-9.eE+-]+)|(?P<trace>trace))$")
 
 
-class Arrivals(BaseModel):
+class Arrivals(Frozen):
     """How sessions arrive in an open-loop run."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["poisson", "trace"]
     rate_per_s: float | None = Field(default=None, gt=0)

@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from agentload.frozen import Frozen
 
 Status = Literal["pass", "warn", "fail", "skip"]
 STATUS_STYLES: dict[str, str] = {
@@ -19,10 +21,8 @@ NAME_WIDTH = 14
 """Check names are padded to this many characters in the one-line form."""
 
 
-class Check(BaseModel):
+class Check(Frozen):
     """What one check found."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     status: Status

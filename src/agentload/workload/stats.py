@@ -28,8 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from agentload.frozen import Frozen
 from agentload.workload.model import PromptSegment, Session, Workload, reply_segment
 
 PERCENTILES = (5.0, 50.0, 95.0)
@@ -37,10 +37,8 @@ PERCENTILES = (5.0, 50.0, 95.0)
 REPLAY_ORDER = "session by session (an unbounded cache makes the order irrelevant)"
 
 
-class Distribution(BaseModel):
+class Distribution(Frozen):
     """Summary of one quantity over a population; `unit` names what the numbers count."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     unit: str
     count: int
@@ -70,10 +68,8 @@ class Distribution(BaseModel):
         )
 
 
-class WorkloadStats(BaseModel):
+class WorkloadStats(Frozen):
     """What a workload asks of a server: sizes, spreads, reuse and mix. Units in the names."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     source: str
