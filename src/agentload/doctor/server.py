@@ -16,6 +16,7 @@ from agentload.client.facts import HTTP_FAILURES, get_json
 from agentload.client.reach import LISTING_MODELS, unreachable, unreachable_line
 from agentload.client.stream import CallMeta, StreamingClient
 from agentload.target.checks import Check, failed, passed, skipped, warned
+from agentload.units import MS_PER_S
 from agentload.workload.model import Segment
 from agentload.workload.text import TextMaker
 
@@ -43,8 +44,8 @@ def reachability(endpoint: Endpoint) -> list[Check]:
             return [failed("reachable", line)]
         why = getattr(exc, "reason", None) or exc
         return [failed("reachable", f"GET {url}: {why}")]
-    ms = (time.perf_counter() - began) * 1000
-    reach = passed("reachable", f"{url} answered in {ms:.0f} ms", seconds=ms / 1000)
+    ms = (time.perf_counter() - began) * MS_PER_S
+    reach = passed("reachable", f"{url} answered in {ms:.0f} ms", seconds=ms / MS_PER_S)
     data = listing.get("data") if isinstance(listing, dict) else None
     ids = [m.get("id") for m in data if isinstance(m, dict)] if isinstance(data, list) else []
     if not ids:

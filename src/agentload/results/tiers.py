@@ -29,7 +29,9 @@ from agentload.frozen import Frozen
 DEFAULT_SPEED_PERCENTILE = 25.0
 DEFAULT_TTFT_PERCENTILE = 95.0
 DEFAULT_INTERACTIVITY_PERCENTILE = 90.0
-"""AgentX's percentile of end-to-end seconds per output token (InferenceX's p90 x-axis)."""
+"""AgentX's percentile of end-to-end seconds per output token (InferenceX's p90 x-axis).
+The three defaults are also the percentiles a probe's fixed figures hold (`p25_...`, `p95_ttft_s`,
+`p90_...`)."""
 AGENTPERF_TTFT_CEILING_S = 10.0
 """Our default TTFT ceiling for the AgentPerf-like tiers (the published tiers name speeds;
 set your own ceiling with --ttft-ceiling)."""

@@ -19,12 +19,13 @@ from agentload.errors import InputError
 from agentload.frozen import Frozen
 from agentload.results.load import load_results
 from agentload.results.summary import ProbeFigures, TierCheck
-from agentload.results.tiers import Tier
+from agentload.results.tiers import (
+    DEFAULT_INTERACTIVITY_PERCENTILE,
+    DEFAULT_SPEED_PERCENTILE,
+    DEFAULT_TTFT_PERCENTILE,
+    Tier,
+)
 from agentload.search.curves import Observation, tier_health
-
-DEFAULT_SPEED_PERCENTILE = 25.0
-DEFAULT_TTFT_PERCENTILE = 95.0
-DEFAULT_INTERACTIVITY_PERCENTILE = 90.0
 
 
 class PriorProbe(Frozen):
