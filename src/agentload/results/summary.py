@@ -16,23 +16,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from agentload.frozen import Frozen
 
 SUMMARY_SCHEMA_VERSION = 2
 """2: a simulated deployment's units are engine instances and data-parallel ranks
 (`SimulatedDeployment.dp_ranks`, `gpus_per_dp_rank`; `SimulatedPool.engine_instances`,
-`dp_ranks`); 1 called both replicas (and an instance a worker). Schema 1 files read as 2."""
-_V1_DEPLOYMENT_FIELDS = {"replicas": "dp_ranks", "gpus_per_replica": "gpus_per_dp_rank"}
-_V1_POOL_FIELDS = {"workers": "engine_instances", "replicas": "dp_ranks"}
-
-
-def _renamed(data: object, names: dict[str, str]) -> object:
-    """`data` with its keys of an older schema under today's names (anything else as is)."""
-    if not isinstance(data, dict) or not names.keys() & data.keys():
-        return data
-    return {names.get(key, key): value for key, value in data.items()}
+`dp_ranks`). Schema 1, which lived a day, called both replicas; its simulated summaries are
+refused, naming the field (its other summaries read as 2: nothing else changed)."""
 
 
 class PowerFigures(Frozen):
@@ -312,12 +304,6 @@ class SimulatedPool(Frozen):
     """HBM for KV per data-parallel rank, tokens."""
     step_source: str
 
-    @model_validator(mode="before")
-    @classmethod
-    def _from_v1(cls, data: object) -> object:
-        """Schema 1 said `workers` and `replicas`."""
-        return _renamed(data, _V1_POOL_FIELDS)
-
 
 class SimulatedDeployment(Frozen):
     """The deployment a simulation stands for, as the user named it and as it was built
@@ -346,12 +332,6 @@ class SimulatedDeployment(Frozen):
     """Speculative decoding, its acceptance and their source; None: one token a step."""
     kv_transfer: str | None = None
     """Disaggregated: the link prefill hands KV to decode over, its bandwidth and source."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_v1(cls, data: object) -> object:
-        """Schema 1 said `replicas` and `gpus_per_replica`."""
-        return _renamed(data, _V1_DEPLOYMENT_FIELDS)
 
 
 class KvWorkingSet(Frozen):
