@@ -20,7 +20,7 @@ from agentload.measure.selfcheck import (
 )
 from agentload.report.html import write_report
 from agentload.report.load import load_view
-from agentload.run.execute import Request, execute
+from agentload.run.execute import Execution, execute
 from agentload.run.search_settings import SearchSettings
 from agentload.target.deployment import TargetOptions
 from bench.mock import MockServer
@@ -85,7 +85,7 @@ def test_each_limit_is_judged_and_named() -> None:
 
 def test_every_run_records_its_self_check(mock_server: MockServer, tmp_path: Path) -> None:
     settings = SearchSettings.for_run(4, 2.0, ramp_s=0.2, settle_s=0.5, drain_s=2.0)
-    request = Request(
+    request = Execution(
         workload=FAST_WORKLOAD,
         search=settings,
         target=TargetOptions(

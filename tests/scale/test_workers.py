@@ -12,7 +12,7 @@ from agentload import clock
 from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.files import read_json
 from agentload.results.record import load_records
-from agentload.run.execute import HostOptions, Request, execute
+from agentload.run.execute import Execution, HostOptions, execute
 from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
 from agentload.target.deployment import TargetOptions
@@ -52,7 +52,7 @@ def two_worker_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list
     with MockServer(first_ms=20, gap_ms=2, log=True) as server:
         settings = SearchSettings.for_run(AGENTS, 3.0, ramp_s=0.6, settle_s=1.0, drain_s=3.0)
         agents = AgentSettings(seed=2)
-        request = Request(
+        request = Execution(
             workload=FAST_WORKLOAD,
             search=settings,
             agents=agents,

@@ -148,7 +148,7 @@ def test_the_sequence_overhead_costs_each_decoding_sequence_once_a_step() -> Non
 
 def test_the_generated_model_is_described_as_its_generator_writes_it() -> None:
     spec = model_spec(GENERATED)
-    generator = model_gen.ModelSpec()
+    generator = model_gen.GeneratedModelSpec()
     assert spec.kv_bytes_per_token() == generator.kv_bytes_per_token()
     assert spec.total_params == pytest.approx(generator.parameter_count(), rel=0.002)
     assert spec.max_context == generator.context

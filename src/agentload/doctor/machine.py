@@ -28,7 +28,7 @@ from agentload.client.events import summarise
 from agentload.client.sse import parse_sse
 from agentload.engines.llamacpp import default_threads
 from agentload.measure.selfcheck import CPU_SHARE_LIMIT, LAG_P99_LIMIT_S, SelfCheck
-from agentload.target.checks import Check, failed, passed, warned
+from agentload.target.checks import Finding, failed, passed, warned
 from agentload.target.preflight import Unloaded
 from agentload.units import MS_PER_S
 from agentload.workload.model import Session, Workload
@@ -109,7 +109,7 @@ async def headroom_check(
     agents: int,
     workers: int,
     unloaded: Unloaded,
-) -> Check:
+) -> Finding:
     """`client`: the estimate in the module docstring, one line."""
     lag = await idle_lag_s()
     per_call, calls = await asyncio.to_thread(cpu_per_call_s, workload, text, endpoint)

@@ -33,7 +33,7 @@ from pydantic import ConfigDict
 
 from agentload.engines.errors import EngineError, EngineNotInstalled
 from agentload.engines.gemma import GEMMA_CHAT_TEMPLATE, GEMMA_MODEL_NAME, gemma_model_path
-from agentload.engines.model_gen import ModelSpec, generated_model
+from agentload.engines.model_gen import GeneratedModelSpec, generated_model
 from agentload.frozen import Frozen
 from agentload.home import agentload_home
 
@@ -210,11 +210,11 @@ class ResolvedModel(Frozen):
     source: str
     """'generated', 'gemma3-270m' or 'file'."""
     tokenizer_path: Path | None = None
-    spec: ModelSpec | None = None
+    spec: GeneratedModelSpec | None = None
 
 
 def resolve_model(
-    model: str | Path = GENERATED_MODEL, spec: ModelSpec | None = None
+    model: str | Path = GENERATED_MODEL, spec: GeneratedModelSpec | None = None
 ) -> ResolvedModel:
     """Turn `"generated"`, `"gemma3-270m"` or a GGUF path into a servable model."""
     if str(model) == GENERATED_MODEL:
@@ -469,7 +469,7 @@ class LocalEngine:
         log_dir: Path | None = None,
         extra_args: Sequence[str] = (),
         *,
-        spec: ModelSpec | None = None,
+        spec: GeneratedModelSpec | None = None,
         threads: int | None = None,
         nice: int = 0,
         detach: bool = False,
