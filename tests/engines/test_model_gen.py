@@ -26,6 +26,7 @@ def _field(reader: gguf.GGUFReader, key: str) -> object:
     return reader.fields[key].contents()
 
 
+@pytest.mark.slow
 def test_gguf_reads_back_with_the_spec_and_tokenizer(tmp_path: Path, tokenizer_path: Path) -> None:
     path = write_gguf(tmp_path / "m.gguf", SMALL, tokenizer_path)
     reader = gguf.GGUFReader(str(path))

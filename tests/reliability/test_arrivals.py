@@ -47,6 +47,7 @@ def _run_saying(server_url: str, out: Path, workload: str, *options: str) -> tup
     return orjson.loads((out / "summary.json").read_bytes()), said
 
 
+@pytest.mark.slow
 def test_poisson_arrivals_each_play_one_session_and_report_the_concurrency(
     planned_server: StartServer, tmp_path: Path
 ) -> None:
@@ -74,6 +75,7 @@ def test_poisson_arrivals_each_play_one_session_and_report_the_concurrency(
         assert shown in report
 
 
+@pytest.mark.slow
 def test_trace_arrivals_start_sessions_at_their_recorded_offsets(
     planned_server: StartServer, tmp_path: Path
 ) -> None:

@@ -31,6 +31,9 @@ from tests.reliability.conftest import (
     write_usage_log,
 )
 
+pytestmark = pytest.mark.slow
+"""Every test here starts processes, servers or clusters: seconds each."""
+
 STOP_BUDGET_S = 2.0
 """From the signal to the process's exit, summary and report written."""
 SLOW = {"first_ms": 300.0, "gap_ms": 50.0}

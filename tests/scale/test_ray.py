@@ -19,6 +19,9 @@ from agentload.target.deployment import TargetOptions
 from bench.mock import MockServer
 from tests.scale.conftest import FAST_WORKLOAD
 
+pytestmark = pytest.mark.slow
+"""Every test here starts processes, servers or clusters: seconds each."""
+
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'agentload[ray]')")
 
 AGENTS = 4
