@@ -55,6 +55,7 @@ def test_a_wrong_model_name_fails_the_model_check(
     assert "FAIL  model" in out and "'other' is not served here (served: fake-model)" in out
 
 
+@pytest.mark.slow
 def test_an_unreachable_server_is_one_failed_line(
     tokenizer_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
