@@ -65,6 +65,7 @@ def test_layouts_json_holds_what_the_entry_returned(chosen: LayoutResult) -> Non
     assert written == chosen.layouts
 
 
+@pytest.mark.slow
 def test_a_budget_no_layout_can_hold_is_refused_with_the_reason(tmp_path: Path) -> None:
     request = layout_request(tmp_path / "x")
     deepseek = request.deployment.model_copy(update={"model": "sgl-project/DeepSeek-V4-Pro-FP8"})
