@@ -6,7 +6,7 @@ INSTALLED := $(VENV)/.installed
 ENGINE := $(VENV)/.engine-installed
 LINTED := src tests $(wildcard bench)
 
-.PHONY: demo test lint format bench engine clean
+.PHONY: demo test test-fast lint format bench engine clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,13 @@ test: $(ENGINE)
 	$(PY) -m ruff format --no-cache --check $(LINTED)
 	$(PY) -m mypy
 	$(PY) -m pytest -q
+
+# The inner loop: lint and every test that starts no engine and is not slow (markers `engine`
+# and `slow`), under a minute on 2 cores; no llama.cpp build needed. `make test` runs them all.
+test-fast: $(INSTALLED)
+	$(PY) -m ruff check --no-cache $(LINTED)
+	$(PY) -m ruff format --no-cache --check $(LINTED)
+	$(PY) -m pytest -q -m "not engine and not slow"
 
 lint: $(INSTALLED)
 	$(PY) -m ruff check --no-cache $(LINTED)

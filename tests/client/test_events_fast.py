@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -72,6 +73,7 @@ def facts(summary: StreamSummary) -> tuple[Any, ...]:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @example(  # a non-object line before a line that is not JSON: the first one is the one noted
     encoder="ascii",

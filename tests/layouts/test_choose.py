@@ -20,6 +20,7 @@ from tests.layouts.conftest import GPUS, layout_request
 from tests.paths import REPO
 
 
+@pytest.mark.slow
 def test_the_budgets_layouts_are_tried_and_two_searched(chosen: LayoutResult) -> None:
     ranking = chosen.layouts
     assert ranking.simulated and ranking.budget_gpus == GPUS
@@ -34,6 +35,7 @@ def test_the_budgets_layouts_are_tried_and_two_searched(chosen: LayoutResult) ->
         assert summary.simulated is not None and summary.gpus == GPUS
 
 
+@pytest.mark.slow
 def test_each_tier_is_ranked_best_first_and_said_simulated(chosen: LayoutResult) -> None:
     ranking = chosen.layouts
     assert [t.name for t in ranking.tiers] == ["fast", "slow"]
@@ -48,6 +50,7 @@ def test_each_tier_is_ranked_best_first_and_said_simulated(chosen: LayoutResult)
     assert any("simulated" in note for note in ranking.notes)
 
 
+@pytest.mark.slow
 def test_the_second_search_starts_from_the_first_answer(chosen: LayoutResult) -> None:
     first, second = sorted(chosen.layouts.searched, key=lambda s: s.order)
     assert first.prior is None
@@ -56,11 +59,13 @@ def test_the_second_search_starts_from_the_first_answer(chosen: LayoutResult) ->
     assert summary.search is not None and summary.search.prior == second.prior
 
 
+@pytest.mark.slow
 def test_layouts_json_holds_what_the_entry_returned(chosen: LayoutResult) -> None:
     written = LayoutSearch.model_validate(read_json(chosen.out / LAYOUTS_FILE))
     assert written == chosen.layouts
 
 
+@pytest.mark.slow
 def test_a_budget_no_layout_can_hold_is_refused_with_the_reason(tmp_path: Path) -> None:
     request = layout_request(tmp_path / "x")
     deepseek = request.deployment.model_copy(update={"model": "sgl-project/DeepSeek-V4-Pro-FP8"})

@@ -27,6 +27,7 @@ def _without_times(ranking: LayoutSearch) -> dict[str, object]:
     return data
 
 
+@pytest.mark.slow
 def test_the_command_asks_the_library_what_its_options_say(
     searched: Path, chosen: LayoutResult
 ) -> None:
@@ -34,6 +35,7 @@ def test_the_command_asks_the_library_what_its_options_say(
     assert _without_times(ranking) == _without_times(chosen.layouts)
 
 
+@pytest.mark.slow
 def test_the_tables_and_the_page_say_simulated(
     searched: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -13,7 +13,7 @@ from agentload.sim.facts import KvReport
 from agentload.tables import Column, Grid, console_lines
 from agentload.units import MISSING, scaled, significant
 from agentload.workload.shape import ShapeComparison, ShapeDistance
-from agentload.workload.stats import Distribution, WorkloadStats
+from agentload.workload.stats import QuantityStats, WorkloadStats
 
 FIGURE_COLUMNS = (
     Column("figure", key=True, justify="left"),
@@ -50,7 +50,7 @@ def _values(d: ShapeDistance) -> tuple[float | None, ...]:
     return (d.reference_p50, d.candidate_p50, d.reference_mean, d.candidate_mean)
 
 
-def _spread(dist: Distribution) -> tuple[float, ...]:
+def _spread(dist: QuantityStats) -> tuple[float, ...]:
     return (dist.min, dist.p5, dist.p50, dist.mean, dist.p95, dist.max)
 
 
@@ -96,7 +96,7 @@ def print_stats(stats: WorkloadStats, console: Console) -> None:
     if stats.skipped_lines:
         rows.append(("skipped bad lines", f"{stats.skipped_lines:,}", "lines"))
     console_lines(Grid("Workload", FIGURE_COLUMNS, tuple(rows)), console)
-    dists: list[tuple[str, Distribution | None]] = [
+    dists: list[tuple[str, QuantityStats | None]] = [
         ("calls per session", stats.calls_per_session),
         ("input per call", stats.input_tokens),
         ("recorded input per call", stats.recorded_input_tokens),

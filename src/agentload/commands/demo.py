@@ -75,7 +75,7 @@ def handle(args: argparse.Namespace) -> int:
     from agentload.commands.finish import finish
     from agentload.engines.llamacpp import engine_threads
     from agentload.measure.power_spec import cpu_power_spec, parse_power_spec
-    from agentload.run.execute import Request, default_out_dir, execute
+    from agentload.run.execute import Execution, default_out_dir, execute
     from agentload.target.deployment import TargetOptions
 
     name_default_tiers(args)
@@ -86,7 +86,7 @@ def handle(args: argparse.Namespace) -> int:
         if args.power
         else cpu_power_spec(threads, watts=args.cpu_watts)
     )
-    request = Request(
+    request = Execution(
         workload=args.workload,
         search=search,
         target=TargetOptions(engine_threads=threads),

@@ -23,10 +23,10 @@ def measured_run(
 ) -> int:
     """Measure `search` as the options say; the exit code (interrupted: incomplete)."""
     from agentload.commands.finish import finish
-    from agentload.run.execute import Request, execute
+    from agentload.run.execute import Execution, execute
 
     label = label_from(args, verb)
-    request = Request(
+    request = Execution(
         workload=args.workload,
         search=search,
         target=target_from(args),

