@@ -2,22 +2,10 @@
 
 A pure library on a virtual clock (no asyncio, no wall time): `SimEngine` takes requests
 (`SimRequest`) and returns results (`SimResult`); see `agentload.sim.engine.sim_engine` for the
-driver's loop and `docs/simulation.md` for the model. In rooms by concern, each sub-package's
-docstring stating its contract, each room importing only those before it in this list
-(`tests/sim/test_rooms.py`):
-
-- `specs`: what exists (accelerators, links, model shapes, parallel layouts, a step's work, the
-  KV working set);
-- `steps`: step times as one `StepTable` (operator data, EP beyond it, a fitted roofline);
-- `cache`: a rank's KV cache behind one protocol (the radix tree, llama.cpp's slots);
-- `engine`: `SimEngine`, its ranks by role, routing, speculative decoding, power;
-- `setup`: from what a user names (`DeploymentSpec`) to the engine's numbers;
-- the replay drivers at this level: `replay` (closed loop, no asyncio) and `predict`
-  (simulated probes, measured as a probe is);
-- `calibration`: factors fitted to a measured run, replayed through `predict`;
-- the drivers a user calls: `facts` (what a simulated summary says) and `target` (the
-  simulated deployment as agentload's target; the layout search, `agentload.layouts`, calls it
-  as a black box).
+driver's loop and `docs/simulation.md` for the model. In rooms by concern, each room importing
+only those before it (`tests/sim/test_rooms.py`): `specs`, `steps`, `cache`, `engine`, `setup`,
+the replay drivers `replay` and `predict`, `calibration`, and the drivers a user calls, `facts`
+and `target`; each sub-package's docstring states its contract.
 """
 
 from agentload.sim.engine.config import DeploymentConfig, RankConfig, Routing
