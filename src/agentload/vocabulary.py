@@ -30,7 +30,11 @@ Words the code keeps to one thing each:
   a **fleet plan** (`agentload plan`); when agents start and sessions arrive is a **schedule**
   (`StartSchedule`, `ArrivalSchedule`);
 - a **check** is the quality gate's (to come); what the preflight and `agentload doctor` found
-  is a `Finding` (`agentload.target.checks`).
+  is a `Finding` (`agentload.target.checks`);
+- the simulator's engine is a `SimEngine` (`agentload.sim`), never a deployment: a simulated
+  deployment is named by a `DeploymentSpec` and runs on one; what a data-parallel rank does next
+  (a step, a decode run, a wait) is an `Action`, not a plan; a pool counts its engine
+  `instances` (`--workers` counts client processes).
 """
 
 from __future__ import annotations

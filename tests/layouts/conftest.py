@@ -14,7 +14,7 @@ from agentload.layouts.request import LAYOUT_PRECISION, LayoutRequest, LayoutRes
 from agentload.results.tiers import parse_tier
 from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
-from agentload.sim.build import DeploymentRequest
+from agentload.sim.setup.build import DeploymentSpec
 
 pytest.importorskip("aiconfigurator_core", reason="the sim extra is not installed")
 
@@ -38,7 +38,7 @@ def layout_request(out: Path) -> LayoutRequest:
     """The tiny search, as the library is asked it."""
     return LayoutRequest(
         workload=WORKLOAD,
-        deployment=DeploymentRequest(
+        deployment=DeploymentSpec(
             system=SYSTEM, model=MODEL, gpus=GPUS, routing="cache_aware", kv_host_gb=0.0
         ),
         kv_host_gb=0.0,

@@ -7,8 +7,9 @@ import pytest
 
 from agentload.errors import InputError
 from agentload.layouts import candidates
-from agentload.sim.modelspec import model_spec
-from agentload.sim.serving import Layout, parse_layout
+from agentload.sim.setup.serving import parse_layout
+from agentload.sim.specs.model import model_shape
+from agentload.sim.specs.parallel import Layout
 from agentload.units import BYTES_PER_GB
 
 DEEPSEEK = "sgl-project/DeepSeek-V4-Pro-FP8"
@@ -68,7 +69,7 @@ def test_splits_of_a_budget_include_every_pd_ratio() -> None:
 
 
 def test_mtp_is_tried_only_where_acceptance_is_published_unless_fixed() -> None:
-    deepseek, dense = model_spec(DEEPSEEK), model_spec(DENSE)
+    deepseek, dense = model_shape(DEEPSEEK), model_shape(DENSE)
     assert candidates.speculative_options(None, deepseek) == (None, candidates.MTP)
     assert candidates.speculative_options(None, dense) == (None,)
     assert candidates.speculative_options("Off", deepseek) == (None,)

@@ -8,7 +8,7 @@ import pytest
 
 from agentload.layouts.estimate import PoolModel, WorkloadShape, estimate
 from agentload.results.tiers import Tier
-from agentload.sim.steptable import StepTable
+from agentload.sim.steps.table import StepTable
 
 SHAPE = WorkloadShape(
     prompt_tokens=20_000,

@@ -6,17 +6,17 @@ from __future__ import annotations
 from agentload.layouts.candidates import enumerate_candidates
 from agentload.layouts.prune import MemoryFit, dominance, examples, prune, prune_counts
 from agentload.results.layouts import Candidate, Estimated, TierEstimate
-from agentload.sim.build import rank_memory
-from agentload.sim.hardware import gpu_spec
-from agentload.sim.modelspec import model_spec
-from agentload.sim.serving import Layout
+from agentload.sim.setup.build import rank_memory
+from agentload.sim.specs.hardware import gpu_spec
+from agentload.sim.specs.model import model_shape
+from agentload.sim.specs.parallel import Layout
 from agentload.units import BYTES_PER_GB
 
 DEEPSEEK = "sgl-project/DeepSeek-V4-Pro-FP8"
 
 
 def _memory_on_gb300(layout: Layout, drafts: bool) -> MemoryFit:
-    model, gpu = model_spec(DEEPSEEK), gpu_spec("gb300")
+    model, gpu = model_shape(DEEPSEEK), gpu_spec("gb300")
     m = rank_memory(model, gpu, layout)
     return MemoryFit(
         weights_per_gpu_gb=m.weights_per_gpu_bytes / BYTES_PER_GB,

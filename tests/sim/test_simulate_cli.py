@@ -14,7 +14,8 @@ from agentload.cli import build_parser, main
 from agentload.files import read_json
 from agentload.results.record import load_records
 from agentload.results.summary import Summary
-from agentload.sim.catalog import catalog_for, listing
+from agentload.sim.setup.listing import listing
+from agentload.sim.steps.catalog import catalog_for
 from agentload.target.context import intended_need
 from agentload.workload.load import load_workload
 

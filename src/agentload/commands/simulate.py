@@ -3,14 +3,14 @@
 The same options as `search` (workload, tiers, settle, window, precision, max agents, `--out`)
 plus the deployment (`agentload.commands.simulate_options`): `--system NAME --backend
 {sglang,vllm,trtllm} --model HF_ID --gpus N --parallel SPEC` (aggregated), or `--layout
-1P:tp1,dp8,ep8+1D:tp1,dp64,ep64` (disaggregated prefill/decode pools; `agentload.sim.serving`),
-`--routing`, `--speculative mtp[:K]`, optional `--kv-host-gb` and `--max-batch-tokens`. It
-writes a normal results directory whose summary and report say SIMULATED, with the step-time
-source and its version. `--list` prints the systems, backends, models and layouts with
-step-time data (`agentload.report.catalog`).
+1P:tp1,dp8,ep8+1D:tp1,dp64,ep64` (disaggregated prefill/decode pools;
+`agentload.sim.setup.serving`), `--routing`, `--speculative mtp[:K]`, optional `--kv-host-gb`
+and `--max-batch-tokens`. It writes a normal results directory whose summary and report say
+SIMULATED, with the step-time source and its version. `--list` prints the systems, backends,
+models and layouts with step-time data (`agentload.report.catalog`).
 
 `--calibrate RESULTS_DIR` first fits the roofline's factors to a measured run's probes (those
-with at most `--calibrate-max-agents` agents; `agentload.sim.calibrate_run`), then runs the
+with at most `--calibrate-max-agents` agents; `agentload.sim.calibration.on_run`), then runs the
 search with them; the fit (factors, figures, errors) goes into the summary. Deployment options
 left out are taken from the run where it says (the embedded engine's model, threads, slots).
 `--roofline` gives the factors directly (e.g. those a calibration found, on other hardware).
@@ -45,7 +45,7 @@ from agentload.units import MISSING
 
 if TYPE_CHECKING:
     from agentload.results.summary import CalibrationFacts
-    from agentload.sim.build import DeploymentRequest
+    from agentload.sim.setup.build import DeploymentSpec
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -123,7 +123,7 @@ def choose_layout(args: argparse.Namespace) -> int:
     return 0
 
 
-def _label(args: argparse.Namespace, deployment: DeploymentRequest) -> str:
+def _label(args: argparse.Namespace, deployment: DeploymentSpec) -> str:
     """--label, else the deployment in a few words (`b300_sxm-x8-vllm-gpt-oss-120b`), so that
     simulations set side by side (`agentload compare`) tell themselves apart."""
     if args.label != "simulate":
@@ -131,7 +131,7 @@ def _label(args: argparse.Namespace, deployment: DeploymentRequest) -> str:
     d = deployment
     text = f"{d.system}-x{d.gpus}-{d.backend}-{d.model.rsplit('/', 1)[-1]}"
     if d.layout is not None and len(d.pools()) > 1:
-        text += "-" + "-".join(f"{p.workers}{p.role[0]}{p.layout.spec}" for p in d.pools())
+        text += "-" + "-".join(f"{p.instances}{p.role[0]}{p.layout.spec}" for p in d.pools())
     if d.speculative is not None:
         text += f"-{d.speculative.method}{d.speculative.draft_tokens}"
     return clean_label(text, "simulate")
@@ -139,15 +139,15 @@ def _label(args: argparse.Namespace, deployment: DeploymentRequest) -> str:
 
 def calibrated_deployment(
     args: argparse.Namespace,
-) -> tuple[DeploymentRequest, CalibrationFacts | None]:
+) -> tuple[DeploymentSpec, CalibrationFacts | None]:
     """The deployment request, fitted to `--calibrate`'s run when given (with the fit's
     facts; the fit and its errors are printed)."""
     if not args.calibrate:
         if args.calibrate_max_agents is not None:
             raise AgentloadError("--calibrate-max-agents needs --calibrate RESULTS_DIR")
         return deployment_from(args), None
-    from agentload.sim.calibrate_run import calibrate_on_run, engine_defaults
-    from agentload.sim.measured import read_measured
+    from agentload.sim.calibration.measured import read_measured
+    from agentload.sim.calibration.on_run import calibrate_on_run, engine_defaults
     from agentload.workload.load import load_workload
 
     if args.steps == "aic":

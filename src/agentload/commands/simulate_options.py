@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 from agentload.errors import AgentloadError
 
 if TYPE_CHECKING:
-    from agentload.sim.build import DeploymentRequest
-    from agentload.sim.roofline import RooflineParams
+    from agentload.sim.setup.build import DeploymentSpec
+    from agentload.sim.steps.roofline import RooflineParams
 
 ROUTINGS = ("affinity", "round_robin", "cache_aware", "kv")
-"""`agentload.sim.config.ROUTINGS` (not imported: the CLI loads the simulator lazily)."""
+"""`agentload.sim.engine.config.ROUTINGS` (not imported: the CLI loads the simulator lazily)."""
 BACKENDS = ("sglang", "vllm", "trtllm", "llama.cpp")
 """Engines whose step times aiconfigurator-core has (llama.cpp: the roofline only)."""
 DEFAULT_BACKEND = "sglang"
@@ -113,12 +113,13 @@ def deployment_from(
     defaults: dict[str, object] | None = None,
     *,
     with_speculative: bool = True,
-) -> DeploymentRequest:
+) -> DeploymentSpec:
     """The deployment request from the options (`defaults` fill options left out; without
     `--speculative` unless `with_speculative`); one line naming what is missing."""
-    from agentload.sim.build import DeploymentRequest
-    from agentload.sim.modelspec import model_spec
-    from agentload.sim.serving import layout_spec, parse_layout, parse_speculative
+    from agentload.sim.engine.speculative import parse_speculative
+    from agentload.sim.setup.build import DeploymentSpec
+    from agentload.sim.setup.serving import layout_spec, parse_layout
+    from agentload.sim.specs.model import model_shape
 
     given = {
         name: getattr(args, name)
@@ -145,7 +146,7 @@ def deployment_from(
     )
     speculative = (getattr(args, "speculative", "off") if with_speculative else None) or "off"
     if speculative != "off":
-        model = model_spec(str(values["model"]))
+        model = model_shape(str(values["model"]))
         values["speculative"] = parse_speculative(
             speculative, model=model.name, mtp_layers=model.mtp_layers
         )
@@ -154,14 +155,14 @@ def deployment_from(
         values["steps"] = "roofline"
     if args.prompt_token_scale is not None:
         values["prompt_token_scale"] = args.prompt_token_scale
-    return DeploymentRequest.model_validate(values)
+    return DeploymentSpec.model_validate(values)
 
 
 def roofline_from(text: str) -> RooflineParams:
     """`C,B,O[,S]` as roofline factors; one line when malformed."""
     from pydantic import ValidationError
 
-    from agentload.sim.roofline import RooflineParams
+    from agentload.sim.steps.roofline import RooflineParams
 
     names = ("compute_efficiency", "bandwidth_efficiency", "step_overhead_s")
     parts = text.split(",")

@@ -28,9 +28,11 @@ from collections.abc import Sequence
 
 from agentload.errors import InputError
 from agentload.results.layouts import Candidate
-from agentload.sim.build import SLOT_BACKENDS
-from agentload.sim.modelspec import ModelSpec
-from agentload.sim.serving import DEEPSEEK, Layout, Pool, layout_spec
+from agentload.sim.cache.protocol import SLOT_BACKENDS
+from agentload.sim.engine.speculative import DEEPSEEK
+from agentload.sim.setup.serving import Pool, layout_spec
+from agentload.sim.specs.model import ModelShape
+from agentload.sim.specs.parallel import Layout
 from agentload.units import BYTES_PER_GB
 
 HICACHE_RATIO = 2.0
@@ -72,7 +74,7 @@ def splits(budget: int, layouts: Sequence[Layout]) -> list[tuple[Pool, ...]]:
     copy divides it, and every (prefill layout, decode layout, x, y) with x and y >= 1 workers
     filling it."""
     found: list[tuple[Pool, ...]] = [
-        (Pool(role="aggregated", workers=budget // lay.group, layout=lay),)
+        (Pool(role="aggregated", instances=budget // lay.group, layout=lay),)
         for lay in layouts
         if budget % lay.group == 0
     ]
@@ -83,8 +85,8 @@ def splits(budget: int, layouts: Sequence[Layout]) -> list[tuple[Pool, ...]]:
                 if rest >= back.group and rest % back.group == 0:
                     found.append(
                         (
-                            Pool(role="prefill", workers=x, layout=front),
-                            Pool(role="decode", workers=rest // back.group, layout=back),
+                            Pool(role="prefill", instances=x, layout=front),
+                            Pool(role="decode", instances=rest // back.group, layout=back),
                         )
                     )
     return found
@@ -95,7 +97,7 @@ def has_host_tier(system: str, backend: str) -> bool:
     return not system.startswith(CPU_SYSTEM_PREFIXES) and backend not in SLOT_BACKENDS
 
 
-def speculative_options(given: str | None, model: ModelSpec) -> tuple[str | None, ...]:
+def speculative_options(given: str | None, model: ModelShape) -> tuple[str | None, ...]:
     """Off and MTP (a DeepSeek model with MTP layers), or what `given` (`--speculative`)
     fixes."""
     if given is not None:

@@ -36,7 +36,7 @@ from pydantic import ConfigDict, Field
 from agentload.frozen import Frozen
 from agentload.results.layouts import TierEstimate
 from agentload.results.tiers import Tier
-from agentload.sim.steptable import StepTable
+from agentload.sim.steps.table import StepTable
 from agentload.workload.model import Workload
 from agentload.workload.stats import call_samples, workload_stats
 

@@ -15,14 +15,15 @@ from collections.abc import Callable, Iterable, Sequence
 
 from agentload.frozen import Frozen
 from agentload.results.layouts import Candidate, Estimated, Pruned, PruneReason
-from agentload.sim.serving import Layout, parse_layout
+from agentload.sim.setup.serving import parse_layout
+from agentload.sim.specs.parallel import Layout
 
 DOMINANCE_TOLERANCE = 0.01
 """Estimates within 1% of a simpler variant's count as no better."""
 
 
 class MemoryFit(Frozen):
-    """A rank's memory as the pruning sees it (`agentload.sim.build.rank_memory`)."""
+    """A rank's memory as the pruning sees it (`agentload.sim.setup.build.rank_memory`)."""
 
     weights_per_gpu_gb: float
     gpu_memory_gb: float

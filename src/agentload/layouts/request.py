@@ -12,7 +12,7 @@ from agentload.layouts.price import price_of
 from agentload.results.layouts import LayoutSearch, Price
 from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
-from agentload.sim.build import DeploymentRequest
+from agentload.sim.setup.build import DeploymentSpec
 
 LAYOUT_PRECISION = 0.25
 """The searches' precision unless one is asked for: a bracket within 25% ranks layouts."""
@@ -24,7 +24,7 @@ class LayoutRequest(Frozen):
 
     workload: str
     """The workload as `--workload` names it."""
-    deployment: DeploymentRequest
+    deployment: DeploymentSpec
     """The system, backend, model, GPU budget (`gpus`), routing and step source; its layout,
     speculative decoding and host KV tier are what is searched."""
     speculative: str | None = None

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agentload.layouts.candidates import (
-    MTP,
     enumerate_candidates,
     has_host_tier,
     host_kv_gb,
@@ -24,13 +23,15 @@ from agentload.layouts.estimate import PoolModel, WorkloadShape, estimate
 from agentload.layouts.prune import MemoryFit, dominance
 from agentload.results.layouts import Candidate, Estimated, Space
 from agentload.results.tiers import Tier
-from agentload.sim.build import DeploymentRequest, _build_pool, rank_memory
-from agentload.sim.catalog import catalog_for
-from agentload.sim.ep import EP_SIZES
-from agentload.sim.hardware import GpuSpec, gpu_spec
-from agentload.sim.links import interconnect
-from agentload.sim.modelspec import ModelSpec, model_spec
-from agentload.sim.serving import Layout, Pool, Speculative, parse_layout, parse_speculative
+from agentload.sim.engine.speculative import Speculative, draft_weight_scale, parse_speculative
+from agentload.sim.setup.build import DeploymentSpec, _build_pool, rank_memory
+from agentload.sim.setup.serving import Pool, parse_layout
+from agentload.sim.specs.hardware import GpuSpec, gpu_spec
+from agentload.sim.specs.links import interconnect
+from agentload.sim.specs.model import ModelShape, model_shape
+from agentload.sim.specs.parallel import Layout
+from agentload.sim.steps.catalog import catalog_for
+from agentload.sim.steps.ep import EP_SIZES
 from agentload.units import BYTES_PER_GB
 
 PoolKey = tuple[str, str, str | None, float]
@@ -42,8 +43,8 @@ class Simulated:
     """One layout search's deployment (`base`: system, backend, model, routing, step source),
     its model and system, and what has been built for it so far."""
 
-    base: DeploymentRequest
-    model: ModelSpec
+    base: DeploymentSpec
+    model: ModelShape
     gpu: GpuSpec
     speculative: dict[str | None, Speculative | None] = field(default_factory=dict)
     """Each speculative option tried, parsed (None: off)."""
@@ -52,9 +53,9 @@ class Simulated:
     """A layout's rank HBM KV pool, bytes (for the host tier's size)."""
 
     @classmethod
-    def of(cls, base: DeploymentRequest) -> Simulated:
+    def of(cls, base: DeploymentSpec) -> Simulated:
         """The search's model and system, from the simulator's specs."""
-        model = model_spec(base.model, kv_dtype_bytes=base.kv_dtype_bytes)
+        model = model_shape(base.model, kv_dtype_bytes=base.kv_dtype_bytes)
         return cls(base=base, model=model, gpu=gpu_spec(base.system))
 
     @property
@@ -120,8 +121,14 @@ class Simulated:
     def memory(self, layout: Layout, drafts: bool) -> MemoryFit:
         """A layout's rank memory (with speculative decoding's draft layers when `drafts`)."""
         model = self.model
-        mtp = drafts and any(s is not None and s.method == MTP for s in self.speculative.values())
-        scale = (model.layers + model.mtp_layers) / model.layers if mtp else 1.0
+        scale = max(
+            (
+                draft_weight_scale(model.layers, model.mtp_layers, s)
+                for s in self.speculative.values()
+                if drafts
+            ),
+            default=1.0,
+        )
         memory = rank_memory(
             model,
             self.gpu,
@@ -171,7 +178,7 @@ class Simulated:
 
     def _pool_model(self, pool: Pool, spec: str | None, host_gb: float) -> PoolModel:
         """A pool as the estimate sees it; its step table tabulated once per (role, layout,
-        speculative, host tier) (`agentload.sim.build`, kept on disk)."""
+        speculative, host tier) (`agentload.sim.setup.build`, kept on disk)."""
         spec = spec if pool.role != "prefill" else None
         host_gb = host_gb if pool.role != "decode" else 0.0
         key = (pool.role, pool.layout.spec, spec, host_gb)
@@ -181,22 +188,22 @@ class Simulated:
             request = self.base.model_copy(
                 update={"speculative": speculative, "kv_host_gb": host_gb}
             )
-            one = Pool(role=pool.role, workers=1, layout=pool.layout)
+            one = Pool(role=pool.role, instances=1, layout=pool.layout)
             built = _build_pool(request, self.model, self.gpu, one)
             found = PoolModel(
                 role=pool.role,
                 ranks=1,
                 steps=built.steps,
-                kv_capacity_tokens=built.engine.kv_capacity_tokens,
-                kv_host_tokens=built.engine.kv_host_tokens,
-                max_batch_tokens=built.engine.max_batch_tokens,
-                max_running=built.engine.max_running,
+                kv_capacity_tokens=built.rank.kv_capacity_tokens,
+                kv_host_tokens=built.rank.kv_host_tokens,
+                max_batch_tokens=built.rank.max_batch_tokens,
+                max_running=built.rank.max_running,
                 tokens_per_step=speculative.mean_tokens if speculative is not None else 1.0,
             )
             self.pools[key] = found
         return found.model_copy(update={"ranks": pool.ranks})
 
-    def deployment(self, target: Estimated) -> DeploymentRequest:
+    def deployment(self, target: Estimated) -> DeploymentSpec:
         """An estimated candidate as the deployment its search simulates."""
         candidate = target.candidate
         return self.base.model_copy(

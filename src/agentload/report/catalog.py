@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from agentload.sim.catalog import Listed, catalog_for, listing
+from agentload.sim.setup.listing import Listed, listing
+from agentload.sim.steps.catalog import catalog_for
 from agentload.tables import Column, Grid
 from agentload.units import MISSING
 
@@ -120,6 +121,6 @@ def _list_notes(current: bool, *, detailed: bool) -> list[str]:
     if not current:
         notes.append(
             "note: the catalog was probed with another aiconfigurator-core version than the "
-            "one installed; regenerate with python -m agentload.sim.catalog"
+            "one installed; regenerate with python -m agentload.sim.steps.catalog"
         )
     return notes

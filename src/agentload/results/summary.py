@@ -335,8 +335,8 @@ class SimulatedDeployment(Frozen):
 
 
 class KvWorkingSet(Frozen):
-    """The fleet's KV working set against the deployment's HBM (`agentload.sim.kvset`): what a
-    perfect prefix cache needs, and the agent count where it stops fitting."""
+    """The fleet's KV working set against the deployment's HBM (`agentload.sim.specs.kvset`):
+    what a perfect prefix cache needs, and the agent count where it stops fitting."""
 
     kv_bytes_per_token: float
     """Per token, one data-parallel rank (tensor-parallel copies included), bytes."""
