@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agentload.engines.llamacpp import LocalEngine, engine_threads, is_installed
+from agentload.engines.llamacpp import LocalEngine, is_installed
+from agentload.engines.process import engine_threads
 from agentload.engines.tokenizer import default_tokenizer_path
 
 ENGINE_SLOTS = 4

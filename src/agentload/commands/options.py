@@ -15,6 +15,7 @@ import orjson
 from rich.text import Text
 
 from agentload.console import err_console
+from agentload.engines.server import DEFAULT_ENGINE, ENGINE_NAMES
 from agentload.errors import AgentloadError
 from agentload.measure.power_spec import PowerSpec, power_spec_from_options
 from agentload.option_errors import named_options
@@ -56,9 +57,20 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_engine_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--engine: which embedded engine serves (run, search, doctor, demo, engine start)."""
+    parser.add_argument(
+        "--engine",
+        choices=ENGINE_NAMES,
+        default=DEFAULT_ENGINE,
+        help="the embedded engine: llama.cpp, or vLLM's CPU build (installed by `agentload "
+        "engine install --engine vllm`) (default: %(default)s)",
+    )
+
+
 def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     """--url/--model/--api-key-env and the local-engine options."""
-    target = parser.add_argument_group("target (default: the embedded local llama.cpp engine)")
+    target = parser.add_argument_group("target (default: the embedded local engine)")
     target.add_argument(
         "--url", help="base URL of an OpenAI-compatible server, e.g. http://host:8000/v1"
     )
@@ -77,10 +89,12 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         help="tokenizer.json for making prompts of exact length "
         "(default: the local engine's, or the server's tokenize endpoint)",
     )
+    add_engine_argument(target)
     target.add_argument(
         "--engine-model",
         default="generated",
-        help="local engine model: generated, gemma3-270m or a GGUF path (default: generated)",
+        help="local engine model: generated (both engines), gemma3-270m or a GGUF path "
+        "(llama.cpp), a Hugging Face model directory (vLLM) (default: generated)",
     )
     target.add_argument(
         "--engine-parallel", type=int, help="local engine slots (default: the most agents)"
@@ -216,6 +230,7 @@ def target_from(args: argparse.Namespace) -> TargetOptions:
         model=args.model,
         api_key_env=args.api_key_env,
         tokenizer=args.tokenizer,
+        engine=args.engine,
         engine_model=args.engine_model,
         engine_parallel=_positive(args.engine_parallel, "--engine-parallel"),
         engine_ctx_per_slot=_positive(args.engine_ctx, "--engine-ctx"),
