@@ -130,9 +130,10 @@ def open_local(
                 check = ContextCheck(check.need, context_window(endpoint))
             if not check.fits and refuse_misfit:
                 raise AgentloadError(_refusal(options, check))
+            window = check.window.tokens or 0
             console.print(
-                f"engine {_room(options.engine)}: {options.parallel} x {check.window.tokens or 0:,} "
-                f"tokens; {check.need.describe()}",
+                f"engine {_room(options.engine)}: {options.parallel} x {window:,} tokens; "
+                f"{check.need.describe()}",
                 highlight=False,
                 soft_wrap=True,
             )
