@@ -263,6 +263,8 @@ class LocalEngine(EngineServer):
     name: ClassVar[EngineName] = "llama.cpp"
     title: ClassVar[str] = "llama.cpp"
     bind_failures: ClassVar[tuple[str, ...]] = (BIND_FAILURE,)
+    log_stem: ClassVar[str] = "llama-server"
+    command_mark: ClassVar[bytes] = b"llama-server"
 
     @classmethod
     def start(

@@ -7,6 +7,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
+from agentload.engines.choice import engine_class
 from agentload.engines.errors import EngineError
 from agentload.engines.process import STOP_GRACE_S, http_get_json, pid_alive, terminate_pid
 from agentload.engines.server import EngineServer, EngineState
@@ -32,10 +33,6 @@ def read_state() -> EngineState | None:
         return None
 
 
-SERVER_MARKS = {"llama.cpp": b"llama-server", "vllm": b"vllm.entrypoints"}
-"""What the recorded process's command line holds when it is still the engine's server."""
-
-
 def _is_our_server(state: EngineState) -> bool:
     """Whether the recorded pid is still the server we started (not a reused pid)."""
     if not pid_alive(state.pid):
@@ -45,7 +42,7 @@ def _is_our_server(state: EngineState) -> bool:
         return True  # no procfs (macOS): trust the pid
     with contextlib.suppress(OSError):
         argv = cmdline.read_bytes().split(b"\0")
-        mark = SERVER_MARKS[state.engine]
+        mark = engine_class(state.engine).command_mark
         return any(mark in arg for arg in argv[:3]) and str(state.port).encode() in argv
     return False
 

@@ -126,6 +126,10 @@ class EngineServer:
     """How the engine is written for people (`llama.cpp`, `vLLM`)."""
     bind_failures: ClassVar[tuple[str, ...]]
     """What its log says when its port is taken."""
+    log_stem: ClassVar[str]
+    """The start of its log files' names."""
+    command_mark: ClassVar[bytes]
+    """What its server's command line holds (a recorded pid is still this engine's server)."""
 
     process: subprocess.Popen[bytes] | None
     pid: int
@@ -206,7 +210,7 @@ class EngineServer:
         server stopped and an `EngineError` with its log's tail if it does not)."""
         port, nice = fields["port"], fields.get("nice", 0)
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        log_path = log_dir / f"{cls.log_name()}-{stamp}-{port}.log"
+        log_path = log_dir / f"{cls.log_stem}-{stamp}-{port}.log"
         in_main_thread = threading.current_thread() is threading.main_thread()
         began = time.monotonic()
         process = launch(
@@ -230,11 +234,6 @@ class EngineServer:
         engine.ready_s = time.monotonic() - began
         return engine
 
-    @classmethod
-    def log_name(cls) -> str:
-        """The start of its log files' names."""
-        return "llama-server" if cls.name == "llama.cpp" else cls.name
-
     def _wait_ready(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
         while True:
@@ -243,14 +242,14 @@ class EngineServer:
                 if any(failure in tail for failure in self.bind_failures):
                     raise PortTaken(f"port {self.port} is taken:\n{tail}")
                 raise EngineError(
-                    f"{self.log_name()} exited with status {self.process.returncode} while "
+                    f"{self.log_stem} exited with status {self.process.returncode} while "
                     f"starting (log: {self.log_path}):\n{tail}"
                 )
             if self.healthy():
                 return
             if time.monotonic() > deadline:
                 raise EngineError(
-                    f"{self.log_name()} not healthy after {timeout_s:.0f} s "
+                    f"{self.log_stem} not healthy after {timeout_s:.0f} s "
                     f"(log: {self.log_path}):\n{log_tail(self.log_path)}"
                 )
             time.sleep(HEALTH_POLL_S)

@@ -308,6 +308,8 @@ class VllmEngine(EngineServer):
     name: ClassVar[EngineName] = "vllm"
     title: ClassVar[str] = "vLLM"
     bind_failures: ClassVar[tuple[str, ...]] = BIND_FAILURES
+    log_stem: ClassVar[str] = "vllm"
+    command_mark: ClassVar[bytes] = API_SERVER.encode()
 
     kv_bytes: int = 0
     """`--kv-cache-memory-bytes`."""
