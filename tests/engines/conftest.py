@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agentload.engines import vllm
-from agentload.engines.process import group_members
+from agentload.engines.process import engine_threads, group_members
 from agentload.engines.server import EngineState
 from agentload.home import agentload_home
 
@@ -84,10 +84,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EngineState]:
     """One vLLM server for the engine tests, sized to `VLLM_WORKLOAD` with `VLLM_PARALLEL`
     requests at once, started detached by `agentload engine start --engine vllm` in a fresh
-    home and stopped by `agentload engine stop`, which must leave none of its processes."""
+    home and stopped by `agentload engine stop`, which must leave none of its processes. Like
+    `llama_server` it leaves a core to the client (`engine_threads()`): on two cores an engine
+    with both stalled whenever another process took one (measured in the whole suite: 112
+    tokens/s where one thread serves thousands)."""
     require_vllm()
     home = fresh_home(tmp_path_factory.mktemp("vllm"))
     argv = ["start", "--engine", "vllm", "--parallel", str(VLLM_PARALLEL)]
+    argv += ["--threads", str(engine_threads())]
     started = engine_cli(home, *argv, "--workload", VLLM_WORKLOAD, timeout_s=VLLM_START_TIMEOUT_S)
     assert started.returncode == 0, started.stderr
     state = EngineState.model_validate_json(started.stdout)

@@ -70,6 +70,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--port", type=int, default=None, help="port (default: a free one)")
     p.add_argument("--log-dir", type=Path, default=None, help="where the server log goes")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the engine's CPU threads (default: every usable CPU)",
+    )
     p.set_defaults(func=_start)
 
     p = verbs.add_parser("stop", help="stop the detached server")
@@ -99,7 +106,12 @@ def _start(args: argparse.Namespace) -> int:
     given; its state as JSON on stdout, the sizing on stderr."""
     from agentload.engines.persistent import record_detached, refuse_running
 
-    for option, value in (("--parallel", args.parallel), ("--ctx-size", args.ctx_size)):
+    sizes = (
+        ("--parallel", args.parallel),
+        ("--ctx-size", args.ctx_size),
+        ("--threads", args.threads),
+    )
+    for option, value in sizes:
         if value is not None and value < 1:
             raise AgentloadError(f"{option}: must be at least 1, got {value}")
     if args.ctx_size is not None and args.engine != "llama.cpp":
@@ -113,6 +125,7 @@ def _start(args: argparse.Namespace) -> int:
             ctx_size=args.ctx_size,
             port=args.port,
             log_dir=args.log_dir,
+            threads=args.threads,
             detach=True,
         )
     else:
@@ -136,7 +149,7 @@ def _sized_engine(args: argparse.Namespace) -> EngineServer:
         model=args.model,
         parallel=args.parallel,
         slot_tokens=None,
-        threads=default_threads(),
+        threads=args.threads or default_threads(),
         nice=0,
         port=args.port,
         detach=True,
