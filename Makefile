@@ -8,7 +8,7 @@ ENGINE := $(VENV)/.engine-installed
 VLLM := $(VENV)/.vllm-installed
 LINTED := src tests $(wildcard bench)
 
-.PHONY: demo demo-vllm test lint format bench engine vllm clean
+.PHONY: demo demo-vllm test test-fast lint format bench engine vllm clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,13 @@ test: $(ENGINE)
 	$(PY) -m ruff format --no-cache --check $(LINTED)
 	$(PY) -m mypy
 	$(PY) -m pytest -q
+
+# The inner loop: lint and every test that starts no engine and is not slow (markers `engine`
+# and `slow`), under a minute on 2 cores; no llama.cpp build needed. `make test` runs them all.
+test-fast: $(INSTALLED)
+	$(PY) -m ruff check --no-cache $(LINTED)
+	$(PY) -m ruff format --no-cache --check $(LINTED)
+	$(PY) -m pytest -q -m "not engine and not vllm and not slow"
 
 lint: $(INSTALLED)
 	$(PY) -m ruff check --no-cache $(LINTED)

@@ -30,7 +30,7 @@ from agentload.files import read_json  # noqa: E402
 from agentload.results.record import load_records  # noqa: E402
 from agentload.results.summary import Summary  # noqa: E402
 from agentload.results.tiers import preset  # noqa: E402
-from agentload.run.execute import Request, execute  # noqa: E402
+from agentload.run.execute import Execution, execute  # noqa: E402
 from agentload.run.search_settings import SearchSettings  # noqa: E402
 from agentload.run.settings import AgentSettings  # noqa: E402
 from agentload.sim.build import DeploymentRequest  # noqa: E402
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="sim-search-")) / "results"
     model = model_spec(args.model)
-    request = Request(
+    request = Execution(
         workload=args.workload,
         search=SearchSettings(tiers=preset("agentperf"), max_agents=args.max_agents),
         target=SimOptions(

@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO / "src"))
 from rich.console import Console  # noqa: E402
 
 from agentload.results.tiers import parse_tier  # noqa: E402
-from agentload.run.execute import Request, execute  # noqa: E402
+from agentload.run.execute import Execution, execute  # noqa: E402
 from agentload.run.search_settings import SearchSettings  # noqa: E402
 from agentload.run.settings import AgentSettings  # noqa: E402
 from agentload.sim.build import DeploymentRequest  # noqa: E402
@@ -93,7 +93,7 @@ def search(log: Path, layout: str, routing: str, mtp: bool, out: Path) -> dict[s
     )
     began, cpu = time.perf_counter(), time.process_time()
     summary = execute(
-        Request(
+        Execution(
             workload=str(log),
             search=settings,
             target=SimOptions(request),

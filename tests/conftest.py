@@ -42,6 +42,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.engine)
 
 
+@pytest.fixture(autouse=True)
+def engine_only_when_marked(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test without the `engine` marker that launches llama.cpp in this process fails, naming
+    the marker: `make test-fast` (`-m "not engine and not slow"`) must start no server."""
+    if request.node.get_closest_marker("engine") is not None:
+        return
+
+    def refuse(*args: object, **kwargs: object) -> LocalEngine:
+        pytest.fail(f"{request.node.nodeid} starts llama.cpp: mark it `engine`", pytrace=False)
+
+    monkeypatch.setattr(LocalEngine, "_launch", classmethod(refuse))
+
+
 TEMP_VARIABLES = ("TMPDIR", "RAY_TMPDIR")
 """Where Python's `tempfile`, subprocesses (the CLI, Chromium, Node) and Ray put temporary files."""
 

@@ -21,10 +21,10 @@ from agentload.engines.hf_export import (
     unpermute_rope_rows,
     write_safetensors,
 )
-from agentload.engines.model_gen import ModelSpec, generated_model
+from agentload.engines.model_gen import GeneratedModelSpec, generated_model
 from agentload.engines.tokenizer import SPECIAL_TOKENS
 
-SMALL = ModelSpec(layers=2, hidden=64, heads=4, kv_heads=2, ffn=96, seed=7)
+SMALL = GeneratedModelSpec(layers=2, hidden=64, heads=4, kv_heads=2, ffn=96, seed=7)
 DTYPES = {"F16": np.float16, "F32": np.float32}
 
 

@@ -11,12 +11,12 @@ import pytest
 
 from agentload.cli import main
 from agentload.commands import demo, run
-from agentload.commands.options import target_from
+from agentload.commands.target_options import target_from
 from agentload.engines import vllm
 from agentload.engines.choice import ENGINES, resolve_model
 from agentload.engines.errors import EngineError, EngineNotInstalled
 from agentload.engines.hf_export import export_hf
-from agentload.engines.model_gen import ModelSpec, generated_model
+from agentload.engines.model_gen import GeneratedModelSpec, generated_model
 from agentload.engines.server import ENGINE_NAMES
 from tests.paths import REPO
 
@@ -84,7 +84,7 @@ def test_a_call_is_capped_at_the_model_s_trained_context() -> None:
 
 
 def test_a_hugging_face_folder_is_served_and_sized_from_its_config(tmp_path: Path) -> None:
-    spec = ModelSpec(layers=2, hidden=64, heads=4, kv_heads=1, ffn=96, seed=3)
+    spec = GeneratedModelSpec(layers=2, hidden=64, heads=4, kv_heads=1, ffn=96, seed=3)
     folder = export_hf(generated_model(spec), tmp_path / "my-model")
     model = vllm.resolve_model(folder)
     assert model.name == "my-model" and model.source == "folder" and model.spec is None

@@ -32,6 +32,9 @@ from tests.reliability.conftest import (
     write_usage_log,
 )
 
+pytestmark = pytest.mark.slow
+"""Every test here starts processes, servers or clusters: seconds each."""
+
 STOP_BUDGET_S = 2.0
 """From the signal to the process's exit, summary and report written."""
 SLOW = {"first_ms": 300.0, "gap_ms": 50.0}
@@ -291,6 +294,7 @@ def _wait_for_record(
     pytest.fail(f"no record of {what} within {WAIT_S:g} s")
 
 
+@pytest.mark.engine
 def test_server_killed_mid_run_and_restarted(tmp_path: Path) -> None:
     """The real llama.cpp server is SIGKILLed mid-run and started again on its port: the run
     records each failed call with its cause, carries on once the server is back, and ends with

@@ -24,6 +24,7 @@ def source():  # type: ignore[no-untyped-def]
     return AicSource(model, system, backend, tp=tp, ep=ep)
 
 
+@pytest.mark.slow
 def test_the_documented_decode_steps_are_reproduced(source) -> None:  # type: ignore[no-untyped-def]
     from agentload.sim.aic import aic_table
 
@@ -34,6 +35,7 @@ def test_the_documented_decode_steps_are_reproduced(source) -> None:  # type: ig
     assert "h200_sxm" in table.source
 
 
+@pytest.mark.slow
 def test_grid_interpolation_is_within_three_percent_of_direct_calls(source) -> None:  # type: ignore[no-untyped-def]
     """200 random off-grid decode steps and 200 mixed steps (one chunk, 0-256 decodes)."""
     from agentload.sim.aic import aic_table
@@ -90,6 +92,7 @@ def test_the_listing_says_when_weights_do_not_fit() -> None:
     assert rows[0].weights_per_gpu_gb is not None and rows[0].weights_per_gpu_gb > 150
 
 
+@pytest.mark.slow
 def test_the_documented_combination_really_evaluates(source) -> None:  # type: ignore[no-untyped-def]
     from agentload.sim.catalog import probe
 

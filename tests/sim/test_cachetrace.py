@@ -43,6 +43,7 @@ def test_replayed_at_its_times_a_slot_keeps_its_prompt_until_another_takes_it() 
     assert [r.cached_tokens for r in replay_cache(radix, calls)] == [0, 500, 1000]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sim_validate.VALIDATION_RUNS)
 def test_the_slot_cache_at_the_measured_times_gives_the_measured_hit_rates(name: str) -> None:
     run_dir = sim_validate.MEASURED / name

@@ -148,7 +148,7 @@ def test_the_sequence_overhead_costs_each_decoding_sequence_once_a_step() -> Non
 
 def test_the_generated_model_is_described_as_its_generator_writes_it() -> None:
     spec = model_spec(GENERATED)
-    generator = model_gen.ModelSpec()
+    generator = model_gen.GeneratedModelSpec()
     assert spec.kv_bytes_per_token() == generator.kv_bytes_per_token()
     assert spec.total_params == pytest.approx(generator.parameter_count(), rel=0.002)
     assert spec.max_context == generator.context
@@ -177,6 +177,7 @@ def test_the_demo_run_is_read_as_its_probes_and_each_agents_span() -> None:
     }
 
 
+@pytest.mark.slow
 def test_a_simulation_is_refused_as_a_calibration_source(tmp_path: Path) -> None:
     run = read_measured(DEMO).model_copy(update={"simulated": True})
     request = DeploymentRequest(system=CPU, **engine_defaults(run))  # type: ignore[arg-type]
@@ -210,6 +211,7 @@ def test_simulate_calibrate_records_the_fit_in_the_summary(tmp_path: Path) -> No
     assert summary.simulated.deployment.backend == "llama.cpp"
 
 
+@pytest.mark.slow
 def test_an_agent_sends_nothing_after_its_stop_time(small_workload) -> None:  # type: ignore[no-untyped-def]
     from agentload.sim.predict import play
 

@@ -71,6 +71,7 @@ search on agentperf-local's recorded traces replays the full traces, which the r
 does not carry (`bench/sim_validate.py --only local` rechecks it where they are)."""
 
 
+@pytest.mark.slow
 def test_the_published_local_errors_are_what_the_published_factors_give() -> None:
     """Each measured search on a generated workload, its schedule replayed with the calibrated
     factors, gives the total tokens/s the docs publish, probe by probe."""

@@ -16,10 +16,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agentload.cli import EXIT_INTERRUPTED
-from agentload.commands.options import add_engine_argument, add_workload_arguments, agents_from
+from agentload.commands.options import add_workload_arguments, agents_from
 from agentload.commands.search import add_search_arguments, search_settings_from
+from agentload.commands.target_options import add_engine_argument
 from agentload.config_file import add_config_argument, effective_config
+from agentload.errors import EXIT_INTERRUPTED
 from agentload.run import presets
 
 DEFAULTS: dict[str, Any] = {
@@ -77,7 +78,7 @@ def handle(args: argparse.Namespace) -> int:
     from agentload.commands.finish import finish
     from agentload.engines.process import engine_threads
     from agentload.measure.power_spec import cpu_power_spec, parse_power_spec
-    from agentload.run.execute import Request, default_out_dir, execute
+    from agentload.run.execute import Execution, default_out_dir, execute
     from agentload.target.deployment import TargetOptions
 
     name_default_tiers(args)
@@ -88,7 +89,7 @@ def handle(args: argparse.Namespace) -> int:
         if args.power
         else cpu_power_spec(threads, watts=args.cpu_watts)
     )
-    request = Request(
+    request = Execution(
         workload=args.workload,
         search=search,
         target=TargetOptions(engine=args.engine, engine_threads=threads),

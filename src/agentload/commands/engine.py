@@ -13,7 +13,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from agentload.commands.options import DEFAULT_WORKLOAD, add_engine_argument
+from agentload.commands.options import DEFAULT_WORKLOAD
+from agentload.commands.target_options import add_engine_argument
 from agentload.console import err_console
 from agentload.engines.choice import install, resolve_model
 from agentload.engines.llamacpp import DEFAULT_PARALLEL, LocalEngine

@@ -24,7 +24,7 @@ from agentload.doctor.server import cache_check, reachability
 from agentload.engines.choice import engine_class
 from agentload.errors import AgentloadError
 from agentload.measure.power_spec import PowerSpec
-from agentload.target.checks import Check, failed, passed, warned
+from agentload.target.checks import Finding, failed, passed, warned
 from agentload.target.context import ContextCheck, Fit, check_context
 from agentload.target.deployment import OpenTarget, TargetOptions
 from agentload.target.preflight import call_checks, forced_call
@@ -47,9 +47,9 @@ class DoctorOptions:
     power: PowerSpec | None = None
 
 
-def diagnose(options: DoctorOptions, console: Console) -> list[Check]:
+def diagnose(options: DoctorOptions, console: Console) -> list[Finding]:
     """Every check's outcome, in order; stops early when the target cannot be opened."""
-    checks: list[Check] = []
+    checks: list[Finding] = []
     remote = options.target.url is not None
     if remote:
         endpoint = options.target.endpoint(
@@ -78,7 +78,7 @@ def diagnose(options: DoctorOptions, console: Console) -> list[Check]:
     return checks
 
 
-async def _checks(options: DoctorOptions, target: OpenTarget, remote: bool) -> list[Check]:
+async def _checks(options: DoctorOptions, target: OpenTarget, remote: bool) -> list[Finding]:
     text = TextMaker(target.tokenizer, TEXT_SALT)
     context = target.context
     if context is None:
@@ -108,7 +108,7 @@ async def _checks(options: DoctorOptions, target: OpenTarget, remote: bool) -> l
     return checks
 
 
-def context_check(context: ContextCheck) -> Check:
+def context_check(context: ContextCheck) -> Finding:
     """`context`: the workload's calls against the server's window."""
     figures = context.facts()
     if context.window.tokens is None:

@@ -30,7 +30,7 @@ from agentload.engines.model_gen import (
     RMS_NORM_EPS,
     ROPE_FREQ_BASE,
     GeneratedModel,
-    ModelSpec,
+    GeneratedModelSpec,
 )
 from agentload.engines.tokenizer import BOS_TOKEN, EOS_TOKEN, IM_END, PAD_TOKEN, SPECIAL_TOKENS
 
@@ -87,7 +87,7 @@ def export_hf(model: GeneratedModel, folder: Path) -> Path:
     return folder
 
 
-def hf_tensors(gguf_path: Path, spec: ModelSpec) -> Iterator[tuple[str, np.ndarray]]:
+def hf_tensors(gguf_path: Path, spec: GeneratedModelSpec) -> Iterator[tuple[str, np.ndarray]]:
     """The GGUF's tensors under Hugging Face's names, query and key rows un-permuted."""
     reader = gguf.GGUFReader(str(gguf_path))
     for tensor in reader.tensors:
@@ -143,7 +143,7 @@ def write_safetensors(path: Path, tensors: dict[str, np.ndarray]) -> Path:
     return path
 
 
-def hf_config(spec: ModelSpec) -> dict[str, Any]:
+def hf_config(spec: GeneratedModelSpec) -> dict[str, Any]:
     """`config.json`: a `LlamaForCausalLM` of the spec's shape, as the GGUF describes it."""
     ids = {token: i for i, token in enumerate(SPECIAL_TOKENS)}
     return {
@@ -171,7 +171,7 @@ def hf_config(spec: ModelSpec) -> dict[str, Any]:
     }
 
 
-def tokenizer_config(spec: ModelSpec) -> dict[str, Any]:
+def tokenizer_config(spec: GeneratedModelSpec) -> dict[str, Any]:
     """`tokenizer_config.json`: the fast tokenizer, ChatML, and no BOS added (as the GGUF)."""
     return {
         "tokenizer_class": "PreTrainedTokenizerFast",

@@ -23,7 +23,7 @@ from agentload.engines.errors import EngineError, EngineNotInstalled
 from agentload.engines.gemma import GEMMA_CHAT_TEMPLATE, GEMMA_MODEL_NAME, gemma_model_path
 from agentload.engines.model_gen import (
     GENERATED_MODEL,
-    ModelSpec,
+    GeneratedModelSpec,
     generated_model,
     generated_name,
 )
@@ -179,7 +179,7 @@ def server_version(binary: Path | None = None) -> str:
 
 
 def resolve_model(
-    model: str | Path = GENERATED_MODEL, spec: ModelSpec | None = None
+    model: str | Path = GENERATED_MODEL, spec: GeneratedModelSpec | None = None
 ) -> ResolvedModel:
     """Turn `"generated"`, `"gemma3-270m"` or a GGUF path into a servable model."""
     if str(model) == GENERATED_MODEL:
@@ -276,7 +276,7 @@ class LocalEngine(EngineServer):
         extra_args: Sequence[str] = (),
         *,
         slot_tokens: int | None = None,
-        spec: ModelSpec | None = None,
+        spec: GeneratedModelSpec | None = None,
         threads: int | None = None,
         nice: int = 0,
         detach: bool = False,

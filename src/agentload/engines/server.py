@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 from pydantic import ConfigDict
 
 from agentload.engines.errors import EngineError
-from agentload.engines.model_gen import ModelSpec
+from agentload.engines.model_gen import GeneratedModelSpec
 from agentload.engines.process import (
     HEALTH_POLL_S,
     HOST,
@@ -58,7 +58,7 @@ class ResolvedModel(Frozen):
     source: str
     """'generated', 'gemma3-270m', 'file' (a GGUF) or 'folder' (a Hugging Face directory)."""
     tokenizer_path: Path | None = None
-    spec: ModelSpec | None = None
+    spec: GeneratedModelSpec | None = None
 
     def size_bytes(self) -> int:
         """Bytes of the model's file, or of every file in its folder."""

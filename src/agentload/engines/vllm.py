@@ -38,7 +38,7 @@ from agentload.engines.gemma import GEMMA_MODEL_NAME
 from agentload.engines.hf_export import CONFIG_FILE, hf_model_dir
 from agentload.engines.model_gen import (
     GENERATED_MODEL,
-    ModelSpec,
+    GeneratedModelSpec,
     generated_model,
     generated_name,
 )
@@ -168,7 +168,7 @@ def vllm_version() -> str:
 
 
 def resolve_model(
-    model: str | Path = GENERATED_MODEL, spec: ModelSpec | None = None
+    model: str | Path = GENERATED_MODEL, spec: GeneratedModelSpec | None = None
 ) -> ResolvedModel:
     """Turn `"generated"` (exported to a Hugging Face directory) or a Hugging Face model
     directory into a servable model."""
@@ -323,7 +323,7 @@ class VllmEngine(EngineServer):
         log_dir: Path | None = None,
         extra_args: Sequence[str] = (),
         *,
-        spec: ModelSpec | None = None,
+        spec: GeneratedModelSpec | None = None,
         threads: int | None = None,
         nice: int = 0,
         detach: bool = False,

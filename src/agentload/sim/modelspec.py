@@ -297,7 +297,7 @@ GENERATED_NAME = re.compile(r"^agentload-random-llama-(?P<layers>\d+)x(?P<hidden
 """The name the local engine serves its generated model as (`engines.llamacpp.resolve_model`)."""
 
 
-def generated_config(spec: model_gen.ModelSpec) -> dict[str, Any]:
+def generated_config(spec: model_gen.GeneratedModelSpec) -> dict[str, Any]:
     """The HF-style config of a model `agentload.engines.model_gen` writes (tied embeddings,
     gated SiLU MLP, GQA)."""
     return {
@@ -314,12 +314,12 @@ def generated_config(spec: model_gen.ModelSpec) -> dict[str, Any]:
     }
 
 
-def _generated(hf_id: str) -> model_gen.ModelSpec | None:
+def _generated(hf_id: str) -> model_gen.GeneratedModelSpec | None:
     """The generator's spec behind a served name (other fields at their defaults)."""
     found = GENERATED_NAME.match(hf_id)
     if found is None:
         return None
-    return model_gen.ModelSpec(layers=int(found["layers"]), hidden=int(found["hidden"]))
+    return model_gen.GeneratedModelSpec(layers=int(found["layers"]), hidden=int(found["hidden"]))
 
 
 def _config_dirs() -> list[Path]:
