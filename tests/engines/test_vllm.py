@@ -25,9 +25,8 @@ BLOCK_TOKENS = 128
 SAME_MODEL_PROMPTS = (
     "def main():\n    print('hello')\n",
     "The quick brown fox jumps over the lazy dog. " * 20,
-    "import os\nimport sys\n\nclass Foo:\n    def __init__(self):",
 )
-GREEDY_TOKENS = 16
+GREEDY_TOKENS = 12
 TOP_LOGPROBS = 5
 LOGPROB_TOLERANCE = 1e-2
 """llama.cpp multiplies f16 weights by f16-rounded activations, vLLM computes in f32: measured

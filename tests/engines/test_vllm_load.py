@@ -23,14 +23,15 @@ from agentload.measure.server_metrics import VLLM, ServerMetricsScraper
 from agentload.results.record import load_records
 from agentload.results.summary import Summary
 from agentload.results.tiers import Tier
-from agentload.run.execute import Request, execute
+from agentload.run.execute import Execution, execute
 from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
 from agentload.target.deployment import TargetOptions
-from tests.engines.conftest import VLLM_PARALLEL, VLLM_WORKLOAD
+from tests.engines.conftest import VLLM_WORKLOAD
 
 LOOSE = Tier(name="loose", output_speed_floor_tokens_per_s=0.001, ttft_ceiling_s=600.0)
-SEARCH_AGENTS = VLLM_PARALLEL
+SEARCH_AGENTS = 2
+"""Two probes, two windows (1 and 2 agents)."""
 WINDOW_S = 8.0
 HIT_RATE_POINTS = 0.05
 """Client and server hit rates within 5 points in each window: the client counts the calls
@@ -104,7 +105,7 @@ def searched(vllm_server: EngineState, tmp_path_factory: pytest.TempPathFactory)
         ramp_s=0.5,
         min_samples=1,
     )
-    request = Request(
+    request = Execution(
         workload=VLLM_WORKLOAD,
         search=settings,
         target=TargetOptions(url=f"{vllm_server.url}/v1", model=vllm_server.model),
