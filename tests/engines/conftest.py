@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -80,25 +81,72 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.vllm)
 
 
+@dataclass
+class _Booting:
+    """`agentload engine start --engine vllm` under way in `home`, begun before the tests."""
+
+    home: Path
+    process: subprocess.Popen[str]
+    stopped: bool = False
+
+
+_BOOTING: list[_Booting] = []
+
+
+def _start_vllm(home: Path) -> subprocess.Popen[str]:
+    """`engine start` in `home`; its temporary files (vLLM's) beside the home, in pytest's own
+    folder, since it may begin before the session's temporary directory is set."""
+    argv = ["start", "--engine", "vllm", "--parallel", str(VLLM_PARALLEL)]
+    argv += ["--threads", str(engine_threads()), "--workload", VLLM_WORKLOAD]
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentload", "engine", *argv],
+        env={**os.environ, "AGENTLOAD_HOME": str(home), "TMPDIR": str(home.parent)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the shared vLLM server as soon as the selected tests show one is needed, so its
+    minute of start-up overlaps the tests that run before the vLLM tests."""
+    wanted = any("vllm_server" in getattr(i, "fixturenames", ()) for i in session.items)
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if wanted and factory is not None and vllm.is_installed():
+        home = fresh_home(factory.mktemp("vllm"))
+        _BOOTING.append(_Booting(home, _start_vllm(home)))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop a server started early whose fixture never ran (the session ended first)."""
+    for booting in _BOOTING:
+        if not booting.stopped:
+            booting.process.communicate(timeout=VLLM_START_TIMEOUT_S)
+            engine_cli(booting.home, "stop")
+
+
 @pytest.fixture(scope="package")
 def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EngineState]:
     """One vLLM server for the engine tests, sized to `VLLM_WORKLOAD` with `VLLM_PARALLEL`
     requests at once, started detached by `agentload engine start --engine vllm` in a fresh
-    home and stopped by `agentload engine stop`, which must leave none of its processes. Like
-    `llama_server` it leaves a core to the client (`engine_threads()`): on two cores an engine
-    with both stalled whenever another process took one (measured in the whole suite: 112
-    tokens/s where one thread serves thousands)."""
+    home (begun at the end of collection, `pytest_collection_finish`) and stopped by
+    `agentload engine stop`, which must leave none of its processes. Like `llama_server` it
+    leaves a core to the client (`engine_threads()`): on two cores an engine with both stalled
+    whenever another process took one (measured in the whole suite: 112 tokens/s where one
+    thread serves thousands)."""
     require_vllm()
-    home = fresh_home(tmp_path_factory.mktemp("vllm"))
-    argv = ["start", "--engine", "vllm", "--parallel", str(VLLM_PARALLEL)]
-    argv += ["--threads", str(engine_threads())]
-    started = engine_cli(home, *argv, "--workload", VLLM_WORKLOAD, timeout_s=VLLM_START_TIMEOUT_S)
-    assert started.returncode == 0, started.stderr
-    state = EngineState.model_validate_json(started.stdout)
+    if not _BOOTING:
+        home = fresh_home(tmp_path_factory.mktemp("vllm"))
+        _BOOTING.append(_Booting(home, _start_vllm(home)))
+    booting = _BOOTING[0]
+    out, err = booting.process.communicate(timeout=VLLM_START_TIMEOUT_S)
+    assert booting.process.returncode == 0, err
+    state = EngineState.model_validate_json(out)
     try:
         yield state
     finally:
-        stopped = engine_cli(home, "stop")
+        booting.stopped = True
+        stopped = engine_cli(booting.home, "stop")
         left = group_members(state.pid)
         assert stopped.returncode == 0 and not left, (stopped.stderr, left)
-        assert json.loads(engine_cli(home, "status").stdout)["running"] is False
+        assert json.loads(engine_cli(booting.home, "status").stdout)["running"] is False

