@@ -5,20 +5,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from agentload.cli import main
-from agentload.engines.llamacpp import DEFAULT_SLOT_CONTEXT, pid_alive
-from agentload.home import agentload_home
+from agentload.engines.llamacpp import DEFAULT_SLOT_CONTEXT
+from agentload.engines.process import pid_alive
 from tests.conftest import require_engine
+from tests.engines.conftest import engine_cli, fresh_home
 
 pytestmark = pytest.mark.engine
 
-CLI_TIMEOUT_S = 120
 LONGER_WORKLOAD = (
     "synthetic:agentic-coding?sessions=4&system_tokens=512&min_input=2000&mean_input=8000"
     "&max_input=40000&task_median=200&calls_median=6&max_output=64"
@@ -26,57 +24,30 @@ LONGER_WORKLOAD = (
 """Calls up to 39,112 tokens: past 32,768, `engine start`'s slot size whatever the workload."""
 
 
-def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "AGENTLOAD_HOME": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "agentload", "engine", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=CLI_TIMEOUT_S,
-    )
-
-
-SHARED_CACHES = ("models", "tokenizers", "corpus")
-"""What a fresh home may take from the usual one: the generated model and tokenizer (made once
-a machine, seconds each) are inputs; the engine's state file, under test, is not shared."""
-
-
-def _fresh_home(tmp_path: Path) -> Path:
-    """An empty agentload home but for links to the usual home's caches."""
-    home = tmp_path / "home"
-    home.mkdir()
-    for name in SHARED_CACHES:
-        cache = agentload_home() / name
-        cache.mkdir(exist_ok=True)
-        (home / name).symlink_to(cache, target_is_directory=True)
-    return home
-
-
 def test_start_status_stop_cycle(tmp_path: Path, tokenizer_path: Path) -> None:
     require_engine()
-    home = _fresh_home(tmp_path)
-    started = _cli(home, "start", "--parallel", "2", "--ctx-size", "4096")
+    home = fresh_home(tmp_path)
+    started = engine_cli(home, "start", "--parallel", "2", "--ctx-size", "4096")
     assert started.returncode == 0, started.stderr
     state = json.loads(started.stdout)
     try:
         assert pid_alive(state["pid"])
         assert Path(state["log_path"]).is_relative_to(home)
 
-        again = _cli(home, "start")
+        again = engine_cli(home, "start")
         assert again.returncode == 2 and "already running" in again.stderr
 
-        status = _cli(home, "status")
+        status = engine_cli(home, "status")
         assert status.returncode == 0
         live = json.loads(status.stdout)
         assert live["running"] and live["healthy"]
         assert live["pid"] == state["pid"] and live["url"] == state["url"]
         assert live["parallel"] == 2
 
-        stopped = _cli(home, "stop")
+        stopped = engine_cli(home, "stop")
         assert stopped.returncode == 0 and str(state["pid"]) in stopped.stdout
         assert not pid_alive(state["pid"])
-        after = _cli(home, "status")
+        after = engine_cli(home, "status")
         assert after.returncode == 1 and json.loads(after.stdout)["running"] is False
     finally:
         if pid_alive(state["pid"]):
@@ -85,7 +56,7 @@ def test_start_status_stop_cycle(tmp_path: Path, tokenizer_path: Path) -> None:
 
 def test_bad_model_is_one_line_error(tmp_path: Path) -> None:
     require_engine()
-    out = _cli(tmp_path, "start", "--model", str(tmp_path / "nope.gguf"))
+    out = engine_cli(tmp_path, "start", "--model", str(tmp_path / "nope.gguf"))
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "nope.gguf" in out.stderr
 
@@ -98,8 +69,8 @@ def test_start_sizes_its_slots_to_the_workload_so_doctor_passes_against_it(
     the engine counts it (as search sizes its own), and doctor finds the engine's `/metrics`
     beside its URL without --metrics-url."""
     require_engine()
-    home = _fresh_home(tmp_path)
-    started = _cli(home, "start", "--parallel", "1", "--workload", LONGER_WORKLOAD)
+    home = fresh_home(tmp_path)
+    started = engine_cli(home, "start", "--parallel", "1", "--workload", LONGER_WORKLOAD)
     assert started.returncode == 0, started.stderr
     state = json.loads(started.stdout)
     try:
@@ -119,6 +90,6 @@ def test_start_sizes_its_slots_to_the_workload_so_doctor_passes_against_it(
         assert checks["metrics"]["status"] == "pass", checks["metrics"]["detail"]
         assert "found beside --url" in checks["metrics"]["detail"]
     finally:
-        _cli(home, "stop")
+        engine_cli(home, "stop")
         if pid_alive(state["pid"]):
             os.kill(state["pid"], 9)

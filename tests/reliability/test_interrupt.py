@@ -18,7 +18,8 @@ import orjson
 import pytest
 
 from agentload.client import errors
-from agentload.engines.llamacpp import LocalEngine, engine_threads, free_port
+from agentload.engines.llamacpp import LocalEngine
+from agentload.engines.process import engine_threads, free_port
 from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.results.record import load_records
 from agentload.units import count_words

@@ -1,5 +1,6 @@
-"""The target's options `run`, `search` and `doctor` share (a URL, or the embedded llama.cpp
-engine), and the `TargetOptions` built from them, each bad value one line naming its option.
+"""The target's options `run`, `search` and `doctor` share (a URL, or the embedded engine:
+llama.cpp or vLLM), and the `TargetOptions` built from them, each bad value one line naming its
+option. `--engine` is also `demo`'s and `engine install|start`'s (`add_engine_argument`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import orjson
 from rich.text import Text
 
 from agentload.console import err_console
+from agentload.engines.server import DEFAULT_ENGINE, ENGINE_NAMES
 from agentload.errors import AgentloadError
 from agentload.target.deployment import TargetOptions
 
@@ -29,9 +31,20 @@ class _RefuseKey(argparse.Action):
         )
 
 
+def add_engine_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--engine: which embedded engine serves (run, search, doctor, demo, engine start)."""
+    parser.add_argument(
+        "--engine",
+        choices=ENGINE_NAMES,
+        default=DEFAULT_ENGINE,
+        help="the embedded engine: llama.cpp, or vLLM's CPU build (installed by `agentload "
+        "engine install --engine vllm`) (default: %(default)s)",
+    )
+
+
 def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     """--url/--model/--api-key-env and the local-engine options."""
-    target = parser.add_argument_group("target (default: the embedded local llama.cpp engine)")
+    target = parser.add_argument_group("target (default: the embedded local engine)")
     target.add_argument(
         "--url", help="base URL of an OpenAI-compatible server, e.g. http://host:8000/v1"
     )
@@ -50,10 +63,12 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         help="tokenizer.json for making prompts of exact length "
         "(default: the local engine's, or the server's tokenize endpoint)",
     )
+    add_engine_argument(target)
     target.add_argument(
         "--engine-model",
         default="generated",
-        help="local engine model: generated, gemma3-270m or a GGUF path (default: generated)",
+        help="local engine model: generated (both engines), gemma3-270m or a GGUF path "
+        "(llama.cpp), a Hugging Face model directory (vLLM) (default: generated)",
     )
     target.add_argument(
         "--engine-parallel", type=int, help="local engine slots (default: the most agents)"
@@ -116,6 +131,7 @@ def target_from(args: argparse.Namespace) -> TargetOptions:
         model=args.model,
         api_key_env=args.api_key_env,
         tokenizer=args.tokenizer,
+        engine=args.engine,
         engine_model=args.engine_model,
         engine_parallel=_positive(args.engine_parallel, "--engine-parallel"),
         engine_ctx_per_slot=_positive(args.engine_ctx, "--engine-ctx"),

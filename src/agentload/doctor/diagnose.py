@@ -21,6 +21,7 @@ from agentload.console import quiet_console
 from agentload.doctor.machine import headroom_check
 from agentload.doctor.meters import metrics_check, power_check
 from agentload.doctor.server import cache_check, reachability
+from agentload.engines.choice import engine_class
 from agentload.errors import AgentloadError
 from agentload.measure.power_spec import PowerSpec
 from agentload.target.checks import Finding, failed, passed, warned
@@ -69,9 +70,8 @@ def diagnose(options: DoctorOptions, console: Console) -> list[Finding]:
                 refuse_misfit=False,
             ) as target:
                 if not remote:
-                    checks.append(
-                        passed("engine", f"local llama.cpp at {target.endpoint.base_url}")
-                    )
+                    title = engine_class(options.target.engine).title
+                    checks.append(passed("engine", f"local {title} at {target.endpoint.base_url}"))
                 checks.extend(asyncio.run(_checks(options, target, remote)))
         except AgentloadError as exc:
             checks.append(failed("engine" if not remote else "target", str(exc)))

@@ -26,7 +26,7 @@ from agentload.client.body import build_body
 from agentload.client.endpoint import Endpoint
 from agentload.client.events import summarise
 from agentload.client.sse import parse_sse
-from agentload.engines.llamacpp import default_threads
+from agentload.engines.process import default_threads
 from agentload.measure.selfcheck import CPU_SHARE_LIMIT, LAG_P99_LIMIT_S, SelfCheck
 from agentload.target.checks import Finding, failed, passed, warned
 from agentload.target.preflight import Unloaded

@@ -34,6 +34,8 @@ from agentload.home import agentload_home
 GENERATOR_VERSION = 1
 """Bumped whenever the written file changes for the same spec (invalidates the cache)."""
 
+GENERATED_MODEL = "generated"
+"""How options name the generated model (`--engine-model generated`)."""
 ARCHITECTURE = "llama"
 MODEL_FILE = "model.gguf"
 TOKENIZER_FILE = "tokenizer.json"
@@ -210,6 +212,11 @@ def write_gguf(out_path: Path, spec: GeneratedModelSpec, tokenizer_path: Path) -
     writer.close()
     os.replace(tmp, out_path)
     return out_path
+
+
+def generated_name(spec: GeneratedModelSpec) -> str:
+    """The name a generated model is served as, by every engine."""
+    return f"agentload-random-llama-{spec.layers}x{spec.hidden}"
 
 
 def generated_model(

@@ -235,9 +235,11 @@ class ServerMetricsScraper:
         async with self._session.get(self.url, headers=self.headers) as response:
             if response.status != 200:
                 raise _ScrapeFailed(f"HTTP {response.status}")
-            body = await response.content.read(MAX_BODY_BYTES + 1)
-            if len(body) > MAX_BODY_BYTES:
-                raise _ScrapeFailed(f"response larger than {MAX_BODY_BYTES} bytes")
+            body = bytearray()  # read() returns what has arrived: a chunk, not the whole body
+            while chunk := await response.content.read(MAX_BODY_BYTES + 1 - len(body)):
+                body += chunk
+                if len(body) > MAX_BODY_BYTES:
+                    raise _ScrapeFailed(f"response larger than {MAX_BODY_BYTES} bytes")
             return body.decode("utf-8", errors="replace")
 
     async def scrape(self) -> ServerScrape:
