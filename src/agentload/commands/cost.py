@@ -7,13 +7,9 @@ hosted like for like, and per-agent economics. The options are read into `CostIn
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from agentload.analysis.cost_tables import NamedMix
-from agentload.analysis.mix import TokenMix, mix_from_calls, mix_from_ratio
-from agentload.analysis.pricing import CostInputs, pricing_tables
-from agentload.analysis.provenance import TYPED_IN
-from agentload.analysis.results import load_recorded_calls, load_results
+from agentload.analysis.pricing import CostInputs, named_ratio, pricing_tables, trace_mix
+from agentload.analysis.results import load_results
 from agentload.analysis.wall import DEFAULT_GPUS_PER_NODE
 from agentload.commands.figures import (
     add_hosted_price_options,
@@ -22,11 +18,10 @@ from agentload.commands.figures import (
     hosted_prices_arg,
     int_arg,
     number_arg,
+    numbers_arg,
     one_line_errors,
-    parse_number,
     show_tables,
 )
-from agentload.errors import InputError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -109,39 +104,16 @@ def _inputs(args: argparse.Namespace) -> CostInputs:
         utilisation=fraction_arg(args, "utilisation"),
         overhead=number_arg(args, "overhead", percent=True),
         hosted=hosted_prices_arg(args),
-        mix=tuple(_named_ratio(text, "--mix") for text in args.mix or []),
-        trace=tuple(_trace(path) for path in args.trace or []),
+        mix=tuple(named_ratio(text, "--mix") for text in args.mix or []),
+        trace=tuple(trace_mix(path) for path in args.trace or []),
         calls_per_session=number_arg(args, "calls_per_session", positive=True),
         watts_per_gpu=number_arg(args, "watts_per_gpu", positive=True),
         throughput_mix=(
-            _named_ratio(args.throughput_mix, "--throughput-mix") if args.throughput_mix else None
+            named_ratio(args.throughput_mix, "--throughput-mix") if args.throughput_mix else None
         ),
         agents_per_gpu=number_arg(args, "agents_per_gpu", positive=True),
         calls_per_s_per_agent=number_arg(args, "calls_per_s_per_agent", positive=True),
-        tokens_per_s_per_gpu=_numbers(args.tokens_per_s_per_gpu, "--tokens-per-s-per-gpu"),
-        dollars_per_m=_numbers(args.dollars_per_m, "--dollars-per-m"),
+        tokens_per_s_per_gpu=numbers_arg(args, "tokens_per_s_per_gpu"),
+        dollars_per_m=numbers_arg(args, "dollars_per_m"),
         results=load_results(args.results) if args.results is not None else None,
     )
-
-
-def _numbers(texts: list[str] | None, flag: str) -> tuple[float, ...]:
-    return tuple(parse_number(text, flag, positive=True) for text in texts or [])
-
-
-def _ratio(text: str, flag: str) -> TokenMix:
-    parts = text.split(":")
-    if len(parts) != 3:
-        raise InputError(f"expected C:U:O, got {text!r}", field=flag)
-    values = [parse_number(part, flag) for part in parts]
-    if sum(values) <= 0:
-        raise InputError(f"a mix needs some tokens, got {text!r}", field=flag)
-    return mix_from_ratio(*values)
-
-
-def _named_ratio(text: str, flag: str) -> NamedMix:
-    return NamedMix(name=f"ratio {text}", mix=_ratio(text, flag), source=TYPED_IN)
-
-
-def _trace(path: str) -> NamedMix:
-    mix = mix_from_calls(load_recorded_calls(path))
-    return NamedMix(name=f"trace {Path(path).name}", mix=mix, source=str(path))

@@ -1,32 +1,25 @@
 """What the figure verbs (decode, cost, frontier, compare) share: numbers typed on the command
-line read here, not by argparse, so bad input is one line; tables printed or as JSON.
+line read here (`agentload.analysis.numbers`), not by argparse, so bad input is one line; tables
+printed or as JSON.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
-from rich.text import Text
 
 from agentload.analysis.cost import HostedPrices, hosted_prices
+from agentload.analysis.numbers import parse_number
 from agentload.analysis.refused import Refused
 from agentload.analysis.render import print_tables, tables_json
 from agentload.analysis.table import Table
-from agentload.console import err_console
 from agentload.errors import InputError
 from agentload.option_errors import option_error
-from agentload.units import PERCENT
 
-SI_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
-"""`150M` tokens/s per MW, `2.5k` agents: how headlines (and agentload's own reports) write
-large figures. A lowercase `m` is refused (milli or mega?)."""
-SLIP_BELOW_PERCENT = 1.0
-"""A share written as under 1% (`0.88%`) is warned about: 88% was most likely meant."""
 Handler = Callable[[argparse.Namespace], int]
 
 
@@ -50,41 +43,15 @@ def one_line_errors(handler: Handler) -> Handler:
     return wrapped
 
 
-def parse_number(text: str, flag: str, *, percent: bool = False, positive: bool = False) -> float:
-    """A number typed on the command line: `185382`, `185,382`, `1.5e8`, `150M` (k, M, G), or
-    `96.8%` (percent)."""
-    raw = text.strip().replace(",", "").replace("_", "")
-    scale = 1.0
-    written_as_percent = percent and raw.endswith("%")
-    if written_as_percent:
-        raw, scale = raw[:-1], 1 / PERCENT
-    elif raw[-1:] in SI_SUFFIXES:
-        raw, scale = raw[:-1], SI_SUFFIXES[raw[-1]]
-    try:
-        value = float(raw) * scale
-    except ValueError:
-        raise InputError(f"expected a number, got {text!r}", field=flag) from None
-    if written_as_percent and 0 < value * PERCENT < SLIP_BELOW_PERCENT:
-        warn(
-            f"{flag} {text.strip()} is {value:g} (under 1%); if you meant {raw}, write "
-            f"{float(raw) * PERCENT:g}% or {raw}"
-        )
-    if not math.isfinite(value):
-        raise InputError(f"expected a finite number, got {text!r}", field=flag)
-    if value < 0 or (positive and value == 0):
-        raise InputError(f"must be {'> 0' if positive else '>= 0'}, got {text}", field=flag)
-    return value
-
-
-def warn(message: str) -> None:
-    """One warning line on stderr: the answer is still given, but the input looks like a slip."""
-    err_console().print(Text(f"agentload: warning: {message}"))
-
-
 def number_arg(args: argparse.Namespace, name: str, **kwargs: bool) -> float | None:
     """An optional number option (`args.<name>`), read by `parse_number`; None when not given."""
     text = getattr(args, name)
     return None if text is None else parse_number(text, flag_for(name), **kwargs)
+
+
+def numbers_arg(args: argparse.Namespace, name: str) -> tuple[float, ...]:
+    """A repeatable number option (`action="append"`), each value > 0."""
+    return tuple(parse_number(t, flag_for(name), positive=True) for t in getattr(args, name) or [])
 
 
 def int_arg(args: argparse.Namespace, name: str, *, positive: bool = False) -> int | None:

@@ -12,9 +12,11 @@ from pathlib import Path
 from agentload.analysis.frontier import AREA_AXES
 from agentload.analysis.frontier_tables import (
     DEFAULT_KEEP,
+    POINT,
+    PRICED,
     FrontierInputs,
-    TypedPoint,
     frontier_tables,
+    typed_point,
 )
 from agentload.analysis.lookup import INTERPOLATIONS
 from agentload.analysis.results import load_results
@@ -22,14 +24,10 @@ from agentload.commands.figures import (
     add_number_option,
     int_arg,
     number_arg,
+    numbers_arg,
     one_line_errors,
-    parse_number,
     show_tables,
 )
-from agentload.errors import InputError
-
-POINT = "SPEED,THROUGHPUT[,LABEL]"
-PRICED = "SPEED,DOLLARS_PER_M[,LABEL]"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -121,37 +119,18 @@ def _inputs(args: argparse.Namespace) -> FrontierInputs:
     return FrontierInputs(
         keep=int_arg(args, "keep", positive=True) or DEFAULT_KEEP,
         watts_per_gpu=number_arg(args, "watts_per_gpu", positive=True),
-        point=tuple(_typed(text, "--point", POINT) for text in args.point or []),
+        point=tuple(typed_point(text, "--point") for text in args.point or []),
         results=tuple(load_results(path) for path in args.results),
         directories=tuple(Path(path).name for path in args.results),
         area_axes=args.area_axes,
         speed=args.speed,
-        at_speed=_numbers(args.at_speed, "--at-speed"),
-        at_throughput=_numbers(args.at_throughput, "--at-throughput"),
-        at_tokens_per_s_per_mw=_numbers(args.at_tokens_per_s_per_mw, "--at-tokens-per-s-per-mw"),
+        at_speed=numbers_arg(args, "at_speed"),
+        at_throughput=numbers_arg(args, "at_throughput"),
+        at_tokens_per_s_per_mw=numbers_arg(args, "at_tokens_per_s_per_mw"),
         interpolation=args.interpolation,
-        against=tuple(_typed(text, "--against", POINT) for text in args.against or []),
-        against_price=tuple(_priced(text) for text in args.against_price or []),
+        against=tuple(typed_point(text, "--against") for text in args.against or []),
+        against_price=tuple(
+            typed_point(text, "--against-price", PRICED) for text in args.against_price or []
+        ),
         gpu_hour_price=number_arg(args, "gpu_hour_price", positive=True),
     )
-
-
-def _numbers(texts: list[str] | None, flag: str) -> tuple[float, ...]:
-    return tuple(parse_number(text, flag, positive=True) for text in texts or [])
-
-
-def _typed(text: str, flag: str, shape: str) -> TypedPoint:
-    """`SPEED,FIGURE[,LABEL]` as a typed point; one line naming the option when malformed."""
-    parts = text.split(",", 2)
-    if len(parts) < 2:
-        raise InputError(f"expected {shape}, got {text!r}", field=flag)
-    speed = parse_number(parts[0], flag)
-    value = parse_number(parts[1], flag)
-    return TypedPoint(speed=speed, value=value, label=parts[2] if len(parts) == 3 else None)
-
-
-def _priced(text: str) -> TypedPoint:
-    point = _typed(text, "--against-price", PRICED)
-    if point.value <= 0:
-        raise InputError(f"$ per M must be > 0, got {text!r}", field="--against-price")
-    return point

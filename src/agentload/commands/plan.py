@@ -8,22 +8,22 @@ the HTML report.
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
-from pathlib import Path
 
 from agentload.analysis.plan import (
     HOURS_PER_DAY,
     Demand,
     Prices,
     Sizing,
+    day_profile,
     measured_deployment,
     plan_fleet,
+    refuse_missing,
 )
 from agentload.analysis.plan_file import PLAN_FILE, write_plan
 from agentload.analysis.plan_tables import plan_tables
 from agentload.analysis.render import print_tables
-from agentload.analysis.results import Results, load_results
+from agentload.analysis.results import load_results
 from agentload.analysis.wall import DEFAULT_GPUS_PER_NODE, wall_power
 from agentload.commands.figures import (
     add_hosted_price_options,
@@ -33,7 +33,6 @@ from agentload.commands.figures import (
     int_arg,
     number_arg,
     one_line_errors,
-    parse_number,
 )
 from agentload.errors import InputError
 from agentload.results.load import summary_path
@@ -87,16 +86,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_plan)
 
 
-EXAMPLE_DEMAND = ("--developers", "100", "--agents-per-developer", "2", "--active-share", "25%")
-"""A team the example in a refusal sizes for (any will do: it shows the shape)."""
-EXAMPLE_GPUS = "8"
-"""GPUs per deployment in the example, when the results do not say how many served."""
-
-
 @one_line_errors
 def _plan(args: argparse.Namespace) -> int:
     results = load_results(args.results)
-    _refuse_missing(args, results)
+    refuse_missing(results, args.results, vars(args))
     typed_gpus = int_arg(args, "gpus_per_deployment", positive=True)
     deployment = measured_deployment(results, args.tier, typed_gpus)
     plan = plan_fleet(deployment, _demand(args), _sizing(args), _prices(args))
@@ -110,47 +103,6 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _refuse_missing(args: argparse.Namespace, results: Results) -> None:
-    """Every input the plan lacks, in one line, with a command that works on these results
-    (their tiers, their GPUs) and the inputs already given."""
-    names = [p.tier for p in results.tier_points() if p.tier is not None]
-    met = [p.tier for p in results.tier_points() if p.tier is not None and p.agents is not None]
-    missing: list[str] = []
-    example = ["agentload", "plan", args.results]
-    if args.tier is None and len(names) > 1:
-        missing.append(f"--tier (one of {', '.join(names)})")
-    tier = args.tier or (met[0] if met else names[0] if names else None)
-    if tier is not None and len(names) > 1:
-        example += ["--tier", tier]
-    if results.gpus is None and args.gpus_per_deployment is None:
-        missing.append("--gpus-per-deployment (the results do not say how many GPUs served)")
-    if results.gpus is None:
-        example += ["--gpus-per-deployment", args.gpus_per_deployment or EXAMPLE_GPUS]
-    demand = dict(zip(EXAMPLE_DEMAND[::2], EXAMPLE_DEMAND[1::2], strict=True))
-    for option in ("--developers", "--agents-per-developer"):
-        given = getattr(args, option.lstrip("-").replace("-", "_"))
-        if given is None:
-            missing.append(option)
-        example += [option, given or demand[option]]
-    if args.active_share is None and args.day_profile is None:
-        missing.append("--active-share (or --day-profile)")
-        example += ["--active-share", demand["--active-share"]]
-    elif args.active_share is not None:
-        example += ["--active-share", args.active_share]
-    else:
-        example += ["--day-profile", args.day_profile]
-    if missing:
-        raise InputError(
-            f"a plan needs {_listed(missing)}; e.g. {shlex.join(example)} (see agentload plan "
-            "--help for headroom, spares, power and prices)"
-        )
-
-
-def _listed(items: list[str]) -> str:
-    """`a, b and c`."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
-
-
 def _demand(args: argparse.Namespace) -> Demand:
     developers = int_arg(args, "developers", positive=True)
     per_developer = number_arg(args, "agents_per_developer", positive=True)
@@ -161,7 +113,7 @@ def _demand(args: argparse.Namespace) -> Demand:
             "give --active-share or --day-profile (one of them)", field="--active-share"
         )
     share = fraction_arg(args, "active_share")
-    profile = _profile(args.day_profile) if args.day_profile is not None else None
+    profile = day_profile(args.day_profile) if args.day_profile is not None else None
     if share == 0:
         raise InputError("must be > 0", field="--active-share")
     return Demand(
@@ -170,25 +122,6 @@ def _demand(args: argparse.Namespace) -> Demand:
         active_share=share,
         day_profile=profile,
     )
-
-
-def _profile(text: str) -> tuple[float, ...]:
-    path = Path(text)
-    source = text
-    if path.is_file():
-        try:
-            source = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror}", path=path) from None
-    values = [part for part in source.replace("\n", ",").split(",") if part.strip()]
-    shares = tuple(parse_number(v, "--day-profile", percent=True) for v in values)
-    if len(shares) != HOURS_PER_DAY:
-        raise InputError(
-            f"expected {HOURS_PER_DAY} hourly shares, got {len(shares)}", field="--day-profile"
-        )
-    if any(s > 1 for s in shares) or max(shares) <= 0:
-        raise InputError("hourly shares are 0..1 (or N%), some above 0", field="--day-profile")
-    return shares
 
 
 def _sizing(args: argparse.Namespace) -> Sizing:
