@@ -12,13 +12,9 @@ from agentload.analysis.pricing import CostInputs, named_ratio, pricing_tables, 
 from agentload.analysis.results import load_results
 from agentload.analysis.wall import DEFAULT_GPUS_PER_NODE
 from agentload.commands.figures import (
+    Typed,
     add_hosted_price_options,
     add_number_option,
-    fraction_arg,
-    hosted_prices_arg,
-    int_arg,
-    number_arg,
-    numbers_arg,
     one_line_errors,
     show_tables,
 )
@@ -93,27 +89,28 @@ def _cost(args: argparse.Namespace) -> int:
 def _inputs(args: argparse.Namespace) -> CostInputs:
     """The options as typed figures (numbers read one line per error), results and traces
     loaded."""
+    typed = Typed(args)
     return CostInputs(
-        gpu_hour_price=number_arg(args, "gpu_hour_price"),
-        capex_per_gpu=number_arg(args, "capex_per_gpu"),
-        years=number_arg(args, "years", positive=True),
-        kwh_price=number_arg(args, "kwh_price"),
-        host_watts=number_arg(args, "host_watts"),
-        gpus_per_node=int_arg(args, "gpus_per_node", positive=True),
-        pue=number_arg(args, "pue", positive=True),
-        utilisation=fraction_arg(args, "utilisation"),
-        overhead=number_arg(args, "overhead", percent=True),
-        hosted=hosted_prices_arg(args),
+        gpu_hour_price=typed.number("gpu_hour_price"),
+        capex_per_gpu=typed.number("capex_per_gpu"),
+        years=typed.number("years", positive=True),
+        kwh_price=typed.number("kwh_price"),
+        host_watts=typed.number("host_watts"),
+        gpus_per_node=typed.whole("gpus_per_node", positive=True),
+        pue=typed.number("pue", positive=True),
+        utilisation=typed.share("utilisation"),
+        overhead=typed.number("overhead", percent=True),
+        hosted=typed.hosted_prices(),
         mix=tuple(named_ratio(text, "--mix") for text in args.mix or []),
         trace=tuple(trace_mix(path) for path in args.trace or []),
-        calls_per_session=number_arg(args, "calls_per_session", positive=True),
-        watts_per_gpu=number_arg(args, "watts_per_gpu", positive=True),
+        calls_per_session=typed.number("calls_per_session", positive=True),
+        watts_per_gpu=typed.number("watts_per_gpu", positive=True),
         throughput_mix=(
             named_ratio(args.throughput_mix, "--throughput-mix") if args.throughput_mix else None
         ),
-        agents_per_gpu=number_arg(args, "agents_per_gpu", positive=True),
-        calls_per_s_per_agent=number_arg(args, "calls_per_s_per_agent", positive=True),
-        tokens_per_s_per_gpu=numbers_arg(args, "tokens_per_s_per_gpu"),
-        dollars_per_m=numbers_arg(args, "dollars_per_m"),
+        agents_per_gpu=typed.number("agents_per_gpu", positive=True),
+        calls_per_s_per_agent=typed.number("calls_per_s_per_agent", positive=True),
+        tokens_per_s_per_gpu=typed.numbers("tokens_per_s_per_gpu"),
+        dollars_per_m=typed.numbers("dollars_per_m"),
         results=load_results(args.results) if args.results is not None else None,
     )

@@ -13,10 +13,8 @@ from agentload.analysis.decoding import RATES, DecodeInputs, decode_tables
 from agentload.analysis.results import load_results
 from agentload.analysis.wall import DEFAULT_GPUS_PER_NODE
 from agentload.commands.figures import (
+    Typed,
     add_number_option,
-    fraction_arg,
-    int_arg,
-    number_arg,
     one_line_errors,
     show_tables,
 )
@@ -94,17 +92,18 @@ def _decode(args: argparse.Namespace) -> int:
 
 def _inputs(args: argparse.Namespace) -> DecodeInputs:
     """The options as typed figures (numbers read one line per error), the results loaded."""
+    typed = Typed(args)
     return DecodeInputs(
-        gpus=int_arg(args, "gpus", positive=True),
-        watts_per_gpu=number_arg(args, "watts_per_gpu", positive=True),
-        total_watts=number_arg(args, "total_watts", positive=True),
-        host_watts=number_arg(args, "host_watts"),
-        gpus_per_node=int_arg(args, "gpus_per_node", positive=True),
-        pue=number_arg(args, "pue", positive=True),
-        **{name: number_arg(args, name) for name, _ in RATES},
-        agents=int_arg(args, "agents"),
-        cache_hit_rate=fraction_arg(args, "cache_hit_rate"),
-        **{name: number_arg(args, name) for name in FIGURES},
+        gpus=typed.whole("gpus", positive=True),
+        watts_per_gpu=typed.number("watts_per_gpu", positive=True),
+        total_watts=typed.number("total_watts", positive=True),
+        host_watts=typed.number("host_watts"),
+        gpus_per_node=typed.whole("gpus_per_node", positive=True),
+        pue=typed.number("pue", positive=True),
+        **{name: typed.number(name) for name, _ in RATES},
+        agents=typed.whole("agents"),
+        cache_hit_rate=typed.share("cache_hit_rate"),
+        **{name: typed.number(name) for name in FIGURES},
         per_gpu=bool(args.per_gpu),
         results=load_results(args.results) if args.results is not None else None,
     )

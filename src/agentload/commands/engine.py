@@ -13,12 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentload.commands.options import DEFAULT_WORKLOAD
-from agentload.console import err_console
 from agentload.engines.llamacpp import (
     DEFAULT_PARALLEL,
     GENERATED_MODEL,
-    LocalEngine,
-    default_threads,
     install,
     llama_cpp_version,
     resolve_model,
@@ -109,41 +106,15 @@ def _start(args: argparse.Namespace) -> int:
             log_dir=args.log_dir,
         )
     else:
-        state = record_detached(_sized_engine(args))
+        from agentload.target.local import start_sized
+        from agentload.workload.load import load_workload
+
+        engine = start_sized(
+            args.model, args.parallel, load_workload(args.workload), args.port, args.log_dir
+        )
+        state = record_detached(engine)
     print(json.dumps(state.model_dump(mode="json"), indent=2))
     return 0
-
-
-def _sized_engine(args: argparse.Namespace) -> LocalEngine:
-    """The engine started detached with each slot sized to the workload's longest call (as
-    `search` sizes its own; `agentload.target.local`), every CPU and default priority."""
-    from agentload.client.endpoint import Endpoint
-    from agentload.home import agentload_home
-    from agentload.target.context import Fit
-    from agentload.target.local import LocalOptions, open_local
-    from agentload.workload.load import load_workload
-
-    workload = load_workload(args.workload)
-    options = LocalOptions(
-        model=args.model,
-        parallel=args.parallel,
-        slot_tokens=None,
-        threads=default_threads(),
-        nice=0,
-        port=args.port,
-        detach=True,
-        model_option="--model",
-    )
-    with open_local(
-        options,
-        api="chat",
-        endpoint_for=lambda api, engine: Endpoint(base_url=engine.url, model=engine.model, api=api),
-        tokenizer=None,
-        fit=Fit(workload),
-        log_dir=args.log_dir or agentload_home() / "logs",
-        console=err_console(),
-    ) as local:
-        return local.engine
 
 
 def _stop(_args: argparse.Namespace) -> int:

@@ -43,35 +43,51 @@ def one_line_errors(handler: Handler) -> Handler:
     return wrapped
 
 
-def number_arg(args: argparse.Namespace, name: str, **kwargs: bool) -> float | None:
-    """An optional number option (`args.<name>`), read by `parse_number`; None when not given."""
-    text = getattr(args, name)
-    return None if text is None else parse_number(text, flag_for(name), **kwargs)
+class Typed:
+    """The figure options of parsed arguments, each read by `parse_number` when asked for (by
+    its destination, `gpu_hour_price`): None (or empty) when not given, one line naming the
+    option when bad."""
 
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
 
-def numbers_arg(args: argparse.Namespace, name: str) -> tuple[float, ...]:
-    """A repeatable number option (`action="append"`), each value > 0."""
-    return tuple(parse_number(t, flag_for(name), positive=True) for t in getattr(args, name) or [])
+    def number(self, name: str, **kwargs: bool) -> float | None:
+        """An optional number option."""
+        text = getattr(self.args, name)
+        return None if text is None else parse_number(text, flag_for(name), **kwargs)
 
+    def numbers(self, name: str) -> tuple[float, ...]:
+        """A repeatable number option (`action="append"`), each value > 0."""
+        texts = getattr(self.args, name) or []
+        return tuple(parse_number(text, flag_for(name), positive=True) for text in texts)
 
-def int_arg(args: argparse.Namespace, name: str, *, positive: bool = False) -> int | None:
-    """An optional whole-number option; None when not given."""
-    value = number_arg(args, name, positive=positive)
-    if value is not None and value != int(value):
-        raise InputError(
-            f"expected a whole number, got {getattr(args, name)}", field=flag_for(name)
+    def whole(self, name: str, *, positive: bool = False) -> int | None:
+        """An optional whole-number option."""
+        value = self.number(name, positive=positive)
+        if value is not None and value != int(value):
+            raise InputError(
+                f"expected a whole number, got {getattr(self.args, name)}", field=flag_for(name)
+            )
+        return None if value is None else int(value)
+
+    def share(self, name: str) -> float | None:
+        """A share typed as 0..1 or as a percent (`88%`)."""
+        value = self.number(name, percent=True)
+        if value is not None and value > 1:
+            raise InputError(
+                f"a share is 0..1 or a percent, got {getattr(self.args, name)}",
+                field=flag_for(name),
+            )
+        return value
+
+    def hosted_prices(self) -> HostedPrices | None:
+        """The hosted list prices typed, or None when none were (`analysis.cost.hosted_prices`)."""
+        return hosted_prices(
+            self.number("input_price"),
+            self.number("output_price"),
+            self.share("cached_discount"),
+            self.number("cached_input_price"),
         )
-    return None if value is None else int(value)
-
-
-def fraction_arg(args: argparse.Namespace, name: str) -> float | None:
-    """A share typed as 0..1 or as a percent (`88%`)."""
-    value = number_arg(args, name, percent=True)
-    if value is not None and value > 1:
-        raise InputError(
-            f"a share is 0..1 or a percent, got {getattr(args, name)}", field=flag_for(name)
-        )
-    return value
 
 
 def flag_for(name: str) -> str:
@@ -80,7 +96,7 @@ def flag_for(name: str) -> str:
 
 
 def add_number_option(parser: argparse.ArgumentParser, flag: str, help: str, **kwargs: Any) -> None:
-    """Add an option whose value is read later by `number_arg` (as text, so errors are one line)."""
+    """Add an option whose value is read later by `Typed` (as text, so errors are one line)."""
     parser.add_argument(flag, metavar="N", help=help, **kwargs)
 
 
@@ -100,13 +116,3 @@ def add_hosted_price_options(parser: argparse.ArgumentParser) -> None:
         parser, "--cached-discount", "hosted API: cached-input discount (0..1 or N%%)"
     )
     add_number_option(parser, "--cached-input-price", "hosted API: $ per M cached input tokens")
-
-
-def hosted_prices_arg(args: argparse.Namespace) -> HostedPrices | None:
-    """The hosted list prices typed, or None when none were (`analysis.cost.hosted_prices`)."""
-    return hosted_prices(
-        number_arg(args, "input_price"),
-        number_arg(args, "output_price"),
-        fraction_arg(args, "cached_discount"),
-        number_arg(args, "cached_input_price"),
-    )

@@ -21,13 +21,18 @@ from agentload.analysis.frontier_tables import (
 from agentload.analysis.lookup import INTERPOLATIONS
 from agentload.analysis.results import load_results
 from agentload.commands.figures import (
+    Typed,
     add_number_option,
-    int_arg,
-    number_arg,
-    numbers_arg,
     one_line_errors,
     show_tables,
 )
+
+LOOK_UPS = (
+    ("--at-speed", "look up throughput at this output speed (tok/s per request)"),
+    ("--at-throughput", "look up the speed at this tok/s per GPU"),
+    ("--at-tokens-per-s-per-mw", "look up the speed at this tok/s per MW (at the GPU)"),
+)
+"""The look-ups on the frontier, each repeatable."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -69,21 +74,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="p25",
         help="output-speed percentile read from results (default p25, what tiers judge)",
     )
-    add_number_option(
-        parser,
-        "--at-speed",
-        "look up throughput at this output speed (tok/s per request)",
-        action="append",
-    )
-    add_number_option(
-        parser, "--at-throughput", "look up the speed at this tok/s per GPU", action="append"
-    )
-    add_number_option(
-        parser,
-        "--at-tokens-per-s-per-mw",
-        "look up the speed at this tok/s per MW (at the GPU)",
-        action="append",
-    )
+    for flag, help in LOOK_UPS:
+        add_number_option(parser, flag, help, action="append")
     parser.add_argument(
         "--interpolation",
         choices=INTERPOLATIONS,
@@ -116,21 +108,22 @@ def _frontier(args: argparse.Namespace) -> int:
 
 def _inputs(args: argparse.Namespace) -> FrontierInputs:
     """The options as typed figures (numbers read one line per error), the results loaded."""
+    typed = Typed(args)
     return FrontierInputs(
-        keep=int_arg(args, "keep", positive=True) or DEFAULT_KEEP,
-        watts_per_gpu=number_arg(args, "watts_per_gpu", positive=True),
+        keep=typed.whole("keep", positive=True) or DEFAULT_KEEP,
+        watts_per_gpu=typed.number("watts_per_gpu", positive=True),
         point=tuple(typed_point(text, "--point") for text in args.point or []),
         results=tuple(load_results(path) for path in args.results),
         directories=tuple(Path(path).name for path in args.results),
         area_axes=args.area_axes,
         speed=args.speed,
-        at_speed=numbers_arg(args, "at_speed"),
-        at_throughput=numbers_arg(args, "at_throughput"),
-        at_tokens_per_s_per_mw=numbers_arg(args, "at_tokens_per_s_per_mw"),
+        at_speed=typed.numbers("at_speed"),
+        at_throughput=typed.numbers("at_throughput"),
+        at_tokens_per_s_per_mw=typed.numbers("at_tokens_per_s_per_mw"),
         interpolation=args.interpolation,
         against=tuple(typed_point(text, "--against") for text in args.against or []),
         against_price=tuple(
             typed_point(text, "--against-price", PRICED) for text in args.against_price or []
         ),
-        gpu_hour_price=number_arg(args, "gpu_hour_price", positive=True),
+        gpu_hour_price=typed.number("gpu_hour_price", positive=True),
     )

@@ -37,6 +37,15 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_turn_zero_argument(parser: argparse.ArgumentParser) -> None:
+    """--start-at-turn-zero (a search's agents start mid-session by default)."""
+    parser.add_argument(
+        "--start-at-turn-zero",
+        action="store_true",
+        help="agents start at their session's first call (default: a random call, full prefix)",
+    )
+
+
 def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     """--workers, --backend and --ray-address."""
     parser.add_argument(

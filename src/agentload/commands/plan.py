@@ -26,12 +26,9 @@ from agentload.analysis.render import print_tables
 from agentload.analysis.results import load_results
 from agentload.analysis.wall import DEFAULT_GPUS_PER_NODE, wall_power
 from agentload.commands.figures import (
+    Typed,
     add_hosted_price_options,
     add_number_option,
-    fraction_arg,
-    hosted_prices_arg,
-    int_arg,
-    number_arg,
     one_line_errors,
 )
 from agentload.errors import InputError
@@ -88,11 +85,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @one_line_errors
 def _plan(args: argparse.Namespace) -> int:
+    typed = Typed(args)
     results = load_results(args.results)
     refuse_missing(results, args.results, vars(args))
-    typed_gpus = int_arg(args, "gpus_per_deployment", positive=True)
+    typed_gpus = typed.whole("gpus_per_deployment", positive=True)
     deployment = measured_deployment(results, args.tier, typed_gpus)
-    plan = plan_fleet(deployment, _demand(args), _sizing(args), _prices(args))
+    plan = plan_fleet(deployment, _demand(typed), _sizing(typed), _prices(typed))
     if args.json:
         print(plan.model_dump_json(indent=2))
     else:
@@ -103,17 +101,17 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _demand(args: argparse.Namespace) -> Demand:
-    developers = int_arg(args, "developers", positive=True)
-    per_developer = number_arg(args, "agents_per_developer", positive=True)
+def _demand(typed: Typed) -> Demand:
+    developers = typed.whole("developers", positive=True)
+    per_developer = typed.number("agents_per_developer", positive=True)
     if developers is None or per_developer is None:
         raise InputError("a plan needs --developers and --agents-per-developer")
-    if (args.active_share is None) == (args.day_profile is None):
+    if (typed.args.active_share is None) == (typed.args.day_profile is None):
         raise InputError(
             "give --active-share or --day-profile (one of them)", field="--active-share"
         )
-    share = fraction_arg(args, "active_share")
-    profile = day_profile(args.day_profile) if args.day_profile is not None else None
+    share = typed.share("active_share")
+    profile = day_profile(typed.args.day_profile) if typed.args.day_profile is not None else None
     if share == 0:
         raise InputError("must be > 0", field="--active-share")
     return Demand(
@@ -124,25 +122,25 @@ def _demand(args: argparse.Namespace) -> Demand:
     )
 
 
-def _sizing(args: argparse.Namespace) -> Sizing:
-    host = number_arg(args, "host_watts")
-    pue = number_arg(args, "pue", positive=True)
-    per_node = int_arg(args, "gpus_per_node", positive=True) or DEFAULT_GPUS_PER_NODE
+def _sizing(typed: Typed) -> Sizing:
+    host = typed.number("host_watts")
+    pue = typed.number("pue", positive=True)
+    per_node = typed.whole("gpus_per_node", positive=True) or DEFAULT_GPUS_PER_NODE
     wall = wall_power(host, None, pue)
     if wall is not None:
         wall = wall.model_copy(update={"gpus_per_node": per_node})
     return Sizing(
-        headroom=number_arg(args, "headroom", percent=True) or 0.0,
-        spare_deployments=int_arg(args, "spare_deployments") or 0,
+        headroom=typed.number("headroom", percent=True) or 0.0,
+        spare_deployments=typed.whole("spare_deployments") or 0,
         gpus_per_node=per_node,
         wall=wall,
     )
 
 
-def _prices(args: argparse.Namespace) -> Prices:
-    capex = number_arg(args, "capex_per_gpu")
-    years = number_arg(args, "years", positive=True)
-    kwh = number_arg(args, "kwh_price")
+def _prices(typed: Typed) -> Prices:
+    capex = typed.number("capex_per_gpu")
+    years = typed.number("years", positive=True)
+    kwh = typed.number("kwh_price")
     owned = (capex, years, kwh)
     if any(v is not None for v in owned) and any(v is None for v in owned):
         missing = [
@@ -155,9 +153,9 @@ def _prices(args: argparse.Namespace) -> Prices:
             field=missing[0],
         )
     return Prices(
-        gpu_hour=number_arg(args, "gpu_hour_price"),
+        gpu_hour=typed.number("gpu_hour_price"),
         capex_per_gpu=capex,
         years=years,
         kwh=kwh,
-        hosted=hosted_prices_arg(args),
+        hosted=typed.hosted_prices(),
     )

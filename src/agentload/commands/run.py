@@ -6,15 +6,8 @@ from __future__ import annotations
 
 import argparse
 
-from agentload.commands.measured_run import measured_run
-from agentload.commands.options import (
-    add_output_arguments,
-    add_power_arguments,
-    add_worker_arguments,
-    add_workload_arguments,
-)
-from agentload.commands.target_options import add_target_arguments
-from agentload.config_file import add_config_argument
+from agentload.commands.measured_run import add_measured_run_arguments, measured_run
+from agentload.commands.options import add_workload_arguments
 from agentload.measure.window import STEADY_STATE_SETTLE_S
 from agentload.option_errors import named_options
 from agentload.run.arrivals import parse_arrivals
@@ -60,11 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="each agent starts at a random call of its first session (steady state comes sooner)",
     )
-    add_output_arguments(parser, "run")
-    add_worker_arguments(parser)
-    add_power_arguments(parser)
-    add_target_arguments(parser)
-    add_config_argument(parser)
+    add_measured_run_arguments(parser, "run")
     parser.set_defaults(func=handle)
 
 

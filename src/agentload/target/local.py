@@ -10,6 +10,9 @@ and with slots long enough for the workload's calls.
   and it is restarted once, larger, when they do not fit. A slot cannot exceed the model's
   trained context (llama.cpp caps it there); a workload that needs more, or an explicit
   `--engine-ctx` that is too small, is refused before any load, in one line naming the fix.
+
+`engine start` starts it detached the same way (`start_sized`), so `search --url` against it
+finds every call fits.
 """
 
 from __future__ import annotations
@@ -24,9 +27,16 @@ from rich.console import Console
 
 from agentload.client.endpoint import Api, Endpoint
 from agentload.client.facts import context_window
-from agentload.engines.llamacpp import LOCAL_ENGINE_NICE, LocalEngine, engine_threads
+from agentload.console import err_console
+from agentload.engines.llamacpp import (
+    LOCAL_ENGINE_NICE,
+    LocalEngine,
+    default_threads,
+    engine_threads,
+)
 from agentload.engines.model_gen import GENERATED_CONTEXT
 from agentload.errors import AgentloadError
+from agentload.home import agentload_home
 from agentload.target.context import (
     SLOT_ROUND_TOKENS,
     ContextCheck,
@@ -34,7 +44,7 @@ from agentload.target.context import (
     LlamaCppCounter,
     measure_need,
 )
-from agentload.workload.model import prompt_tokens
+from agentload.workload.model import Workload, prompt_tokens
 from agentload.workload.text import TextMaker
 from agentload.workload.tokenizers import Tokenizer, load_tokenizer
 
@@ -131,6 +141,33 @@ def open_local(
                 console.print(f"note: {ratio}", highlight=False, soft_wrap=True)
         yield LocalTarget(engine, endpoint, tok, check)
         kept = options.detach  # it outlives this process (`agentload engine start`)
+
+
+def start_sized(
+    model: str, parallel: int, workload: Workload, port: int | None, log_dir: Path | None
+) -> LocalEngine:
+    """The engine started detached, each slot sized to the workload's longest call as `search`
+    sizes its own, on every CPU at default priority."""
+    options = LocalOptions(
+        model=model,
+        parallel=parallel,
+        slot_tokens=None,
+        threads=default_threads(),
+        nice=0,
+        port=port,
+        detach=True,
+        model_option="--model",
+    )
+    with open_local(
+        options,
+        api="chat",
+        endpoint_for=lambda api, engine: Endpoint(base_url=engine.url, model=engine.model, api=api),
+        tokenizer=None,
+        fit=Fit(workload),
+        log_dir=log_dir or agentload_home() / "logs",
+        console=err_console(),
+    ) as local:
+        return local.engine
 
 
 def _capped(check: ContextCheck, asked: int) -> bool:
