@@ -24,7 +24,6 @@ from agentload.errors import InputError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `compare` verb."""
     keys = ", ".join(SYSTEM_KEYS)
     parser = subparsers.add_parser(
         "compare",

@@ -1,7 +1,14 @@
-"""`agentload cost`: $ per million tokens self-hosted (rented or owned GPUs, electricity at the
-wall), the tokens/s per GPU a $/M figure implies, hosted list prices on a token mix, self-host vs
-hosted like for like, and per-agent economics. The options are read into `CostInputs`;
-`agentload.analysis.pricing.pricing_tables` decides and computes what is shown.
+"""`agentload cost`: $ per M tokens, per agent-hour and per session: self-hosted, hosted, break-even
+
+$ per M tokens at each probe and tier of a results directory (or typed tokens/s per GPU) on rented
+GPUs (--gpu-hour-price) or owned ones (--capex-per-gpu, --years, --kwh-price), electricity at the
+wall; the tokens/s per GPU a $/M figure implies; hosted list prices blended on a token mix;
+self-host vs hosted on the mix the throughput was measured on, with its break-even utilisation; and
+per agent: $ per agent-hour, per session, per M tokens by kind. $/M counts all tokens (input +
+output).
+
+The options are read into `CostInputs`; `agentload.analysis.pricing.pricing_tables` decides and
+computes what is shown.
 """
 
 from __future__ import annotations
@@ -15,25 +22,13 @@ from agentload.commands.figures import (
     Typed,
     add_hosted_price_options,
     add_number_option,
-    one_line_errors,
-    show_tables,
+    tables_verb,
 )
+from agentload.commands.options import add_verb
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `cost` verb."""
-    parser = subparsers.add_parser(
-        "cost",
-        help="$ per M tokens, per agent-hour and per session: self-hosted, hosted, break-even",
-        description=(
-            "$ per M tokens at each probe and tier of a results directory (or typed tokens/s per "
-            "GPU) on rented GPUs (--gpu-hour-price) or owned ones (--capex-per-gpu, --years, "
-            "--kwh-price), electricity at the wall; the tokens/s per GPU a $/M figure implies; "
-            "hosted list prices blended on a token mix; self-host vs hosted on the mix the "
-            "throughput was measured on, with its break-even utilisation; and per agent: $ per "
-            "agent-hour, per session, per M tokens by kind. $/M counts all tokens (input + output)."
-        ),
-    )
+    parser = add_verb(subparsers, "cost", __doc__)
     parser.add_argument("results", nargs="?", metavar="RESULTS_DIR", help="a results directory")
     add_number_option(parser, "--gpu-hour-price", "rented: $ per GPU-hour")
     add_number_option(parser, "--capex-per-gpu", "owned: $ per GPU, with its share of servers")
@@ -77,19 +72,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_number_option(parser, "--utilisation", "share of paid GPU-hours spent serving (default 1)")
     add_number_option(parser, "--overhead", "added share on the GPU-hour price (default 0)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    parser.set_defaults(func=_cost)
+    parser.set_defaults(func=tables_verb(_inputs, pricing_tables))
 
 
-@one_line_errors
-def _cost(args: argparse.Namespace) -> int:
-    show_tables(args, pricing_tables(_inputs(args)))
-    return 0
-
-
-def _inputs(args: argparse.Namespace) -> CostInputs:
+def _inputs(typed: Typed) -> CostInputs:
     """The options as typed figures (numbers read one line per error), results and traces
     loaded."""
-    typed = Typed(args)
+    args = typed.args
     return CostInputs(
         gpu_hour_price=typed.number("gpu_hour_price"),
         capex_per_gpu=typed.number("capex_per_gpu"),

@@ -1,8 +1,14 @@
-"""`agentload decode`: a throughput headline or a results directory as token mix, per GPU <->
-per MW (at the GPU and at the wall), an output speed per request <-> the aggregate the agents
-receive, output share, and the consistency checks a skeptical reader would run. The options are
-read into `DecodeInputs`; `agentload.analysis.decoding.decode_tables` decodes them and refuses
-every option that would change nothing.
+"""`agentload decode`: token mix, per GPU <-> per MW, output speed <-> aggregate, consistency checks
+
+Decode a throughput headline: what share is cached input, uncached input and generated output; per
+GPU <-> per MW, at the GPU and at the wall; an output speed per request <-> the aggregate the agents
+receive; and checks that its figures fit each other (total = agents x calls/s x tokens per call;
+agents per MW <-> agents per GPU through the watts; output share <-> output per call). Reads a
+results directory, or figures typed in (for the whole deployment of --gpus GPUs, or per GPU with
+--per-gpu).
+
+The options are read into `DecodeInputs`; `agentload.analysis.decoding.decode_tables` decodes them
+and refuses every option that would change nothing.
 """
 
 from __future__ import annotations
@@ -15,9 +21,9 @@ from agentload.analysis.wall import DEFAULT_GPUS_PER_NODE
 from agentload.commands.figures import (
     Typed,
     add_number_option,
-    one_line_errors,
-    show_tables,
+    tables_verb,
 )
+from agentload.commands.options import add_verb
 
 FIGURES = (
     "tokens_per_s_per_mw",
@@ -32,20 +38,7 @@ FIGURES = (
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `decode` verb."""
-    parser = subparsers.add_parser(
-        "decode",
-        help="token mix, per GPU <-> per MW, output speed <-> aggregate, consistency checks",
-        description=(
-            "Decode a throughput headline: what share is cached input, uncached input and "
-            "generated output; per GPU <-> per MW, at the GPU and at the wall; an output speed "
-            "per request <-> the aggregate the agents receive; and checks that its figures fit "
-            "each other (total = agents x calls/s x tokens per call; agents per MW <-> agents "
-            "per GPU through the watts; output share <-> output per call). Reads a results "
-            "directory, or figures typed in (for the whole deployment of --gpus GPUs, or per GPU "
-            "with --per-gpu)."
-        ),
-    )
+    parser = add_verb(subparsers, "decode", __doc__)
     parser.add_argument("results", nargs="?", metavar="RESULTS_DIR", help="a results directory")
     for flag, help in (
         ("--total-tokens-per-s", "all counted tokens/s (input + output)"),
@@ -81,18 +74,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--per-gpu", action="store_true", help="typed tokens/s figures are per GPU")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    parser.set_defaults(func=_decode)
+    parser.set_defaults(func=tables_verb(_inputs, decode_tables))
 
 
-@one_line_errors
-def _decode(args: argparse.Namespace) -> int:
-    show_tables(args, decode_tables(_inputs(args)))
-    return 0
-
-
-def _inputs(args: argparse.Namespace) -> DecodeInputs:
+def _inputs(typed: Typed) -> DecodeInputs:
     """The options as typed figures (numbers read one line per error), the results loaded."""
-    typed = Typed(args)
+    args = typed.args
     return DecodeInputs(
         gpus=typed.whole("gpus", positive=True),
         watts_per_gpu=typed.number("watts_per_gpu", positive=True),

@@ -24,7 +24,6 @@ from agentload.errors import AgentloadError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add `engine` and its verbs."""
     parser = subparsers.add_parser(
         "engine", help="the embedded llama.cpp server (install, start, stop, status)"
     )

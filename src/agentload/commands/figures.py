@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -21,6 +21,7 @@ from agentload.errors import InputError
 from agentload.option_errors import option_error
 
 Handler = Callable[[argparse.Namespace], int]
+Inputs = TypeVar("Inputs")
 
 
 def one_line_errors(handler: Handler) -> Handler:
@@ -98,6 +99,20 @@ def flag_for(name: str) -> str:
 def add_number_option(parser: argparse.ArgumentParser, flag: str, help: str, **kwargs: Any) -> None:
     """Add an option whose value is read later by `Typed` (as text, so errors are one line)."""
     parser.add_argument(flag, metavar="N", help=help, **kwargs)
+
+
+def tables_verb(
+    inputs: Callable[[Typed], Inputs], tables: Callable[[Inputs], Sequence[Table]]
+) -> Handler:
+    """A verb that reads its options into typed `inputs`, makes their `tables` and prints them
+    (or JSON), each error one line."""
+
+    @one_line_errors
+    def handle(args: argparse.Namespace) -> int:
+        show_tables(args, tables(inputs(Typed(args))))
+        return 0
+
+    return handle
 
 
 def show_tables(args: argparse.Namespace, tables: Sequence[Table]) -> None:

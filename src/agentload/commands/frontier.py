@@ -1,7 +1,15 @@
-"""`agentload frontier`: the Pareto frontier of tokens/s per GPU (and per MW) vs the output
-speed, tokens/s per request, its area, the k points that keep the most of it, look-ups on it
-(never extrapolated), and how points from elsewhere sit against it. The options are read into
-`FrontierInputs`; `agentload.analysis.frontier_tables.frontier_tables` draws and looks up.
+"""`agentload frontier`: Pareto frontier of tokens/s per GPU vs output speed per request: area, k
+best points, look-ups
+
+From many results (configurations) or typed points: the Pareto frontier of total tokens/s per GPU
+(y) vs the output speed, tokens/s per request (x: how fast each request streams, a leaderboard's
+tokens/s per user), the area it dominates (staircase; linear or log axes), the k points, both ends
+kept, that keep the most of it; look-ups on it (throughput per GPU and per MW at a speed, the speed
+at a throughput) by interpolation between neighbours, refused outside the measured range; and points
+from elsewhere against it.
+
+The options are read into `FrontierInputs`; `agentload.analysis.frontier_tables.frontier_tables`
+draws and looks up (never extrapolating).
 """
 
 from __future__ import annotations
@@ -23,9 +31,9 @@ from agentload.analysis.results import load_results
 from agentload.commands.figures import (
     Typed,
     add_number_option,
-    one_line_errors,
-    show_tables,
+    tables_verb,
 )
+from agentload.commands.options import add_verb
 
 LOOK_UPS = (
     ("--at-speed", "look up throughput at this output speed (tok/s per request)"),
@@ -36,21 +44,7 @@ LOOK_UPS = (
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `frontier` verb."""
-    parser = subparsers.add_parser(
-        "frontier",
-        help="Pareto frontier of tokens/s per GPU vs output speed per request: area, k best "
-        "points, look-ups",
-        description=(
-            "From many results (configurations) or typed points: the Pareto frontier of total "
-            "tokens/s per GPU (y) vs the output speed, tokens/s per request (x: how fast each "
-            "request streams, a leaderboard's tokens/s per user), the area it dominates "
-            "(staircase; linear or log axes), the k points, both ends kept, that keep the most "
-            "of it; look-ups on it (throughput per GPU and per MW at a speed, the speed at a "
-            "throughput) by interpolation between neighbours, refused outside the measured range; "
-            "and points from elsewhere against it."
-        ),
-    )
+    parser = add_verb(subparsers, "frontier", __doc__)
     parser.add_argument("results", nargs="*", metavar="RESULTS_DIR", help="results directories")
     parser.add_argument(
         "--point",
@@ -97,18 +91,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_number_option(parser, "--gpu-hour-price", "$ per GPU-hour behind --against-price figures")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    parser.set_defaults(func=_frontier)
+    parser.set_defaults(func=tables_verb(_inputs, frontier_tables))
 
 
-@one_line_errors
-def _frontier(args: argparse.Namespace) -> int:
-    show_tables(args, frontier_tables(_inputs(args)))
-    return 0
-
-
-def _inputs(args: argparse.Namespace) -> FrontierInputs:
+def _inputs(typed: Typed) -> FrontierInputs:
     """The options as typed figures (numbers read one line per error), the results loaded."""
-    typed = Typed(args)
+    args = typed.args
     return FrontierInputs(
         keep=typed.whole("keep", positive=True) or DEFAULT_KEEP,
         watts_per_gpu=typed.number("watts_per_gpu", positive=True),

@@ -1,8 +1,14 @@
-"""`agentload plan DIR`: size a fleet for a team from a measured or simulated results directory:
-copies of its deployment, GPUs, nodes, MW at the GPU and at the wall, $ per month rented, owned
-and hosted on the same sessions' mix, and the break-even utilisation. `--save` writes
-`plan.json` into the directory, and `agentload report DIR` then shows the plan as a section of
-the HTML report.
+"""`agentload plan DIR`: size a fleet for a team: deployments, GPUs, nodes, MW, $ per month,
+break-even
+
+Size a fleet from one tier of a measured or simulated results directory: the fleet is copies of the
+deployment it measured (its agents at the tier, token mix and power). For DEVELOPERS x
+AGENTS_PER_DEVELOPER agents, a share active at once (or a day profile), headroom and spare
+deployments: deployments, GPUs, nodes, MW at the GPU and at the wall, $ per month rented, owned and
+hosted on the same sessions' mix, and the break-even utilisation.
+
+`--save` writes `plan.json` into the directory, and `agentload report DIR` then shows the plan as a
+section of the HTML report.
 """
 
 from __future__ import annotations
@@ -31,24 +37,13 @@ from agentload.commands.figures import (
     add_number_option,
     one_line_errors,
 )
+from agentload.commands.options import add_verb
 from agentload.errors import InputError
 from agentload.results.load import summary_path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `plan` verb."""
-    parser = subparsers.add_parser(
-        "plan",
-        help="size a fleet for a team: deployments, GPUs, nodes, MW, $ per month, break-even",
-        description=(
-            "Size a fleet from one tier of a measured or simulated results directory: the fleet "
-            "is copies of the deployment it measured (its agents at the tier, token mix and "
-            "power). For DEVELOPERS x AGENTS_PER_DEVELOPER agents, a share active at once (or a "
-            "day profile), headroom and spare deployments: deployments, GPUs, nodes, MW at the "
-            "GPU and at the wall, $ per month rented, owned and hosted on the same sessions' "
-            "mix, and the break-even utilisation."
-        ),
-    )
+    parser = add_verb(subparsers, "plan", __doc__)
     parser.add_argument("results", metavar="RESULTS_DIR", help="a results directory")
     parser.add_argument("--tier", metavar="NAME", help="the tier to size for (default: the only)")
     add_number_option(parser, "--developers", "developers in the team")

@@ -1,4 +1,9 @@
-"""`agentload search`: the most concurrent agents that meet each SLO tier."""
+"""`agentload search`: find the most concurrent agents that meet each SLO tier
+
+Find each tier's most agents over a warm pool of agents: the sweep plan climbs the load, placing
+each probe where the curves fitted so far predict a tier's limit (--plan bisect: double, then
+bisect); every probe is judged over a steady-state window.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from agentload.commands.measured_run import add_measured_run_arguments, measured_run
-from agentload.commands.options import add_turn_zero_argument, add_workload_arguments
+from agentload.commands.options import add_turn_zero_argument, add_verb, add_workload_arguments
 from agentload.measure.verdict import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MAX_ERROR_RATE,
@@ -114,14 +119,7 @@ def search_settings_from(
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "search",
-        help="find the most concurrent agents that meet each SLO tier",
-        description="Find each tier's most agents over a warm pool of agents: the sweep plan "
-        "climbs the load, placing each probe where the curves fitted so far predict a tier's "
-        "limit (--plan bisect: double, then bisect); every probe is judged over a "
-        "steady-state window.",
-    )
+    parser = add_verb(subparsers, "search", __doc__)
     add_workload_arguments(parser)
     add_turn_zero_argument(parser)
     add_measured_run_arguments(parser, "search", add_search_arguments)
