@@ -65,6 +65,15 @@ _CAPACITY_ROWS = frozenset(
 )
 """Figures that measure how much a tier can serve: at the search's cap, only bounds."""
 
+UNDECIDED_NOTE = (
+    ": the search stopped before the tier settled; its figures are at the most agents passed so "
+    "far, and capacity ratios are left out"
+)
+CAP_NOTE = (
+    " passed at the search's cap (--max-agents), not at the tier's limit; capacity figures there "
+    "are bounds, and their ratios are left out"
+)
+
 
 def unique_labels(results: Sequence[Results]) -> list[str]:
     """Each result's label, made unique (and never empty) for column headers."""
@@ -180,8 +189,8 @@ def compare(
                         for label, result in zip(labels, results, strict=True)
                     ),
                     "speed ratios only between systems stating the same statistic",
-                    *_cap_notes(capped),
-                    *_undecided_notes(undecided),
+                    *_named(capped, "N+", CAP_NOTE),
+                    *_named(undecided, UNDECIDED, UNDECIDED_NOTE),
                     *_repeat_notes(points),
                     *_uncertainty_notes(labels, results, columns, capped),
                 ),
@@ -290,22 +299,9 @@ def _uncertainty_notes(
     return notes
 
 
-def _undecided_notes(undecided: Sequence[str]) -> list[str]:
-    if not undecided:
-        return []
-    return [
-        f"{UNDECIDED}: {', '.join(undecided)}: the search stopped before the tier settled; its "
-        "figures are at the most agents passed so far, and capacity ratios are left out"
-    ]
-
-
-def _cap_notes(capped: Sequence[str]) -> list[str]:
-    if not capped:
-        return []
-    return [
-        f"N+: {', '.join(capped)} passed at the search's cap (--max-agents), not at the tier's "
-        "limit; capacity figures there are bounds, and their ratios are left out"
-    ]
+def _named(labels: Sequence[str], word: str, words: str) -> list[str]:
+    """One note naming `labels` (none when there are none)."""
+    return [f"{word}: {', '.join(labels)}{words}"] if labels else []
 
 
 def _metric_values(decoded: Decoded | None, price: float | None) -> list[Cell]:

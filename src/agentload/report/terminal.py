@@ -4,13 +4,14 @@ Built from a `ResultsView` alone (`agentload report DIR` and the end of `run`, `
 `demo` print the same thing): a head line, the headline per tier (tiers as columns) with, under
 it, why each tier has the answer it has; the probes (or a plain run's window); the notes. Each
 table is a `Grid` (`agentload.tables`), so it fits any terminal without cutting a number,
-and renders as plain text or Markdown for pipes (`summary_text`).
+and renders as plain text or Markdown for pipes (`summary_text`), or its figures as JSON
+(`summary_json`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from rich.console import Console
 from rich.text import Text
@@ -311,6 +312,32 @@ def summary_text(view: ResultsView, form: TextFormat) -> str:
         bullet = "- " if form == "markdown" else "note: "
         parts.append("\n".join(f"{bullet}{n}" for n in notes))
     return "\n\n".join(parts) + "\n"
+
+
+def summary_json(view: ResultsView) -> dict[str, Any]:
+    """The figures the tables show, as JSON: tiers (with why), probes, power, notes."""
+    summary = view.summary
+    return {
+        "results": str(view.path),
+        "label": view.label,
+        "kind": view.kind,
+        "status": view.status,
+        "model": view.model,
+        "gpus": view.gpus,
+        "power": summary.power.model_dump(mode="json") if summary is not None else None,
+        "power_words": view.power_words,
+        "tiers_provisional": view.tiers_provisional,
+        "tiers": [t.model_dump(mode="json") for t in view.tiers],
+        "why": explanations(view),
+        "probes": [{"source": p.source, **p.figures.model_dump(mode="json")} for p in view.points],
+        "client_ok": summary.client_ok if summary is not None else None,
+        "selfcheck": (
+            summary.selfcheck.model_dump(mode="json")
+            if summary is not None and summary.selfcheck is not None
+            else None
+        ),
+        "notes": view.report_notes(),
+    }
 
 
 def selfcheck_line(figures: SelfCheckFigures | None) -> str | None:
