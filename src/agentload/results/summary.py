@@ -18,6 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agentload.results.quality import QualityFigures, QualitySummary, TierQuality
+
 SUMMARY_SCHEMA_VERSION = 2
 """2: a simulated deployment's units are engine instances and data-parallel ranks
 (`SimulatedDeployment.dp_ranks`, `gpus_per_dp_rank`; `SimulatedPool.engine_instances`,
@@ -192,6 +194,9 @@ class ProbeFigures(_Model):
     """What the probe cost, s: from its resize (the new agents' ramp, or a shrink's wait for
     the leaving agents' calls in flight) through the settle to the window's end; None for a
     plain run and in older results."""
+    quality: QualityFigures | None = None
+    """The window's check calls against their references, and the gate's verdict
+    (`agentload.quality`); None without quality checks and in older results."""
 
 
 class AgentsInterval(_Model):
@@ -213,9 +218,11 @@ class AgentsInterval(_Model):
     """What the interval rests on, in words."""
 
 
-Limit = Literal["output_speed", "ttft", "interactivity", "error_rate", "max_agents", "not_probed"]
+Limit = Literal[
+    "output_speed", "ttft", "interactivity", "error_rate", "quality", "max_agents", "not_probed"
+]
 """What set a tier's answer: its output-speed floor, its TTFT ceiling, its e2e interactivity
-floor, the error rate, the search's --max-agents cap, or nothing measured."""
+floor, the error rate, the quality gate, the search's --max-agents cap, or nothing measured."""
 
 
 class TierResult(_Model):
@@ -268,6 +275,8 @@ class TierResult(_Model):
     """The answer in words a user acts on: which limit, by how much, and what the deployment
     did at the probe that decided it (e.g. `out of reach: p95 TTFT 12.5 s at 1 agent > 2 s
     ceiling (6.2x); unloaded, p25 output speed 69 tokens/s`)."""
+    quality: TierQuality | None = None
+    """The quality gate on this tier's answer (None without quality checks, older results)."""
     notes: tuple[str, ...] = ()
 
 
@@ -499,4 +508,7 @@ class Summary(_Model):
     (`agentload.measure.methodology.summary_stamp`); None in older results."""
     search: SearchCost | None = None
     """A search's plan and what its probes cost (None for a run and in older results)."""
+    quality: QualitySummary | None = None
+    """What the quality checks were checked against and how (None without them, and in
+    older results; `measured` False for a simulated deployment)."""
     notes: tuple[str, ...] = ()
