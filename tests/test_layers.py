@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("workload",),
     ("client", "engines"),
     ("measure", "target"),
-    ("sim", "doctor", "search"),
+    ("sim", "doctor", "search", "quality"),
     ("run",),
     ("report", "analysis"),
     ("commands", "cli", "config_file", "option_errors"),

@@ -1,0 +1,134 @@
+"""What the quality checks do and the gate's thresholds: the defaults, why, and the `--quality`
+file that sets them.
+
+The file is TOML with two tables, each optional, each key optional (the defaults below):
+
+    [checks]
+    share = 0.05              # check calls per agent call
+    conversations = 8         # check conversations shaped like the workload's calls
+    tasks = 0                 # task questions among them (analogies: up to 280)
+    task_api = "completions"  # "chat" for an instruction-tuned model
+    max_output_tokens = 128
+    top_logprobs = 5
+    seed = 1234
+
+    [gate]
+    min_checks = 8
+    max_diverged_share = 0.10
+    tie_margin_nats = 0.5
+    max_logprob_drift_nats = 0.25
+    max_task_drop = 0.05
+    confidence = 0.95
+
+Why these defaults (docs/quality.md has the measurements):
+- `share` 0.05: one check call for twenty agent calls adds a twentieth to the load, which the
+  report states; fewer leaves most windows of a short search too few checks to judge.
+- `min_checks` 8: at 8 of 8 diverging the Wilson lower bound (95%) is 68%, far above the
+  allowance; at fewer, one odd call decides.
+- `max_diverged_share` 0.10 beyond the share alone, on the lower bound: a deployment whose
+  replies diverge from their references for more than one check call in ten, other than by
+  flipping a near tie, is serving different tokens than it does alone.
+- `tie_margin_nats` 0.5: numerics that change with the batch moved Gemma 3 270M's reference
+  tokens' log-probabilities by up to 0.25 nats per token on llama.cpp at 2-8 concurrent
+  requests, flipping greedy choices whose runner-up was within 0.18 nats; twice the largest
+  drift seen leaves such flips excused and a token the reference did not nearly choose not.
+- `max_logprob_drift_nats` 0.25: the same batch numerics drifted the reference tokens by at most
+  0.06 nats per token on average (median over check calls below 0.05); 0.25 is a 22% change of
+  each reference token's probability, well above that and well below what a wrong weight, a
+  corrupted KV cache or a broken kernel does (nats, not a few hundredths).
+- `max_task_drop` 0.05 on the upper bound: the task score may not be clearly more than five
+  points below its score alone (InferenceX holds accuracy to a floor per task likewise).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from agentload.errors import InputError, first_problem
+from agentload.files import read_parsed
+from agentload.frozen import Frozen
+from agentload.results.quality import CheckSettings, QualityThresholds
+
+TABLES = ("checks", "gate")
+
+
+class QualityFile(Frozen):
+    """A `--quality` file's contents."""
+
+    checks: CheckSettings = CheckSettings()
+    gate: QualityThresholds = QualityThresholds()
+
+
+@dataclass(frozen=True)
+class QualityOptions:
+    """Quality under load as a run or search was asked for it."""
+
+    settings: CheckSettings = field(default_factory=CheckSettings)
+    thresholds: QualityThresholds = field(default_factory=QualityThresholds)
+    references: Path | None = None
+    """A references file to check against instead of recording them here."""
+    reference_url: str | None = None
+    """Record the references on this server (same model name and API) instead of the one
+    under test."""
+    source: str | None = None
+    """The `--quality` file, when one was given."""
+
+
+def load_quality_file(path: Path) -> QualityFile:
+    """Read a `--quality` file; a problem is one line naming the file, the line and the key."""
+    text = read_parsed(
+        path, lambda raw: raw.decode(), UnicodeDecodeError, "UTF-8 text", missing="no such file"
+    )
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML ({exc})", path=path) from None
+    unknown = sorted(set(data) - set(TABLES))
+    if unknown:
+        raise InputError(
+            f"not a table of a quality file (tables: {', '.join(TABLES)})",
+            path=path,
+            line=_line_of(text, None, unknown[0]),
+            field=unknown[0],
+        )
+    try:
+        return QualityFile.model_validate(data)
+    except ValidationError as exc:
+        where, words = first_problem(exc)
+        parts = (where or "").split(".")
+        line = _line_of(text, parts[0], parts[1]) if len(parts) > 1 else None
+        raise InputError(words, path=path, line=line, field=where) from None
+
+
+def quality_options(path: Path | None, **given: Any) -> QualityOptions:
+    """The options from a `--quality` file (or the defaults) and the other options given."""
+    loaded = load_quality_file(path) if path is not None else QualityFile()
+    return QualityOptions(
+        settings=loaded.checks,
+        thresholds=loaded.gate,
+        source=str(path) if path is not None else None,
+        **given,
+    )
+
+
+def _line_of(text: str, table: str | None, key: str) -> int | None:
+    """The line (1-based) where `key` is set in `table` (None: the top level), or a table of
+    that name starts; None when it cannot be told."""
+    current: str | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        header = re.fullmatch(r"\[\s*([^\]]+?)\s*\]", stripped)
+        if header:
+            current = header.group(1)
+            if table is None and current == key:
+                return number
+            continue
+        if current == table and re.match(rf"{re.escape(key)}\s*=", stripped):
+            return number
+    return None
