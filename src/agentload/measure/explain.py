@@ -8,7 +8,8 @@ probes at those counts:
   TTFT 12.5 s at 1 agent > 2 s ceiling (6.2x); unloaded, p25 output speed 69 tokens/s`;
 - **the cap** (passed at the largest probe, none failed): the figures there against the limits,
   and that --max-agents, not the deployment, ended the search;
-- **an answer**: the limit the first failing count broke, and by how much.
+- **an answer**: the limit the first failing count broke, and by how much (the quality gate,
+  when the outputs failed it there and every speed limit held: `agentload.quality.gate`).
 
 A limit's value is the tier's own percentile as judged (`ProbeFigures.checks`); for older
 results without it, the probe's p25 speed, p95 TTFT and 1/p90 interactivity when the tier
@@ -43,6 +44,8 @@ class _Measured:
     ttft: float | None
     reason: str
     interactivity: float | None = None
+    quality: str | None = None
+    """Why the quality gate failed the probe (None: it did not)."""
 
 
 def explain(
@@ -105,12 +108,15 @@ def _limited(tier: Tier, bracket: Bracket, probe: ProbeFigures) -> Explanation:
 
 def _measured(tier: Tier, probe: ProbeFigures) -> _Measured:
     check = probe.checks.get(tier.name)
+    gate = probe.quality.gate if probe.quality is not None else None
+    failed = f"quality: {gate.reason}" if gate is not None and gate.outcome == "fail" else None
     if check is not None:
         return _Measured(
             check.output_speed_tokens_per_s,
             check.ttft_s,
             check.reason,
             check.interactivity_tokens_per_s,
+            failed,
         )
     return _fallback(tier, probe)
 
@@ -145,6 +151,8 @@ def _broken(tier: Tier, m: _Measured) -> tuple[Limit, str]:
         found.append(("interactivity", _floor_words(_e2e_name(tier), m.interactivity, e2e)))
     if found:
         return found[0][0], " and ".join(words for _, words in found)
+    if m.quality is not None:
+        return "quality", m.quality
     return "error_rate", m.reason or "the verdict failed (no figures recorded)"
 
 
@@ -217,6 +225,7 @@ def _limit_name(limit: Limit) -> str:
         "output_speed": "output speed",
         "interactivity": "e2e interactivity",
         "error_rate": "errors",
+        "quality": "quality",
         "max_agents": "the cap",
         "not_probed": "nothing",
     }[limit]
