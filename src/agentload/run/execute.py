@@ -28,9 +28,12 @@ from agentload.errors import AgentloadError
 from agentload.files import new_results_dir, owner_only_files, write_bytes_atomic
 from agentload.measure.meters import Meters
 from agentload.measure.power_spec import PowerSpec
+from agentload.quality.settings import QualityOptions
+from agentload.quality.words import probe_words
 from agentload.results.files import CONFIG_FILE, MANIFEST_FILE, RECORDS_FILE
 from agentload.results.summary import Summary
 from agentload.run.arrivals import ArrivalPlan, plan_arrivals
+from agentload.run.checks import quality_checks
 from agentload.run.host import INTERRUPT_DRAIN_S, Host, InProcessHost, ShareLost
 from agentload.run.probe import ProbeOutcome
 from agentload.run.progress import ProgressBoard, progress_display, report_progress
@@ -90,6 +93,8 @@ class Request:
     hosts: HostOptions = field(default_factory=HostOptions)
     config: str | None = None
     """The effective options as TOML (`agentload.config_file`), saved as `config.toml`."""
+    quality: QualityOptions | None = None
+    """Check the outputs under load against references (`agentload.quality`); None: no."""
 
     @property
     def command(self) -> str:
@@ -281,9 +286,35 @@ async def _drive(
     console: Console,
     arrivals: ArrivalPlan | None = None,
 ) -> None:
-    """Check the target, start the host, search, close; fills `state`."""
+    """Check the target, record the quality references, start the host, search, close;
+    fills `state`."""
     # Ctrl-C here: nothing measured
     await target.check(console, strict=not request.search.is_run)
+    async with quality_checks(
+        request.quality,
+        workload=workload,
+        target=target,
+        api=request.agents.api,
+        out=request.out,
+        state=state,
+        console=console,
+    ) as checker:
+        if checker is not None:
+            meters = dataclasses.replace(meters, quality=checker)
+        await _drive_agents(request, workload, target, state, meters, resumption, console, arrivals)
+
+
+async def _drive_agents(
+    request: Request,
+    workload: Workload,
+    target: Opened,
+    state: SearchState,
+    meters: Meters,
+    resumption: Resumption | None,
+    console: Console,
+    arrivals: ArrivalPlan | None = None,
+) -> None:
+    """Start the host, search, close; fills `state`."""
     played = workload
     if arrivals is not None:  # agent k plays arrival k's session
         played = workload.model_copy(update={"sessions": arrivals.sessions})
@@ -398,3 +429,5 @@ def print_probe(outcome: ProbeOutcome, console: Console, gpus: int | None = None
         highlight=False,
         soft_wrap=True,
     )
+    if f.quality is not None:
+        console.print(f"  {probe_words(f.quality)}", highlight=False, soft_wrap=True)

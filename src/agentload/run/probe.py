@@ -48,6 +48,7 @@ from agentload.measure.sessions import (
 )
 from agentload.measure.verdict import Criterion, Verdict, judge
 from agentload.measure.window import Window
+from agentload.quality.gate import gate_tiers
 from agentload.results.record import RequestRecord
 from agentload.results.summary import ArrivalFigures, ProbeFigures, TierCheck
 from agentload.run.search_settings import SearchSettings
@@ -135,6 +136,8 @@ async def measure_probe(
     before = len(load.running_starts())
     ramp_s = paced_ramp_s(settings.ramp_s, before, agents) if choice.paced_ramp else settings.ramp_s
     await load.resize(agents, ramp_s, phase, cancel_leaving=choice.cancel_leaving)
+    if meters.quality is not None:
+        meters.quality.pace(agents)
     steady = (load.last_start() or began) + settings.settle_s
     if choice.settle_shrink and agents < before:  # the wait for the leaving calls counts
         steady = max(steady, began + settings.settle_s)
@@ -391,15 +394,29 @@ async def _outcome(
         settle_s=settings.settle_s,
         agent_starts=load.running_starts(),
     )
+    quality = (
+        meters.quality.window_figures(
+            window.start,
+            window.end,
+            judged.metrics.requests_ok + judged.metrics.requests_failed,
+        )
+        if meters.quality is not None
+        else None
+    )
+    verdicts, checks, gate = gate_tiers(
+        {name: _decided(v) for name, v in judged.verdicts.items()},
+        {
+            name: _check(v, judged.confident[name], settings.confidence)
+            for name, v in judged.verdicts.items()
+        },
+        quality.gate if quality is not None else None,
+    )
     figures = probe_figures(
         judged.metrics,
         agents=agents,
         index=index,
-        verdicts={name: _decided(v) for name, v in judged.verdicts.items()},
-        checks={
-            name: _check(v, judged.confident[name], settings.confidence)
-            for name, v in judged.verdicts.items()
-        },
+        verdicts=verdicts,
+        checks=checks,
         goodput=goodput_by_tier(judged.table, window, settings.tiers),
         sessions=session_figures(records, window, baseline=baseline),
         methodology=stamp,
@@ -407,6 +424,8 @@ async def _outcome(
         power=watts,
         notes=notes,
     )
+    if quality is not None:
+        figures = figures.model_copy(update={"quality": quality.model_copy(update={"gate": gate})})
     return ProbeOutcome(
         figures=figures, verdicts=judged.verdicts, metrics=judged.metrics, baseline=baseline
     )
