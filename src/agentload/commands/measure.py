@@ -13,6 +13,7 @@ from agentload.commands.options import (
     power_from,
     target_from,
 )
+from agentload.commands.quality_options import quality_from
 from agentload.config_file import effective_config
 from agentload.run.search_settings import SearchSettings
 
@@ -39,6 +40,7 @@ def measure(
         resume=args.resume is not None,
         hosts=hosts_from(args),
         config=effective_config(args, verb),
+        quality=quality_from(args),
     )
     summary = execute(request)
     finish(summary, request.out)

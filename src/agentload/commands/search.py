@@ -13,6 +13,7 @@ from agentload.commands.options import (
     add_worker_arguments,
     add_workload_arguments,
 )
+from agentload.commands.quality_options import add_quality_arguments
 from agentload.config_file import add_config_argument
 from agentload.measure.verdict import (
     DEFAULT_CONFIDENCE,
@@ -155,6 +156,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_power_arguments(parser)
     add_search_arguments(parser)
     add_target_arguments(parser)
+    add_quality_arguments(parser, by_default=False)
     add_config_argument(parser)
     parser.set_defaults(func=handle)
 
