@@ -29,7 +29,7 @@ def test_diverged_near_ties_and_failures_are_counted_apart() -> None:
     assert figures.diverged_interval is not None
     assert figures.diverged_interval[0] < 0.5 < figures.diverged_interval[1]
     assert figures.first_diff_min == 3 and figures.first_diff_p50 == 9
-    assert figures.check_share == pytest.approx(5 / 100)
+    assert figures.check_share == pytest.approx(5 / 95)
 
 
 def test_the_drift_is_summarised_by_its_median_and_spread() -> None:

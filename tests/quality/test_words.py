@@ -19,8 +19,8 @@ def _judged(same: int, differing: int):  # type: ignore[no-untyped-def]
 
 def test_a_probe_line_names_the_outcome_the_reason_and_the_checks_share() -> None:
     line = probe_words(_judged(11, 5))
-    assert line.startswith("quality FAIL: 31% of check calls diverge from their reference")
-    assert line.endswith("(16 check calls, 7% of calls)")
+    assert line.startswith("quality FAIL: 31% of 16 check calls diverge from their reference")
+    assert line.endswith("; beside 200 agent calls")
 
 
 def test_the_tier_says_where_the_gate_failed_and_what_held_below() -> None:
@@ -28,18 +28,19 @@ def test_the_tier_says_where_the_gate_failed_and_what_held_below() -> None:
     quality = tier_quality(probes, answer=4)
     assert quality is not None and quality.limited and quality.outcome_at_answer == "pass"
     assert quality.words == (
-        "quality: 31% of check calls diverge from their reference from token 12 on at 6 agents; "
+        "31% of check calls diverge from their reference from token 12 on at 6 agents; "
         "0% at 1-4 agents"
     )
 
 
 def test_a_gate_that_held_says_so_and_where_it_could_not_judge() -> None:
     unjudged = gated(window(2, 0), "unjudged")
+    assert probe_words(unjudged) == "quality not judged: 2 check calls, too few"
     probes = [probe(1, unjudged), probe(2, _judged(9, 0)), probe(4, _judged(12, 1))]
     quality = tier_quality(probes, answer=4)
     assert quality is not None and not quality.limited
     assert quality.words == (
-        "quality held at 2-4 agents: at most 8% of check calls diverge; drift at most 0.001 "
+        "held at 2-4 agents: at most 8% of check calls diverge; drift at most 0.001 "
         "nats per token; not judged at 1 agent (too few check calls)"
     )
 
