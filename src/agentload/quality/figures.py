@@ -26,7 +26,7 @@ def quality_figures(
     checks: Sequence[CheckRecord], *, agent_calls: int | None = None, level: float = 0.95
 ) -> QualityFigures:
     """What the check calls came to; `agent_calls` (the agents' calls in the same window)
-    gives the checks' share of all calls."""
+    gives the checks' share: check calls per agent call."""
     ok = [c for c in checks if c.error is None]
     diverged = [c for c in ok if c.first_diff is not None and not c.near_tie]
     differing = [c.first_diff for c in ok if c.first_diff is not None]
@@ -34,12 +34,11 @@ def quality_figures(
     agreements = [c.agreement_after for c in ok if c.agreement_after is not None]
     tasks = [c for c in ok if c.correct is not None]
     correct = sum(1 for c in tasks if c.correct)
-    total = len(checks) + (agent_calls or 0)
     return QualityFigures(
         checks=len(ok),
         failed=len(checks) - len(ok),
         agent_calls=agent_calls,
-        check_share=len(checks) / total if agent_calls is not None and total else None,
+        check_share=len(checks) / agent_calls if agent_calls else None,
         exact=sum(1 for c in ok if c.exact),
         diverged=len(diverged),
         near_ties=sum(1 for c in ok if c.near_tie),

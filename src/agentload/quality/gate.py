@@ -24,6 +24,9 @@ from collections.abc import Mapping
 from agentload.results.quality import QualityFigures, QualityGate, QualityThresholds
 from agentload.results.summary import TierCheck
 
+NATS_DECIMALS_FROM = 0.001
+"""Drifts from this on are shown to three decimals; smaller ones to two significant digits."""
+
 
 def judge_quality(
     figures: QualityFigures, alone: QualityFigures | None, thresholds: QualityThresholds
@@ -58,8 +61,8 @@ def _divergence(
         check="divergence",
         value=share,
         threshold=allowed,
-        reason=f"{share:.0%} of check calls diverge from their reference{where} (at least "
-        f"{interval[0]:.0%} at {figures.interval_level:.0%}; {allowed:.0%} allowed)",
+        reason=f"{share:.0%} of {figures.checks} check calls diverge from their reference{where} "
+        f"(at least {interval[0]:.0%} at {figures.interval_level:.0%}; {allowed:.0%} allowed)",
     )
 
 
@@ -78,8 +81,8 @@ def _drift(
         check="logprob",
         value=drift,
         threshold=allowed,
-        reason=f"the reference tokens' log-probabilities drift {drift:.3f} nats per token "
-        f"(median of {figures.logprob_checks} check calls; {allowed:.3f} allowed)",
+        reason=f"the reference tokens' log-probabilities drift {nats(drift)} nats per token "
+        f"(median of {figures.logprob_checks} check calls; {nats(allowed)} allowed)",
     )
 
 
@@ -107,14 +110,19 @@ def _task(
 
 def passed_words(figures: QualityFigures) -> str:
     """A passing window's quality in a few words."""
-    parts = [f"{figures.diverged}/{figures.checks} check calls diverge"]
+    words = f"{figures.diverged} of {figures.checks} check calls diverge"
     if figures.near_ties:
-        parts.append(f"{figures.near_ties} at a near tie")
+        words += f" ({figures.near_ties} more flipped a near tie)"
     if figures.logprob_drift_p50_nats is not None:
-        parts.append(f"drift {figures.logprob_drift_p50_nats:.3f} nats per token")
+        words += f", drift {nats(figures.logprob_drift_p50_nats)} nats per token"
     if figures.task_score is not None:
-        parts.append(f"task {figures.task_correct}/{figures.task_attempts}")
-    return ", ".join(parts)
+        words += f", task {figures.task_correct} of {figures.task_attempts} right"
+    return words
+
+
+def nats(value: float) -> str:
+    """A log-probability figure: three decimals, or two significant digits below 0.001."""
+    return f"{value:.3f}" if value == 0 or value >= NATS_DECIMALS_FROM else f"{value:.2g}"
 
 
 def gate_tiers(

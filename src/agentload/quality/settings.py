@@ -1,5 +1,5 @@
-"""What the quality checks do and the gate's thresholds: the defaults, why, and the `--quality`
-file that sets them.
+"""What the quality checks do and the gate's thresholds: the defaults, why, and the
+`--quality-file` that sets them.
 
 The file is TOML with two tables, each optional, each key optional (the defaults below):
 
@@ -13,7 +13,7 @@ The file is TOML with two tables, each optional, each key optional (the defaults
     seed = 1234
 
     [gate]
-    min_checks = 8
+    min_checks = 5
     max_diverged_share = 0.10
     tie_margin_nats = 0.5
     max_logprob_drift_nats = 0.25
@@ -22,9 +22,11 @@ The file is TOML with two tables, each optional, each key optional (the defaults
 
 Why these defaults (docs/quality.md has the measurements):
 - `share` 0.05: one check call for twenty agent calls adds a twentieth to the load, which the
-  report states; fewer leaves most windows of a short search too few checks to judge.
-- `min_checks` 8: at 8 of 8 diverging the Wilson lower bound (95%) is 68%, far above the
-  allowance; at fewer, one odd call decides.
+  report states; a window needs about 100 agent calls for the gate to judge it (the demo, whose
+  windows are short, checks a quarter of its calls: `agentload.run.presets.DEMO_CHECK_SHARE`).
+- `min_checks` 5: at 5 of 5 diverging the Wilson lower bound (95%) is 57%, far above the
+  allowance, while 1 of 5 (a lower bound of 4%) passes; fewer calls leave a window that is all
+  wrong undecided.
 - `max_diverged_share` 0.10 beyond the share alone, on the lower bound: a deployment whose
   replies diverge from their references for more than one check call in ten, other than by
   flipping a near tie, is serving different tokens than it does alone.
@@ -59,7 +61,7 @@ TABLES = ("checks", "gate")
 
 
 class QualityFile(Frozen):
-    """A `--quality` file's contents."""
+    """A `--quality-file`'s contents."""
 
     checks: CheckSettings = CheckSettings()
     gate: QualityThresholds = QualityThresholds()
@@ -77,11 +79,11 @@ class QualityOptions:
     """Record the references on this server (same model name and API) instead of the one
     under test."""
     source: str | None = None
-    """The `--quality` file, when one was given."""
+    """The `--quality-file`, when one was given."""
 
 
 def load_quality_file(path: Path) -> QualityFile:
-    """Read a `--quality` file; a problem is one line naming the file, the line and the key."""
+    """Read a `--quality-file`; a problem is one line naming the file, the line and the key."""
     text = read_parsed(
         path, lambda raw: raw.decode(), UnicodeDecodeError, "UTF-8 text", missing="no such file"
     )
@@ -106,9 +108,16 @@ def load_quality_file(path: Path) -> QualityFile:
         raise InputError(words, path=path, line=line, field=where) from None
 
 
-def quality_options(path: Path | None, **given: Any) -> QualityOptions:
-    """The options from a `--quality` file (or the defaults) and the other options given."""
+def quality_options(
+    path: Path | None, *, share: float | None = None, **given: Any
+) -> QualityOptions:
+    """The options from a `--quality-file` (or the defaults, with `share` when given: a
+    preset's) and the other options given."""
     loaded = load_quality_file(path) if path is not None else QualityFile()
+    if path is None and share is not None:
+        loaded = loaded.model_copy(
+            update={"checks": loaded.checks.model_copy(update={"share": share})}
+        )
     return QualityOptions(
         settings=loaded.checks,
         thresholds=loaded.gate,

@@ -2,17 +2,18 @@
 sentence, and that a simulation has none.
 
 A tier's sentence names the first count the gate failed at, by how much, and what the same
-check measured below it: `quality: 31% of check calls diverge from their reference from token
-12 on at 6 agents; 0% at 1-4 agents`. When the gate never failed, what held and where:
-`quality held at 1-6 agents: at most 0% of check calls diverge; drift at most 0.004 nats per
-token`, and where it could not judge.
+check measured below it: `31% of check calls diverge from their reference from token 12 on at 6
+agents; 0% at 1-4 agents`. When the gate never failed, what held and where: `held at 1-6
+agents: at most 0% of check calls diverge; drift at most 0.004 nats per token`, and where it
+could not judge. The terminal prints it after `quality <tier>: `.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentload.results.quality import GateCheck, QualityFigures, TierQuality
+from agentload.quality.gate import nats
+from agentload.results.quality import GateCheck, QualityFigures, QualitySummary, TierQuality
 from agentload.results.summary import ProbeFigures
 from agentload.units import agents_words, count_words
 
@@ -26,12 +27,56 @@ NOT_CHECKED = "quality: not checked (--no-quality, or no references)"
 def probe_words(quality: QualityFigures) -> str:
     """One probe's quality: the gate's outcome, its reason, and what the checks were."""
     gate = quality.gate
-    share = "" if quality.check_share is None else f", {quality.check_share:.0%} of calls"
-    what = f"{count_words(quality.checks, 'check call')}{share}"
+    beside = (
+        ""
+        if quality.agent_calls is None
+        else f" beside {count_words(quality.agent_calls, 'agent call')}"
+    )
     if gate is None:
-        return f"quality: {what}"
-    outcome = {"pass": "pass", "fail": "FAIL", "unjudged": "not judged"}[gate.outcome]
-    return f"quality {outcome}: {gate.reason} ({what})"
+        return f"quality: {count_words(quality.checks, 'check call')}{beside}"
+    if gate.outcome == "unjudged":
+        return f"quality not judged: {count_words(quality.checks, 'check call')}{beside}, too few"
+    outcome = "pass" if gate.outcome == "pass" else "FAIL"
+    return f"quality {outcome}: {gate.reason};{beside or ' no agent calls'}"
+
+
+def probe_cell(quality: QualityFigures | None) -> str:
+    """A probe's quality in a table cell: `pass 0/12`, `FAIL 5/16`, `few 3`, or a dash."""
+    if quality is None or quality.gate is None:
+        return "—"
+    outcome = quality.gate.outcome
+    if outcome == "unjudged":
+        return f"few {quality.checks}"
+    if outcome == "fail" and quality.gate.check == "logprob":
+        return f"FAIL drift {quality.logprob_drift_p50_nats or 0.0:.2f}"
+    if outcome == "fail" and quality.gate.check == "task":
+        return f"FAIL task {quality.task_correct}/{quality.task_attempts}"
+    word = "pass" if outcome == "pass" else "FAIL"
+    return f"{word} {quality.diverged}/{quality.checks}"
+
+
+def summary_words(quality: QualitySummary) -> str:
+    """What the checks were checked against, and how, in one line."""
+    if not quality.measured:
+        return NOT_SIMULATED
+    source = quality.source
+    parts = [f"quality: {count_words(quality.references, 'reference')}"]
+    if source is not None:
+        engine = f", {source.engine}" if source.engine else ""
+        where = {
+            "this deployment at one agent": "on this deployment alone",
+            "another deployment": f"on {source.url}",
+            "a file": f"on {source.url} (given as a file)",
+        }[source.origin]
+        parts[0] += f" recorded {source.recorded_at[:10]} {where}{engine}"
+    parts.append(
+        f"check calls {quality.settings.share:.0%} of agent calls, greedy (seed "
+        f"{quality.settings.seed})"
+    )
+    if quality.alone is not None and quality.alone.checks:
+        alone = quality.alone
+        parts.append(f"repeated alone, {alone.exact} of {alone.checks} came back the same")
+    return "; ".join(parts)
 
 
 def tier_quality(probes: Sequence[ProbeFigures], answer: int | None) -> TierQuality | None:
@@ -57,7 +102,7 @@ def _failed_words(judged: dict[int, QualityFigures], first: int) -> str:
     failed = judged[first]
     assert failed.gate is not None and failed.gate.check is not None
     check = failed.gate.check
-    words = f"quality: {_measure(check, failed, lead=True)} at {agents_words(first)}"
+    words = f"{_measure(check, failed, lead=True)} at {agents_words(first)}"
     counts = [n for n, q in judged.items() if n < first and q.gate and q.gate.outcome == "pass"]
     if counts:
         values = [_measure(check, judged[n], lead=False) for n in counts]
@@ -73,13 +118,12 @@ def _held_words(judged: dict[int, QualityFigures]) -> str:
     if passed:
         held = [judged[n] for n in passed]
         worst = max((q.diverged_share or 0.0) for q in held)
-        parts.append(f"quality held at {_span(passed)}: at most {worst:.0%} of check calls diverge")
+        parts.append(f"held at {_span(passed)}: at most {worst:.0%} of check calls diverge")
         drifts = [q.logprob_drift_p50_nats for q in held if q.logprob_drift_p50_nats is not None]
         if drifts:
-            parts.append(f"drift at most {max(drifts):.3f} nats per token")
+            parts.append(f"drift at most {nats(max(drifts))} nats per token")
     if unjudged:
-        lead = "quality: " if not parts else ""
-        parts.append(f"{lead}not judged at {_span(unjudged)} (too few check calls)")
+        parts.append(f"not judged at {_span(unjudged)} (too few check calls)")
     return "; ".join(parts)
 
 
@@ -92,7 +136,7 @@ def _measure(check: GateCheck, q: QualityFigures, *, lead: bool) -> str:
         where = "" if q.first_diff_p50 is None else f" from token {q.first_diff_p50:.0f} on"
         return f"{share} of check calls diverge from their reference{where}"
     if check == "logprob":
-        drift = f"{q.logprob_drift_p50_nats or 0.0:.3f}"
+        drift = nats(q.logprob_drift_p50_nats or 0.0)
         if not lead:
             return drift
         return f"the reference tokens' log-probabilities drift {drift} nats per token"

@@ -89,7 +89,7 @@ class QualityFigures(Frozen):
     agent_calls: int | None = Field(default=None, ge=0)
     """The agents' calls that closed in the same window (None for the repeat alone)."""
     check_share: float | None = Field(default=None, ge=0)
-    """Check calls / (check calls + agent calls) in the window."""
+    """Check calls per agent call in the window (`CheckSettings.share` is what was paced for)."""
     exact: int = Field(default=0, ge=0)
     """Replies equal to their reference."""
     diverged: int = Field(default=0, ge=0)
@@ -122,7 +122,7 @@ class QualityFigures(Frozen):
 class QualityThresholds(Frozen):
     """The gate's thresholds (`agentload.quality.settings` states and justifies the defaults)."""
 
-    min_checks: int = Field(default=8, ge=1)
+    min_checks: int = Field(default=5, ge=1)
     """Fewest check calls a window needs for the gate to judge it."""
     max_diverged_share: float = Field(default=0.10, ge=0, le=1)
     """Most share of check calls that may diverge from their reference (other than at a near
