@@ -11,7 +11,6 @@ never raises for a failed call: the failure is in the `CheckReply`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 import aiohttp
@@ -98,12 +97,7 @@ class CheckClient:
         )
         return self
 
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *_: object) -> None:
         if self._session is not None:
             await self._session.close()
         self._session = None

@@ -21,7 +21,6 @@ import itertools
 import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
 
 from agentload.quality.call import CheckClient
 from agentload.quality.checked import check_record
@@ -69,12 +68,7 @@ class Checker:
         self._writer = JsonlAppender(self._path)
         return self
 
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *_: object) -> None:
         for lane in list(self._lanes):
             await cancel(lane)
         self._lanes.clear()

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import dataclasses
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -177,7 +178,17 @@ def _execute_in(
             if request.config is not None and not (out / CONFIG_FILE).exists():
                 write_bytes_atomic(out / CONFIG_FILE, request.config.encode())
             lost: ShareLost | None = None
-            drive = _drive(request, workload, target, state, meters, resumption, console, arrivals)
+            drive = _checked(
+                request,
+                workload,
+                target,
+                state,
+                meters,
+                console,
+                lambda m: _drive(
+                    request, workload, target, state, m, resumption, console, arrivals
+                ),
+            )
             try:
                 if target.virtual:
                     run_virtually(drive, epoch=clock.now())
@@ -276,18 +287,17 @@ def _times(request: Request, state: SearchState, started_at: float) -> dict[str,
     return times
 
 
-async def _drive(
+async def _checked(
     request: Request,
     workload: Workload,
     target: Opened,
     state: SearchState,
     meters: Meters,
-    resumption: Resumption | None,
     console: Console,
-    arrivals: ArrivalPlan | None = None,
+    drive: Callable[[Meters], Awaitable[None]],
 ) -> None:
-    """Check the target, record the quality references, start the host, search, close;
-    fills `state`."""
+    """Check the target, record the quality references, then `drive` the agents with the
+    meters (the quality checker among them, when the outputs are checked)."""
     # Ctrl-C here: nothing measured
     await target.check(console, strict=not request.search.is_run)
     async with quality_checks(
@@ -299,12 +309,10 @@ async def _drive(
         state=state,
         console=console,
     ) as checker:
-        if checker is not None:
-            meters = dataclasses.replace(meters, quality=checker)
-        await _drive_agents(request, workload, target, state, meters, resumption, console, arrivals)
+        await drive(meters if checker is None else dataclasses.replace(meters, quality=checker))
 
 
-async def _drive_agents(
+async def _drive(
     request: Request,
     workload: Workload,
     target: Opened,
