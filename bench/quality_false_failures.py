@@ -1,17 +1,19 @@
 """The quality gate's false-failure rate: repeated probes on an unchanged llama.cpp server.
 
     .venv/bin/python bench/quality_false_failures.py [--model generated|gemma3-270m]
-        [--agents 4] [--probes 12] [--window 20] [--share 0.25] [--out bench/out/quality-ff]
+        [--agents 4] [--probes 12] [--window 20] [--share 0.25] [--workload SPEC]
+        [--out bench/out/quality-ff]
 
-One llama.cpp server serves the demo's workload (`agentload.run.presets.LOCAL_WORKLOAD`) for the
-whole bench, nothing in front of it. The first probe records the references alone (greedy, each
-sent twice); every probe is then a plain `run` of `--agents` agents for `--window` seconds with
-the quality checks on, checked against those same references (`--references`), so each window
-is judged exactly as a search's would be. Nothing is wrong with the server, so every failing
-gate is a false failure: the rate is failures / judged probes, with its Wilson interval (95%).
-Per probe: the check calls, how many were exact, diverged, or flipped a near tie, where they
-first differed, and the reference tokens' log-probability drift. What greedy outputs do under
-load on this engine is the same table read the other way.
+One llama.cpp server serves the demo's workload (`agentload.run.presets.LOCAL_WORKLOAD`, or
+`--workload`) for the whole bench, nothing in front of it. The first probe records the
+references alone (greedy, each sent twice); every probe is then a plain `run` of `--agents`
+agents for `--window` seconds with the quality checks on, checked against those same
+references (`--references`), so each window is judged exactly as a search's would be. Nothing
+is wrong with the server, so every failing gate is a false failure: the rate is failures /
+judged probes, with its Wilson interval (95%). Per probe: the check calls, how many were exact,
+diverged, or flipped a near tie, where they first differed, and the reference tokens'
+log-probability drift. What greedy outputs do under load on this engine is the same table read
+the other way.
 
 Writes `OUT/<model>-<agents>.json` (every probe's quality figures) and prints the table.
 """
@@ -55,7 +57,7 @@ def probe(
     """One plain run with the quality checks on; its window's quality."""
     options = QualityOptions(settings=CheckSettings(share=args.share), references=references)
     request = Request(
-        workload=LOCAL_WORKLOAD,
+        workload=args.workload,
         search=SearchSettings.for_run(
             args.agents, args.window + SETTLE_S + RAMP_S, ramp_s=RAMP_S, settle_s=SETTLE_S
         ),
@@ -93,6 +95,7 @@ def main() -> None:
     parser.add_argument("--probes", type=int, default=12)
     parser.add_argument("--window", type=float, default=20.0)
     parser.add_argument("--share", type=float, default=0.25)
+    parser.add_argument("--workload", default=LOCAL_WORKLOAD, help="default: the demo's")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "quality-ff")
     args = parser.parse_args()
     name = f"{Path(args.model).stem}-{args.agents}"
@@ -121,6 +124,7 @@ def main() -> None:
     checks = sum(q.checks for q in figures)
     summary = {
         "model": args.model,
+        "workload": args.workload,
         "agents": args.agents,
         "window_s": args.window,
         "share": args.share,

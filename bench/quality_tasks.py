@@ -13,7 +13,8 @@ Gemma 3 270M (the `gemma` extra) on llama.cpp, asked the analogies task set
    score over the run's window, with its interval, and how many replies diverged from their
    reference (and how many of those flipped a near tie).
 
-Writes `OUT/tasks-<agents>.json` and prints the figures.
+Writes `OUT/tasks-<agents>.json` and prints the figures. `--references FILE` takes an earlier
+run's `task-references.json` instead of recording them again (the same engine and model).
 """
 
 from __future__ import annotations
@@ -36,7 +37,11 @@ from agentload.engines.llamacpp import LocalEngine, engine_threads  # noqa: E402
 from agentload.quality.binomial import wilson  # noqa: E402
 from agentload.quality.call import CheckClient  # noqa: E402
 from agentload.quality.record import record_references  # noqa: E402
-from agentload.quality.reference import ReferenceSet, write_references  # noqa: E402
+from agentload.quality.reference import (  # noqa: E402
+    ReferenceSet,
+    load_references,
+    write_references,
+)
 from agentload.quality.settings import QualityOptions  # noqa: E402
 from agentload.quality.tasks import correct, task_conversations, task_size  # noqa: E402
 from agentload.results.quality import CheckSettings, QualityThresholds  # noqa: E402
@@ -92,6 +97,9 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=420.0)
     parser.add_argument("--tasks", type=int, default=task_size("analogies"))
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "quality-tasks")
+    parser.add_argument(
+        "--references", type=Path, help="the task references of an earlier run (not recorded)"
+    )
     args = parser.parse_args()
     folder = args.out / time.strftime("%Y%m%dT%H%M%S")
     folder.mkdir(parents=True)
@@ -103,8 +111,11 @@ def main() -> None:
         threads=engine_threads(),
         log_dir=folder / "engine",
     ) as engine:
-        references, took = record(engine, args.tasks)
         path = folder / "task-references.json"
+        if args.references is not None:
+            references, took = load_references(args.references), 0.0
+        else:
+            references, took = record(engine, args.tasks)
         write_references(path, references)
         answers = [r.conversation.answer or "" for r in references.references]
         alone = sum(
