@@ -10,8 +10,9 @@ Gemma 3 270M (the `gemma` extra) on llama.cpp, asked the analogies task set
 2. under load: a plain run of `--agents` agents of the demo's workload
    (`agentload.run.presets.LOCAL_WORKLOAD`) for `--duration` seconds, with one check lane (a
    share of 1/agents) sending the questions one after another against their references; the
-   score over the run's window, with its interval, and how many replies diverged from their
-   reference (and how many of those flipped a near tie).
+   score over the run's window, with its interval, beside the score alone on the same
+   questions, and how many replies diverged from their reference (and how many of those flipped
+   a near tie).
 
 Writes `OUT/tasks-<agents>.json` and prints the figures. `--references FILE` takes an earlier
 run's `task-references.json` instead of recording them again (the same engine and model).
@@ -44,7 +45,9 @@ from agentload.quality.reference import (  # noqa: E402
 )
 from agentload.quality.settings import QualityOptions  # noqa: E402
 from agentload.quality.tasks import correct, task_conversations, task_size  # noqa: E402
-from agentload.results.quality import CheckSettings, QualityThresholds  # noqa: E402
+from agentload.results.files import CHECKS_FILE  # noqa: E402
+from agentload.results.jsonl import read_jsonl  # noqa: E402
+from agentload.results.quality import CheckRecord, CheckSettings, QualityThresholds  # noqa: E402
 from agentload.run.execute import Request, execute  # noqa: E402
 from agentload.run.presets import LOCAL_WORKLOAD  # noqa: E402
 from agentload.run.search_settings import SearchSettings  # noqa: E402
@@ -149,6 +152,14 @@ def main() -> None:
     quality = summary.probes[0].quality
     assert quality is not None
     probe = summary.probes[0]
+    asked = [
+        c.reference
+        for c in read_jsonl(folder / "loaded" / CHECKS_FILE, CheckRecord).items
+        if probe.window_start <= c.t_done < probe.window_end and c.error is None
+    ]
+    by_id = references.by_id()
+    same = sum(correct(by_id[i].reply.text, by_id[i].conversation.answer or "") for i in asked)
+    result["alone_same_questions"] = score(same, len(asked))
     result["loaded"] = {
         "agents": args.agents,
         "window_s": probe.window_s,
@@ -161,6 +172,7 @@ def main() -> None:
         "gate": quality.gate.model_dump() if quality.gate else None,
     }
     print(words(f"under {args.agents} agents", result["loaded"]))  # type: ignore[arg-type]
+    print(words("the same questions alone", result["alone_same_questions"]))  # type: ignore[arg-type]
     print(
         f"  {quality.exact} replies exact, {quality.diverged} diverged, {quality.near_ties} "
         f"flipped a near tie; gate {quality.gate.outcome if quality.gate else '—'}; "

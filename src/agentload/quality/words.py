@@ -70,8 +70,8 @@ def summary_words(quality: QualitySummary) -> str:
         }[source.origin]
         parts[0] += f" recorded {source.recorded_at[:10]} {where}{engine}"
     parts.append(
-        f"check calls {quality.settings.share:.0%} of agent calls, greedy (seed "
-        f"{quality.settings.seed})"
+        f"check calls paced at {quality.settings.share:.0%} of agent calls, greedy (seed "
+        f"{quality.settings.seed}), adding their load but not in the speed figures"
     )
     if quality.alone is not None and quality.alone.checks:
         alone = quality.alone
