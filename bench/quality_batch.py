@@ -1,7 +1,7 @@
 """What llama.cpp does to greedy outputs when other requests share the batch.
 
     .venv/bin/python bench/quality_batch.py [--model generated|gemma3-270m] [--prompts 12]
-        [--tokens 64] [--together 2,4,8] [--slots 4]
+        [--tokens 64] [--together 2,4,8] [--slots 4] [--windows N]
 
 One llama.cpp server (`--slots` slots, one thread per `engine_threads()`). `--prompts` short
 story openings are completed greedily (temperature 0, a fixed seed, `--tokens` tokens, the 5
@@ -10,6 +10,10 @@ reference), each alone again, then all of them sent K at a time for each K of `-
 Each reply is compared with its reference (`agentload.quality.compare`): exact or not, the
 first differing token, whether that was a flip to the reference's runner-up (and how close the
 two were alone), and the reference tokens' log-probability drift before it.
+
+With `--windows N`, each K of `--together` is repeated N times and each repetition judged as a
+probe's window is (`agentload.quality.gate`, the default thresholds, against the repeat alone):
+on an unchanged server every failing gate is a false failure, counted with its Wilson interval.
 """
 
 from __future__ import annotations
@@ -24,11 +28,19 @@ sys.path.insert(0, str(REPO / "src"))
 
 from agentload.client.endpoint import Endpoint  # noqa: E402
 from agentload.engines.llamacpp import LocalEngine, engine_threads  # noqa: E402
+from agentload.quality.binomial import wilson  # noqa: E402
 from agentload.quality.call import CheckClient, CheckReply  # noqa: E402
+from agentload.quality.checked import check_record  # noqa: E402
 from agentload.quality.compare import Comparison, compare  # noqa: E402
-from agentload.quality.reference import CheckConversation  # noqa: E402
+from agentload.quality.figures import quality_figures  # noqa: E402
+from agentload.quality.gate import judge_quality  # noqa: E402
+from agentload.quality.reference import CheckConversation, Reference  # noqa: E402
 from agentload.quality.tokens import ReplyTokens  # noqa: E402
-from agentload.results.quality import CheckSettings, QualityThresholds  # noqa: E402
+from agentload.results.quality import (  # noqa: E402
+    CheckSettings,
+    QualityFigures,
+    QualityThresholds,
+)
 
 WORDS = [
     "ice",
@@ -88,6 +100,26 @@ def line(name: str, references: list[ReplyTokens], replies: list[CheckReply]) ->
     )
 
 
+def judged(
+    asked: list[CheckConversation],
+    references: list[ReplyTokens],
+    replies: list[CheckReply],
+    alone: QualityFigures,
+) -> str:
+    """The gate's outcome on one repetition's replies, as a probe's window."""
+    records = [
+        check_record(
+            f"check-{i}",
+            Reference(conversation=c, reply=r),
+            reply,
+            agents=0,
+            tie_margin_nats=MARGIN,
+        )
+        for i, (c, r, reply) in enumerate(zip(asked, references, replies, strict=True))
+    ]
+    return judge_quality(quality_figures(records), alone, QualityThresholds()).outcome
+
+
 async def measure(engine: LocalEngine, args: argparse.Namespace) -> None:
     endpoint = Endpoint(base_url=engine.url, model=engine.model)
     asked = conversations(args.prompts, args.tokens)
@@ -97,12 +129,34 @@ async def measure(engine: LocalEngine, args: argparse.Namespace) -> None:
         assert len(references) == len(asked), [r.error for r in first]
         again = [await client.send(c) for c in asked]
         print(line("alone, again", references, again))
+        alone = quality_figures(
+            [
+                check_record(
+                    f"alone-{i}",
+                    Reference(conversation=c, reply=r),
+                    a,
+                    agents=0,
+                    tie_margin_nats=MARGIN,
+                )
+                for i, (c, r, a) in enumerate(zip(asked, references, again, strict=True))
+            ]
+        )
         for k in args.together:
-            replies: list[CheckReply] = []
-            for start in range(0, len(asked), k):
-                batch = asked[start : start + k]
-                replies += await asyncio.gather(*(client.send(c) for c in batch))
+            outcomes = []
+            for _ in range(max(1, args.windows)):
+                replies: list[CheckReply] = []
+                for start in range(0, len(asked), k):
+                    batch = asked[start : start + k]
+                    replies += await asyncio.gather(*(client.send(c) for c in batch))
+                outcomes.append(judged(asked, references, replies, alone))
             print(line(f"{k} at once", references, replies))
+            if args.windows:
+                failed = outcomes.count("fail")
+                low, high = wilson(failed, len(outcomes))
+                print(
+                    f"{'':<14} gate over {len(outcomes)} repetitions: {failed} failed "
+                    f"({low:.0%}-{high:.0%} at 95%), {outcomes.count('pass')} passed"
+                )
 
 
 def main() -> None:
@@ -114,6 +168,7 @@ def main() -> None:
         "--together", type=lambda s: [int(x) for x in s.split(",")], default=[2, 4, 8]
     )
     parser.add_argument("--slots", type=int, default=4)
+    parser.add_argument("--windows", type=int, default=0, help="judge each K this many times")
     args = parser.parse_args()
     with LocalEngine.start(
         args.model, parallel=args.slots, ctx_size=args.slots * 4096, threads=engine_threads()
