@@ -107,7 +107,10 @@ def test_the_gate_fails_from_the_corrupting_load_on_and_the_answer_drops(
     ), tier.quality.words
     assert tier.max_agents_interval is not None
     assert tier.max_agents_interval.basis.endswith("(the quality gate set the answer)")
-    assert tier.explanation is not None and "quality: " in tier.explanation
+    assert tier.explanation is not None
+    assert tier.explanation.startswith("limited by quality: ") and "quality: quality" not in (
+        tier.explanation
+    )
 
 
 def test_the_references_and_every_check_call_are_kept(through_proxy: Path) -> None:

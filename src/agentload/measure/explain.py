@@ -28,6 +28,8 @@ from agentload.units import agents_words
 SPEED_PERCENTILE_FALLBACK = 25.0
 TTFT_PERCENTILE_FALLBACK = 95.0
 INTERACTIVITY_PERCENTILE_FALLBACK = 90.0
+QUALITY_PREFIX = "quality: "
+"""What a quality failure's words start with (`limited by quality:` says it once)."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,7 @@ def _limited(tier: Tier, bracket: Bracket, probe: ProbeFigures) -> Explanation:
     assert bracket.failing is not None
     m = _measured(tier, probe)
     limit, broken = _broken(tier, m)
+    broken = broken.removeprefix(QUALITY_PREFIX) if limit == "quality" else broken
     return Explanation(
         limit,
         f"limited by {_limit_name(limit)}: {broken} at {agents_words(bracket.failing)} "
@@ -109,7 +112,9 @@ def _limited(tier: Tier, bracket: Bracket, probe: ProbeFigures) -> Explanation:
 def _measured(tier: Tier, probe: ProbeFigures) -> _Measured:
     check = probe.checks.get(tier.name)
     gate = probe.quality.gate if probe.quality is not None else None
-    failed = f"quality: {gate.reason}" if gate is not None and gate.outcome == "fail" else None
+    failed = (
+        f"{QUALITY_PREFIX}{gate.reason}" if gate is not None and gate.outcome == "fail" else None
+    )
     if check is not None:
         return _Measured(
             check.output_speed_tokens_per_s,
