@@ -92,3 +92,20 @@ def test_compare_puts_each_answers_quality_under_it(tmp_path: Path) -> None:
     table = next(t for t in compare([a, b]) if t.title == "Tier fast")
     row = next(r for r in table.rows if r[0] == "quality")
     assert str(row[2]).startswith("33% of check calls diverge") and str(row[3]).startswith("held")
+
+
+def test_a_plain_runs_terminal_says_its_windows_quality(tmp_path: Path) -> None:
+    path = tmp_path / "run"
+    build_results(path, agents=(4,))
+    summary = Summary.model_validate(read_json(path / SUMMARY_FILE))
+    figures = window(6, 0, agent_calls=40)
+    gate = judge_quality(figures, None, QualityThresholds())
+    probe = summary.probes[0].model_copy(
+        update={"quality": figures.model_copy(update={"gate": gate})}
+    )
+    changed = summary.model_copy(
+        update={"kind": "run", "probes": (probe,), "tiers": (), "search": None}
+    )
+    write_json_atomic(path / SUMMARY_FILE, changed.model_dump(mode="json"))
+    text = summary_text(load_view(path), "text")
+    assert "quality pass: 0 of 6 check calls diverge, drift 0.001 nats per token; beside 40" in text

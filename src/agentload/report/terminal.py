@@ -9,6 +9,7 @@ and renders as plain text or Markdown for pipes (`summary_text`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -290,7 +291,11 @@ def summary_grids(view: ResultsView) -> list[Grid]:
         window = view.run_window
         title = f"{view.label}: {window.description} (from {window.source})"
         arrivals = view.points[0].figures.arrivals if view.points else None
-        grids.append(window_grid(view.run_metrics, title=title, arrivals=arrivals))
+        grid = window_grid(view.run_metrics, title=title, arrivals=arrivals)
+        quality = view.points[0].figures.quality if view.points else None
+        if quality is not None:
+            grid = dataclasses.replace(grid, notes=(*grid.notes, probe_words(quality)))
+        grids.append(grid)
     else:
         probes = probe_grid(view)
         if probes is not None:
