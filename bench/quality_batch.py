@@ -105,8 +105,8 @@ def judged(
     references: list[ReplyTokens],
     replies: list[CheckReply],
     alone: QualityFigures,
-) -> str:
-    """The gate's outcome on one repetition's replies, as a probe's window."""
+) -> QualityFigures:
+    """One repetition's replies as a probe's window: its figures and the gate's verdict."""
     records = [
         check_record(
             f"check-{i}",
@@ -117,7 +117,9 @@ def judged(
         )
         for i, (c, r, reply) in enumerate(zip(asked, references, replies, strict=True))
     ]
-    return judge_quality(quality_figures(records), alone, QualityThresholds()).outcome
+    figures = quality_figures(records)
+    gate = judge_quality(figures, alone, QualityThresholds())
+    return figures.model_copy(update={"gate": gate})
 
 
 async def measure(engine: LocalEngine, args: argparse.Namespace) -> None:
@@ -151,12 +153,19 @@ async def measure(engine: LocalEngine, args: argparse.Namespace) -> None:
                 outcomes.append(judged(asked, references, replies, alone))
             print(line(f"{k} at once", references, replies))
             if args.windows:
-                failed = outcomes.count("fail")
-                low, high = wilson(failed, len(outcomes))
-                print(
-                    f"{'':<14} gate over {len(outcomes)} repetitions: {failed} failed "
-                    f"({low:.0%}-{high:.0%} at 95%), {outcomes.count('pass')} passed"
-                )
+                print(windows_line(outcomes))
+
+
+def windows_line(windows: list[QualityFigures]) -> str:
+    """The gate over the repetitions, and their check calls summed."""
+    failed = sum(1 for w in windows if w.gate is not None and w.gate.outcome == "fail")
+    low, high = wilson(failed, len(windows))
+    return (
+        f"{'':<14} gate over {len(windows)} repetitions: {failed} failed ({low:.0%}-{high:.0%} "
+        f"at 95%); their {sum(w.checks for w in windows)} calls: "
+        f"{sum(w.exact for w in windows)} exact, {sum(w.near_ties for w in windows)} flipped a "
+        f"near tie, {sum(w.diverged for w in windows)} diverged"
+    )
 
 
 def main() -> None:
