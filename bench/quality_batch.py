@@ -27,7 +27,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
 from agentload.client.endpoint import Endpoint  # noqa: E402
-from agentload.engines.llamacpp import LocalEngine, engine_threads  # noqa: E402
+from agentload.engines.llamacpp import LocalEngine  # noqa: E402
+from agentload.engines.process import engine_threads  # noqa: E402
 from agentload.quality.binomial import wilson  # noqa: E402
 from agentload.quality.call import CheckClient, CheckReply  # noqa: E402
 from agentload.quality.checked import check_record  # noqa: E402

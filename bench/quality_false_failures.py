@@ -31,12 +31,13 @@ sys.path.insert(0, str(REPO / "src"))
 
 from rich.console import Console  # noqa: E402
 
-from agentload.engines.llamacpp import LocalEngine, engine_threads  # noqa: E402
+from agentload.engines.llamacpp import LocalEngine  # noqa: E402
+from agentload.engines.process import engine_threads  # noqa: E402
 from agentload.quality.binomial import wilson  # noqa: E402
 from agentload.quality.settings import QualityOptions  # noqa: E402
 from agentload.results.files import REFERENCES_FILE  # noqa: E402
 from agentload.results.quality import CheckSettings, QualityFigures  # noqa: E402
-from agentload.run.execute import Request, execute  # noqa: E402
+from agentload.run.execute import Execution, execute  # noqa: E402
 from agentload.run.presets import LOCAL_WORKLOAD  # noqa: E402
 from agentload.run.search_settings import SearchSettings  # noqa: E402
 from agentload.run.settings import AgentSettings  # noqa: E402
@@ -56,7 +57,7 @@ def probe(
 ) -> QualityFigures:
     """One plain run with the quality checks on; its window's quality."""
     options = QualityOptions(settings=CheckSettings(share=args.share), references=references)
-    request = Request(
+    request = Execution(
         workload=args.workload,
         search=SearchSettings.for_run(
             args.agents, args.window + SETTLE_S + RAMP_S, ramp_s=RAMP_S, settle_s=SETTLE_S

@@ -34,7 +34,8 @@ from rich.console import Console  # noqa: E402
 
 from agentload.client.endpoint import Endpoint  # noqa: E402
 from agentload.engines.gemma import GEMMA_MODEL_NAME  # noqa: E402
-from agentload.engines.llamacpp import LocalEngine, engine_threads  # noqa: E402
+from agentload.engines.llamacpp import LocalEngine  # noqa: E402
+from agentload.engines.process import engine_threads  # noqa: E402
 from agentload.quality.binomial import wilson  # noqa: E402
 from agentload.quality.call import CheckClient  # noqa: E402
 from agentload.quality.record import record_references  # noqa: E402
@@ -48,7 +49,7 @@ from agentload.quality.tasks import correct, task_conversations, task_size  # no
 from agentload.results.files import CHECKS_FILE  # noqa: E402
 from agentload.results.jsonl import read_jsonl  # noqa: E402
 from agentload.results.quality import CheckRecord, CheckSettings, QualityThresholds  # noqa: E402
-from agentload.run.execute import Request, execute  # noqa: E402
+from agentload.run.execute import Execution, execute  # noqa: E402
 from agentload.run.presets import LOCAL_WORKLOAD  # noqa: E402
 from agentload.run.search_settings import SearchSettings  # noqa: E402
 from agentload.run.settings import AgentSettings  # noqa: E402
@@ -134,7 +135,7 @@ def main() -> None:
         }
         print(words("alone", result["alone"]))  # type: ignore[arg-type]
         print(words("repeated alone", result["repeat_alone"]))  # type: ignore[arg-type]
-        request = Request(
+        request = Execution(
             workload=LOCAL_WORKLOAD,
             search=SearchSettings.for_run(
                 args.agents, args.duration, ramp_s=RAMP_S, settle_s=SETTLE_S

@@ -54,7 +54,7 @@ from rich.console import Console  # noqa: E402
 
 from agentload.measure.window import STEADY_STATE_SETTLE_S  # noqa: E402
 from agentload.results.summary import Summary  # noqa: E402
-from agentload.run.execute import Request, execute  # noqa: E402
+from agentload.run.execute import Execution, execute  # noqa: E402
 from agentload.run.search_settings import SearchSettings  # noqa: E402
 from agentload.run.settings import AgentSettings  # noqa: E402
 from agentload.search.interval import DEFAULT_LEVEL  # noqa: E402
@@ -145,7 +145,7 @@ def run_one(job: Job) -> Searched:
     )
     began = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
-        request = Request(
+        request = Execution(
             workload=case.workload,
             search=settings,
             target=NoisySim(case.deployment(), sigma=job.noise, tau_s=DEFAULT_TAU_S, seed=job.seed),

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from agentload.sim.deployment import Deployment
-from agentload.sim.steptable import StepTable
+from agentload.sim.engine.sim_engine import SimEngine
+from agentload.sim.steps.table import StepTable
 from agentload.sim.target import OpenSimulation, SimOptions
 
 DEFAULT_SIGMA = 0.02
@@ -111,4 +111,4 @@ class NoisySim(SimOptions):
             steps = DriftingSteps(built.config.steps, self.sigma, self.tau_s, self.seed)
             config = built.config.model_copy(update={"steps": steps})
             drifting = built.model_copy(update={"config": config})
-            yield OpenSimulation(drifting, Deployment(config), opened.facts)
+            yield OpenSimulation(drifting, SimEngine(config), opened.facts)

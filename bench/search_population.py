@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentload.results.tiers import Tier, parse_tier, preset
-from agentload.sim.build import DeploymentRequest
+from agentload.sim.setup.build import DeploymentSpec
 
 AGENTIC = "synthetic:agentic-coding"
 SHORT = "synthetic:agentic-coding?mean_input=14000&max_input=32000"
@@ -57,8 +57,8 @@ class Case:
     def cap(self) -> int:
         return self.max_agents or min(MOST_AGENTS, AGENTS_PER_GPU * self.gpus)
 
-    def deployment(self) -> DeploymentRequest:
-        return DeploymentRequest(
+    def deployment(self) -> DeploymentSpec:
+        return DeploymentSpec(
             system=self.system,
             model=self.model,
             gpus=self.gpus,

@@ -39,10 +39,10 @@ from agentload.measure.window import Window
 from agentload.results.tiers import Tier
 from agentload.run.agent import session_instance
 from agentload.search.curves import tier_health
-from agentload.sim.build import build_deployment
-from agentload.sim.deployment import Deployment
-from agentload.sim.replay import Call, replay, session_calls
-from agentload.sim.request import SimResult
+from agentload.sim.engine.request import SimResult
+from agentload.sim.engine.sim_engine import SimEngine
+from agentload.sim.replay import ReplayCall, replay, session_calls
+from agentload.sim.setup.build import build_deployment
 from agentload.workload.load import load_workload
 from agentload.workload.model import Session
 from agentload.workload.starts import AgentSessions
@@ -98,7 +98,7 @@ class Truth:
 
 def agent_calls(
     sessions: Sequence[Session], agent: int, stride: int, played: AgentSessions
-) -> Iterator[Call]:
+) -> Iterator[ReplayCall]:
     """Agent `agent`'s calls, as `agentload.run.agent.Agent` plays them (mid-session start)."""
     schedule = played.schedule(agent, stride=stride, seed=SEED, mid_session=True)
     for sequence, (position, first) in enumerate(schedule):
@@ -153,7 +153,7 @@ class Sweep:
         self.points: dict[int, Point] = {}
 
     def _replay(self, agents: int, horizon: float) -> list[SimResult]:
-        engine = Deployment(self.built.config)
+        engine = SimEngine(self.built.config)
         played = AgentSessions(self.sessions)
         calls = [agent_calls(self.sessions, i, self.case.cap, played) for i in range(agents)]
         starts = [RAMP_S * i / agents for i in range(agents)]
@@ -264,7 +264,7 @@ def _key(case: Case) -> str:
     """The case, the truth's version and what the simulator builds for it (its step source with
     its factors, routing and engine), so a change to the simulator recomputes the truth."""
     built = build_deployment(case.deployment())
-    engine = built.config.engine.model_dump(mode="json")
+    engine = built.config.rank.model_dump(mode="json")
     simulated = [built.step_source, built.aiconfigurator_core, built.config.routing, engine]
     text = json.dumps(
         [TRUTH_VERSION, asdict(case) | {"quick": None, "cap": case.cap}, simulated],

@@ -23,9 +23,9 @@ import pstats
 import time
 from collections.abc import Iterator, Sequence
 
-from agentload.sim import Deployment
-from agentload.sim.build import DeploymentRequest, build_deployment
-from agentload.sim.replay import Call, replay, session_calls
+from agentload.sim import SimEngine
+from agentload.sim.replay import ReplayCall, replay, session_calls
+from agentload.sim.setup.build import DeploymentSpec, build_deployment
 from agentload.workload.model import Session
 from agentload.workload.synthetic import SyntheticParams, generate
 
@@ -37,7 +37,7 @@ SESSIONS_PER_AGENT = 2
 SETTLE_S = 30.0
 
 
-def agent_calls(sessions: Sequence[Session], agent: int, agents: int) -> Iterator[Call]:
+def agent_calls(sessions: Sequence[Session], agent: int, agents: int) -> Iterator[ReplayCall]:
     """Agent `agent` plays sessions agent, agent + agents, ... (salted by agent and round)."""
     for round_, index in enumerate(range(agent, len(sessions), agents)):
         yield from session_calls(sessions[index], f"a{agent}r{round_}")
@@ -67,7 +67,7 @@ def main() -> None:
     workload = generate(SyntheticParams(sessions=args.agents * SESSIONS_PER_AGENT, seed=0))
     sessions = workload.sessions
     built = build_deployment(
-        DeploymentRequest(
+        DeploymentSpec(
             system=args.system,
             backend=args.backend,
             model=args.model,
@@ -77,7 +77,7 @@ def main() -> None:
             steps=args.steps,
         )
     )
-    engine = Deployment(built.config)
+    engine = SimEngine(built.config)
     agents = [agent_calls(sessions, i, args.agents) for i in range(args.agents)]
     setup = time.perf_counter() - t0
     gc.collect()
@@ -111,7 +111,7 @@ def main() -> None:
     print(
         f"deployment: {args.gpus} x {args.system}, {args.parallel}: {config.ranks} data-"
         f"parallel ranks of {config.gpus_per_rank} GPU(s), "
-        f"{config.engine.kv_capacity_tokens:,} KV tokens each; {args.agents} agents, "
+        f"{config.rank.kv_capacity_tokens:,} KV tokens each; {args.agents} agents, "
         f"{args.seconds:g} s of virtual time"
     )
     print(f"setup (workload + step table): {setup:.1f} s")

@@ -20,10 +20,10 @@ import argparse
 import gc
 import time
 
-from agentload.sim.build import DeploymentRequest, build_deployment
-from agentload.sim.deployment import Deployment
-from agentload.sim.power import AGENTPERF_GB300_W_PER_GPU
+from agentload.sim.engine.power import AGENTPERF_GB300_W_PER_GPU
+from agentload.sim.engine.sim_engine import SimEngine
 from agentload.sim.replay import replay, session_calls
+from agentload.sim.setup.build import DeploymentSpec, build_deployment
 from agentload.workload.synthetic import SyntheticParams, generate
 
 GPUS = 72
@@ -33,8 +33,8 @@ TOLERANCE_W = 1.0
 MAX_ROUNDS = 6
 
 
-def request(gain: float) -> DeploymentRequest:
-    return DeploymentRequest(
+def request(gain: float) -> DeploymentSpec:
+    return DeploymentSpec(
         system="gb300",
         backend="vllm",
         model="deepseek-ai/DeepSeek-V4-Pro",
@@ -48,7 +48,7 @@ def request(gain: float) -> DeploymentRequest:
 
 def window_watts_per_gpu(gain: float, agents: int, workload: object) -> tuple[float, dict]:
     built = build_deployment(request(gain))
-    engine = Deployment(built.config)
+    engine = SimEngine(built.config)
     sessions = workload.sessions  # type: ignore[attr-defined]
     calls = [
         (c for k in range(i, len(sessions), agents) for c in session_calls(sessions[k], f"{i}/{k}"))

@@ -30,12 +30,12 @@ from agentload.files import read_json  # noqa: E402
 from agentload.results.record import load_records  # noqa: E402
 from agentload.results.summary import Summary  # noqa: E402
 from agentload.results.tiers import preset  # noqa: E402
-from agentload.run.execute import Request, execute  # noqa: E402
+from agentload.run.execute import Execution, execute  # noqa: E402
 from agentload.run.search_settings import SearchSettings  # noqa: E402
 from agentload.run.settings import AgentSettings  # noqa: E402
-from agentload.sim.build import DeploymentRequest  # noqa: E402
-from agentload.sim.modelspec import model_spec  # noqa: E402
-from agentload.sim.serving import parse_speculative  # noqa: E402
+from agentload.sim.engine.speculative import parse_speculative  # noqa: E402
+from agentload.sim.setup.build import DeploymentSpec  # noqa: E402
+from agentload.sim.specs.model import model_shape  # noqa: E402
 from agentload.sim.target import SimOptions  # noqa: E402
 
 GOAL_S = 60.0
@@ -59,12 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="keep the results here")
     args = parser.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="sim-search-")) / "results"
-    model = model_spec(args.model)
-    request = Request(
+    model = model_shape(args.model)
+    request = Execution(
         workload=args.workload,
         search=SearchSettings(tiers=preset("agentperf"), max_agents=args.max_agents),
         target=SimOptions(
-            DeploymentRequest(
+            DeploymentSpec(
                 system=args.system,
                 backend=args.backend,
                 model=args.model,

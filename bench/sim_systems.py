@@ -9,7 +9,7 @@ same for every vendor. For each system with published points in `bench/data/infe
 interactivity and median TTFT), this fits the roofline's compute efficiency, bandwidth
 efficiency and step overhead to the per-GPU throughput and the interactivity of its points at
 1K and 8K input tokens, replaying InferenceX's client on the simulated deployment
-(`agentload.sim.servebench`), then predicts every point, those at `HELD_OUT_CONC` concurrent
+(`bench.servebench`), then predicts every point, those at `HELD_OUT_CONC` concurrent
 requests held out. Only the points published on the system's latest date are fitted (one
 software version: an older image's points are predicted and shown, not fitted, and left out
 of the band); when those are all at one input length, compute efficiency keeps its default
@@ -38,14 +38,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentload import __version__
-from agentload.sim.build import DeploymentRequest, build_deployment
-from agentload.sim.calibrate import Factor, ProbePoint, fit
-from agentload.sim.modelspec import ModelSpec, model_spec
-from agentload.sim.roofline import RooflineParams
-from agentload.sim.servebench import BenchFigures, ServeBench, run_servebench
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from agentload import __version__  # noqa: E402
+from agentload.sim.calibration.fit import Factor, fit  # noqa: E402
+from agentload.sim.predict import ProbePoint  # noqa: E402
+from agentload.sim.setup.build import DeploymentSpec, build_deployment  # noqa: E402
+from agentload.sim.specs.model import ModelShape, model_shape  # noqa: E402
+from agentload.sim.steps.roofline import RooflineParams  # noqa: E402
+from bench.servebench import BenchFigures, ServeBench, run_servebench  # noqa: E402
+
 POINTS = REPO / "bench" / "data" / "inferencex" / "dsr1.json"
 OUT = REPO / "src" / "agentload" / "sim" / "data" / "roofline_systems.json"
 COMMAND = "PYTHONPATH=src .venv/bin/python bench/sim_systems.py"
@@ -66,10 +69,10 @@ GLOBAL_SAMPLES = 32
 EVALUATIONS = 120
 
 
-def spec_for(precision: str) -> ModelSpec:
+def spec_for(precision: str) -> ModelShape:
     """DeepSeek-R1 at the published precision: FP8 as shipped; FP4 (NVFP4 / MXFP4 checkpoints
     quantise the routed experts) counted here as every weight at 4 bits, computed at FP4."""
-    base = model_spec(MODEL)
+    base = model_shape(MODEL)
     if precision == "fp8":
         return base
     return base.model_copy(
@@ -77,8 +80,8 @@ def spec_for(precision: str) -> ModelSpec:
     )
 
 
-def request_for(group: Mapping[str, Any], params: RooflineParams) -> DeploymentRequest:
-    return DeploymentRequest(
+def request_for(group: Mapping[str, Any], params: RooflineParams) -> DeploymentSpec:
+    return DeploymentSpec(
         system=group["system"],
         backend=BACKEND,
         model=MODEL,
@@ -291,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         "_about": (
             "Roofline factors per system fitted on public figures of that system, with every "
             f"error; written by bench/sim_systems.py from {POINTS.relative_to(REPO)} (source "
-            "and licence there); read by agentload.sim.systems."
+            "and licence there); read by agentload.sim.steps.systems."
         ),
         "source": data["source"],
         "systems": systems,

@@ -36,11 +36,11 @@ sys.path.insert(0, str(REPO / "src"))
 from rich.console import Console  # noqa: E402
 
 from agentload.results.tiers import parse_tier  # noqa: E402
-from agentload.run.execute import Request, execute  # noqa: E402
+from agentload.run.execute import Execution, execute  # noqa: E402
 from agentload.run.search_settings import SearchSettings  # noqa: E402
 from agentload.run.settings import AgentSettings  # noqa: E402
-from agentload.sim.build import DeploymentRequest  # noqa: E402
-from agentload.sim.serving import deepseek_mtp  # noqa: E402
+from agentload.sim.engine.speculative import deepseek_mtp  # noqa: E402
+from agentload.sim.setup.build import DeploymentSpec  # noqa: E402
 from agentload.sim.target import SimOptions  # noqa: E402
 
 SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "data").is_dir()), REPO)
@@ -75,7 +75,7 @@ CASES = (
 def search(log: Path, layout: str, routing: str, mtp: bool, out: Path) -> dict[str, Any]:
     """One max-agents search; its figures at the tier's limit."""
     gpus, pools = LAYOUTS[layout]
-    request = DeploymentRequest(
+    request = DeploymentSpec(
         system="gb300",
         backend="sglang",
         model=MODEL,
@@ -93,7 +93,7 @@ def search(log: Path, layout: str, routing: str, mtp: bool, out: Path) -> dict[s
     )
     began, cpu = time.perf_counter(), time.process_time()
     summary = execute(
-        Request(
+        Execution(
             workload=str(log),
             search=settings,
             target=SimOptions(request),
@@ -142,14 +142,14 @@ ROUTINGS = ("affinity", "cache_aware", "kv", "round_robin")
 def hit_rates(log: Path) -> list[tuple[str, str, float | None]]:
     """(layout, routing, prefix hit rate) of one fixed probe of `HIT_RATE_AGENTS` agents (settle
     30 s, window 120 s) per layout and routing."""
-    from agentload.sim.build import build_deployment
     from agentload.sim.predict import AgentRules, predict_fixed
+    from agentload.sim.setup.build import build_deployment
     from agentload.workload.load import load_workload
 
     workload = load_workload(str(log), skip_bad_lines=True)
     out = []
     for layout, (gpus, pools) in LAYOUTS.items():
-        request = DeploymentRequest(
+        request = DeploymentSpec(
             system="gb300", model=MODEL, gpus=gpus, parallel="tp1,dp8,ep8", layout=pools
         )
         built = build_deployment(request)

@@ -50,22 +50,24 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentload import __version__
-from agentload.results.load import load_results, read_summary
-from agentload.sim.aic import aic_version
-from agentload.sim.build import DeploymentRequest, build_deployment, roofline_for
-from agentload.sim.cachetrace import measured_calls, replay_cache
-from agentload.sim.calibrate import Factor, ProbePoint, compare, fit
-from agentload.sim.calibrate_run import calibrate_on_run, engine_defaults, predict_run
-from agentload.sim.measured import MeasuredRun, read_measured
-from agentload.sim.modelspec import ModelSpec, spec_from_config
-from agentload.sim.predict import AgentRules, predict_fixed, table_of, window_point
-from agentload.sim.roofline import RooflineParams
-from agentload.workload.load import load_workload
-from agentload.workload.model import Workload
-from agentload.workload.synthetic import SyntheticParams, generate
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from agentload import __version__  # noqa: E402
+from agentload.results.load import load_results, read_summary  # noqa: E402
+from agentload.sim.calibration.fit import Factor, compare, fit  # noqa: E402
+from agentload.sim.calibration.measured import MeasuredRun, read_measured  # noqa: E402
+from agentload.sim.calibration.on_run import calibrate_on_run, engine_defaults, predict_run  # noqa: E402
+from agentload.sim.predict import AgentRules, ProbePoint, predict_fixed, table_of, window_point  # noqa: E402
+from agentload.sim.setup.build import DeploymentSpec, build_deployment, roofline_for  # noqa: E402
+from agentload.sim.specs.model import ModelShape, shape_from_config  # noqa: E402
+from agentload.sim.steps.aic import aic_version  # noqa: E402
+from agentload.sim.steps.roofline import RooflineParams  # noqa: E402
+from agentload.workload.load import load_workload  # noqa: E402
+from agentload.workload.model import Workload  # noqa: E402
+from agentload.workload.synthetic import SyntheticParams, generate  # noqa: E402
+from bench.cachetrace import measured_calls, replay_cache  # noqa: E402
+
 PUBLISHED = REPO / "tests" / "data" / "published" / "agentic_serving_results.json"
 MEASURED = REPO / "bench" / "data" / "sim-validation"
 RESULTS = MEASURED / "validation.json"
@@ -121,7 +123,7 @@ def roofline_flag(params: RooflineParams) -> str:
     )
 
 
-def simulated_search(request: DeploymentRequest, run: MeasuredRun, out: Path) -> dict[str, Any]:
+def simulated_search(request: DeploymentSpec, run: MeasuredRun, out: Path) -> dict[str, Any]:
     """`agentload simulate` with the calibrated factors and the measured search's settings;
     each tier's most agents (None: none passed)."""
     command = [
@@ -156,7 +158,7 @@ def agents_error(measured: int | None, simulated: int | None) -> dict[str, Any]:
 def local_part(measured: Path, scratch: Path) -> dict[str, Any]:
     """Calibrate on the demo's probes at 1-4 agents; predict the two measured searches."""
     source = read_measured(measured / CALIBRATION_RUN)
-    request = DeploymentRequest(system=CPU_SYSTEM, **engine_defaults(source))  # type: ignore[arg-type]
+    request = DeploymentSpec(system=CPU_SYSTEM, **engine_defaults(source))  # type: ignore[arg-type]
     began = time.perf_counter()
     calibrated, facts = calibrate_on_run(
         source,
@@ -215,10 +217,10 @@ def local_part(measured: Path, scratch: Path) -> dict[str, Any]:
 
 
 def hit_rates(
-    run_dir: Path, run: MeasuredRun, request: DeploymentRequest, predicted: Sequence[ProbePoint]
+    run_dir: Path, run: MeasuredRun, request: DeploymentSpec, predicted: Sequence[ProbePoint]
 ) -> list[dict[str, Any]]:
     """Each probe's prefix-cache hit rate: measured; predicted (the whole simulation, with
-    llama.cpp's slot cache); and the cache alone at the measured times (`sim.cachetrace`),
+    llama.cpp's slot cache); and the cache alone at the measured times (`bench/cachetrace.py`),
     with the slot cache and with the radix tree the simulator used for llama.cpp before (one
     tree for all sequences; token-exact, as llama.cpp's prefixes are)."""
     calls = measured_calls(load_results(run_dir).records, load_workload(run.workload), run.rules)
@@ -226,7 +228,7 @@ def hit_rates(
     for kind in ("slots", "radix"):
         engine = build_deployment(
             request.model_copy(update={"prefix_cache": kind, "block_tokens": 1})
-        ).config.engine
+        ).config.rank
         table = table_of(replay_cache(engine, calls))
         replayed[kind] = [window_point(table, window).cache_hit_rate for window in run.windows]
     return [
@@ -249,7 +251,7 @@ DIAGNOSTIC_RUN = "search-demo"
 DIAGNOSTIC_FIGURES = ("total_tokens_per_s", "p50_output_tokens_per_s")
 
 
-def in_sample_part(run_dir: Path, request: DeploymentRequest) -> dict[str, Any]:
+def in_sample_part(run_dir: Path, request: DeploymentSpec) -> dict[str, Any]:
     """A diagnostic, not a prediction: the same model fitted to all of a search's own probes
     (total tokens/s and median output speed). Small errors say the model's form can follow
     the measured run and the miss out of sample is in what probes at 1-4 agents pin down."""
@@ -277,7 +279,7 @@ def quiet_part(measured: Path) -> dict[str, Any]:
     if not all((measured / name).is_dir() for name in QUIET_RUNS):
         return {}
     source = read_measured(measured / QUIET_RUNS[0])
-    request = DeploymentRequest(system=CPU_SYSTEM, **engine_defaults(source))  # type: ignore[arg-type]
+    request = DeploymentSpec(system=CPU_SYSTEM, **engine_defaults(source))  # type: ignore[arg-type]
     workload = load_workload(source.workload)
     calibrated, facts = calibrate_on_run(source, request, workload)
     first = {p.agents: p for p in source.points}
@@ -415,7 +417,7 @@ tokens; tool time mean 0.23 s. (The generator's defaults, median 148 and mean 40
 output, would put 1.5% of tokens in output; SGLang's c=160 point has 0.67%.)"""
 
 
-def muse_proxy() -> ModelSpec:
+def muse_proxy() -> ModelShape:
     """A DeepSeek-V3-style MoE of 825B parameters at 5.2 bits each (routed experts added)."""
     config = {
         "hidden_size": 7168, "num_hidden_layers": 61, "num_attention_heads": 128,
@@ -426,14 +428,14 @@ def muse_proxy() -> ModelSpec:
         "max_position_embeddings": 163840, "quantization_config": {"quant_method": "fp8"},
         "n_routed_experts": 256,
     }  # fmt: skip
-    spec = spec_from_config("muse-spark-open-proxy", config)
+    spec = shape_from_config("muse-spark-open-proxy", config)
     per_expert = spec.expert_params * spec.moe_layers
     config["n_routed_experts"] = 256 + round((MUSE_PARAMS - spec.total_params) / per_expert)
-    spec = spec_from_config("muse-spark-open-proxy", config)
+    spec = shape_from_config("muse-spark-open-proxy", config)
     return spec.model_copy(update={"bytes_per_param": MUSE_BITS_PER_PARAM / BITS_PER_BYTE})
 
 
-def muse_model(base: ModelSpec, active_params: float, kv_bytes_per_token: float) -> ModelSpec:
+def muse_model(base: ModelShape, active_params: float, kv_bytes_per_token: float) -> ModelShape:
     """The proxy with `active_params` active (routed experts resized, their count set so the
     total stays 825B) and `kv_bytes_per_token` of KV, as a compressed attention keeps it (the
     full-context layers counted down, as DeepSeek V4's compression ratios do: the attended
@@ -478,11 +480,11 @@ def muse_points() -> list[dict[str, Any]]:
 
 
 def muse_request(
-    point: Mapping[str, Any], model: ModelSpec, params: RooflineParams
-) -> DeploymentRequest:
+    point: Mapping[str, Any], model: ModelShape, params: RooflineParams
+) -> DeploymentSpec:
     """A published point's deployment on GB300 with roofline steps (HiCache: a host tier of
     `HICACHE_RATIO` times the device KV pool)."""
-    request = DeploymentRequest(
+    request = DeploymentSpec(
         system="gb300",
         backend="sglang",
         model=model.name,
@@ -498,7 +500,7 @@ def muse_request(
 
 
 def muse_predict(
-    points: Sequence[Mapping[str, Any]], workload: Workload, model: ModelSpec
+    points: Sequence[Mapping[str, Any]], workload: Workload, model: ModelShape
 ) -> Callable[[Mapping[str, float]], list[ProbePoint]]:
     """The fit's model: factors in, each point's simulated fixed probe out (AgentPerf's settle
     and window, agents started where a long run would find them)."""
@@ -590,7 +592,8 @@ AA_RACK_GPUS = 72
 AA_MODEL = "sgl-project/DeepSeek-V4-Pro-FP8"
 AA_BACKEND = "sglang"
 AA_MTP = "mtp"
-"""DeepSeek's MTP with 3 draft tokens and its published acceptance (`sim.serving.deepseek_mtp`)."""
+"""DeepSeek's MTP with 3 draft tokens and its published acceptance
+(`agentload.sim.engine.speculative.deepseek_mtp`)."""
 AA_CASES: tuple[dict[str, Any], ...] = (
     {"gpus": AA_RACK_GPUS, "layout": "tp1,dp8,ep8", "routing": "affinity", "mtp": False},
     {"gpus": 64, "layout": "tp1,dp16,ep16", "routing": "affinity", "mtp": False},
@@ -611,7 +614,7 @@ AA_CASES: tuple[dict[str, Any], ...] = (
 session affinity), the rack's DEP8 aggregated with MTP and the cache-aware router, and the
 layouts of AA's kind (disaggregated, MTP, wide EP, cache-aware routing) on the 72-GPU rack: P
 DEP8 prefill engine instances and one decode instance over the other 72 - 8P GPUs (EP64 and
-EP32 with operator data, EP56, 48 and 40 modelled, `agentload.sim.ep`). AA's split between
+EP32 with operator data, EP56, 48 and 40 modelled, `agentload.sim.steps.ep`). AA's split between
 prefill and decode is not public: the row the validation calls closest to AA's is the split the
 simulator itself rates highest (`closest_row`), never AA's own figure."""
 AA_WORKLOAD = "synthetic:agentic-coding?sessions=4096"
@@ -934,7 +937,7 @@ def render_local(local: Mapping[str, Any]) -> list[str]:
         "the calls closed when the probe's window ends, as the probe counts them; measured: "
         "the engine's own `cached_tokens`; predicted: the whole simulation, llama.cpp's slot "
         "cache; at the measured times: the cache alone, each call admitted, prefilled and "
-        "finished when it was measured (`sim/cachetrace.py`), with the slot cache and with one "
+        "finished when it was measured (`bench/cachetrace.py`), with the slot cache and with one "
         "radix tree for all sequences, the model used for llama.cpp before):",
         "",
         "| run | agents | measured (calls) | predicted (calls) | error, points | slots at the "

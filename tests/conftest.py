@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from agentload.engines.llamacpp import LocalEngine, engine_threads, is_installed
+from agentload.engines.llamacpp import LocalEngine, is_installed
+from agentload.engines.process import engine_threads
+from agentload.engines.server import EngineServer
 from agentload.engines.tokenizer import default_tokenizer_path
 
 ENGINE_SLOTS = 4
@@ -39,6 +41,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "llama_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.engine)
+
+
+@pytest.fixture(autouse=True)
+def engine_only_when_marked(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test without the `engine` (or `vllm`) marker that launches an engine in this process
+    fails, naming the marker: `make test-fast` (`-m "not engine and not vllm and not slow"`)
+    must start no server."""
+    if any(request.node.get_closest_marker(mark) is not None for mark in ("engine", "vllm")):
+        return
+
+    def refuse(*args: object, **kwargs: object) -> EngineServer:
+        pytest.fail(f"{request.node.nodeid} starts an engine: mark it `engine`", pytrace=False)
+
+    monkeypatch.setattr(EngineServer, "launched", classmethod(refuse))
 
 
 TEMP_VARIABLES = ("TMPDIR", "RAY_TMPDIR")

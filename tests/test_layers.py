@@ -1,11 +1,13 @@
 """The packages of agentload import only downwards: no package imports one above it, and no
-two packages import each other (checked on the source, lazy imports inside functions included).
+two packages import each other; and no file imports itself through others (a circle of files).
+Checked on the source: imports inside functions and under `if TYPE_CHECKING` included.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("measure", "target"),
     ("sim", "doctor", "search", "quality"),
     ("run",),
+    ("layouts",),
     ("report", "analysis"),
     ("commands", "cli", "config_file", "option_errors"),
 )
@@ -106,3 +109,116 @@ def test_named_layering_rules(importer: str, imported: str) -> None:
     """The issue's named rules: the report knows nothing of the run, measurement nothing of
     the report, the run nothing of the report."""
     assert not [w for m, t, w in _edges() if m == importer and t == imported]
+
+
+def _module(path: Path) -> str:
+    """A file's module name; a package's `__init__.py` is the package."""
+    parts = path.relative_to(SOURCE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _file_imports(path: Path, modules: Mapping[str, Path]) -> Iterator[tuple[int, str]]:
+    """(line, agentload module) of every import in a file: `from a.b import c` is a.b.c when
+    that is a module, else a.b."""
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in modules:
+                    yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                name = f"{node.module}.{alias.name}"
+                if name in modules:
+                    yield node.lineno, name
+                elif node.module in modules:
+                    yield node.lineno, node.module
+
+
+def _file_graph() -> dict[str, dict[str, int]]:
+    """Each module's imports of other agentload modules, with the line of the first."""
+    modules = {_module(path): path for path in sorted(SOURCE.rglob("*.py"))}
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in modules.items():
+        edges = graph.setdefault(name, {})
+        for line, theirs in _file_imports(path, modules):
+            if theirs != name:
+                edges.setdefault(theirs, line)
+    return graph
+
+
+def _circle(graph: Mapping[str, Mapping[str, int]]) -> list[str] | None:
+    """One circle of imports (`a`, `b`, ..., `a`), or None (depth-first, iterative)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: finished
+    for root in sorted(graph):
+        if root in state:
+            continue
+        path = [root]
+        todo = [iter(sorted(graph[root]))]
+        state[root] = 1
+        while todo:
+            step = next(todo[-1], None)
+            if step is None:
+                state[path.pop()] = 2
+                todo.pop()
+            elif state.get(step) == 1:
+                return [*path[path.index(step) :], step]
+            elif step not in state:
+                state[step] = 1
+                path.append(step)
+                todo.append(iter(sorted(graph.get(step, {}))))
+    return None
+
+
+def _circle_words(circle: list[str], graph: Mapping[str, Mapping[str, int]]) -> str:
+    return (
+        " -> ".join(f"{a} (line {graph[a][b]})" for a, b in pairwise(circle)) + f" -> {circle[-1]}"
+    )
+
+
+def test_no_file_imports_itself_through_others() -> None:
+    graph = _file_graph()
+    circle = _circle(graph)
+    assert circle is None, f"an import circle: {_circle_words(circle, graph)}"
+
+
+def test_the_circle_finder_names_a_circle_of_files() -> None:
+    graph = {"a": {"b": 3}, "b": {"c": 5}, "c": {"a": 7, "d": 1}, "d": {}}
+    circle = _circle(graph)
+    assert circle == ["a", "b", "c", "a"]
+    assert _circle_words(circle, graph) == "a (line 3) -> b (line 5) -> c (line 7) -> a"
+    assert _circle({"a": {"b": 1}, "b": {}, "c": {"b": 2}}) is None
+
+
+def test_the_file_graph_sees_imports_inside_functions_and_type_checking() -> None:
+    graph = _file_graph()
+    in_a_function = graph["agentload.commands.simulate_options"]
+    assert "agentload.sim.setup.build" in in_a_function
+    assert "agentload.layouts.request" in graph["agentload.commands.simulate_layouts"]
+
+
+def _imports_by_name(path: Path) -> Iterator[int]:
+    """Lines of `importlib.import_module(...)` / `__import__(...)` calls naming an agentload
+    module (a literal or an f-string): imports the graph above cannot see."""
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        first = node.args[0]
+        if isinstance(first, ast.JoinedStr) and first.values:
+            first = first.values[0]
+        if (
+            name in ("import_module", "__import__")
+            and isinstance(first, ast.Constant)
+            and str(first.value).startswith("agentload")
+        ):
+            yield node.lineno
+
+
+def test_no_agentload_module_is_imported_by_name() -> None:
+    found = [
+        f"{path.relative_to(REPO)}:{line}"
+        for path in sorted(SOURCE.rglob("*.py"))
+        for line in _imports_by_name(path)
+    ]
+    assert not found, found

@@ -45,6 +45,7 @@ def _stats(capsys: pytest.CaptureFixture[str], *source: str) -> dict[str, object
     return data
 
 
+@pytest.mark.slow
 def test_the_quoted_workload_stats_commands_print_the_hit_rates_quoted(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from agentload.errors import InputError
 from agentload.report.load import load_view
 from agentload.report.terminal import summary_text
 from agentload.results.files import SUMMARY_FILE
@@ -53,26 +56,18 @@ def test_a_simulated_deployment_is_said_in_instances_and_ranks_not_replicas(
     assert "replica" not in text
 
 
-def test_a_schema_1_summary_that_said_replicas_and_workers_still_reads(tmp_path: Path) -> None:
-    """Schema 1 wrote `replicas`, `gpus_per_replica` and a pool's `workers`; schema 2 reads
-    them as data-parallel ranks and engine instances, and the report says so."""
+def test_a_schema_1_simulated_summary_that_said_replicas_is_refused_by_field(
+    tmp_path: Path,
+) -> None:
+    """Schema 1 (a day old) wrote `replicas` and `gpus_per_replica`; no reader renames them:
+    the refusal is one line naming the file and the field."""
     built = build_results(tmp_path / "r", gpus=72)
     raw = json.loads(read_summary(built.path).model_dump_json())
-    deployment = {
-        **FACTS.deployment.model_dump(),
-        "gpus": 72,
-        "parallel": "tp1,dp8,ep8",
-        "layout": "9A:tp1,dp8,ep8",
-    }
-    del deployment["dp_ranks"], deployment["gpus_per_dp_rank"]
-    pool = {"role": "aggregated", "workers": 9, "parallel": "tp1,dp8,ep8", "replicas": 72,
-            "gpus": 72, "kv_capacity_tokens": 1000, "step_source": "roofline (test)"}  # fmt: skip
-    deployment.update(replicas=72, gpus_per_replica=1, pools=[pool])
+    deployment = {**FACTS.deployment.model_dump(), "gpus": 72, "replicas": 72}
+    del deployment["dp_ranks"]
     raw.update(schema_version=1, simulated={**FACTS.model_dump(), "deployment": deployment})
     (built.path / SUMMARY_FILE).write_text(json.dumps(raw))
-    read = read_summary(built.path).simulated
-    assert read is not None
-    assert (read.deployment.dp_ranks, read.deployment.gpus_per_dp_rank) == (72, 1)
-    assert (read.deployment.pools[0].engine_instances, read.deployment.pools[0].dp_ranks) == (9, 72)
-    text = summary_text(load_view(built.path), "text")
-    assert "tp1,dp8,ep8 (9 engine instances x 8 data-parallel ranks)" in text
+    with pytest.raises(InputError) as refused:
+        read_summary(built.path)
+    assert refused.value.path == str(built.path / SUMMARY_FILE)
+    assert refused.value.field is not None and "simulated.deployment" in refused.value.field

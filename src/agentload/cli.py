@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
-import importlib
 import os
 import signal
 import sys
@@ -17,31 +16,46 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 
 from agentload import __version__
-from agentload.errors import AgentloadError
+from agentload.commands import (
+    compare,
+    cost,
+    decode,
+    demo,
+    doctor,
+    engine,
+    export,
+    frontier,
+    plan,
+    report,
+    run,
+    search,
+    simulate,
+    workload,
+)
+from agentload.errors import EXIT_INTERRUPTED, AgentloadError
 from agentload.option_errors import keep_parsers, option_error
 
-COMMAND_MODULES = (
-    "workload",
-    "engine",
-    "run",
-    "search",
-    "simulate",
-    "demo",
-    "doctor",
-    "decode",
-    "cost",
-    "frontier",
-    "compare",
-    "plan",
-    "report",
-    "export",
+COMMANDS = (
+    workload,
+    engine,
+    run,
+    search,
+    simulate,
+    demo,
+    doctor,
+    decode,
+    cost,
+    frontier,
+    compare,
+    plan,
+    report,
+    export,
 )
-"""Modules of `agentload.commands`; each has `register(subparsers)`."""
+"""The verbs, in the order `--help` lists them: each module has `register(subparsers)`."""
 
 EXIT_INTERNAL = 1
 """An unexpected error (a bug): one line, and the traceback only when TRACEBACK_ENV is set."""
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 TRACEBACK_ENV = "AGENTLOAD_TRACEBACK"
 """Set this environment variable to 1 to see the traceback of an unexpected error."""
 CLOSE_MATCH = 0.6
@@ -135,8 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"agentload {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        module = importlib.import_module(f"agentload.commands.{name}")
+    for module in COMMANDS:
         module.register(subparsers)
     keep_parsers(parser)
     return parser

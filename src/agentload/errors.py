@@ -10,6 +10,9 @@ from pydantic_core import ErrorDetails
 
 M = TypeVar("M", bound=BaseModel)
 
+EXIT_INTERRUPTED = 130
+"""The exit status of a verb stopped before it finished (Ctrl-C, SIGTERM, an incomplete run)."""
+
 
 class AgentloadError(Exception):
     """An error that the CLI prints as one line and exits on (status 2)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,11 +16,19 @@ from agentload.errors import AgentloadError
 
 T = TypeVar("T")
 
+LABEL_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+"""What a label may not hold to be part of a directory name."""
 OWNER_ONLY_FILE = 0o600
 OWNER_ONLY_DIR = 0o700
 OWNER_ONLY_UMASK = 0o077
 """While a run writes its results, every file and folder it creates (the engine's log
 included) is created without group or other permissions."""
+
+
+def clean_label(text: str, fallback: str) -> str:
+    """A label safe in a directory name (letters, digits, `._-`), or `fallback` when none is
+    left."""
+    return LABEL_UNSAFE.sub("-", text).strip("-") or fallback
 
 
 def make_results_dir(path: Path, *, exist_ok: bool = False) -> Path:
@@ -98,13 +107,16 @@ def write_json_atomic(path: Path, data: Any) -> None:
     write_bytes_atomic(path, payload)
 
 
-def write_bytes_atomic(path: Path, payload: bytes) -> None:
-    """Write bytes (and a final newline) to a temporary file, fsync it, then rename it over
-    `path`; owner-only, never through a symlink."""
+def write_bytes_atomic(path: Path, payload: bytes, *, final_newline: bool = True) -> None:
+    """Write bytes (and a final newline, unless `final_newline` is False) to a temporary file,
+    fsync it, then rename it over `path`; owner-only, never through a symlink. The temporary
+    file is this process's own (two processes filling one cache do not write into each other's)
+    and is removed on a failure."""
     if path.is_symlink():
         raise AgentloadError(f"{path}: is a symlink; refusing to write through it")
-    tmp = path.with_name(f".{path.name}.tmp")
-    payload = payload if payload.endswith(b"\n") else payload + b"\n"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    if final_newline and not payload.endswith(b"\n"):
+        payload += b"\n"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, OWNER_ONLY_FILE)
         try:
@@ -116,12 +128,14 @@ def write_bytes_atomic(path: Path, payload: bytes) -> None:
             os.close(fd)
         os.replace(tmp, path)
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
         raise AgentloadError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
-def write_text_atomic(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str, *, final_newline: bool = True) -> None:
     """Write UTF-8 text as `write_bytes_atomic` does."""
-    write_bytes_atomic(path, text.encode())
+    write_bytes_atomic(path, text.encode(), final_newline=final_newline)
 
 
 def read_json(path: Path) -> Any:

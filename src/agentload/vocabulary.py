@@ -21,6 +21,20 @@ Three serving units, never called replicas:
 - a **data-parallel rank**: with attention data parallelism (`dp` > 1), one of an engine
   instance's ranks, `tp` GPUs with their own scheduler, batch and KV cache; the router spreads
   sessions over them. A `tp1,dp8,ep8` instance has 8.
+
+Words the code keeps to one thing each:
+
+- a **request** is one model call (`RequestRecord`); what `run` and `search` were asked for is
+  an `Execution` (`agentload.run.execute`);
+- a **plan** is a search's probe plan (`ProbePlan`, `--plan sweep|bisect`) or, always named so,
+  a **fleet plan** (`agentload plan`); when agents start and sessions arrive is a **schedule**
+  (`StartSchedule`, `ArrivalSchedule`);
+- a **check** is the quality gate's (to come); what the preflight and `agentload doctor` found
+  is a `Finding` (`agentload.target.checks`);
+- the simulator's engine is a `SimEngine` (`agentload.sim`), never a deployment: a simulated
+  deployment is named by a `DeploymentSpec` and runs on one; what a data-parallel rank does next
+  (a step, a decode run, a wait) is an `Action`, not a plan; a pool counts its engine
+  `instances` (`--workers` counts client processes).
 """
 
 from __future__ import annotations

@@ -93,6 +93,7 @@ def test_staircase_area_by_hand() -> None:
     assert staircase_area(frontier) == 10 + 8
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(

@@ -12,7 +12,7 @@ import math
 import pytest
 
 from agentload.analysis.frontier import FrontierPoint, on_axes, pareto_frontier, select_points
-from agentload.analysis.lookup import against, speed_at_throughput, throughput_at_speed
+from agentload.analysis.lookup import Outside, against, speed_at_throughput, throughput_at_speed
 from tests.analysis.summaries import HICACHE_POINT, PUBLISHED_POINTS
 
 SGLANG = pareto_frontier(
@@ -56,15 +56,15 @@ def test_a_measured_point_is_its_own_answer() -> None:
 
 def test_more_throughput_than_measured_is_refused_with_a_bound() -> None:
     answer = speed_at_throughput(SGLANG, 187_500)
-    assert answer.value is None
-    assert "more than the most measured (185,382" in (answer.refused or "")
+    assert answer.value is None and answer.outside == Outside.MORE
     assert answer.bound == "< 40.9 tok/s per request, if reachable at all"
+    assert speed_at_throughput(SGLANG, 1_000).outside == Outside.LESS
 
 
-@pytest.mark.parametrize("speed", [10.0, 600.0])
-def test_speeds_outside_the_measured_range_are_refused(speed: float) -> None:
+@pytest.mark.parametrize(("speed", "outside"), [(10.0, Outside.SLOWER), (600.0, Outside.FASTER)])
+def test_speeds_outside_the_measured_range_are_refused(speed: float, outside: Outside) -> None:
     answer = throughput_at_speed(SGLANG, speed)
-    assert answer.value is None and answer.refused
+    assert answer.value is None and answer.outside == outside and answer.refused
 
 
 def test_a_point_within_ten_percent_is_on_the_curve() -> None:

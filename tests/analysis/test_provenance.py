@@ -6,9 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from agentload.analysis.provenance import MEASURED, SIMULATED, describe_source, provenance_of
+from agentload.analysis.provenance import (
+    MEASURED,
+    SIMULATED,
+    describe_source,
+    power_note,
+    provenance_of,
+)
 from agentload.analysis.results import load_results, results_of
 from agentload.results.load import read_summary
+from agentload.results.summary import PowerFigures
 from tests.analysis.simulated import simulate, simulated_summary
 from tests.analysis.summaries import gb300_like
 
@@ -50,3 +57,9 @@ def test_sources_read_with_their_provenance() -> None:
 def test_tier_points_carry_the_calls_per_second_of_their_probe(tmp_path: Path) -> None:
     (tier,) = load_results(gb300_like(tmp_path / "r")).tier_points()
     assert tier.calls_per_s == pytest.approx(100 / 60)
+
+
+def test_declared_power_is_said_assumed_with_what_it_stands_for() -> None:
+    assumed = PowerFigures(source="assumed", assumed=True, description="assumed 2.2 W a vCPU")
+    assert power_note(assumed) == "power: ASSUMED, not measured (assumed 2.2 W a vCPU)"
+    assert power_note(PowerFigures(source="nvml")) == "power source: nvml"

@@ -9,9 +9,7 @@ from rich.console import Console
 
 from agentload.analysis.render import print_tables
 from agentload.analysis.table import Table
-from agentload.commands.decode import power_note
 from agentload.console import WIDE_COLUMNS, wide_console
-from agentload.results.summary import PowerFigures
 
 
 def test_a_pipe_without_columns_gets_wide_tables(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -33,9 +31,3 @@ def test_a_table_too_wide_for_the_console_is_split_and_no_figure_is_cut() -> Non
     assert text.count("4,954,399,131") == 8  # each count whole, on one line
     assert max(len(line) for line in text.splitlines()) <= 60
     assert all(text.count(f"figure {k}") == 1 for k in range(8))
-
-
-def test_assumed_power_is_said_assumed_with_what_it_stands_for() -> None:
-    assumed = PowerFigures(source="assumed", assumed=True, description="assumed 2.2 W a vCPU")
-    assert power_note(assumed) == "power: ASSUMED, not measured (assumed 2.2 W a vCPU)"
-    assert power_note(PowerFigures(source="nvml")) == "power source: nvml"

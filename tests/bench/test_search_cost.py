@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from bench.search_cost import Job, run_one
 from bench.search_population import QUICK
 
@@ -20,6 +22,7 @@ def before_windows_s(settle_s: float) -> list[float]:
     return [probe_s - window_s for probe_s, window_s in searched.costs]
 
 
+@pytest.mark.slow
 def test_a_probe_waits_for_the_settle_it_is_given_before_its_window() -> None:
     short, long = before_windows_s(30.0), before_windows_s(90.0)
     assert min(short) >= 30.0 - SLACK_S

@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 import orjson
-from hypothesis import given, settings
+import pytest
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentload.client.events import (
@@ -72,7 +73,16 @@ def facts(summary: StreamSummary) -> tuple[Any, ...]:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
+@example(  # a non-object line before a line that is not JSON: the first one is the one noted
+    encoder="ascii",
+    text="",
+    repeats=1,
+    tail=[("raw", b"")],
+    inserts=[(0, ("raw", b"0"))],
+    done=False,
+)
 @given(
     st.sampled_from(sorted(ENCODERS)),
     texts,

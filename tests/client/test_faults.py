@@ -135,6 +135,7 @@ async def test_bad_stream_content(fake_server: FakeServer, mode: str, kind: str)
     assert record.status == 200
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["no_done", "split", "crlf", "comments"])
 async def test_tolerated_stream_shapes(fake_server: FakeServer, mode: str) -> None:
     result = await call(fake_server, f"shape-{mode}", mode=mode, **QUICK, text="日é ")
@@ -144,6 +145,7 @@ async def test_tolerated_stream_shapes(fake_server: FakeServer, mode: str) -> No
     assert result.reply.content == "日é " * TOKENS
 
 
+@pytest.mark.slow
 async def test_server_closing_every_connection_costs_no_failed_request(
     fake_server: FakeServer,
 ) -> None:

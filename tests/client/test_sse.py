@@ -5,6 +5,7 @@ from __future__ import annotations
 from itertools import pairwise
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -136,6 +137,7 @@ def streams_and_splits(draw: st.DrawFn) -> tuple[bytes, list[tuple[bytes, int]],
     return data, expected, cuts
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(streams_and_splits())
 def test_any_split_parses_to_the_same_events(
@@ -175,6 +177,7 @@ def test_fast_path_matches_the_general_rules(texts: list[str], raw_cuts: list[in
     assert fast.data == [*payloads, DONE]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.binary(max_size=64), max_size=12))
 def test_arbitrary_bytes_never_raise(chunks: list[bytes]) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 
 import numpy as np
+import pytest
 
 from agentload.client.body import chat_body
 from agentload.client.endpoint import Endpoint
@@ -40,6 +41,7 @@ async def _lateness(stop: asyncio.Event, late: list[float]) -> None:
         late.append(loop.time() - t - PROBE_SLEEP_S)
 
 
+@pytest.mark.slow
 async def test_measured_gaps_and_ttft_match_server_writes(fake_server: FakeServer) -> None:
     endpoint = Endpoint(base_url=fake_server.base_url, model="fake")
     body = chat_body(

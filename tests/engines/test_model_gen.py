@@ -13,19 +13,20 @@ from tokenizers import Tokenizer
 
 from agentload.engines.model_gen import (
     CHATML_TEMPLATE,
-    ModelSpec,
+    GeneratedModelSpec,
     generated_model,
     write_gguf,
 )
 from agentload.engines.tokenizer import BOS_TOKEN, EOS_TOKEN, IM_END
 
-SMALL = ModelSpec(layers=2, hidden=64, heads=2, kv_heads=1, ffn=128, context=4096)
+SMALL = GeneratedModelSpec(layers=2, hidden=64, heads=2, kv_heads=1, ffn=128, context=4096)
 
 
 def _field(reader: gguf.GGUFReader, key: str) -> object:
     return reader.fields[key].contents()
 
 
+@pytest.mark.slow
 def test_gguf_reads_back_with_the_spec_and_tokenizer(tmp_path: Path, tokenizer_path: Path) -> None:
     path = write_gguf(tmp_path / "m.gguf", SMALL, tokenizer_path)
     reader = gguf.GGUFReader(str(path))
@@ -57,7 +58,7 @@ def test_gguf_reads_back_with_the_spec_and_tokenizer(tmp_path: Path, tokenizer_p
 
 
 def test_same_spec_same_bytes_other_seed_other_bytes(tmp_path: Path, tokenizer_path: Path) -> None:
-    def digest(name: str, spec: ModelSpec) -> str:
+    def digest(name: str, spec: GeneratedModelSpec) -> str:
         return hashlib.sha256(
             write_gguf(tmp_path / name, spec, tokenizer_path).read_bytes()
         ).hexdigest()
@@ -82,6 +83,6 @@ def test_generated_model_is_cached_by_spec(
 
 def test_inconsistent_shapes_are_refused() -> None:
     with pytest.raises(ValidationError, match="multiple of heads"):
-        ModelSpec(hidden=100, heads=3)
+        GeneratedModelSpec(hidden=100, heads=3)
     with pytest.raises(ValidationError, match="multiple of kv_heads"):
-        ModelSpec(heads=4, kv_heads=3)
+        GeneratedModelSpec(heads=4, kv_heads=3)

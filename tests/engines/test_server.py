@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from tokenizers import Tokenizer
 
-from agentload.engines import llamacpp
+from agentload.engines import server
 from agentload.engines.errors import EngineError
-from agentload.engines.llamacpp import LocalEngine, pid_alive
+from agentload.engines.llamacpp import LocalEngine
+from agentload.engines.process import free_port, pid_alive
 from agentload.engines.tokenizer import IM_END, IM_START
 from tests.conftest import ENGINE_SLOT_CONTEXT, ENGINE_SLOTS, require_engine
 from tests.paths import REPO
@@ -176,7 +177,7 @@ def test_a_taken_port_is_reported_or_retried(
         with pytest.raises(EngineError, match=f"port {taken} is taken"):
             LocalEngine.start(parallel=1, ctx_size=1024, port=taken, log_dir=tmp_path)
 
-        ports = iter([taken, llamacpp.free_port()])
-        monkeypatch.setattr(llamacpp, "free_port", lambda: next(ports))
+        ports = iter([taken, free_port()])
+        monkeypatch.setattr(server, "free_port", lambda: next(ports))
         with LocalEngine.start(parallel=1, ctx_size=1024, log_dir=tmp_path) as engine:
             assert engine.port != taken and engine.healthy()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pytest
 from tokenizers import Tokenizer
 
 from agentload.engines.tokenizer import (
@@ -19,6 +20,7 @@ from tests.paths import REPO
 SAMPLE = (REPO / "src" / "agentload" / "cli.py").read_text()
 
 
+@pytest.mark.slow
 def test_training_is_deterministic(tmp_path: Path) -> None:
     a = train_bpe_tokenizer(tmp_path / "a" / "tokenizer.json", vocab_size=1024)
     b = train_bpe_tokenizer(tmp_path / "b" / "tokenizer.json", vocab_size=1024)

@@ -99,6 +99,7 @@ SETTINGS = SearchSettings(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("join_s", "opens_after_join"), [(0.5, True), (2.0, False)])
 def test_a_probes_window_opens_once_the_pool_has_joined_or_says_it_did_not(
     monkeypatch: pytest.MonkeyPatch, join_s: float, opens_after_join: bool

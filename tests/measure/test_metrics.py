@@ -116,6 +116,7 @@ def plain_sums(rs: list[RequestRecord]) -> tuple[int, int, int]:
     return cached, uncached, output
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(records())
 def test_whole_run_window_counts_exactly_the_sum_over_records(rs: list[RequestRecord]) -> None:
@@ -131,6 +132,7 @@ def test_whole_run_window_counts_exactly_the_sum_over_records(rs: list[RequestRe
     assert m.achieved_concurrency * m.duration_s == pytest.approx(in_flight_s, abs=1e-6)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(records(), st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6))
 def test_windows_that_tile_a_run_add_up_to_it(rs: list[RequestRecord], cuts: list[float]) -> None:

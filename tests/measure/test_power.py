@@ -152,6 +152,7 @@ def test_default_gap() -> None:
     assert default_max_gap_s(1.0) == 3.0
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     # 1 + len(steps) sample times, one `watts` reading each

@@ -255,6 +255,7 @@ async def test_dcgm_endpoint_sums_gpus(dcgm_exporter: str) -> None:
     assert chosen.watts == pytest.approx(GPU_WATTS["1"] + GPU_WATTS["3"])
 
 
+@pytest.mark.slow
 async def test_dcgm_recorder_measures_the_window(dcgm_exporter: str, tmp_path: Path) -> None:
     spec = parse_power_spec(f"prometheus:{dcgm_exporter}", interval_s=0.05)
     recorder = PowerRecorder(spec.create(), path=tmp_path / "power.jsonl")

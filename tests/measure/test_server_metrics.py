@@ -247,9 +247,22 @@ async def vllm_server() -> AsyncIterator[tuple[str, list[int]]]:
     async def broken(request: web.Request) -> web.Response:
         return web.Response(status=503, text="down")
 
+    async def in_pieces(request: web.Request) -> web.StreamResponse:
+        """The exposition in two chunks, the second a moment later (a loaded server's)."""
+        body = vllm_text(600.0, 1000.0, 1000.0, 50.0, 0.1).encode()
+        response = web.StreamResponse(headers={"Content-Type": "text/plain"})
+        await response.prepare(request)
+        cut = body.index(b"model_name", len(body) // 2) + 1
+        await response.write(body[:cut])
+        await asyncio.sleep(0.05)
+        await response.write(body[cut:])
+        await response.write_eof()
+        return response
+
     app = web.Application()
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/down/metrics", broken)
+    app.router.add_get("/pieces/metrics", in_pieces)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -281,6 +294,21 @@ async def test_scraper_over_http(vllm_server: tuple[str, list[int]], tmp_path: P
     assert window.running is not None and window.running.scrapes == len(scraper.scrapes)
     assert window.running.mean == pytest.approx(4.0)
     assert read_jsonl(path, ServerScrape).items == scraper.scrapes
+
+
+async def test_a_body_that_arrives_in_pieces_is_read_whole(
+    vllm_server: tuple[str, list[int]],
+) -> None:
+    """vLLM under load sent its /metrics in chunks; the scraper read only the first, and the
+    exposition failed at a line cut mid-label (`expected '=' after label m`)."""
+    base, _ = vllm_server
+    scraper = ServerMetricsScraper(base + "/pieces")
+    try:
+        scrape = await scraper.scrape()
+    finally:
+        await scraper.aclose()
+    assert scrape.ok, scrape.error
+    assert scrape.values["prefix_cache_queries"] == pytest.approx(1000.0)
 
 
 async def test_scraper_records_failures(vllm_server: tuple[str, list[int]]) -> None:

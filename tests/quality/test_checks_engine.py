@@ -23,7 +23,7 @@ from agentload.quality.settings import QualityOptions
 from agentload.results.files import CHECKS_FILE, REFERENCES_FILE
 from agentload.results.jsonl import read_jsonl
 from agentload.results.quality import CheckRecord, CheckSettings, QualityThresholds
-from agentload.run.execute import Request, execute
+from agentload.run.execute import Execution, execute
 from agentload.run.search_settings import SearchSettings
 from agentload.target.deployment import TargetOptions
 from agentload.workload.load import load_workload
@@ -106,7 +106,7 @@ async def test_the_checker_keeps_the_lanes_the_pace_asks_and_writes_every_call(
 
 
 def _run(engine: LocalEngine, out: Path, options: QualityOptions) -> None:
-    request = Request(
+    request = Execution(
         workload=WORKLOAD,
         search=SearchSettings.for_run(2, 6.0, ramp_s=0.2, settle_s=1.0),
         target=TargetOptions(

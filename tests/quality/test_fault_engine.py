@@ -25,7 +25,7 @@ from agentload.quality.settings import QualityOptions
 from agentload.results.quality import CheckSettings, QualityThresholds
 from agentload.results.summary import Summary
 from agentload.results.tiers import Tier
-from agentload.run.execute import Request, execute
+from agentload.run.execute import Execution, execute
 from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
 from agentload.target.deployment import TargetOptions
@@ -67,7 +67,7 @@ def proxy(llama_server: LocalEngine, tmp_path_factory: pytest.TempPathFactory) -
 def _measure(
     url: str, model: str, tokenizer: Path | None, out: Path, search: SearchSettings
 ) -> Summary:
-    request = Request(
+    request = Execution(
         workload=WORKLOAD,
         search=search,
         agents=AgentSettings(start_mid_session=True),

@@ -12,8 +12,8 @@ import pytest
 from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.errors import InputError
 from agentload.results.record import load_records
-from agentload.run.arrivals import parse_arrivals, plan_arrivals
-from agentload.run.execute import Request, _open_loop
+from agentload.run.arrivals import parse_arrivals, schedule_arrivals
+from agentload.run.execute import Execution, _open_loop
 from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
 from agentload.target.deployment import TargetOptions
@@ -47,6 +47,7 @@ def _run_saying(server_url: str, out: Path, workload: str, *options: str) -> tup
     return orjson.loads((out / "summary.json").read_bytes()), said
 
 
+@pytest.mark.slow
 def test_poisson_arrivals_each_play_one_session_and_report_the_concurrency(
     planned_server: StartServer, tmp_path: Path
 ) -> None:
@@ -56,7 +57,7 @@ def test_poisson_arrivals_each_play_one_session_and_report_the_concurrency(
     summary, said = _run_saying(server.base_url, tmp_path / "run", workload, *options)
     (probe,) = summary["probes"]
     arrivals = probe["arrivals"]
-    planned = plan_arrivals(parse_arrivals("poisson:4"), load_workload(workload), 4.0, seed=3)
+    planned = schedule_arrivals(parse_arrivals("poisson:4"), load_workload(workload), 4.0, seed=3)
     assert arrivals["sessions_arrived"] == len(planned.offsets_s) > 5
     assert arrivals["arrivals"] == "poisson arrivals at 4 sessions/s"
     records = load_records(tmp_path / "run" / "records.jsonl").records
@@ -74,6 +75,7 @@ def test_poisson_arrivals_each_play_one_session_and_report_the_concurrency(
         assert shown in report
 
 
+@pytest.mark.slow
 def test_trace_arrivals_start_sessions_at_their_recorded_offsets(
     planned_server: StartServer, tmp_path: Path
 ) -> None:
@@ -100,14 +102,14 @@ def test_arrivals_need_times_or_a_rate(tmp_path: Path) -> None:
         }
     )
     with pytest.raises(InputError, match="records no arrival times"):
-        plan_arrivals(parse_arrivals("trace"), untimed, 10.0, seed=0)
+        schedule_arrivals(parse_arrivals("trace"), untimed, 10.0, seed=0)
 
 
 def test_an_arrival_plays_its_own_session_even_started_mid_session(tmp_path: Path) -> None:
     """Agent k is arrival k: a mid-session start keeps its session (the stationary draw, which
     would pick any session, is for closed-loop pools)."""
     workload = load_workload(str(TRACE))
-    request = Request(
+    request = Execution(
         workload=str(TRACE),
         search=SearchSettings.for_run(1, 10.0, arrivals=parse_arrivals("trace")),
         target=TargetOptions(url="http://127.0.0.1:9/v1", model="m"),
@@ -115,6 +117,6 @@ def test_an_arrival_plays_its_own_session_even_started_mid_session(tmp_path: Pat
         label="t",
         agents=AgentSettings(start_mid_session=True),
     )
-    sized, plan = _open_loop(request, workload)
-    assert plan is not None and sized.agents.one_session
+    sized, schedule = _open_loop(request, workload)
+    assert schedule is not None and sized.agents.one_session
     assert sized.agents.start_draw == "uniform"

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from agentload.cli import build_parser, main
 from agentload.client.events import summarise
 from agentload.client.sse import parse_sse
-from agentload.commands.options import target_from
 from agentload.commands.run import settings_from
 from agentload.commands.search import search_settings_from
+from agentload.commands.target_options import target_from
 from agentload.errors import AgentloadError, InputError
 from agentload.results.tiers import load_tiers, parse_tier
 from agentload.target.deployment import check_target_options
@@ -134,6 +134,7 @@ def test_random_bytes_into_every_loader(
     _only_input_errors(LOADERS[loader], scratch(suffix, data), skip)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     loader=st.sampled_from(
@@ -176,6 +177,7 @@ documents = (
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(loader=st.sampled_from(["weka", "sglang-agentic", "auto"]), document=documents)
 def test_random_json_documents_into_the_document_loaders(
@@ -259,6 +261,7 @@ def test_a_preset_given_as_a_tier_points_at_tiers() -> None:
         parse_tier("agentperf")
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=json_values | st.lists(st.dictionaries(keys | st.sampled_from(
     ["output_speed_floor_tokens_per_s", "ttft_ceiling_s", "output_speed_percentile",
@@ -271,6 +274,7 @@ def test_random_tier_files(scratch: Callable[[str, bytes], Path], data: Any) -> 
         assert str(path) in str(exc)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     payloads=st.lists(
@@ -316,12 +320,14 @@ def _settings_or_one_line(verb: str, argv: list[str]) -> None:
         assert "\n" not in str(exc)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(pairs=st.lists(st.tuples(st.sampled_from(RUN_OPTIONS), OPTION_VALUES), max_size=6))
 def test_random_run_options(pairs: list[tuple[str, str]]) -> None:
     _settings_or_one_line("run", [item for pair in pairs for item in pair])
 
 
+@pytest.mark.slow
 @FUZZ
 @given(pairs=st.lists(st.tuples(st.sampled_from(SEARCH_OPTIONS), OPTION_VALUES), max_size=6))
 def test_random_search_options(pairs: list[tuple[str, str]]) -> None:

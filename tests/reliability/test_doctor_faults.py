@@ -27,6 +27,7 @@ def careless(planned_server: StartServer) -> FakeServer:
     return planned_server(defaults={"mode": "no_usage", "tokens": 5})
 
 
+@pytest.mark.slow
 def test_the_usage_and_ignore_eos_checks_fail_and_only_they(
     careless: FakeServer, tokenizer_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -44,6 +45,7 @@ def test_the_usage_and_ignore_eos_checks_fail_and_only_they(
     assert "5 token events (no usage) for 16 forced" in detail["ignore_eos"]
 
 
+@pytest.mark.slow
 def test_a_wrong_model_name_fails_the_model_check(
     careless: FakeServer, tokenizer_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -53,6 +55,7 @@ def test_a_wrong_model_name_fails_the_model_check(
     assert "FAIL  model" in out and "'other' is not served here (served: fake-model)" in out
 
 
+@pytest.mark.slow
 def test_an_unreachable_server_is_one_failed_line(
     tokenizer_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -88,6 +91,7 @@ def plain_fake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeServer]
         process.wait()
 
 
+@pytest.mark.slow
 def test_a_search_stops_in_its_preflight_before_any_load(
     plain_fake: FakeServer,
     tokenizer_path: Path,

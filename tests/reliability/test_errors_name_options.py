@@ -71,7 +71,7 @@ def test_a_bad_value_names_its_option_not_the_settings_model(
     monkeypatch.chdir(tmp_path)
     err = _error(argv, capsys)
     assert expected in err
-    for leak in ("Settings", "Request", "field '", "Input should", "Value error", "_s "):
+    for leak in ("Settings", "Execution", "field '", "Input should", "Value error", "_s "):
         assert leak not in err, err
 
 

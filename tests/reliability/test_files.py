@@ -31,6 +31,8 @@ EXPECTED_FILES = {
 }
 
 
+@pytest.mark.engine
+@pytest.mark.slow
 def test_every_file_a_search_writes_is_owner_only_and_inside_its_directory(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -18,7 +18,8 @@ import orjson
 import pytest
 
 from agentload.client import errors
-from agentload.engines.llamacpp import LocalEngine, engine_threads, free_port
+from agentload.engines.llamacpp import LocalEngine
+from agentload.engines.process import engine_threads, free_port
 from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.results.record import load_records
 from agentload.units import count_words
@@ -30,6 +31,9 @@ from tests.reliability.conftest import (
     subprocess_env,
     write_usage_log,
 )
+
+pytestmark = pytest.mark.slow
+"""Every test here starts processes, servers or clusters: seconds each."""
 
 STOP_BUDGET_S = 2.0
 """From the signal to the process's exit, summary and report written."""
@@ -290,6 +294,7 @@ def _wait_for_record(
     pytest.fail(f"no record of {what} within {WAIT_S:g} s")
 
 
+@pytest.mark.engine
 def test_server_killed_mid_run_and_restarted(tmp_path: Path) -> None:
     """The real llama.cpp server is SIGKILLed mid-run and started again on its port: the run
     records each failed call with its cause, carries on once the server is back, and ends with

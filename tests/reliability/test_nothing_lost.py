@@ -79,6 +79,7 @@ def _report_code(out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, st
     return code, captured.out + captured.err
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_never_loses_a_directory(
     planned_server: StartServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -194,6 +195,7 @@ def killed_search(killed_template: Killed, tmp_path: Path) -> Killed:
     return dataclasses.replace(killed_template, out=out)
 
 
+@pytest.mark.slow
 def test_resume_continues_a_killed_search_from_its_finished_probes(
     killed_search: Killed, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -234,6 +236,7 @@ def test_resume_continues_a_killed_search_from_its_finished_probes(
     assert code == 2 and "finished" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("change", "named"),
     [
@@ -261,6 +264,7 @@ def test_resume_refuses_another_search(
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing touched
 
 
+@pytest.mark.slow
 def test_resume_refuses_other_workloads_and_directories(
     killed_search: Killed,
     tmp_path: Path,

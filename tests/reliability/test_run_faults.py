@@ -56,6 +56,7 @@ def run_args(url: str, out: Path, *extra: str) -> list[str]:
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_run_against_a_misbehaving_server_records_every_fault(
     planned_server: StartServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -135,6 +136,7 @@ def _search(server: PlannedServer, out: Path, *extra: str) -> dict[str, Any]:
     return orjson.loads((out / "summary.json").read_bytes())
 
 
+@pytest.mark.slow
 def test_a_probe_over_the_error_rate_threshold_fails_its_tier(
     planned_server: StartServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -71,6 +71,7 @@ def hostile_run(
     yield server, out, output
 
 
+@pytest.mark.slow
 def test_the_api_key_is_in_no_output_file_log_or_terminal_line(
     hostile_run: tuple[PlannedServer, Path, str],
 ) -> None:
@@ -90,6 +91,7 @@ def test_the_api_key_is_in_no_output_file_log_or_terminal_line(
     assert manifest["endpoint"]["api_key_env"] == KEY_ENV  # the variable's name, not its value
 
 
+@pytest.mark.slow
 def test_headers_and_extra_body_reach_the_server_and_secret_values_are_never_written(
     hostile_run: tuple[PlannedServer, Path, str],
 ) -> None:
@@ -137,6 +139,7 @@ def test_bad_deployment_options_are_one_line(
     assert expected in err and "\n" not in err
 
 
+@pytest.mark.slow
 def test_server_strings_are_escaped_in_the_html_report(
     hostile_run: tuple[PlannedServer, Path, str],
 ) -> None:

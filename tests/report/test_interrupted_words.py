@@ -19,7 +19,7 @@ from agentload.results.files import PROBES_FILE, SUMMARY_FILE
 from agentload.results.load import read_summary
 from agentload.results.tiers import Tier
 from agentload.search.answers import annotate
-from tests.analysis.cli import error_line, run_json
+from tests.commands.cli import error_line, run_json
 from tests.paths import REPO
 from tests.report.builder import TIERS, build_results
 from tests.report.specs import charts, rows

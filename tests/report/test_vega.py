@@ -31,6 +31,7 @@ def specs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]
     return charts(render_report(load_view(built.path)))
 
 
+@pytest.mark.slow
 def test_every_spec_follows_the_vega_lite_schema(specs: dict[str, dict[str, Any]]) -> None:
     package, name = VEGA_LITE_SCHEMA
     schema = json.loads((resources.files(package) / name).read_text())
@@ -40,6 +41,7 @@ def test_every_spec_follows_the_vega_lite_schema(specs: dict[str, dict[str, Any]
         assert errors == [], chart_id
 
 
+@pytest.mark.slow
 def test_every_spec_compiles_with_the_vega_lite_compiler(specs: dict[str, dict[str, Any]]) -> None:
     for chart_id, spec in specs.items():
         compiled = vl_convert.vegalite_to_vega(spec, vl_version=vega.VEGA_LITE_VERSION)

@@ -119,6 +119,7 @@ async def test_start_mid_session_sends_the_full_prefix_first() -> None:
     assert replies == {}
 
 
+@pytest.mark.slow
 async def test_a_failed_call_backs_off_and_keeps_no_reply() -> None:
     stop = Stop()
     send = _Recorder(stop, limit=2, fail={0})

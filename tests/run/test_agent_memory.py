@@ -15,6 +15,8 @@ import tracemalloc
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
 from agentload.results.record import RequestRecord
 from agentload.run.agent import Agent, AgentOptions, Stop
 from agentload.workload.model import Segment, Session, Turn
@@ -115,6 +117,7 @@ async def _idle_bytes_per_agent() -> tuple[float, list[Any]]:
     return held / AGENTS, alive
 
 
+@pytest.mark.slow
 async def test_an_idle_agent_holds_no_segments_and_few_bytes() -> None:
     per_agent, reply_segments = await _idle_bytes_per_agent()
     assert reply_segments == []

@@ -10,15 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from agentload.cli import EXIT_INTERRUPTED, build_parser, main
+from agentload.cli import build_parser, main
 from agentload.config_file import CONFIG_SOURCE, REDACTED, apply_config, effective_config
 from agentload.engines.llamacpp import LocalEngine
+from agentload.errors import EXIT_INTERRUPTED
 from agentload.files import read_json
 from agentload.results.files import CONFIG_FILE, MANIFEST_FILE
 from agentload.results.tiers import preset
 from agentload.run import execute as execute_module
 from agentload.run import presets
-from agentload.run.execute import Request
+from agentload.run.execute import Execution
 from tests.reliability.conftest import SMALL_WORKLOAD
 
 EXIT_USAGE = 2
@@ -146,11 +147,11 @@ def test_a_run_saves_its_config_and_runs_again_from_it_with_a_new_salt(
     assert (first / CONFIG_FILE).read_text() == (second / CONFIG_FILE).read_text()
 
 
-def _demo_request(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> Request:
+def _demo_request(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> Execution:
     """The request `agentload demo ARGV` would execute (nothing is run)."""
-    asked: list[Request] = []
+    asked: list[Execution] = []
 
-    def capture(request: Request, console: object = None) -> None:
+    def capture(request: Execution, console: object = None) -> None:
         asked.append(request)
         raise KeyboardInterrupt
 

@@ -211,6 +211,7 @@ def test_a_plain_runs_time_left_is_its_length_left(monkeypatch: pytest.MonkeyPat
     assert board.stage_words(now()).startswith("run: 4 agents")
 
 
+@pytest.mark.slow
 def test_on_a_terminal_the_display_is_live_and_in_a_pipe_it_is_lines() -> None:
     board = ProgressBoard(SETTINGS, started_at=progress.clock.now())
     board.start_probe(3, 8)

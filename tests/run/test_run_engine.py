@@ -19,7 +19,7 @@ from agentload.files import read_json
 from agentload.measure.metrics import window_metrics
 from agentload.measure.window import Window
 from agentload.results.record import load_records
-from agentload.run.execute import HostOptions, Request, execute
+from agentload.run.execute import Execution, HostOptions, execute
 from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
 from agentload.target.deployment import TargetOptions
@@ -52,7 +52,7 @@ def short_run(
     llama_server: LocalEngine, tmp_path_factory: pytest.TempPathFactory, request: Any
 ) -> Path:
     out = tmp_path_factory.mktemp("run") / "results"
-    run = Request(
+    run = Execution(
         workload=SMALL_WORKLOAD,
         search=SearchSettings.for_run(3, RUN_S, ramp_s=RAMP_S, settle_s=SETTLE_S),
         target=_target(llama_server),

@@ -18,7 +18,7 @@ from agentload.measure.power_spec import parse_power_spec
 from agentload.results.record import load_records
 from agentload.results.summary import ProbeFigures, Summary
 from agentload.results.tiers import Tier, parse_tier
-from agentload.run.execute import Request, execute
+from agentload.run.execute import Execution, execute
 from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
 from agentload.search.plans import DEFAULT_PLAN
@@ -63,7 +63,7 @@ def searched(llama_server: LocalEngine, tmp_path_factory: pytest.TempPathFactory
         precision=PRECISION,
         plan=DEFAULT_PLAN,
     )
-    search = Request(
+    search = Execution(
         workload=WORKLOAD,
         search=settings,
         agents=AgentSettings(start_mid_session=True),

@@ -14,7 +14,8 @@ import pytest
 from agentload import clock
 from agentload.client import errors
 from agentload.client.endpoint import Endpoint
-from agentload.engines.llamacpp import LocalEngine, http_get_json
+from agentload.engines.llamacpp import LocalEngine
+from agentload.engines.process import http_get_json
 from agentload.results.record import RequestRecord, load_records
 from agentload.run.host import Host, InProcessHost
 from agentload.run.host_processes import ProcessHost

@@ -12,12 +12,15 @@ from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.files import read_json
 from agentload.results.record import load_records
 from agentload.results.tiers import Tier
-from agentload.run.execute import HostOptions, Request, execute
+from agentload.run.execute import Execution, HostOptions, execute
 from agentload.run.search_settings import SearchSettings
 from agentload.search.plans import BISECT
 from agentload.target.deployment import TargetOptions
 from bench.mock import MockServer
 from tests.scale.conftest import FAST_WORKLOAD
+
+pytestmark = pytest.mark.slow
+"""Every test here starts processes, servers or clusters: seconds each."""
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'agentload[ray]')")
 
@@ -47,7 +50,7 @@ def test_a_run_spreads_over_ray_tasks(
 ) -> None:
     out = tmp_path / "run"
     settings = SearchSettings.for_run(AGENTS, 2.0, ramp_s=0.4, settle_s=0.5, drain_s=2.0)
-    request = Request(
+    request = Execution(
         workload=FAST_WORKLOAD,
         search=settings,
         target=TargetOptions(
@@ -93,7 +96,7 @@ def test_a_search_spreads_over_ray_actors(
         min_samples=3,
         plan=BISECT,  # the probes asserted below (1, 2, 4) are bisection's
     )
-    request = Request(
+    request = Execution(
         workload=FAST_WORKLOAD,
         search=settings,
         target=TargetOptions(

@@ -24,6 +24,9 @@ from agentload.workload.tokenizers import FileTokenizer
 from bench.mock import MockServer
 from tests.scale.conftest import FAST_WORKLOAD
 
+pytestmark = pytest.mark.slow
+"""Every test here starts processes, servers or clusters: seconds each."""
+
 WORKERS = 2
 STARTUP_BUDGET_S = 20.0
 """Spawning two workers and loading them takes a few seconds; the stop timeout is 30 s."""

@@ -6,6 +6,7 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from agentload.engines.tokenizer import default_tokenizer_path
@@ -20,7 +21,7 @@ from agentload.measure.selfcheck import (
 )
 from agentload.report.html import write_report
 from agentload.report.load import load_view
-from agentload.run.execute import Request, execute
+from agentload.run.execute import Execution, execute
 from agentload.run.search_settings import SearchSettings
 from agentload.target.deployment import TargetOptions
 from bench.mock import MockServer
@@ -49,6 +50,7 @@ async def measure(block_every_s: float | None) -> SelfCheck:
     return check
 
 
+@pytest.mark.slow
 async def test_a_blocked_event_loop_is_flagged() -> None:
     figures = (await measure(block_every_s=0.1)).figures()
     assert not figures.ok
@@ -61,6 +63,7 @@ HEALTHY_TRIES = 3
 rightly flags; a healthy loop passes in one of this many 0.6 s measurements."""
 
 
+@pytest.mark.slow
 async def test_a_healthy_event_loop_is_not_flagged() -> None:
     for _ in range(HEALTHY_TRIES):
         figures = (await measure(block_every_s=None)).figures()
@@ -83,9 +86,10 @@ def test_each_limit_is_judged_and_named() -> None:
     assert merged.cpu_share == busy.cpu_share and merged.notes[0].startswith("worker 1:")
 
 
+@pytest.mark.slow
 def test_every_run_records_its_self_check(mock_server: MockServer, tmp_path: Path) -> None:
     settings = SearchSettings.for_run(4, 2.0, ramp_s=0.2, settle_s=0.5, drain_s=2.0)
-    request = Request(
+    request = Execution(
         workload=FAST_WORKLOAD,
         search=settings,
         target=TargetOptions(

@@ -12,7 +12,7 @@ from agentload import clock
 from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.files import read_json
 from agentload.results.record import load_records
-from agentload.run.execute import HostOptions, Request, execute
+from agentload.run.execute import Execution, HostOptions, execute
 from agentload.run.search_settings import SearchSettings
 from agentload.run.settings import AgentSettings
 from agentload.target.deployment import TargetOptions
@@ -31,6 +31,7 @@ def _child_now(anchor: tuple[float, float], queue: multiprocessing.Queue) -> Non
     queue.put(clock.now())
 
 
+@pytest.mark.slow
 def test_a_worker_process_reads_the_parents_clock() -> None:
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
@@ -52,7 +53,7 @@ def two_worker_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list
     with MockServer(first_ms=20, gap_ms=2, log=True) as server:
         settings = SearchSettings.for_run(AGENTS, 3.0, ramp_s=0.6, settle_s=1.0, drain_s=3.0)
         agents = AgentSettings(seed=2)
-        request = Request(
+        request = Execution(
             workload=FAST_WORKLOAD,
             search=settings,
             agents=agents,
@@ -68,6 +69,7 @@ def two_worker_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list
     return out, log
 
 
+@pytest.mark.slow
 def test_records_from_both_workers_are_merged_whole(two_worker_run: tuple[Path, list]) -> None:
     out, log = two_worker_run
     loaded = load_records(out / "records.jsonl")
@@ -83,6 +85,7 @@ def test_records_from_both_workers_are_merged_whole(two_worker_run: tuple[Path, 
         assert r.t_send <= r.t_first <= r.t_last <= r.t_done  # type: ignore[operator]
 
 
+@pytest.mark.slow
 def test_one_clock_across_workers(two_worker_run: tuple[Path, list]) -> None:
     out, log = two_worker_run
     first_write = {entry["id"]: entry["t_first"] / 1000 for entry in log}
@@ -103,6 +106,7 @@ def test_one_clock_across_workers(two_worker_run: tuple[Path, list]) -> None:
         assert times["started_at"] <= r.t_send <= times["finished_at"]
 
 
+@pytest.mark.slow
 def test_the_summary_merges_both_self_checks(two_worker_run: tuple[Path, list]) -> None:
     out, _ = two_worker_run
     summary = read_json(out / "summary.json")

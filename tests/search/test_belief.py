@@ -63,6 +63,7 @@ def test_a_tier_whose_limit_is_far_off_climbs_as_far_as_it_may() -> None:
     assert choice[0] == BOUNDS.ceiling(2) == 8
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(
     passing=st.integers(0, 500),

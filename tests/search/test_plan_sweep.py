@@ -83,6 +83,7 @@ def test_a_window_is_held_only_for_the_verdicts_that_settle_an_answer() -> None:
     assert bisect is not None and bisect.hold is None  # every verdict, bootstrap only
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     half_at=st.floats(2.0, 300.0),
@@ -108,6 +109,7 @@ def test_a_monotone_deployment_is_never_answered_above_a_failing_probe(
             assert b.failing - b.passing <= width(b.passing, precision) or b.failing == truth + 1
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10_000), jitter=st.floats(0.02, 0.15))
 def test_a_noisy_deployment_is_answered_conservatively_and_says_so(

@@ -65,6 +65,7 @@ def test_a_percentile_at_its_threshold_is_never_decided() -> None:
     assert not decided(window, TIER, verdict, ALPHA)
 
 
+@pytest.mark.slow
 def test_looking_five_times_keeps_the_error_rate() -> None:
     """A tier exactly at its floor: deciding it either way is an error; across five looks at a
     growing window, the share of probes that err stays within 1 - confidence."""

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from agentload.sim import Deployment, DeploymentConfig, EngineConfig, StepTable
-from agentload.sim.config import PoolConfig, TransferConfig
-from agentload.sim.replay import Call, session_calls
-from agentload.sim.serving import Speculative
+from agentload.sim import DeploymentConfig, RankConfig, SimEngine, StepTable
+from agentload.sim.engine.config import PoolConfig, TransferConfig
+from agentload.sim.engine.speculative import Speculative
+from agentload.sim.replay import ReplayCall, session_calls
 from agentload.workload.model import Workload
 from agentload.workload.synthetic import SyntheticParams, generate
 
@@ -23,7 +23,7 @@ def workload() -> Workload:
     return generate(SyntheticParams(sessions=30, seed=1))
 
 
-def agents(workload: Workload, count: int) -> list[Iterator[Call]]:
+def agents(workload: Workload, count: int) -> list[Iterator[ReplayCall]]:
     """One agent per session, each playing its session once (sessions reused cyclically with
     a fresh salt when `count` exceeds the workload)."""
     sessions = workload.sessions
@@ -43,8 +43,8 @@ def deployment(
     step_s: float = STEP_S,
     trace: bool = False,
     speculative: Speculative | None = None,
-) -> Deployment:
-    engine = EngineConfig(
+) -> SimEngine:
+    engine = RankConfig(
         kv_capacity_tokens=capacity,
         max_batch_tokens=max_batch_tokens,
         max_running=max_running,
@@ -55,11 +55,11 @@ def deployment(
     config = DeploymentConfig(
         ranks=ranks,
         routing=routing,  # type: ignore[arg-type]
-        engine=engine,
+        rank=engine,
         steps=StepTable.constant(step_s),
         speculative=speculative,
     )
-    return Deployment(config, trace=trace)
+    return SimEngine(config, trace=trace)
 
 
 def disaggregated(
@@ -80,11 +80,11 @@ def disaggregated(
     trace: bool = False,
     prefill_steps: StepTable | None = None,
     group_size: int = 1,
-) -> Deployment:
+) -> SimEngine:
     """Prefill ranks handing KV to decode ranks, constant step times (hand arithmetic)."""
     decode = PoolConfig(
         ranks=decode_ranks,
-        engine=EngineConfig(
+        rank=RankConfig(
             kv_capacity_tokens=decode_capacity,
             max_batch_tokens=max(max_batch_tokens, decode_running),
             max_running=decode_running,
@@ -95,7 +95,7 @@ def disaggregated(
     config = DeploymentConfig(
         ranks=prefill_ranks,
         routing=routing,  # type: ignore[arg-type]
-        engine=EngineConfig(
+        rank=RankConfig(
             kv_capacity_tokens=prefill_capacity,
             max_batch_tokens=max_batch_tokens,
             max_running=min(256, max_batch_tokens),
@@ -107,7 +107,7 @@ def disaggregated(
         transfer=TransferConfig(tokens_per_s=transfer_tokens_per_s, latency_s=transfer_latency_s),
         speculative=speculative,
     )
-    return Deployment(config, trace=trace)
+    return SimEngine(config, trace=trace)
 
 
 TIGHT = pytest.mark.parametrize(
@@ -125,7 +125,7 @@ routings, small step budgets and few running requests (`tight_deployment`)."""
 
 def tight_deployment(
     host: int, routing: str, budget: int, running: int, *, trace: bool = False
-) -> Deployment:
+) -> SimEngine:
     """Two ranks of 5,000 KV tokens in 16-token blocks, 10 ms steps."""
     return deployment(
         capacity=5000,

@@ -14,7 +14,8 @@ from agentload.cli import build_parser, main
 from agentload.files import read_json
 from agentload.results.record import load_records
 from agentload.results.summary import Summary
-from agentload.sim.catalog import catalog_for, listing
+from agentload.sim.setup.listing import listing
+from agentload.sim.steps.catalog import catalog_for
 from agentload.target.context import intended_need
 from agentload.workload.load import load_workload
 
@@ -46,6 +47,7 @@ def simulated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _simulate(tmp_path_factory.mktemp("sim") / "a")
 
 
+@pytest.mark.slow
 def test_the_results_directory_is_normal_and_says_simulated(simulated: Path) -> None:
     summary = Summary.model_validate(read_json(simulated / "summary.json"))
     assert summary.complete and summary.simulated is not None
@@ -65,6 +67,7 @@ def test_the_results_directory_is_normal_and_says_simulated(simulated: Path) -> 
     assert (simulated / "power.jsonl").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_each_tier_passes_at_its_max_and_fails_one_step_up(simulated: Path) -> None:
     summary = Summary.model_validate(read_json(simulated / "summary.json"))
     verdicts = {p.agents: p.verdicts for p in summary.probes}
@@ -78,6 +81,7 @@ def test_each_tier_passes_at_its_max_and_fails_one_step_up(simulated: Path) -> N
     assert (slow.max_agents or 0) >= (fast.max_agents or 0)
 
 
+@pytest.mark.slow
 def test_the_same_seed_and_salt_simulate_the_same_figures(simulated: Path, tmp_path: Path) -> None:
     again = Summary.model_validate(read_json(_simulate(tmp_path / "b") / "summary.json"))
     first = Summary.model_validate(read_json(simulated / "summary.json"))
@@ -87,6 +91,7 @@ def test_the_same_seed_and_salt_simulate_the_same_figures(simulated: Path, tmp_p
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "verb",
     [
@@ -148,12 +153,14 @@ def test_a_calibrated_prompt_scale_counts_in_the_need() -> None:
     assert doubled.longest.intended_prompt_tokens == plain.longest.prompt_tokens
 
 
+@pytest.mark.slow
 def test_the_list_names_the_documented_combination(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", "--list", "--system", "h200_sxm", "--model", "DeepSeek-V4-Pro"]) == 0
     out = capsys.readouterr().out
     assert "sgl-project/DeepSeek-V4-Pro-FP8" in out and "tp8,ep8" in out
 
 
+@pytest.mark.slow
 def test_the_list_is_a_summary_until_narrowed_and_says_how(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -169,6 +176,7 @@ def test_the_list_is_a_summary_until_narrowed_and_says_how(
     assert "tpT,dpD,epE" in text and "tp1,dp8,ep8" in text
 
 
+@pytest.mark.slow
 def test_a_narrowed_list_never_splits_a_number_at_80_columns(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -202,6 +210,7 @@ DISAGG = (
 )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_disaggregated_speculative_simulation_names_its_pools_and_assumptions(
     tmp_path: Path,
 ) -> None:
@@ -236,6 +245,7 @@ def test_a_layout_and_other_gpus_are_one_line(capsys: pytest.CaptureFixture[str]
     assert "has 2 GPUs, not --gpus 4" in line
 
 
+@pytest.mark.slow
 def test_simulate_says_engine_instances_and_data_parallel_ranks_never_replicas(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from agentload.sim.build import DeploymentRequest, build_deployment
-from agentload.sim.calibrate_run import calibrate_on_run, engine_defaults, predict_run
-from agentload.sim.measured import read_measured
+from agentload.sim.calibration.measured import read_measured
+from agentload.sim.calibration.on_run import calibrate_on_run, engine_defaults, predict_run
 from agentload.sim.predict import AgentRules, predict_fixed
-from agentload.sim.roofline import RooflineParams
+from agentload.sim.setup.build import DeploymentSpec, build_deployment
+from agentload.sim.steps.roofline import RooflineParams
 from agentload.workload.load import load_workload
 from agentload.workload.synthetic import generate
 from bench import sim_validate
@@ -71,6 +71,7 @@ search on agentperf-local's recorded traces replays the full traces, which the r
 does not carry (`bench/sim_validate.py --only local` rechecks it where they are)."""
 
 
+@pytest.mark.slow
 def test_the_published_local_errors_are_what_the_published_factors_give() -> None:
     """Each measured search on a generated workload, its schedule replayed with the calibrated
     factors, gives the total tokens/s the docs publish, probe by probe."""
@@ -82,7 +83,7 @@ def test_the_published_local_errors_are_what_the_published_factors_give() -> Non
         if not run.workload.startswith(GENERATED):
             continue
         replayed.append(name)
-        request = DeploymentRequest(
+        request = DeploymentSpec(
             system=sim_validate.CPU_SYSTEM,
             **engine_defaults(run),  # type: ignore[arg-type]
         ).model_copy(
@@ -106,7 +107,7 @@ def test_the_calibration_on_the_demo_finds_the_published_factors() -> None:
     """The fit itself, end to end on the measured demo's probes at 1-4 agents (~5-8 s)."""
     local = _results()["local"]
     run = read_measured(sim_validate.MEASURED / sim_validate.CALIBRATION_RUN)
-    request = DeploymentRequest(system=sim_validate.CPU_SYSTEM, **engine_defaults(run))  # type: ignore[arg-type]
+    request = DeploymentSpec(system=sim_validate.CPU_SYSTEM, **engine_defaults(run))  # type: ignore[arg-type]
     _, facts = calibrate_on_run(
         run, request, load_workload(run.workload), max_agents=sim_validate.CALIBRATION_MAX_AGENTS
     )
@@ -225,7 +226,7 @@ def test_one_ep8_group_at_the_racks_simulated_load_runs_at_its_published_speed()
     row = next(r for r in aa["simulated"] if r["layout"] == "tp1,dp8,ep8" and not r["mtp"])
     agents = round(row["agents_per_gpu"] * AA_GROUP_GPUS)
     built = build_deployment(
-        DeploymentRequest(
+        DeploymentSpec(
             system="gb300",
             backend=sim_validate.AA_BACKEND,
             model=sim_validate.AA_MODEL,

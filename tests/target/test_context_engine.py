@@ -14,7 +14,7 @@ from rich.console import Console
 
 from agentload.client.endpoint import Endpoint
 from agentload.engines.llamacpp import LocalEngine
-from agentload.engines.model_gen import ModelSpec, generated_model
+from agentload.engines.model_gen import GeneratedModelSpec, generated_model
 from agentload.errors import AgentloadError
 from agentload.target.context import CHECK_INSTANCE, Fit, LlamaCppCounter, measure_need
 from agentload.target.deployment import TargetOptions
@@ -100,7 +100,7 @@ def test_a_model_trained_too_short_for_the_workload_is_refused_naming_the_fix(
     tmp_path: Path,
 ) -> None:
     require_engine()
-    short = generated_model(ModelSpec(context=16_384))
+    short = generated_model(GeneratedModelSpec(context=16_384))
     fit = Fit(load_workload(str(DEFAULT_SET)), recorded_history=True)
     options = TargetOptions(engine_model=str(short.path))
     with (

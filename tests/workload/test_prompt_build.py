@@ -79,6 +79,7 @@ def _session_and_replies(draw: st.DrawFn) -> tuple[Session, list[int]]:
     return session, lengths
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_session_and_replies())
 def test_prompts_and_each_prompt_alone_match_the_reference(case: tuple[Session, list[int]]) -> None:

@@ -39,6 +39,7 @@ def against_the_log() -> ShapeComparison:
     return compare_shapes(loaded(str(LOG)), generate(SweAgentParams(sessions=SAMPLE)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [name for name, _, _ in DISTRIBUTIONS])
 def test_each_distribution_is_within_the_stated_distance_of_the_log(
     against_the_log: ShapeComparison, name: str

@@ -30,6 +30,7 @@ def large() -> WorkloadStats:
     return workload_stats(generate(SyntheticParams(sessions=LARGE_SAMPLE, seed=11)))
 
 
+@pytest.mark.slow
 def test_meets_published_shape(large: WorkloadStats) -> None:
     assert large.input_tokens.mean == pytest.approx(TARGET_MEAN_INPUT, rel=0.10)
     assert large.output_tokens.p50 == pytest.approx(TARGET_MEDIAN_OUTPUT, rel=0.20)
@@ -39,6 +40,7 @@ def test_meets_published_shape(large: WorkloadStats) -> None:
     assert large.calls_per_session.max <= MAX_CALLS
 
 
+@pytest.mark.slow
 def test_looks_like_agent_sessions(large: WorkloadStats) -> None:
     # Calls per session spread widely; outputs are mostly short with long bursts.
     assert large.calls_per_session.p95 > 5 * large.calls_per_session.p5
@@ -77,6 +79,7 @@ def test_prompts_grow_as_prefix_extensions_with_one_shared_prefix() -> None:
     assert len(system_keys) == 1
 
 
+@pytest.mark.slow
 def test_spec_overrides_parameters() -> None:
     spec = "synthetic:agentic-coding?sessions=300&seed=3&mean_input=20000&system_tokens=2048"
     workload = load_workload(spec)

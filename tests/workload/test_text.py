@@ -29,7 +29,8 @@ from agentload.workload.replies import Replies
 from agentload.workload.text import ROLE_HEADERS, WORD_FILL, TextMaker
 from agentload.workload.tokenizers import FileTokenizer
 
-LENGTHS = (1, 2, 7, 100, 4096, 131_072)
+LENGTHS = (1, 2, 7, 100, 4096, pytest.param(131_072, marks=pytest.mark.slow))
+"""Segment lengths tested; the longest (published agentic prompts reach it) is slow."""
 ROLES = ("system", "user", "tool", "assistant")
 SMALL_CORPUS_CHARS = 100_000
 """Corpus size for the second tokenizers (their build is not cached on disk)."""
@@ -121,7 +122,7 @@ def test_segment_text_has_exact_length(
         assert tok.encode(text) == ids.tolist()
 
 
-@pytest.mark.parametrize("n", [n for n in LENGTHS if n >= 100])
+@pytest.mark.parametrize("n", [100, 4096, 131_072])
 def test_text_is_varied_code_not_one_token(maker: TextMaker, n: int) -> None:
     ids = maker.segment_ids(Segment(key=f"v/{n}", tokens=n, role="tool"), instance=1).tolist()
     top_share = Counter(ids).most_common(1)[0][1] / n
@@ -137,12 +138,14 @@ def test_every_length_up_to_300_is_exact(maker: TextMaker, tok: FileTokenizer) -
         assert tok.count(maker.segment_text(segment, instance=n)) == n
 
 
+@pytest.mark.slow
 def test_lengths_beyond_the_corpus_repeat_it(maker: TextMaker, tok: FileTokenizer) -> None:
     n = maker.corpus.tokens + 12_345
     text = maker.segment_text(Segment(key="huge", tokens=n, role="system", shared=True))
     assert tok.count(text) == n
 
 
+@pytest.mark.slow
 def test_few_cut_points_still_exact_with_short_padding(maker: TextMaker) -> None:
     """A tokenizer that rejects every inner cut (as Gemma's does) leaves only clean cuts."""
     c = maker.corpus
@@ -158,6 +161,7 @@ def test_few_cut_points_still_exact_with_short_padding(maker: TextMaker) -> None
     assert np.mean(padding) < WORD_FILL
 
 
+@pytest.mark.slow
 def test_second_tokenizer_kind(other: TextMaker) -> None:
     tok = other.tokenizer
     for n in (1, 2, 7, 100, 4096):
@@ -167,6 +171,7 @@ def test_second_tokenizer_kind(other: TextMaker) -> None:
             assert len(other.segment_ids(segment, instance=5)) == n
 
 
+@pytest.mark.slow
 def test_second_tokenizer_whole_prompt(other: TextMaker) -> None:
     prompt = list(_session().prompts())[-1]
     messages = other.messages(prompt, instance=2)

@@ -136,6 +136,7 @@ def openai_shape_server(request: pytest.FixtureRequest, tokenizer_path: Path) ->
         server.server_close()
 
 
+@pytest.mark.slow
 def test_openai_shape_endpoint(openai_shape_server: str, tokenizer_path: Path) -> None:
     tok = ServerTokenizer(openai_shape_server + "/v1")
     local = FileTokenizer(tokenizer_path)

@@ -21,8 +21,9 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from agentload.frozen import Frozen
 from agentload.units import WATTS_PER_MW, number
 
 CONSISTENCY_TOLERANCE = 0.10
@@ -57,10 +58,8 @@ Verdict = Literal["agrees", "fails", "implied"]
 Figures = dict[str, float]
 
 
-class Check(BaseModel):
+class RelationCheck(Frozen):
     """One relation between a headline's figures, and what it says about them."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     relation: str
     """The relation, in words: `total tokens/s per GPU = agents per GPU x ...`."""
@@ -79,10 +78,10 @@ class Check(BaseModel):
         return self.stated / self.implied if self.stated is not None and self.implied else None
 
 
-class _Relation(BaseModel):
+class _Relation(Frozen):
     """`figure` = a function of `inputs`; `solve[name]` finds an input from the rest."""
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     words: str
     figure: str
@@ -162,20 +161,19 @@ RELATIONS: tuple[_Relation, ...] = (
 """In the order they are tried; an implied figure is offered to every relation again."""
 
 
-class Checked(BaseModel):
+class Checked(Frozen):
     """The checks that could be made, and every figure known once implied ones are added."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    checks: tuple[Check, ...]
+    checks: tuple[RelationCheck, ...]
     figures: dict[str, float]
-    implied: dict[str, str]
-    """Figure -> the relation that implied it."""
+    implied_by: dict[str, str]
+    """An implied figure -> the figure of the relation that implied it (`watts per GPU` ->
+    `agents per MW`)."""
     used: frozenset[str]
     """Figures that took part in a check or implied something (the rest changed nothing)."""
 
     @property
-    def failed(self) -> tuple[Check, ...]:
+    def failed(self) -> tuple[RelationCheck, ...]:
         """The checks whose stated figure does not fit the others."""
         return tuple(c for c in self.checks if c.verdict == "fails")
 
@@ -193,7 +191,7 @@ def run_checks(known: Mapping[str, float | None]) -> Checked:
     return Checked(
         checks=tuple(state.checks[r.words] for r in RELATIONS if r.words in state.checks),
         figures=values,
-        implied=state.implied,
+        implied_by=state.implied_by,
         used=frozenset(state.used),
     )
 
@@ -203,8 +201,8 @@ class _State:
 
     def __init__(self, values: Figures) -> None:
         self.values = values
-        self.implied: dict[str, str] = {}
-        self.checks: dict[str, Check] = {}
+        self.implied_by: dict[str, str] = {}
+        self.checks: dict[str, RelationCheck] = {}
         self.used: set[str] = set()
 
     def one_pass(self, *, subtract: bool) -> bool:
@@ -240,15 +238,15 @@ class _State:
             self.checks[relation.words] = _check(relation, name, None, value, "fails")
             return False
         values[name] = value
-        self.implied[name] = relation.words
+        self.implied_by[name] = relation.figure
         self.checks[relation.words] = _check(relation, name, None, value, "implied")
         return True
 
 
 def _check(
     relation: _Relation, figure: str, stated: float | None, implied: float, verdict: Verdict
-) -> Check:
-    return Check(
+) -> RelationCheck:
+    return RelationCheck(
         relation=relation.words,
         figure=figure,
         unit=UNITS.get(figure, ""),

@@ -26,9 +26,9 @@ from agentload.analysis.provenance import SIMULATED, TYPED_IN, describe_source, 
 from agentload.analysis.results import OperatingPoint, Results
 from agentload.analysis.table import Cell, Table
 from agentload.results.answer_words import NONE, UNDECIDED, inside_each_other, interval_words
+from agentload.units import PERCENT
 from agentload.vocabulary import OUTPUT_SPEED, PER_REQUEST_SHORT
 
-PERCENT = 100.0
 AGENTS_ROW = "max agents"
 SPEED_ROW = OUTPUT_SPEED
 STATISTIC_ROW = "speed statistic"

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentload.analysis.mix import TokenMix
-from agentload.units import SECONDS_PER_HOUR, TOKENS_PER_MILLION, WATTS_PER_KW, number
-
-PERCENT = 100.0
+from agentload.analysis.refused import Reason, Refused
+from agentload.frozen import Frozen
+from agentload.units import PERCENT, SECONDS_PER_HOUR, TOKENS_PER_MILLION, WATTS_PER_KW, number
 
 
 def dollars_per_million(gpu_hour_price: float, tokens_per_s_per_gpu: float) -> float:
@@ -47,10 +47,8 @@ def electricity_per_million(
     return dollars_per_million(hourly, tokens_per_s_per_gpu)
 
 
-class HostedPrices(BaseModel):
+class HostedPrices(Frozen):
     """A hosted API's list prices, $ per M tokens of each kind."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
@@ -62,6 +60,30 @@ class HostedPrices(BaseModel):
         if not 0 <= cached_discount <= 1:
             raise ValueError(f"a cached-input discount is 0..1, got {cached_discount:g}")
         return cls(input=input, output=output, cached_input=input * (1 - cached_discount))
+
+
+def hosted_prices(
+    input_price: float | None,
+    output_price: float | None,
+    cached_discount: float | None,
+    cached_input_price: float | None,
+) -> HostedPrices | None:
+    """The hosted list prices typed, or None when none were; `Refused` for half a price list,
+    or a cached-input price given both ways."""
+    given = (input_price, output_price, cached_discount, cached_input_price)
+    if all(v is None for v in given):
+        return None
+    if input_price is None or output_price is None:
+        raise Refused(
+            None, Reason.NEEDS, "hosted prices need both --input-price and --output-price"
+        )
+    if cached_discount is not None and cached_input_price is not None:
+        raise Refused(
+            None, Reason.CONFLICTS, "give --cached-discount or --cached-input-price, not both"
+        )
+    if cached_input_price is not None:
+        return HostedPrices(input=input_price, output=output_price, cached_input=cached_input_price)
+    return HostedPrices.with_discount(input_price, output_price, cached_discount or 0.0)
 
 
 def blended_price(prices: HostedPrices, mix: TokenMix) -> float:

@@ -6,10 +6,9 @@ All functions are pure. Throughputs are tokens/s; power is watts; a megawatt is 
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from agentload.analysis.mix import TokenMix, mix_from_rates
 from agentload.analysis.results import OperatingPoint
+from agentload.frozen import Frozen
 from agentload.units import WATTS_PER_MW
 
 
@@ -79,10 +78,8 @@ def _positive(value: float, what: str) -> None:
         raise ValueError(f"{what} must be > 0, got {value:g}")
 
 
-class Decoded(BaseModel):
+class Decoded(Frozen):
     """What one operating point says once decoded; None where the inputs do not say."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     point: OperatingPoint
     mix: TokenMix | None

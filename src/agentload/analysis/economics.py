@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentload.analysis.cost import HostedPrices, blended_price
 from agentload.analysis.mix import TokenMix
+from agentload.frozen import Frozen
 from agentload.units import SECONDS_PER_HOUR, TOKENS_PER_MILLION, WATTS_PER_KW
 
 HOURS_PER_YEAR = 8_760.0
@@ -30,11 +31,7 @@ HOURS_PER_YEAR = 8_760.0
 Basis = Literal["rented", "owned"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class CostBasis(_Model):
+class CostBasis(Frozen):
     """How self-hosted GPU-hours are paid for, electricity aside."""
 
     basis: Basis
@@ -73,7 +70,7 @@ def electricity_gpu_hour(wall_watts_per_gpu: float, kwh_price: float) -> float:
     return wall_watts_per_gpu / WATTS_PER_KW * kwh_price
 
 
-class AgentCosts(_Model):
+class AgentCosts(Frozen):
     """What one agent costs at one operating point, one way of paying."""
 
     per_agent_hour: float
@@ -86,7 +83,7 @@ class AgentCosts(_Model):
     """$ per session, when the session's size is known."""
 
 
-class AgentLoad(_Model):
+class AgentLoad(Frozen):
     """What one active agent sends and receives: tokens/s of each kind, and calls/s."""
 
     mix: TokenMix

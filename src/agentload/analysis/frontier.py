@@ -26,7 +26,9 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from agentload.frozen import Frozen
 
 AREA_UNIT = "(tok/s per request) × (tok/s per GPU)"
 
@@ -40,10 +42,8 @@ AREA_UNITS: dict[str, str] = {
 }
 
 
-class FrontierPoint(BaseModel):
+class FrontierPoint(Frozen):
     """One configuration's point: output speed (per request) and per-GPU throughput."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     speed: float = Field(ge=0)
     """Output speed, tokens/s per request."""
@@ -52,10 +52,8 @@ class FrontierPoint(BaseModel):
     label: str = ""
 
 
-class Selection(BaseModel):
+class Selection(Frozen):
     """k frontier points (indices into the frontier, ascending) and the area share they keep."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     indices: tuple[int, ...]
     area: float

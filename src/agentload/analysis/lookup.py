@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from agentload.analysis.frontier import FrontierPoint
+from agentload.frozen import Frozen
 
 Interpolation = Literal["log", "linear", "step"]
 INTERPOLATIONS: tuple[Interpolation, ...] = ("log", "linear", "step")
@@ -37,46 +37,57 @@ HOW = {
 }
 
 
-class Answer(BaseModel):
-    """A look-up's answer, or why there is none and what can still be said."""
+class Outside(StrEnum):
+    """Which way a look-up falls outside the measured range."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    SLOWER = "slower than the slowest point"
+    FASTER = "faster than the fastest point"
+    MORE = "more throughput than the most measured"
+    LESS = "less throughput than the fastest point delivers"
+
+
+class Reading(Frozen):
+    """A look-up's answer, or why there is none and what can still be said."""
 
     value: float | None
     between: tuple[str, ...] = ()
     """Labels of the frontier points the answer came from (one or two)."""
+    outside: Outside | None = None
+    """Why no value: which way the look-up falls outside the measured range."""
     refused: str | None = None
-    """Why no value: outside the measured range, and which way."""
+    """The same in words, with the measured end it passed."""
     bound: str | None = None
     """What can be said instead, e.g. `< 40.9` (if reachable at all)."""
 
 
 def throughput_at_speed(
     frontier: Sequence[FrontierPoint], speed: float, how: Interpolation = "log"
-) -> Answer:
+) -> Reading:
     """The frontier's throughput at an output speed (tokens/s per request)."""
     _check(frontier)
     first, last = frontier[0], frontier[-1]
     if speed < first.speed:
-        return Answer(
+        return Reading(
             value=None,
+            outside=Outside.SLOWER,
             refused=f"slower than the slowest measured point ({_num(first.speed)})",
             bound=f"≥ {_num(first.throughput)} (the slowest point's, at a lower speed)",
         )
     if speed > last.speed:
-        return Answer(
+        return Reading(
             value=None,
+            outside=Outside.FASTER,
             refused=f"faster than the fastest measured point ({_num(last.speed)})",
             bound="unknown: nothing that fast was measured",
         )
     exact = next((p for p in frontier if p.speed == speed), None)
     if exact is not None:
-        return Answer(value=exact.throughput, between=(exact.label,))
+        return Reading(value=exact.throughput, between=(exact.label,))
     high = next(i for i, p in enumerate(frontier) if p.speed > speed)
     a, b = frontier[high - 1], frontier[high]
     if how == "step":
-        return Answer(value=b.throughput, between=(b.label,))
-    return Answer(
+        return Reading(value=b.throughput, between=(b.label,))
+    return Reading(
         value=_along(a.speed, a.throughput, b.speed, b.throughput, speed, how),
         between=(a.label, b.label),
     )
@@ -84,13 +95,14 @@ def throughput_at_speed(
 
 def speed_at_throughput(
     frontier: Sequence[FrontierPoint], throughput: float, how: Interpolation = "log"
-) -> Answer:
+) -> Reading:
     """The output speed (tokens/s per request) at which the frontier delivers a throughput."""
     _check(frontier)
     first, last = frontier[0], frontier[-1]
     if throughput > first.throughput:
-        return Answer(
+        return Reading(
             value=None,
+            outside=Outside.MORE,
             refused=(
                 f"more than the most measured ({_num(first.throughput)}, at "
                 f"{_num(first.speed)} tok/s per request)"
@@ -98,31 +110,30 @@ def speed_at_throughput(
             bound=f"< {_num(first.speed)} tok/s per request, if reachable at all",
         )
     if throughput < last.throughput:
-        return Answer(
+        return Reading(
             value=None,
+            outside=Outside.LESS,
             refused=f"less than the fastest point delivers ({_num(last.throughput)})",
             bound=f"≥ {_num(last.speed)} tok/s per request (the fastest point's)",
         )
     exact = next((p for p in frontier if p.throughput == throughput), None)
     if exact is not None:
-        return Answer(value=exact.speed, between=(exact.label,))
+        return Reading(value=exact.speed, between=(exact.label,))
     low = next(i for i, p in enumerate(frontier) if p.throughput < throughput)
     a, b = frontier[low - 1], frontier[low]
     if how == "step":
-        return Answer(value=a.speed, between=(a.label,))
-    return Answer(
+        return Reading(value=a.speed, between=(a.label,))
+    return Reading(
         value=_along(a.throughput, a.speed, b.throughput, b.speed, throughput, how),
         between=(a.label, b.label),
     )
 
 
-class Against(BaseModel):
+class Against(Frozen):
     """A point from elsewhere against the frontier at its speed."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     point: FrontierPoint
-    frontier: Answer
+    frontier: Reading
     """The frontier's throughput at the point's speed."""
 
     @property

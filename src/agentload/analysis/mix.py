@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from agentload.frozen import Frozen
 
 MIX_TOLERANCE = 0.01
 """How far (relative) a stated total may differ from the sum of its parts."""
 
 
-class TokenMix(BaseModel):
+class TokenMix(Frozen):
     """Cached input, uncached input and output, in any one unit (tokens, or tokens/s)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     cached_input: float = Field(ge=0)
     uncached_input: float = Field(ge=0)

@@ -31,36 +31,31 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from agentload.analysis.cost import HostedPrices
+from agentload.analysis.decode import decode_point
 from agentload.analysis.economics import agent_load, hosted, owned_gpu_hour
 from agentload.analysis.mix import TokenMix
 from agentload.analysis.provenance import Provenance
+from agentload.analysis.refused import Reason, Refused
+from agentload.analysis.results import Results
 from agentload.analysis.wall import WallPower
-from agentload.units import WATTS_PER_MW, agents_words, count_words
+from agentload.errors import InputError
+from agentload.frozen import Frozen
+from agentload.results.answer_words import UNDECIDED
+from agentload.units import WATTS_PER_KW, WATTS_PER_MW, agents_words, count_words
 
 HOURS_PER_MONTH = 730.0
 """8,760 hours a year / 12."""
 MONTHS_PER_YEAR = 12.0
 HOURS_PER_DAY = 24
-WATTS_PER_KW = 1_000.0
 PLAN_SCHEMA_VERSION = 2
 """2: the unit of a fleet is a deployment (1 called it a replica, as the simulator's schema 1
 called a data-parallel rank); an agent's tokens/s are `tokens_per_s_per_active_agent`."""
-_V1_FIELDS = {
-    "replica": "deployment",
-    "replicas_for_peak": "deployments_for_peak",
-    "replicas": "deployments",
-    "replicas_at_answer": "deployments_at_answer",
-}
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Demand(_Model):
+class Demand(Frozen):
     """Who needs agents, how many, and when."""
 
     developers: int = Field(ge=1)
@@ -108,7 +103,7 @@ class Demand(_Model):
         return self.active_share
 
 
-class Sizing(_Model):
+class Sizing(Frozen):
     """How much headroom, and how the deployments sit in nodes."""
 
     headroom: float = Field(default=0.0, ge=0)
@@ -120,7 +115,7 @@ class Sizing(_Model):
     """Host power and PUE, for power at the wall; None: at the GPU only."""
 
 
-class Prices(_Model):
+class Prices(Frozen):
     """What GPUs and tokens cost; each part optional."""
 
     gpu_hour: float | None = Field(default=None, ge=0)
@@ -138,7 +133,7 @@ class Prices(_Model):
         return self
 
 
-class MeasuredDeployment(_Model):
+class MeasuredDeployment(Frozen):
     """What the results directory measured: one deployment at the tier."""
 
     origin: str
@@ -180,7 +175,7 @@ class MeasuredDeployment(_Model):
     throughput, not an output speed); None when the tier did not record its token mix."""
 
 
-class FleetPlan(_Model):
+class FleetPlan(Frozen):
     """A fleet for a team, every figure with its unit in its name."""
 
     schema_version: int = PLAN_SCHEMA_VERSION
@@ -222,26 +217,70 @@ class FleetPlan(_Model):
     owned_break_even_utilisation: float | None
     notes: tuple[str, ...] = ()
 
-    @model_validator(mode="before")
-    @classmethod
-    def _from_v1(cls, data: object) -> object:
-        """A plan saved by schema 1 (`replica`, `replicas`, `spare_replicas`,
-        `tokens_per_s_per_agent`) reads with today's names."""
-        if not isinstance(data, dict) or "replica" not in data:
-            return data
-        renamed = {_V1_FIELDS.get(key, key): value for key, value in data.items()}
-        renamed["schema_version"] = PLAN_SCHEMA_VERSION
-        deployment = renamed.get("deployment")
-        if isinstance(deployment, dict) and "tokens_per_s_per_agent" in deployment:
-            deployment = dict(deployment)
-            deployment["tokens_per_s_per_active_agent"] = deployment.pop("tokens_per_s_per_agent")
-            renamed["deployment"] = deployment
-        sizing = renamed.get("sizing")
-        if isinstance(sizing, dict) and "spare_replicas" in sizing:
-            sizing = dict(sizing)
-            sizing["spare_deployments"] = sizing.pop("spare_replicas")
-            renamed["sizing"] = sizing
-        return renamed
+
+def measured_deployment(
+    results: Results, tier: str | None, typed_gpus: int | None
+) -> MeasuredDeployment:
+    """The deployment the results measured at one tier (`tier`, or their only one), on its
+    recorded GPUs or the `typed_gpus`; `Refused` for a tier that is not there, not decided or
+    never met, or a GPU count typed over a recorded one (or missing from both)."""
+    tiers = [p for p in results.tier_points() if p.tier is not None]
+    names = ", ".join(str(p.tier) for p in tiers)
+    if not tiers:
+        raise InputError(
+            "has no tier results to size on (run a search with tiers)", path=results.origin
+        )
+    if tier is None and len(tiers) > 1:
+        raise Refused("tier", Reason.NEEDS, f"choose one of the tiers {names}")
+    name = tier if tier is not None else tiers[0].tier
+    point = next((p for p in tiers if p.tier == name), None)
+    if point is None:
+        raise Refused("tier", Reason.NOT_IN_RESULTS, f"no tier {name!r} here (tiers: {names})")
+    if not point.settled:
+        raise Refused(
+            "tier",
+            Reason.NOT_IN_RESULTS,
+            f"tier {name!r} is {UNDECIDED}: the search stopped before it settled; resume it "
+            "(agentload search --resume DIR) to size on an answer",
+        )
+    if point.agents is None:
+        raise Refused(
+            "tier", Reason.NOT_IN_RESULTS, f"no probe met tier {name!r}: nothing to size on"
+        )
+    if results.gpus is not None and typed_gpus is not None:
+        raise Refused(
+            "gpus_per_deployment",
+            Reason.CONFLICTS,
+            f"the results record {results.gpus} GPU(s) in the deployment already",
+        )
+    gpus = results.gpus or typed_gpus
+    if gpus is None:
+        raise Refused(
+            None,
+            Reason.NEEDS,
+            "the results do not say how many GPUs served: give --gpus-per-deployment",
+        )
+    decoded = decode_point(point.model_copy(update={"gpus": gpus, "gpus_known": True}))
+    mix = decoded.mix.scaled(gpus / point.agents) if decoded.mix is not None else None
+    watts = point.watts / gpus if point.watts else None
+    interval = point.agents_interval
+    return MeasuredDeployment(
+        origin=results.origin,
+        provenance=results.provenance,
+        label=results.label,
+        tier=str(name),
+        tier_words=point.tier_slo or "SLO not recorded",
+        agents=point.agents,
+        at_cap=point.at_cap,
+        agents_low=interval.low if interval is not None else None,
+        interval_level=interval.level if interval is not None else None,
+        gpus=gpus,
+        gpus_typed=typed_gpus is not None,
+        watts_per_gpu=watts,
+        power_source=results.power.source if watts else "none",
+        power_assumed=bool(watts) and results.power.assumed,
+        tokens_per_s_per_active_agent=mix,
+    )
 
 
 def plan_fleet(

@@ -13,9 +13,8 @@ from agentload.analysis.plan import HOURS_PER_MONTH, FleetPlan, MeasuredDeployme
 from agentload.analysis.provenance import ASSUMED_POWER, COMPUTED, TYPED_IN, describe_source
 from agentload.analysis.table import Cell, Table, figure_table, format_number
 from agentload.analysis.wall import AT_THE_GPU, AT_THE_WALL
+from agentload.units import PERCENT
 from agentload.vocabulary import PER_ACTIVE_AGENT, PER_ACTIVE_AGENT_UNIT
-
-PERCENT = 100.0
 
 Row = tuple[str, Cell, str, str]
 

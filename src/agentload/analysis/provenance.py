@@ -43,3 +43,10 @@ def power_words(power: PowerFigures) -> str:
     """Where the watts came from: the meter (`nvml`, `rapl`, ...), or `ASSUMED, not measured`
     for a declared figure (`--gpu-watts`, the CPU demo's per-vCPU figure)."""
     return ASSUMED_POWER if power.assumed else power.source
+
+
+def power_note(power: PowerFigures) -> str:
+    """`power source: nvml`, or `power: ASSUMED, not measured (assumed 2.2 W per ...)`."""
+    if power.assumed:
+        return f"power: {power_words(power)} ({power.description or power.source})"
+    return f"power source: {power_words(power)}"

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentload.analysis.provenance import TYPED_IN, Provenance, provenance_of
 from agentload.errors import InputError
+from agentload.frozen import Frozen
 from agentload.results.answer_words import decided
 from agentload.results.load import read_summary, summary_path
 from agentload.results.summary import (
@@ -47,11 +48,7 @@ SERVED_FIGURES = (
 """The figures an operating point takes as they are from a tier result or a probe."""
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class OperatingPoint(_Record):
+class OperatingPoint(Frozen):
     """One point of a deployment: agents, throughput (whole deployment), speed, power."""
 
     label: str
@@ -116,7 +113,7 @@ class OperatingPoint(_Record):
         return self.p25_output_tokens_per_s
 
 
-class Results(_Record):
+class Results(Frozen):
     """One deployment's operating points: its tier results and probes, and where from."""
 
     label: str = ""

@@ -7,8 +7,9 @@ A table's headers name each column's unit; its `source` says where the figures c
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
 
+from agentload.frozen import Frozen
 from agentload.units import MISSING, number, scaled
 
 Cell = str | bool | int | float | None
@@ -16,16 +17,17 @@ FIGURE_HEADERS = ("figure", "value", "unit", "from")
 """The columns of a table of single figures (`figure_table`)."""
 
 
-class Table(BaseModel):
+class Table(Frozen):
     """A titled table of figures; headers carry units, `source` carries provenance."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     title: str
     headers: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
     source: str = ""
     notes: tuple[str, ...] = ()
+    key: str = Field(default="", exclude=True)
+    """What the table is, for code that picks one out (never by its title); not printed, and
+    left out of its JSON."""
 
 
 def format_cell(value: Cell) -> str:

@@ -16,9 +16,10 @@ import ssl
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic import Field, field_serializer, field_validator
 
 from agentload.errors import AgentloadError
+from agentload.frozen import Frozen
 
 Api = Literal["chat", "completions"]
 
@@ -50,10 +51,8 @@ REDACTED = "[redacted]"
 _PATHS: dict[str, str] = {"chat": "/chat/completions", "completions": "/completions"}
 
 
-class Endpoint(BaseModel):
+class Endpoint(Frozen):
     """An OpenAI-compatible server and model, with the client's time limits."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     base_url: str
     """The API root as the OpenAI SDK takes it (`http://host:8000/v1`). A bare

@@ -121,15 +121,16 @@ def summarise_general(parsed: SseParse) -> StreamSummary:
         summary.done = True
     except ValueError:
         end = len(data)
-    loads = orjson.loads
-    try:
-        chunks: list[Any] = [loads(payload) for payload in data[:end]]
-    except orjson.JSONDecodeError:
-        chunks = [_loads_or_note(payload, summary) for payload in data[:end]]
     reader = _ChunkReader(summary)
     times = parsed.times
-    for index, chunk in enumerate(chunks):
-        reader.read(chunk, data[index], times[index])
+    try:
+        chunks: list[Any] = [orjson.loads(payload) for payload in data[:end]]
+    except orjson.JSONDecodeError:  # decode and read in stream order: the first problem is noted
+        for index, payload in enumerate(data[:end]):
+            reader.read(_loads_or_note(payload, summary), payload, times[index])
+    else:
+        for index, chunk in enumerate(chunks):
+            reader.read(chunk, data[index], times[index])
     summary.reply = reader.reply()
     return summary
 

@@ -24,7 +24,7 @@ from typing import Any
 import aiohttp
 import numpy as np
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentload import __version__
 from agentload.client import errors
@@ -33,6 +33,7 @@ from agentload.client.events import Reply, StreamSummary, summarise
 from agentload.client.sse import parse_sse
 from agentload.clock import now
 from agentload.errors import ServerError
+from agentload.frozen import Frozen
 from agentload.results.record import RequestRecord
 from agentload.tasks import cancel
 
@@ -64,10 +65,8 @@ STALE_SWITCH = 3
 (llama.cpp closes its connection after every streamed response)."""
 
 
-class CallMeta(BaseModel):
+class CallMeta(Frozen):
     """Who sent a call and what it was meant to be; copied into its record."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     request_id: str = Field(min_length=1)
     """Unique within a run, `<agent>-<sequence>`; also sent as the `X-Request-Id` header."""

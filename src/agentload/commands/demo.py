@@ -16,11 +16,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agentload.cli import EXIT_INTERRUPTED
 from agentload.commands.options import add_workload_arguments, agents_from
 from agentload.commands.quality_options import add_quality_arguments, quality_from
 from agentload.commands.search import add_search_arguments, search_settings_from
+from agentload.commands.target_options import add_engine_argument
 from agentload.config_file import add_config_argument, effective_config
+from agentload.errors import EXIT_INTERRUPTED
 from agentload.run import presets
 
 DEFAULTS: dict[str, Any] = {
@@ -41,14 +42,16 @@ DEMO_API = "chat"
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "demo",
-        help="a short search on the embedded llama.cpp engine, ending with a report",
-        description="Starts llama.cpp with the generated model, searches for the most agents "
-        "meeting each CPU-scaled SLO tier on the CPU-scaled agentic workload, and reports. "
+        help="a short search on the embedded engine (llama.cpp or vLLM), ending with a report",
+        description="Starts the embedded engine (--engine) with the generated model, searches "
+        "for the most agents meeting each CPU-scaled SLO tier on the CPU-scaled agentic "
+        "workload, and reports. "
         "Per-MW figures: the CPU's RAPL counters where readable, else a declared "
         "watts-per-vCPU figure, marked assumed. The workload and search options are "
         "search's, with the demo's defaults; its config.toml holds them all.",
     )
     add_workload_arguments(parser)
+    add_engine_argument(parser)
     add_search_arguments(parser, presets.DEMO_TIERS)
     parser.set_defaults(**DEFAULTS)
     parser.add_argument("--out", type=Path, help="results directory (default: results/<time>-demo)")
@@ -75,9 +78,9 @@ def name_default_tiers(args: argparse.Namespace) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from agentload.commands.finish import finish
-    from agentload.engines.llamacpp import engine_threads
+    from agentload.engines.process import engine_threads
     from agentload.measure.power_spec import cpu_power_spec, parse_power_spec
-    from agentload.run.execute import Request, default_out_dir, execute
+    from agentload.run.execute import Execution, default_out_dir, execute
     from agentload.target.deployment import TargetOptions
 
     name_default_tiers(args)
@@ -88,10 +91,10 @@ def handle(args: argparse.Namespace) -> int:
         if args.power
         else cpu_power_spec(threads, watts=args.cpu_watts)
     )
-    request = Request(
+    request = Execution(
         workload=args.workload,
         search=search,
-        target=TargetOptions(engine_threads=threads),
+        target=TargetOptions(engine=args.engine, engine_threads=threads),
         out=args.out or default_out_dir("demo"),
         label="demo",
         agents=agents_from(args, start_mid_session=True, api=DEMO_API),

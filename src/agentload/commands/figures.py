@@ -7,20 +7,21 @@ from __future__ import annotations
 import argparse
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 from rich.text import Text
 
-from agentload.analysis.cost import HostedPrices
+from agentload.analysis.cost import HostedPrices, hosted_prices
+from agentload.analysis.refused import Refused
 from agentload.analysis.render import print_tables, tables_json
 from agentload.analysis.table import Table
 from agentload.console import err_console
 from agentload.errors import InputError
 from agentload.option_errors import option_error
+from agentload.units import PERCENT
 
-PERCENT = 100.0
 SI_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 """`150M` tokens/s per MW, `2.5k` agents: how headlines (and agentload's own reports) write
 large figures. A lowercase `m` is refused (milli or mega?)."""
@@ -30,13 +31,17 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def one_line_errors(handler: Handler) -> Handler:
-    """Turn the analysis functions' ValueErrors into the CLI's one-line InputError (a model's
-    validation error naming the option, `option_error`)."""
+    """Turn the analysis functions' errors into the CLI's one-line InputError: an input refused
+    names its option (`agentload.analysis.refused`), a model's validation error the option that
+    set the field (`option_error`), any other ValueError is its message."""
 
     @functools.wraps(handler)
     def wrapped(args: argparse.Namespace) -> int:
         try:
             return handler(args)
+        except Refused as exc:
+            field = flag_for(exc.field) if exc.field is not None else None
+            raise InputError(exc.words, field=field) from None
         except ValidationError as exc:
             raise option_error(exc, args) from None
         except ValueError as exc:
@@ -112,7 +117,7 @@ def add_number_option(parser: argparse.ArgumentParser, flag: str, help: str, **k
     parser.add_argument(flag, metavar="N", help=help, **kwargs)
 
 
-def show_tables(args: argparse.Namespace, tables: list[Table]) -> None:
+def show_tables(args: argparse.Namespace, tables: Sequence[Table]) -> None:
     """Print the tables, or JSON with `--json`."""
     if args.json:
         print(tables_json(tables))
@@ -131,18 +136,10 @@ def add_hosted_price_options(parser: argparse.ArgumentParser) -> None:
 
 
 def hosted_prices_arg(args: argparse.Namespace) -> HostedPrices | None:
-    """The hosted list prices typed, or None when none were; half a price list is refused."""
-    input_price = number_arg(args, "input_price")
-    output_price = number_arg(args, "output_price")
-    discount = fraction_arg(args, "cached_discount")
-    cached_price = number_arg(args, "cached_input_price")
-    given = [v for v in (input_price, output_price, discount, cached_price) if v is not None]
-    if not given:
-        return None
-    if input_price is None or output_price is None:
-        raise InputError("hosted prices need both --input-price and --output-price")
-    if discount is not None and cached_price is not None:
-        raise InputError("give --cached-discount or --cached-input-price, not both")
-    if cached_price is not None:
-        return HostedPrices(input=input_price, output=output_price, cached_input=cached_price)
-    return HostedPrices.with_discount(input_price, output_price, discount or 0.0)
+    """The hosted list prices typed, or None when none were (`analysis.cost.hosted_prices`)."""
+    return hosted_prices(
+        number_arg(args, "input_price"),
+        number_arg(args, "output_price"),
+        fraction_arg(args, "cached_discount"),
+        number_arg(args, "cached_input_price"),
+    )

@@ -12,20 +12,19 @@ import shlex
 import sys
 from pathlib import Path
 
-from agentload.analysis.decode import decode_point
 from agentload.analysis.plan import (
     HOURS_PER_DAY,
     Demand,
-    MeasuredDeployment,
     Prices,
     Sizing,
+    measured_deployment,
     plan_fleet,
 )
 from agentload.analysis.plan_file import PLAN_FILE, write_plan
 from agentload.analysis.plan_tables import plan_tables
 from agentload.analysis.render import print_tables
 from agentload.analysis.results import Results, load_results
-from agentload.analysis.wall import DEFAULT_GPUS_PER_NODE, WallPower
+from agentload.analysis.wall import DEFAULT_GPUS_PER_NODE, wall_power
 from agentload.commands.figures import (
     add_hosted_price_options,
     add_number_option,
@@ -37,12 +36,7 @@ from agentload.commands.figures import (
     parse_number,
 )
 from agentload.errors import InputError
-from agentload.results.answer_words import UNDECIDED
 from agentload.results.load import summary_path
-
-OLD_NAMES = {"--spare-replicas": "spare_deployments", "--gpus-per-replica": "gpus_per_deployment"}
-"""Options named before the plan's unit was called a deployment (the simulator's schema 1 also
-called a data-parallel rank a replica), still accepted."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -77,8 +71,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--gpus-per-deployment",
         "GPUs in the measured deployment, when the results did not record it",
     )
-    for old, new in OLD_NAMES.items():  # accepted as before, not shown
-        parser.add_argument(old, dest=new, metavar="N", help=argparse.SUPPRESS)
     add_number_option(parser, "--host-watts", "host power per node (CPUs, NICs, fans), W")
     add_number_option(parser, "--pue", "facility power / IT power (>= 1)")
     add_number_option(parser, "--gpu-hour-price", "rented: $ per GPU-hour")
@@ -105,7 +97,9 @@ EXAMPLE_GPUS = "8"
 def _plan(args: argparse.Namespace) -> int:
     results = load_results(args.results)
     _refuse_missing(args, results)
-    plan = plan_fleet(_deployment(args, results), _demand(args), _sizing(args), _prices(args))
+    typed_gpus = int_arg(args, "gpus_per_deployment", positive=True)
+    deployment = measured_deployment(results, args.tier, typed_gpus)
+    plan = plan_fleet(deployment, _demand(args), _sizing(args), _prices(args))
     if args.json:
         print(plan.model_dump_json(indent=2))
     else:
@@ -157,60 +151,6 @@ def _listed(items: list[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
-def _deployment(args: argparse.Namespace, results: Results) -> MeasuredDeployment:
-    tiers = [p for p in results.tier_points() if p.tier is not None]
-    names = [p.tier for p in tiers if p.tier is not None]
-    if not tiers:
-        raise InputError(
-            "has no tier results to size on (run a search with tiers)", path=results.origin
-        )
-    if args.tier is None and len(tiers) > 1:
-        raise InputError(f"choose one of the tiers {', '.join(map(str, names))}", field="--tier")
-    name = args.tier if args.tier is not None else names[0]
-    point = next((p for p in tiers if p.tier == name), None)
-    if point is None:
-        raise InputError(
-            f"no tier {name!r} here (tiers: {', '.join(map(str, names))})", field="--tier"
-        )
-    if not point.settled:
-        raise InputError(
-            f"tier {name!r} is {UNDECIDED}: the search stopped before it settled; resume it "
-            "(agentload search --resume DIR) to size on an answer",
-            field="--tier",
-        )
-    if point.agents is None:
-        raise InputError(f"no probe met tier {name!r}: nothing to size on", field="--tier")
-    typed_gpus = int_arg(args, "gpus_per_deployment", positive=True)
-    if results.gpus is not None and typed_gpus is not None:
-        raise InputError(
-            f"the results record {results.gpus} GPU(s) in the deployment already",
-            field="--gpus-per-deployment",
-        )
-    gpus = results.gpus or typed_gpus
-    if gpus is None:
-        raise InputError("the results do not say how many GPUs served: give --gpus-per-deployment")
-    decoded = decode_point(point.model_copy(update={"gpus": gpus, "gpus_known": True}))
-    mix = decoded.mix.scaled(gpus / point.agents) if decoded.mix is not None else None
-    watts = point.watts / gpus if point.watts else None
-    return MeasuredDeployment(
-        origin=results.origin,
-        provenance=results.provenance,
-        label=results.label,
-        tier=name,
-        tier_words=point.tier_slo or "SLO not recorded",
-        agents=point.agents,
-        at_cap=point.at_cap,
-        agents_low=point.agents_interval.low if point.agents_interval is not None else None,
-        interval_level=point.agents_interval.level if point.agents_interval is not None else None,
-        gpus=gpus,
-        gpus_typed=typed_gpus is not None,
-        watts_per_gpu=watts,
-        power_source=results.power.source if watts else "none",
-        power_assumed=bool(watts) and results.power.assumed,
-        tokens_per_s_per_active_agent=mix,
-    )
-
-
 def _demand(args: argparse.Namespace) -> Demand:
     developers = int_arg(args, "developers", positive=True)
     per_developer = number_arg(args, "agents_per_developer", positive=True)
@@ -254,12 +194,10 @@ def _profile(text: str) -> tuple[float, ...]:
 def _sizing(args: argparse.Namespace) -> Sizing:
     host = number_arg(args, "host_watts")
     pue = number_arg(args, "pue", positive=True)
-    if pue is not None and pue < 1:
-        raise InputError(f"a PUE is >= 1 (facility / IT power), got {args.pue}", field="--pue")
     per_node = int_arg(args, "gpus_per_node", positive=True) or DEFAULT_GPUS_PER_NODE
-    wall = None
-    if host is not None or pue is not None:
-        wall = WallPower(host_watts_per_node=host or 0.0, gpus_per_node=per_node, pue=pue or 1.0)
+    wall = wall_power(host, None, pue)
+    if wall is not None:
+        wall = wall.model_copy(update={"gpus_per_node": per_node})
     return Sizing(
         headroom=number_arg(args, "headroom", percent=True) or 0.0,
         spare_deployments=int_arg(args, "spare_deployments") or 0,

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from agentload.console import wide_console
 from agentload.report.html import write_report
+from agentload.report.layouts import print_ranking, read_layouts, write_layouts_report
 from agentload.report.load import ResultsView, load_view
 from agentload.report.terminal import explanations, print_summary, summary_text
 from agentload.results.files import REPORT_FILE, SUMMARY_FILE
@@ -97,9 +98,6 @@ def summary_json(view: ResultsView) -> dict[str, Any]:
 
 def _layout_search(args: argparse.Namespace) -> int:
     """A layout search's directory (`simulate --choose-layout`): its tables and its page."""
-    from agentload.commands.layout_search import print_ranking
-    from agentload.report.layouts import read_layouts, write_layouts_report
-
     ranking = read_layouts(args.results)
     assert ranking is not None
     print_ranking(ranking, wide_console())

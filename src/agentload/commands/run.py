@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import argparse
 
-from agentload.commands.measure import measure
+from agentload.commands.measured_run import measured_run
 from agentload.commands.options import (
     add_output_arguments,
     add_power_arguments,
-    add_target_arguments,
     add_worker_arguments,
     add_workload_arguments,
 )
 from agentload.commands.quality_options import add_quality_arguments
+from agentload.commands.target_options import add_target_arguments
 from agentload.config_file import add_config_argument
 from agentload.measure.window import STEADY_STATE_SETTLE_S
 from agentload.option_errors import named_options
@@ -87,4 +87,4 @@ def settings_from(args: argparse.Namespace) -> SearchSettings:
 
 
 def handle(args: argparse.Namespace) -> int:
-    return measure(args, "run", settings_from(args), start_mid_session=args.start_mid_session)
+    return measured_run(args, "run", settings_from(args), start_mid_session=args.start_mid_session)

@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agentload.commands.measure import measure
+from agentload.commands.measured_run import measured_run
 from agentload.commands.options import (
     add_output_arguments,
     add_power_arguments,
-    add_target_arguments,
     add_worker_arguments,
     add_workload_arguments,
 )
 from agentload.commands.quality_options import add_quality_arguments
+from agentload.commands.target_options import add_target_arguments
 from agentload.config_file import add_config_argument
 from agentload.measure.verdict import (
     DEFAULT_CONFIDENCE,
@@ -162,6 +162,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    return measure(
+    return measured_run(
         args, "search", search_settings_from(args), start_mid_session=not args.start_at_turn_zero
     )

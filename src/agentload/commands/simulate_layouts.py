@@ -1,21 +1,29 @@
-"""`agentload simulate --choose-layout --gpus N`: the deployment of a GPU budget chosen for you.
+"""The options of `agentload simulate --choose-layout --gpus N` (the deployment of a GPU budget
+chosen for you) and the layout request built from them, for `agentload.layouts`.
 
 An option of `simulate`, not a verb of its own: a layout search takes every option `simulate`
 takes (workload, tiers, search settings, system, backend, model, routing, step source) and
 differs only in that the layout is searched instead of given; a verb would repeat them all.
-This module holds its options and hands over to `agentload.commands.layout_search` (loaded only
-when asked: the CLI loads the simulator lazily), whose docstring says what is searched, pruned
-and ranked.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+from typing import TYPE_CHECKING
+
+from agentload.commands.options import agents_from
+from agentload.commands.search import search_settings_from
+from agentload.commands.simulate_options import deployment_from
+from agentload.errors import InputError
+from agentload.layouts.price import ASSUMED_GPU_HOUR, price_of
+from agentload.run.search_settings import DEFAULT_MAX_AGENTS, DEFAULT_PRECISION
+
+if TYPE_CHECKING:
+    from agentload.layouts.request import LayoutRequest
 
 DEFAULT_SEARCHES = 4
 """Full simulated searches at most (`--searches`)."""
-ASSUMED_GPU_HOUR = 2.26
-"""$ per GPU-hour when `--gpu-hour-price` is not given (assumed; see `layout_search`)."""
 
 
 def add_layout_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,8 +57,49 @@ def add_layout_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def choose_layout(args: argparse.Namespace) -> int:
-    """Run the layout search (`agentload.commands.layout_search`)."""
-    from agentload.commands.layout_search import choose_layout as run
+def layout_request_from(args: argparse.Namespace) -> LayoutRequest:
+    """The layout search the options ask for; its searches coarse (`LAYOUT_PRECISION`) and
+    capped by each candidate's estimate unless `--precision` and `--max-agents` are given."""
+    from agentload.layouts.request import LAYOUT_PRECISION, LayoutRequest
 
-    return run(args)
+    _check(args)
+    settings = search_settings_from(args)
+    if args.precision == DEFAULT_PRECISION:
+        settings = settings.model_copy(update={"precision": LAYOUT_PRECISION})
+    return LayoutRequest(
+        workload=args.workload,
+        deployment=deployment_from(args, with_speculative=False),
+        speculative=args.speculative,
+        kv_host_gb=args.kv_host_gb,
+        search=settings,
+        max_agents=None if args.max_agents == DEFAULT_MAX_AGENTS else args.max_agents,
+        agents=agents_from(args, start_mid_session=not args.start_at_turn_zero),
+        searches=args.searches,
+        price=price_of(args.gpu_hour_price, args.kwh_price),
+        out=args.out,
+        skip_bad_lines=args.skip_bad_lines,
+    )
+
+
+def _check(args: argparse.Namespace) -> None:
+    """One line for an option that cannot go with --choose-layout."""
+    if args.layout:
+        raise InputError(
+            "--choose-layout searches the layout: leave out --layout", field="--layout"
+        )
+    if args.parallel != "tp1":
+        raise InputError(
+            "--choose-layout searches the layout: leave out --parallel", field="--parallel"
+        )
+    if args.gpus is None or args.gpus < 1:
+        raise InputError("--choose-layout needs a GPU budget: --gpus N", field="--gpus")
+    if args.calibrate or args.resume is not None or args.prior is not None:
+        raise InputError(
+            "--choose-layout runs its own searches: leave out --calibrate, --resume and --prior"
+        )
+    if args.searches < 1:
+        raise InputError(f"--searches: at least 1, got {args.searches}", field="--searches")
+    for name in ("gpu_hour_price", "kwh_price"):
+        value = getattr(args, name)
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise InputError(f"--{name.replace('_', '-')}: a price >= 0, got {value:g}")

@@ -1,5 +1,6 @@
 """`agentload workload` verbs: look at a workload before running it (`stats`), and measure how
-far one workload's shape is from another's (`compare`)."""
+far one workload's shape is from another's (`compare`). Their tables:
+`agentload.analysis.workload_tables`."""
 
 from __future__ import annotations
 
@@ -7,19 +8,16 @@ import argparse
 import sys
 
 import orjson
-from rich.console import Console
-from rich.text import Text
 
+from agentload.analysis.workload_tables import print_distances, print_kv, print_stats
 from agentload.console import wide_console
 from agentload.errors import AgentloadError
 from agentload.sim.facts import KvReport
-from agentload.tables import Column, Grid, console_lines
-from agentload.units import scaled, significant
 from agentload.workload.load import DEFAULT_WORKLOAD, load_workload
 from agentload.workload.model import Workload
 from agentload.workload.mooncake import DEFAULT_BLOCK_SIZE
-from agentload.workload.shape import ShapeDistance, compare_shapes
-from agentload.workload.stats import Distribution, WorkloadStats, workload_stats
+from agentload.workload.shape import compare_shapes
+from agentload.workload.stats import workload_stats
 
 SOURCE_HELP = (
     "synthetic:agentic-coding or synthetic:swe-agent [?name=value&...], a trace file "
@@ -123,137 +121,11 @@ def _kv_report(args: argparse.Namespace, workload: Workload) -> KvReport:
     )
 
 
-FIGURE_COLUMNS = (
-    Column("figure", key=True, justify="left"),
-    Column("value"),
-    Column("unit", justify="left"),
-)
-"""A table of figures, one a row: its name, its value and its unit."""
-COMPARE_COLUMNS = ("KS", "noise (95%)", "p50 ref", "p50 cand", "mean ref", "mean cand")
-
-
-def print_kv(kv: KvReport, console: Console) -> None:
-    """The KV working set: bytes per token, tokens an agent holds, HBM a perfect prefix cache
-    needs, and the agents that fit a deployment."""
-    rows: list[tuple[str, str, str]] = [
-        ("KV per token", f"{kv.kv_bytes_per_token / 1024:,.1f}", "KiB (whole model)"),
-        ("held by an agent in a call", f"{kv.tokens_per_agent_active:,.0f}", "tokens"),
-        ("kept through its tool time", f"{kv.tokens_per_agent_idle:,.0f}", "tokens"),
-        ("largest call", f"{kv.tokens_per_agent_peak:,.0f}", "tokens"),
-        ("shared prefix", f"{kv.shared_tokens:,.0f}", "tokens (once)"),
-    ]
-    for agents, gb in kv.hbm_needed_gb.items():
-        shown, unit = scaled(gb, "GB")
-        rows.append((f"HBM for a perfect cache at {agents:,} agents", significant(shown), unit))
-    if kv.deployment is not None:
-        rows += [
-            ("deployment", kv.deployment, ""),
-            ("its HBM for KV", f"{kv.kv_capacity_tokens or 0:,}", "tokens"),
-            ("agents whose working set fits", f"{kv.agents_that_fit:,}", "agents"),
-        ]
-    console_lines(Grid(f"KV working set on {kv.model}", FIGURE_COLUMNS, tuple(rows)), console)
-
-
 def run_compare(args: argparse.Namespace) -> int:
     """Load both workloads and print their distances."""
     comparison = compare_shapes(load_workload(args.reference), load_workload(args.candidate))
     if args.json:
         sys.stdout.write(comparison.model_dump_json(indent=2) + "\n")
-        return 0
-    console = wide_console()
-    console.print(Text(f"reference: {comparison.reference}"))
-    console.print(Text(f"candidate: {comparison.candidate}"))
-    columns = (
-        Column("quantity", key=True, justify="left"),
-        Column("unit", key=True, justify="left"),
-        *(Column(name) for name in COMPARE_COLUMNS),
-    )
-    rows = tuple(
-        (
-            d.label,
-            d.unit,
-            "—" if d.ks is None else f"{d.ks:.3f}",
-            "—" if d.critical_95 is None else f"{d.critical_95:.3f}",
-            *(_number(v) for v in _values(d)),
-        )
-        for d in comparison.distances
-    )
-    title = "Kolmogorov-Smirnov distance, distribution by distribution"
-    console_lines(Grid(title, columns, rows), console)
+    else:
+        print_distances(comparison, wide_console())
     return 0
-
-
-def _values(d: ShapeDistance) -> tuple[float | None, ...]:
-    return (d.reference_p50, d.candidate_p50, d.reference_mean, d.candidate_mean)
-
-
-def _spread(dist: Distribution) -> tuple[float, ...]:
-    return (dist.min, dist.p5, dist.p50, dist.mean, dist.p95, dist.max)
-
-
-def _number(value: float | None) -> str:
-    if value is None:
-        return "—"
-    if value == int(value) and abs(value) >= 1:
-        return f"{value:,.0f}"
-    if abs(value) >= 100:
-        return f"{value:,.0f}"
-    return f"{value:,.2f}"
-
-
-def print_stats(stats: WorkloadStats, console: Console) -> None:
-    """The statistics as terminal tables, every figure with its unit."""
-    console.print(Text(f"{stats.name}  (fingerprint {stats.fingerprint})", style="bold"))
-    console.print(Text(f"source: {stats.source}"))
-    rows: list[tuple[str, str, str]] = [("sessions", f"{stats.sessions:,}", "sessions")]
-    if stats.subagent_sessions:
-        rows.append(
-            ("subagent sessions", f"{stats.subagent_sessions:,}", "sessions (calls counted above)")
-        )
-    rows += [
-        ("calls", f"{stats.calls:,}", "model calls"),
-        ("input", f"{stats.total_input_tokens:,}", "tokens"),
-        ("output", f"{stats.total_output_tokens:,}", "tokens"),
-        (
-            "prefix-cache hit rate (theoretical)",
-            f"{stats.prefix_cache_hit_rate:.1%}",
-            "of input tokens, perfect unbounded cache, prompts only",
-        ),
-        (
-            "  with replies cached",
-            f"{stats.prefix_cache_hit_rate_with_replies:.1%}",
-            "of input tokens, the cache also keeps each reply",
-        ),
-    ]
-    if stats.blocks_seen_before_share is not None:
-        rows.append(
-            ("blocks seen before", f"{stats.blocks_seen_before_share:.1%}", "of prompt blocks")
-        )
-    rows.append(("output share", f"{stats.output_share:.1%}", "of input + output tokens"))
-    if stats.skipped_lines:
-        rows.append(("skipped bad lines", f"{stats.skipped_lines:,}", "lines"))
-    console_lines(Grid("Workload", FIGURE_COLUMNS, tuple(rows)), console)
-    dists: list[tuple[str, Distribution | None]] = [
-        ("calls per session", stats.calls_per_session),
-        ("input per call", stats.input_tokens),
-        ("recorded input per call", stats.recorded_input_tokens),
-        ("new input per call", stats.new_input_tokens),
-        ("output per call", stats.output_tokens),
-        ("tool time between calls", stats.tool_time_s),
-    ]
-    columns = (
-        Column("quantity", key=True, justify="left"),
-        Column("unit", key=True, justify="left"),
-        *(Column(name) for name in ("min", "p5", "p50", "mean", "p95", "max")),
-    )
-    table = tuple(
-        (
-            label,
-            dist.unit,
-            *(_number(v) for v in _spread(dist)),
-        )
-        for label, dist in dists
-        if dist is not None
-    )
-    notes = tuple(f"note: {note}" for note in stats.notes)
-    console_lines(Grid("Distributions", columns, table, notes), console)

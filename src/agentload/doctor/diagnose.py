@@ -21,9 +21,10 @@ from agentload.console import quiet_console
 from agentload.doctor.machine import headroom_check
 from agentload.doctor.meters import metrics_check, power_check
 from agentload.doctor.server import cache_check, reachability
+from agentload.engines.choice import engine_class
 from agentload.errors import AgentloadError
 from agentload.measure.power_spec import PowerSpec
-from agentload.target.checks import Check, failed, passed, warned
+from agentload.target.checks import Finding, failed, passed, warned
 from agentload.target.context import ContextCheck, Fit, check_context
 from agentload.target.deployment import OpenTarget, TargetOptions
 from agentload.target.preflight import call_checks, forced_call
@@ -46,9 +47,9 @@ class DoctorOptions:
     power: PowerSpec | None = None
 
 
-def diagnose(options: DoctorOptions, console: Console) -> list[Check]:
+def diagnose(options: DoctorOptions, console: Console) -> list[Finding]:
     """Every check's outcome, in order; stops early when the target cannot be opened."""
-    checks: list[Check] = []
+    checks: list[Finding] = []
     remote = options.target.url is not None
     if remote:
         endpoint = options.target.endpoint(
@@ -69,16 +70,15 @@ def diagnose(options: DoctorOptions, console: Console) -> list[Check]:
                 refuse_misfit=False,
             ) as target:
                 if not remote:
-                    checks.append(
-                        passed("engine", f"local llama.cpp at {target.endpoint.base_url}")
-                    )
+                    title = engine_class(options.target.engine).title
+                    checks.append(passed("engine", f"local {title} at {target.endpoint.base_url}"))
                 checks.extend(asyncio.run(_checks(options, target, remote)))
         except AgentloadError as exc:
             checks.append(failed("engine" if not remote else "target", str(exc)))
     return checks
 
 
-async def _checks(options: DoctorOptions, target: OpenTarget, remote: bool) -> list[Check]:
+async def _checks(options: DoctorOptions, target: OpenTarget, remote: bool) -> list[Finding]:
     text = TextMaker(target.tokenizer, TEXT_SALT)
     context = target.context
     if context is None:
@@ -108,7 +108,7 @@ async def _checks(options: DoctorOptions, target: OpenTarget, remote: bool) -> l
     return checks
 
 
-def context_check(context: ContextCheck) -> Check:
+def context_check(context: ContextCheck) -> Finding:
     """`context`: the workload's calls against the server's window."""
     figures = context.facts()
     if context.window.tokens is None:

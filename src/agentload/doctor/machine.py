@@ -26,10 +26,11 @@ from agentload.client.body import build_body
 from agentload.client.endpoint import Endpoint
 from agentload.client.events import summarise
 from agentload.client.sse import parse_sse
-from agentload.engines.llamacpp import default_threads
+from agentload.engines.process import default_threads
 from agentload.measure.selfcheck import CPU_SHARE_LIMIT, LAG_P99_LIMIT_S, SelfCheck
-from agentload.target.checks import Check, failed, passed, warned
+from agentload.target.checks import Finding, failed, passed, warned
 from agentload.target.preflight import Unloaded
+from agentload.units import MS_PER_S
 from agentload.workload.model import Session, Workload
 from agentload.workload.text import TextMaker
 
@@ -108,7 +109,7 @@ async def headroom_check(
     agents: int,
     workers: int,
     unloaded: Unloaded,
-) -> Check:
+) -> Finding:
     """`client`: the estimate in the module docstring, one line."""
     lag = await idle_lag_s()
     per_call, calls = await asyncio.to_thread(cpu_per_call_s, workload, text, endpoint)
@@ -119,15 +120,16 @@ async def headroom_check(
     figures = {
         "agents": agents,
         "workers": workers,
-        "cpu_per_call_ms": per_call * 1000,
+        "cpu_per_call_ms": per_call * MS_PER_S,
         "calls_per_s": rate,
         "core_share": share,
-        "idle_loop_lag_p99_ms": None if lag is None else lag * 1000,
+        "idle_loop_lag_p99_ms": None if lag is None else lag * MS_PER_S,
         "load_average": load,
         "cpus": cpus,
     }
     words = (
-        f"{agents} agent(s) make up to {rate:,.1f} calls/s at {per_call * 1000:.2f} ms CPU each "
+        f"{agents} agent(s) make up to {rate:,.1f} calls/s "
+        f"at {per_call * MS_PER_S:.2f} ms CPU each "
         f"(prompts and stream parsing, measured here): {share:.1%} of a core per client "
         f"process ({workers})"
     )
@@ -139,12 +141,13 @@ async def headroom_check(
         return warned(
             "client",
             f"{words}; but this machine is busy ({machine}, idle event-loop lag p99 "
-            f"{lag * 1000:.1f} ms > {LAG_P99_LIMIT_S * 1000:g} ms): runs here may be flagged",
+            f"{lag * MS_PER_S:.1f} ms > {LAG_P99_LIMIT_S * MS_PER_S:g} ms): "
+            "runs here may be flagged",
             **figures,
         )
     if share > WARN_SHARE:
         return warned(
             "client", f"{words}: near the limit, consider --workers; {machine}", **figures
         )
-    lag_words = "" if lag is None else f", idle event-loop lag p99 {lag * 1000:.1f} ms"
+    lag_words = "" if lag is None else f", idle event-loop lag p99 {lag * MS_PER_S:.1f} ms"
     return passed("client", f"{words}; {machine}{lag_words}", **figures)

@@ -10,7 +10,7 @@ from agentload.measure.power_recorder import PowerRecorder
 from agentload.measure.power_samplers import rapl_zones
 from agentload.measure.power_spec import PowerSpec
 from agentload.measure.server_metrics import ServerMetricsScraper
-from agentload.target.checks import Check, failed, passed, warned
+from agentload.target.checks import Finding, failed, passed, warned
 from agentload.units import quantity
 
 CACHE_QUANTITIES = (
@@ -28,7 +28,7 @@ POWER_WAIT_S = 2.5
 POWER_POLL_S = 0.05
 
 
-async def metrics_check(url: str | None, *, given: bool, missing: str | None = None) -> Check:
+async def metrics_check(url: str | None, *, given: bool, missing: str | None = None) -> Finding:
     """`metrics`: one scrape; which engine, and which cache counters it exposes. An endpoint
     the user named (`given`) that fails is a fail; none at all is a warning, saying where one
     was looked for (`missing`)."""
@@ -67,7 +67,7 @@ async def metrics_check(url: str | None, *, given: bool, missing: str | None = N
     )
 
 
-async def power_check(spec: PowerSpec | None) -> Check:
+async def power_check(spec: PowerSpec | None) -> Finding:
     """`power`: the source opened and read (twice, for a rate); a declared figure warns that
     per-MW figures will be marked assumed; none warns that they will be empty."""
     if spec is None:

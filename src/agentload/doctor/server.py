@@ -15,7 +15,8 @@ from agentload.client.endpoint import Endpoint
 from agentload.client.facts import HTTP_FAILURES, get_json
 from agentload.client.reach import LISTING_MODELS, unreachable, unreachable_line
 from agentload.client.stream import CallMeta, StreamingClient
-from agentload.target.checks import Check, failed, passed, skipped, warned
+from agentload.target.checks import Finding, failed, passed, skipped, warned
+from agentload.units import MS_PER_S
 from agentload.workload.model import Segment
 from agentload.workload.text import TextMaker
 
@@ -24,7 +25,7 @@ CACHE_CHECK_TOKENS = 1024
 SHOWN_MODELS = 5
 
 
-def reachability(endpoint: Endpoint) -> list[Check]:
+def reachability(endpoint: Endpoint) -> list[Finding]:
     """`reachable` and `model`, from one GET of `/v1/models`."""
     url = endpoint.models_url
     began = time.perf_counter()
@@ -43,8 +44,8 @@ def reachability(endpoint: Endpoint) -> list[Check]:
             return [failed("reachable", line)]
         why = getattr(exc, "reason", None) or exc
         return [failed("reachable", f"GET {url}: {why}")]
-    ms = (time.perf_counter() - began) * 1000
-    reach = passed("reachable", f"{url} answered in {ms:.0f} ms", seconds=ms / 1000)
+    ms = (time.perf_counter() - began) * MS_PER_S
+    reach = passed("reachable", f"{url} answered in {ms:.0f} ms", seconds=ms / MS_PER_S)
     data = listing.get("data") if isinstance(listing, dict) else None
     ids = [m.get("id") for m in data if isinstance(m, dict)] if isinstance(data, list) else []
     if not ids:
@@ -60,7 +61,7 @@ def reachability(endpoint: Endpoint) -> list[Check]:
     ]
 
 
-async def cache_check(client: StreamingClient, text: TextMaker | None, id_prefix: str) -> Check:
+async def cache_check(client: StreamingClient, text: TextMaker | None, id_prefix: str) -> Finding:
     """`cached tokens`: a `CACHE_CHECK_TOKENS`-token prompt twice; the repeat should report
     most of it cached (`usage.prompt_tokens_details.cached_tokens`)."""
     if text is None:

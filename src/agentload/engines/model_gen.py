@@ -16,7 +16,7 @@ from typing import Literal
 
 import gguf
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 from tokenizers import Tokenizer
 
 from agentload.engines.tokenizer import (
@@ -28,11 +28,14 @@ from agentload.engines.tokenizer import (
     SPECIAL_TOKENS,
     default_tokenizer_path,
 )
+from agentload.frozen import Frozen
 from agentload.home import agentload_home
 
 GENERATOR_VERSION = 1
 """Bumped whenever the written file changes for the same spec (invalidates the cache)."""
 
+GENERATED_MODEL = "generated"
+"""How options name the generated model (`--engine-model generated`)."""
 ARCHITECTURE = "llama"
 MODEL_FILE = "model.gguf"
 TOKENIZER_FILE = "tokenizer.json"
@@ -65,10 +68,8 @@ so the longest AgentPerf-shaped call fits with its chat template and output (mea
 default synthetic workload's longest call needs 133,532 tokens)."""
 
 
-class ModelSpec(BaseModel):
+class GeneratedModelSpec(Frozen):
     """Shape of a generated llama model; equal specs give byte-identical files."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     layers: int = Field(default=4, ge=1)
     hidden: int = Field(default=256, ge=16)
@@ -82,7 +83,7 @@ class ModelSpec(BaseModel):
     seed: int = 0
 
     @model_validator(mode="after")
-    def _heads_divide(self) -> ModelSpec:
+    def _heads_divide(self) -> GeneratedModelSpec:
         if self.hidden % self.heads:
             raise ValueError(f"hidden {self.hidden} is not a multiple of heads {self.heads}")
         if self.heads % self.kv_heads:
@@ -114,14 +115,12 @@ class ModelSpec(BaseModel):
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-class GeneratedModel(BaseModel):
+class GeneratedModel(Frozen):
     """Where a generated model lives: the GGUF, the tokenizer it embeds, and its spec."""
-
-    model_config = ConfigDict(frozen=True)
 
     path: Path
     tokenizer_path: Path
-    spec: ModelSpec
+    spec: GeneratedModelSpec
 
 
 def _vocab(tokenizer: Tokenizer) -> tuple[list[str], list[int], list[str]]:
@@ -144,7 +143,7 @@ def _file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def write_gguf(out_path: Path, spec: ModelSpec, tokenizer_path: Path) -> Path:
+def write_gguf(out_path: Path, spec: GeneratedModelSpec, tokenizer_path: Path) -> Path:
     """Write a random-weight llama GGUF for `spec`, embedding the tokenizer at `tokenizer_path`."""
     tokenizer = Tokenizer.from_file(str(tokenizer_path))
     tokens, types, merges = _vocab(tokenizer)
@@ -215,15 +214,20 @@ def write_gguf(out_path: Path, spec: ModelSpec, tokenizer_path: Path) -> Path:
     return out_path
 
 
+def generated_name(spec: GeneratedModelSpec) -> str:
+    """The name a generated model is served as, by every engine."""
+    return f"agentload-random-llama-{spec.layers}x{spec.hidden}"
+
+
 def generated_model(
-    spec: ModelSpec | None = None, tokenizer_path: Path | None = None
+    spec: GeneratedModelSpec | None = None, tokenizer_path: Path | None = None
 ) -> GeneratedModel:
     """The cached generated model for `spec` (default shape), written on first use.
 
     Cached under `<agentload home>/models/<key>/`, keyed by the spec, the tokenizer's bytes and
     the generator version; the directory holds `model.gguf`, `tokenizer.json` and `spec.json`.
     """
-    spec = spec or ModelSpec()
+    spec = spec or GeneratedModelSpec()
     tokenizer_path = tokenizer_path or default_tokenizer_path(spec.vocab_size)
     key = spec.cache_key(_file_digest(tokenizer_path))
     folder = agentload_home() / "models" / f"random-llama-{key}"

@@ -1,22 +1,17 @@
-"""A detached engine that outlives the command that started it, found again by its state file."""
+"""A detached engine (llama.cpp or vLLM) that outlives the command that started it, found again
+by its state file."""
 
 from __future__ import annotations
 
 import contextlib
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from agentload.engines.choice import engine_class
 from agentload.engines.errors import EngineError
-from agentload.engines.llamacpp import (
-    STOP_GRACE_S,
-    EngineState,
-    LocalEngine,
-    http_get_json,
-    pid_alive,
-    terminate_pid,
-)
+from agentload.engines.process import STOP_GRACE_S, http_get_json, pid_alive, terminate_pid
+from agentload.engines.server import EngineServer, EngineState
+from agentload.files import write_text_atomic
 from agentload.home import agentload_home
 
 STATE_FILE = "engine.json"
@@ -39,7 +34,7 @@ def read_state() -> EngineState | None:
 
 
 def _is_our_server(state: EngineState) -> bool:
-    """Whether the recorded pid is still the llama-server we started (not a reused pid)."""
+    """Whether the recorded pid is still the server we started (not a reused pid)."""
     if not pid_alive(state.pid):
         return False
     cmdline = Path(f"/proc/{state.pid}/cmdline")
@@ -47,7 +42,8 @@ def _is_our_server(state: EngineState) -> bool:
         return True  # no procfs (macOS): trust the pid
     with contextlib.suppress(OSError):
         argv = cmdline.read_bytes().split(b"\0")
-        return b"llama-server" in argv[0] and str(state.port).encode() in argv
+        mark = engine_class(state.engine).command_mark
+        return any(mark in arg for arg in argv[:3]) and str(state.port).encode() in argv
     return False
 
 
@@ -64,10 +60,7 @@ def running_engine() -> EngineState | None:
 
 
 def _write_state(state: EngineState) -> None:
-    path = state_path()
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f:
-        f.write(state.model_dump_json(indent=2))
-    os.replace(f.name, path)
+    write_text_atomic(state_path(), state.model_dump_json(indent=2))
 
 
 def refuse_running() -> None:
@@ -80,15 +73,9 @@ def refuse_running() -> None:
         )
 
 
-def start_detached(**start_kwargs: Any) -> EngineState:
-    """Start a detached engine (arguments as `LocalEngine.start`) and record it."""
-    refuse_running()
-    return record_detached(LocalEngine.start(detach=True, **start_kwargs))
-
-
-def record_detached(engine: LocalEngine) -> EngineState:
-    """Record an engine started detached (`LocalEngine.start(detach=True)`) as the one
-    `agentload engine stop` and `status` find."""
+def record_detached(engine: EngineServer) -> EngineState:
+    """Record an engine started detached (`start(detach=True)`) as the one `agentload engine
+    stop` and `status` find."""
     state = engine.state()
     _write_state(state)
     return state
@@ -99,8 +86,8 @@ def stop_detached(grace_s: float = STOP_GRACE_S) -> EngineState | None:
     state = running_engine()
     if state is None:
         return None
-    if not terminate_pid(state.pid, grace_s):
-        raise EngineError(f"llama-server (pid {state.pid}) did not exit after SIGKILL")
+    if not terminate_pid(state.pid, grace_s, group=True):
+        raise EngineError(f"the {state.engine} server (pid {state.pid}) did not exit after SIGKILL")
     with contextlib.suppress(FileNotFoundError):
         state_path().unlink()
     return state

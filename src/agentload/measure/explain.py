@@ -22,12 +22,14 @@ from dataclasses import dataclass
 
 from agentload.results.brackets import Bracket
 from agentload.results.summary import Limit, ProbeFigures
-from agentload.results.tiers import Tier
-from agentload.units import agents_words
+from agentload.results.tiers import (
+    DEFAULT_INTERACTIVITY_PERCENTILE,
+    DEFAULT_SPEED_PERCENTILE,
+    DEFAULT_TTFT_PERCENTILE,
+    Tier,
+)
+from agentload.units import TENS, agents_words
 
-SPEED_PERCENTILE_FALLBACK = 25.0
-TTFT_PERCENTILE_FALLBACK = 95.0
-INTERACTIVITY_PERCENTILE_FALLBACK = 90.0
 QUALITY_PREFIX = "quality: "
 """What a quality failure's words start with (`limited by quality:` says it once)."""
 
@@ -130,13 +132,13 @@ def _fallback(tier: Tier, probe: ProbeFigures) -> _Measured:
     """An older probe without checks: its p25 speed and p95 TTFT, when the tier uses them."""
     speed = (
         probe.p25_output_tokens_per_s
-        if tier.output_speed_percentile == SPEED_PERCENTILE_FALLBACK
+        if tier.output_speed_percentile == DEFAULT_SPEED_PERCENTILE
         else None
     )
-    ttft = probe.p95_ttft_s if tier.ttft_percentile == TTFT_PERCENTILE_FALLBACK else None
+    ttft = probe.p95_ttft_s if tier.ttft_percentile == DEFAULT_TTFT_PERCENTILE else None
     e2e = (
         probe.p90_interactivity_tokens_per_s
-        if tier.interactivity_percentile == INTERACTIVITY_PERCENTILE_FALLBACK
+        if tier.interactivity_percentile == DEFAULT_INTERACTIVITY_PERCENTILE
         else None
     )
     return _Measured(speed, ttft, "", e2e)
@@ -236,7 +238,6 @@ def _limit_name(limit: Limit) -> str:
     }[limit]
 
 
-TENS = 10.0
 HUNDREDS = 100.0
 
 

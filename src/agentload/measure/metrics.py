@@ -33,8 +33,8 @@ from dataclasses import dataclass, field, fields
 from itertools import chain
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from agentload.frozen import Frozen
 from agentload.measure.stats import Distribution
 from agentload.measure.window import Window
 from agentload.results.record import RequestRecord
@@ -223,10 +223,8 @@ def _in(t: np.ndarray, window: Window) -> np.ndarray:
     return (t >= window.start) & (t < window.end)
 
 
-class TokenCounts(BaseModel):
+class TokenCounts(Frozen):
     """Tokens split by kind; the unit is named by the field holding it (tokens, tokens/s)."""
-
-    model_config = ConfigDict(frozen=True)
 
     cached_input: float
     uncached_input: float
@@ -295,10 +293,8 @@ def window_samples(records: RecordsLike, window: Window) -> WindowSamples:
     )
 
 
-class WindowMetrics(BaseModel):
+class WindowMetrics(Frozen):
     """What one window measured. Units are in the field names; rates are per second of window."""
-
-    model_config = ConfigDict(frozen=True)
 
     start: float
     """Window start, epoch s."""
@@ -439,10 +435,8 @@ def metrics_by_phase(
     return result
 
 
-class Bin(BaseModel):
+class Bin(Frozen):
     """One time bin of a run, for live progress and plots."""
-
-    model_config = ConfigDict(frozen=True)
 
     start: float
     """Bin start, epoch s."""

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from agentload.frozen import Frozen
 from agentload.results.samples import PowerSample
 from agentload.results.summary import PowerFigures
 from agentload.units import WATTS_PER_MW
@@ -194,14 +194,12 @@ class TokenRates(Protocol):
     def total(self) -> float: ...
 
 
-class EnergyFigures(BaseModel):
+class EnergyFigures(Frozen):
     """Throughput per MW and energy per token at one operating point.
 
     Field names match `agentload.results.summary.TierResult`, so `model_dump()` can be passed on.
     All None when the power figure is missing or invalid.
     """
-
-    model_config = ConfigDict(frozen=True)
 
     mean_watts: float | None = None
     """Mean accelerator power of the whole deployment, W."""

@@ -25,6 +25,7 @@ from agentload.errors import AgentloadError, InputError
 from agentload.measure.power import JOULES_PER_MILLIJOULE, SOURCE_ASSUMED, WATTS_PER_MILLIWATT
 from agentload.measure.prometheus import Exposition, parse
 from agentload.results.samples import PowerSample
+from agentload.units import SECONDS_PER_HOUR, WATTS_PER_KW
 
 NVML_INTERVAL_S = 0.1
 AMDSMI_INTERVAL_S = 0.1
@@ -47,7 +48,14 @@ DEVICE_LABEL = "gpu"
 
 POWER_UNITS = {"W": 1.0, "mW": 1e-3, "kW": 1e3}
 """Watts per unit of a Prometheus power metric."""
-ENERGY_UNITS = {"mJ": 1e-3, "J": 1.0, "kJ": 1e3, "uJ": 1e-6, "Wh": 3600.0, "kWh": 3.6e6}
+ENERGY_UNITS = {
+    "mJ": 1e-3,
+    "J": 1.0,
+    "kJ": 1e3,
+    "uJ": 1e-6,
+    "Wh": SECONDS_PER_HOUR,
+    "kWh": SECONDS_PER_HOUR * WATTS_PER_KW,
+}
 """Joules per unit of a Prometheus energy metric."""
 
 AMD_POWER_KEYS = ("socket_power", "current_socket_power", "average_socket_power")

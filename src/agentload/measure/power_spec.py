@@ -8,9 +8,10 @@ import math
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from agentload.errors import InputError
+from agentload.frozen import Frozen
 from agentload.measure.power import SOURCE_ASSUMED
 from agentload.measure.power_samplers import (
     DCGM_ENERGY_METRIC,
@@ -44,10 +45,8 @@ SPEC_HELP = (
 )
 
 
-class PowerSpec(BaseModel):
+class PowerSpec(Frozen):
     """A chosen power source, parsed from `--power` (or `--gpu-watts`/`--gpus`)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Kind
     devices: tuple[int, ...] | None = None

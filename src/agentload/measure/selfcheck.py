@@ -22,6 +22,7 @@ import numpy as np
 
 from agentload.results.summary import SelfCheckFigures
 from agentload.tasks import cancel
+from agentload.units import MS_PER_S, PERCENT
 
 LAG_INTERVAL_S = 0.05
 """How often the lag probe wakes."""
@@ -94,17 +95,18 @@ def judge(
     notes: list[str] = []
     if lag[1] is not None and lag[1] > LAG_P99_LIMIT_S:
         notes.append(
-            f"client event-loop lag p99 {lag[1] * 1000:.1f} ms > {LAG_P99_LIMIT_S * 1000:g} ms: "
+            f"client event-loop lag p99 {lag[1] * MS_PER_S:.1f} ms > "
+            f"{LAG_P99_LIMIT_S * MS_PER_S:g} ms: "
             "timestamps may be late by that much"
         )
     if send[1] is not None and send[1] > SEND_DELAY_P99_LIMIT_S:
         notes.append(
-            f"client send delay p99 {send[1] * 1000:.1f} ms > "
-            f"{SEND_DELAY_P99_LIMIT_S * 1000:g} ms: agents sent late"
+            f"client send delay p99 {send[1] * MS_PER_S:.1f} ms > "
+            f"{SEND_DELAY_P99_LIMIT_S * MS_PER_S:g} ms: agents sent late"
         )
     if share is not None and share > CPU_SHARE_LIMIT:
         notes.append(
-            f"client CPU {share * 100:.0f}% of a core > {CPU_SHARE_LIMIT * 100:.0f}%: "
+            f"client CPU {share * PERCENT:.0f}% of a core > {CPU_SHARE_LIMIT * PERCENT:.0f}%: "
             "the client was near saturation (use --workers)"
         )
     return SelfCheckFigures(

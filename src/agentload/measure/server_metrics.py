@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import aiohttp
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentload.clock import now
 from agentload.errors import InputError, validated
+from agentload.frozen import Frozen
 from agentload.measure.prometheus import Exposition, parse
 from agentload.results.jsonl import JsonlAppender
 from agentload.results.samples import ServerScrape
@@ -54,11 +55,9 @@ MEAN_GAUGES = ("kv_cache_usage", "hit_rate")
 """Gauges that are ratios (0..1): averaged over series."""
 
 
-class EngineNames(BaseModel):
+class EngineNames(Frozen):
     """Which metric names carry each quantity on one engine. Each field lists candidate names;
     the first one present in a scrape is used (newer names first)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     engine: str = Field(min_length=1)
     prefix: str = ""
@@ -236,9 +235,11 @@ class ServerMetricsScraper:
         async with self._session.get(self.url, headers=self.headers) as response:
             if response.status != 200:
                 raise _ScrapeFailed(f"HTTP {response.status}")
-            body = await response.content.read(MAX_BODY_BYTES + 1)
-            if len(body) > MAX_BODY_BYTES:
-                raise _ScrapeFailed(f"response larger than {MAX_BODY_BYTES} bytes")
+            body = bytearray()  # read() returns what has arrived: a chunk, not the whole body
+            while chunk := await response.content.read(MAX_BODY_BYTES + 1 - len(body)):
+                body += chunk
+                if len(body) > MAX_BODY_BYTES:
+                    raise _ScrapeFailed(f"response larger than {MAX_BODY_BYTES} bytes")
             return body.decode("utf-8", errors="replace")
 
     async def scrape(self) -> ServerScrape:
@@ -312,10 +313,8 @@ class _ScrapeFailed(Exception):
 # --- a window ---------------------------------------------------------------------------------
 
 
-class GaugeFigures(BaseModel):
+class GaugeFigures(Frozen):
     """One gauge over a window: at its two ends, and the mean and max over every scrape."""
-
-    model_config = ConfigDict(frozen=True)
 
     start: float | None
     end: float | None
@@ -324,10 +323,8 @@ class GaugeFigures(BaseModel):
     scrapes: int
 
 
-class ServerWindowMetrics(BaseModel):
+class ServerWindowMetrics(Frozen):
     """What the server counted between two scrapes. Token fields are differences, tokens."""
-
-    model_config = ConfigDict(frozen=True)
 
     engine: str | None
     start: float

@@ -20,7 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+
+from agentload.frozen import Frozen
+from agentload.units import PERCENT
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 1000
@@ -74,7 +76,7 @@ def percentile_ci(
     if n == 0:
         raise ValueError("confidence interval of no values")
     estimates = bootstrap_percentiles(arr, q, resamples=resamples, seed=seed, presorted=True)
-    tail = (1.0 - confidence) / 2.0 * 100.0
+    tail = (1.0 - confidence) / 2.0 * PERCENT
     low, high = np.percentile(estimates, [tail, 100.0 - tail])
     return float(low), float(high)
 
@@ -96,7 +98,7 @@ def bootstrap_percentiles(
     if n == 0:
         raise ValueError("bootstrap of no values")
     rng = np.random.default_rng(seed)
-    h = (n - 1) * q / 100.0
+    h = (n - 1) * q / PERCENT
     lo = int(np.floor(h))
     frac = h - lo
     # 1-based rank of the lower order statistic is lo + 1.
@@ -110,13 +112,11 @@ def bootstrap_percentiles(
     return estimates
 
 
-class Distribution(BaseModel):
+class Distribution(Frozen):
     """Summary of a sample: count, mean, p25, p50, p95, p99, min, max, in `unit`.
 
     All statistics are None when the sample is empty (n == 0).
     """
-
-    model_config = ConfigDict(frozen=True)
 
     unit: str
     n: int

@@ -14,8 +14,8 @@ from html import escape
 from typing import Any
 
 from agentload.results.summary import ArrivalFigures, TierResult
+from agentload.units import PERCENT, count_words, number, quantity, unit_for
 from agentload.units import compact as units_compact
-from agentload.units import count_words, number, quantity, unit_for
 from agentload.vocabulary import PER_REQUEST
 
 DASH = "—"
@@ -57,7 +57,7 @@ def arrival_rows(arrivals: ArrivalFigures) -> list[tuple[str, str, str]]:
 
 def pct(value: float | None, digits: int = 1) -> str:
     """A fraction as a percentage (`0.573` -> `57.3%`), or an em dash when unknown."""
-    return DASH if value is None or not math.isfinite(value) else f"{value * 100:.{digits}f}%"
+    return DASH if value is None or not math.isfinite(value) else f"{value * PERCENT:.{digits}f}%"
 
 
 def utc(epoch: Any) -> str:

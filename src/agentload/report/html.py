@@ -9,7 +9,6 @@ specs (`agentload.report.vega`); every figure names its unit, its window and its
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import orjson
 
 from agentload.errors import InputError
+from agentload.files import write_text_atomic
 from agentload.report.charts import cache_section, curve_section, mix_chart
 from agentload.report.context import ReportContext, report_context
 from agentload.report.distributions import distributions_section
@@ -56,8 +56,6 @@ from agentload.results.tiers import slo_text
 from agentload.units import agents_words
 from agentload.vocabulary import PER_ACTIVE_AGENT, PER_REQUEST, TOOL_TIME_INCLUDED
 
-FILE_MODE = 0o600
-"""The report is a results file: readable by its owner only."""
 DETAIL_CHARS = 240
 """Longest error detail quoted in the errors table."""
 FACT_CHARS = 160
@@ -144,7 +142,7 @@ def page(title: str, body: str) -> str:
 def write_report(view: ResultsView, out: Path | None = None) -> Path:
     """Render the report and write it (default: `report.html` in the results directory).
 
-    Written to a temporary file then renamed, owner-only, never through a symlink.
+    Written atomically (`write_text_atomic`): owner-only, never through a symlink.
     """
     path = out if out is not None else view.path / REPORT_FILE
     if path.is_dir():
@@ -153,19 +151,7 @@ def write_report(view: ResultsView, out: Path | None = None) -> Path:
         raise InputError("is a symlink; refusing to write the report through it", path=path)
     if not path.parent.is_dir():
         raise InputError("the report's folder does not exist", path=path.parent)
-    text = render_report(view).encode("utf-8")
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
-        try:
-            view_bytes = memoryview(text)
-            while view_bytes:
-                view_bytes = view_bytes[os.write(fd, view_bytes) :]
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(f"cannot write the report: {exc.strerror}", path=path) from None
+    write_text_atomic(path, render_report(view))
     return path
 
 

@@ -1,28 +1,32 @@
-"""The HTML report of a layout search (`layouts.json`, `agentload simulate --choose-layout`): one
-self-contained page like the results report (same style, same chart code and bundle).
+"""A layout search (`layouts.json`, `agentload simulate --choose-layout`) for a person: one table
+a tier in the terminal (`print_ranking`), and the HTML report, one self-contained page like the
+results report (same style, same chart code and bundle).
 
-A grouped bar chart of agents per GPU (simulated) for every searched deployment at every tier
-(layer `layout-bar`, dataset `layouts`; hovering a bar shows its agents, repeat interval, agents
-per MW, $ per agent-hour and limit), then one table a tier, then what was enumerated, pruned,
-estimated and searched. Every figure says simulated; strings from the file are escaped.
+The page: a grouped bar chart of agents per GPU (simulated) for every searched deployment at
+every tier (layer `layout-bar`, dataset `layouts`; hovering a bar shows its agents, repeat
+interval, agents per MW, $ per agent-hour and limit), then the same table a tier as the
+terminal's, then what was enumerated, pruned, estimated and searched. Every figure says
+simulated; strings from the file are escaped.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from rich.console import Console
+
 from agentload.errors import InputError
+from agentload.files import write_text_atomic
 from agentload.report import vega as vl
-from agentload.report.formats import e, fmt
+from agentload.report.formats import DASH, e, fmt
+from agentload.report.html import page
 from agentload.report.palette import tier_color
 from agentload.report.vega import Spec, chart_html
 from agentload.results.files import REPORT_FILE
 from agentload.results.layouts import LAYOUTS_FILE, LayoutSearch, RankedRow, RankedTier
+from agentload.tables import Column, Grid, console_lines
 
 BAR_HEIGHT = 320
-FILE_MODE = 0o600
-DASH = "—"
 
 
 def layout_rows(ranking: LayoutSearch) -> list[Spec]:
@@ -85,51 +89,84 @@ def layouts_chart(ranking: LayoutSearch) -> str:
     return chart_html("layouts", spec, label=heading)
 
 
-def _tier_table(ranking: LayoutSearch, tier: RankedTier) -> str:
+def print_ranking(ranking: LayoutSearch, console: Console) -> None:
+    """One table a tier: the searched deployments, best first, every figure simulated."""
+    for tier in ranking.tiers:
+        console_lines(tier_grid(ranking, tier), console)
+
+
+def tier_grid(ranking: LayoutSearch, tier: RankedTier) -> Grid:
+    """One tier's ranking as a table (the terminal's and the page's)."""
     price = "assumed" if ranking.price.assumed else "given"
-    head = (
-        "#",
-        "layout",
-        "MTP",
-        "host KV GB",
-        "agents (simulated)",
-        "repeat interval",
-        "agents/GPU",
-        "agents/MW",
-        f"$/agent-hour ({price})",
-        "limit",
-        "estimate",
+    columns = (
+        Column("#", key=True),
+        Column("layout", key=True, justify="left"),
+        Column("MTP", justify="left"),
+        Column("host KV GB"),
+        Column("agents (simulated)"),
+        Column("repeat interval"),
+        Column("agents/GPU"),
+        Column("agents/MW"),
+        Column(f"$/agent-hour ({price})"),
+        Column("limit", justify="left"),
+        Column("estimate"),
     )
     host = {est.candidate.name: est.kv_host_gb for est in ranking.estimated}
-    body = []
-    for r in tier.rows:
-        interval = DASH
-        if r.interval_low is not None and r.max_agents:
-            top = f"{r.interval_high:,}" if r.interval_high is not None else "+"
-            interval = f"{r.interval_low:,}-{top}"
-        cells = (
+    rows = tuple(
+        (
             str(r.rank),
             r.candidate.layout,
             r.candidate.speculative or "off",
             fmt(host.get(r.candidate.name) or None, 0) if r.candidate.host_kv else "off",
             f"{r.max_agents:,}" if r.max_agents is not None else "none",
-            interval,
+            _interval(r.interval_low, r.interval_high) if r.max_agents else DASH,
             fmt(r.agents_per_gpu, 1),
             fmt(r.agents_per_mw, 0),
             fmt(r.dollars_per_agent_hour, 4),
             r.limit or DASH,
             fmt(r.estimate, 0),
         )
-        tds = "".join(
-            f'<td class="{"" if i in (1, 2, 9) else "num"}">{e(c)}</td>'
-            for i, c in enumerate(cells)
+        for r in tier.rows
+    )
+    title = (
+        f"SIMULATED layouts of {ranking.budget_gpus} x {ranking.system}, {ranking.backend} "
+        f"{ranking.model}, tier {tier.name} ({tier.slo})"
+    )
+    return Grid(title, columns, rows, notes=_table_notes(ranking))
+
+
+def _table_notes(ranking: LayoutSearch) -> tuple[str, ...]:
+    electricity = ranking.price.kwh
+    return (
+        f"agents, agents/GPU and agents/MW are simulated (power: the simulator's model); "
+        f"$/agent-hour at ${ranking.price.gpu_hour:,.2f} per GPU-hour ({ranking.price.source})"
+        + (f" plus ${electricity:g}/kWh of simulated power" if electricity is not None else ""),
+        "estimate: the analytic estimate it was chosen on (agentload.layouts.estimate)",
+    )
+
+
+def _interval(low: int | None, high: int | None) -> str:
+    if low is None:
+        return DASH
+    return f"{low:,}-{high:,}" if high is not None else f"{low:,}+"
+
+
+def _tier_table(ranking: LayoutSearch, tier: RankedTier) -> str:
+    grid = tier_grid(ranking, tier)
+    header = "".join(f"<th>{e(c.header)}</th>" for c in grid.columns)
+    kinds = ["" if c.justify == "left" else "num" for c in grid.columns]
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="{kind}">{e(cell)}</td>' for kind, cell in zip(kinds, row, strict=True)
         )
-        body.append(f"<tr>{tds}</tr>")
-    header = "".join(f"<th>{e(h)}</th>" for h in head)
+        + "</tr>"
+        for row in grid.rows
+    )
     return (
         f"<h3>{e(tier.name)} ({e(tier.slo)})</h3>"
         f'<div class="wide"><table><thead><tr>{header}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table></div>"
+        f"<tbody>{body}</tbody></table></div>"
     )
 
 
@@ -160,8 +197,6 @@ def _facts(ranking: LayoutSearch) -> str:
 
 def render_layouts_report(ranking: LayoutSearch) -> str:
     """The whole page."""
-    from agentload.report.html import page
-
     title = f"agentload layout search: {ranking.budget_gpus} x {ranking.system} {ranking.model}"
     tables = "".join(_tier_table(ranking, tier) for tier in ranking.tiers)
     body = (
@@ -174,22 +209,10 @@ def render_layouts_report(ranking: LayoutSearch) -> str:
 
 
 def write_layouts_report(directory: Path, ranking: LayoutSearch, out: Path | None = None) -> Path:
-    """Write the page (default: `report.html` in the layout search's directory), owner-only,
-    never through a symlink."""
+    """Write the page (default: `report.html` in the layout search's directory), atomically,
+    owner-only, never through a symlink."""
     path = out if out is not None else directory / REPORT_FILE
-    if path.is_symlink():
-        raise InputError("is a symlink; refusing to write the report through it", path=path)
-    text = render_layouts_report(ranking).encode("utf-8")
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
-        try:
-            os.write(fd, text)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(f"cannot write the report: {exc.strerror}", path=path) from None
+    write_text_atomic(path, render_layouts_report(ranking))
     return path
 
 

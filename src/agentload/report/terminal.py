@@ -33,7 +33,7 @@ from agentload.results.files import PROBES_FILE, SUMMARY_FILE
 from agentload.results.summary import ArrivalFigures, SelfCheckFigures, TierResult
 from agentload.results.tiers import slo_text
 from agentload.tables import Cell, Column, Grid, console_lines, markdown, plain
-from agentload.units import agents_words
+from agentload.units import MS_PER_S, PERCENT, agents_words
 
 TextFormat = Literal["text", "markdown"]
 VERDICT_STYLES = {"pass": "green", "fail": "red", "uncertain": "yellow"}
@@ -237,7 +237,7 @@ def window_grid(
 
 
 def _share(part: float, total: float | None) -> str:
-    return "—" if not total else f"{part / total * 100:.1f}% of total"
+    return "—" if not total else f"{part / total * PERCENT:.1f}% of total"
 
 
 def _dist_rows(
@@ -340,10 +340,10 @@ def selfcheck_line(figures: SelfCheckFigures | None) -> str | None:
         return None
 
     def ms(value: float | None) -> str:
-        return "—" if value is None else f"{value * 1000:.1f} ms"
+        return "—" if value is None else f"{value * MS_PER_S:.1f} ms"
 
     verdict = "[green]kept up[/]" if figures.ok else "[bold red]FELL BEHIND[/]"
-    cpu = "—" if figures.cpu_share is None else f"{figures.cpu_share * 100:.0f}% of a core"
+    cpu = "—" if figures.cpu_share is None else f"{figures.cpu_share * PERCENT:.0f}% of a core"
     procs = f", {figures.processes} processes" if figures.processes > 1 else ""
     return (
         f"client self-check: {verdict} (event-loop lag p99 {ms(figures.loop_lag_p99_s)}, "

@@ -18,8 +18,8 @@ dicts in Vega-Lite's own terms.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import os
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -27,7 +27,8 @@ from typing import Any
 
 import orjson
 
-from agentload.errors import InputError
+from agentload.errors import AgentloadError, InputError
+from agentload.files import write_text_atomic
 from agentload.home import agentload_home
 from agentload.report.formats import e
 from agentload.report.labels import MIN_PLOT_WIDTH_PX, text_width
@@ -325,10 +326,6 @@ def script_bundle() -> str:
 
 def _keep(path: Path, text: str) -> None:
     """Write the bundle for the next report (atomically); a home we cannot write is no error."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
+    with contextlib.suppress(OSError, AgentloadError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
+        write_text_atomic(path, text, final_newline=False)

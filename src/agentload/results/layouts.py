@@ -1,5 +1,6 @@
 """`layouts.json`: what a layout search (`agentload simulate --choose-layout`) tried, pruned,
-estimated and searched, and its ranking per tier. Frozen models, and the pure ranking.
+estimated and searched, and its ranking per tier. Frozen models (the search and the ranking that
+fill them: `agentload.layouts`).
 
 A layout search's directory holds `layouts.json` (this model, written last and atomically),
 `report.html` (its chart and tables) and `candidates/NN-<label>/`, one ordinary simulated
@@ -10,30 +11,23 @@ names (`price.source`: given, or assumed).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from agentload.results.summary import Limit, Summary
+from agentload.frozen import Frozen
+from agentload.results.summary import Limit
 
 LAYOUTS_FILE = "layouts.json"
 CANDIDATES_FOLDER = "candidates"
 LAYOUTS_SCHEMA_VERSION = 1
-SECONDS_PER_HOUR = 3_600.0
-WATTS_PER_KW = 1_000.0
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
 
 Kind = Literal["aggregated", "disaggregated"]
 PruneReason = Literal["weights do not fit", "KV too small for one session"]
 POOL_SEPARATOR = "+"
 
 
-class Candidate(_Model):
+class Candidate(Frozen):
     """One deployment of the budget: its pools (as `--layout` spells them), speculative
     decoding and host KV tier."""
 
@@ -60,7 +54,7 @@ class Candidate(_Model):
         return " ".join(words)
 
 
-class Pruned(_Model):
+class Pruned(Frozen):
     """A candidate ruled out before any step time was tabulated, and why."""
 
     candidate: Candidate
@@ -69,7 +63,7 @@ class Pruned(_Model):
     """The figures behind the reason (`tp4,ep4 prefill: 397 GB of weights per GPU of 288 GB`)."""
 
 
-class Space(_Model):
+class Space(Frozen):
     """What a layout search enumerates: the pool layouts, options and what is left out."""
 
     budget: int = Field(ge=1)
@@ -81,7 +75,7 @@ class Space(_Model):
     """What is not enumerated, and why."""
 
 
-class Price(_Model):
+class Price(Frozen):
     """The GPU-hour price (and electricity) the $ per agent-hour rests on."""
 
     gpu_hour: float = Field(ge=0)
@@ -93,8 +87,8 @@ class Price(_Model):
     """$ per kWh of the simulated accelerator power (None: electricity not counted)."""
 
 
-class TierEstimate(_Model):
-    """A candidate's analytic estimate at one tier (`agentload.sim.layout_estimate`)."""
+class TierEstimate(Frozen):
+    """A candidate's analytic estimate at one tier (`agentload.layouts.estimate`)."""
 
     tier: str
     agents: float = Field(ge=0)
@@ -102,7 +96,7 @@ class TierEstimate(_Model):
     pool: str
 
 
-class Estimated(_Model):
+class Estimated(Frozen):
     """A candidate that survived pruning, with its estimates (the cheap ranking)."""
 
     candidate: Candidate
@@ -115,7 +109,7 @@ class Estimated(_Model):
     estimates are as good at every tier: this one is not searched."""
 
 
-class Searched(_Model):
+class Searched(Frozen):
     """A candidate the real (simulated) search ran on."""
 
     candidate: Candidate
@@ -131,7 +125,7 @@ class Searched(_Model):
     cpu_s: float = Field(ge=0)
 
 
-class RankedRow(_Model):
+class RankedRow(Frozen):
     """One searched candidate at one tier: its simulated figures."""
 
     rank: int = Field(ge=1)
@@ -154,7 +148,7 @@ class RankedRow(_Model):
     """The analytic estimate it was chosen on."""
 
 
-class RankedTier(_Model):
+class RankedTier(Frozen):
     name: str
     slo: str
     """The tier's criteria in words."""
@@ -162,7 +156,7 @@ class RankedTier(_Model):
     """Best first."""
 
 
-class LayoutSearch(_Model):
+class LayoutSearch(Frozen):
     """`layouts.json` (module docstring)."""
 
     schema_version: int = LAYOUTS_SCHEMA_VERSION
@@ -200,66 +194,3 @@ class LayoutSearch(_Model):
         """The best searched candidate at a tier."""
         found = next((t for t in self.tiers if t.name == tier), None)
         return found.rows[0] if found is not None and found.rows else None
-
-
-def ranked_tiers(
-    searched: Sequence[tuple[Searched, Summary]],
-    estimates: dict[str, dict[str, float]],
-    price: Price,
-    slo: dict[str, str],
-) -> tuple[RankedTier, ...]:
-    """Per tier, the searched candidates ranked by their simulated most agents (ties: fewer
-    watts per GPU first; a tier no probe met last); `estimates` maps a candidate's name and a
-    tier to its estimate."""
-    names = list(dict.fromkeys(t.name for _, summary in searched for t in summary.tiers))
-    tiers = []
-    for name in names:
-        rows = [
-            _row(found, summary, name, price, estimates.get(found.candidate.name, {}))
-            for found, summary in searched
-            if any(t.name == name for t in summary.tiers)
-        ]
-        rows.sort(key=lambda r: (-(r.max_agents or 0), r.watts_per_gpu or 0.0))
-        ranked = tuple(r.model_copy(update={"rank": i}) for i, r in enumerate(rows, start=1))
-        tiers.append(RankedTier(name=name, slo=slo.get(name, ""), rows=ranked))
-    return tuple(tiers)
-
-
-def _row(
-    found: Searched, summary: Summary, tier_name: str, price: Price, estimates: dict[str, float]
-) -> RankedRow:
-    tier = next(t for t in summary.tiers if t.name == tier_name)
-    gpus = found.candidate.gpus
-    agents = tier.max_agents
-    watts = tier.mean_watts / gpus if tier.mean_watts is not None else None
-    interval = tier.max_agents_interval
-    return RankedRow(
-        rank=1,
-        candidate=found.candidate,
-        results=found.results,
-        max_agents=agents,
-        interval_low=interval.low if interval is not None else None,
-        interval_high=interval.high if interval is not None else None,
-        first_failing_agents=tier.first_failing_agents,
-        agents_per_gpu=agents / gpus if agents else None,
-        agents_per_mw=tier.agents_per_mw,
-        watts_per_gpu=watts,
-        dollars_per_agent_hour=agent_hour_cost(price, gpus, agents, watts),
-        limit=tier.limit,
-        explanation=tier.explanation,
-        estimate=estimates.get(tier_name),
-    )
-
-
-def agent_hour_cost(
-    price: Price, gpus: int, agents: int | None, watts_per_gpu: float | None
-) -> float | None:
-    """$ per agent-hour: the deployment's GPU-hours (and, with a $/kWh, its simulated
-    electricity) over its agents (`agentload.analysis.economics.self_hosted`, rented, no
-    overhead, fully used)."""
-    if not agents:
-        return None
-    hourly = price.gpu_hour * gpus
-    if price.kwh is not None and watts_per_gpu is not None:
-        hourly += watts_per_gpu * gpus / WATTS_PER_KW * price.kwh
-    return hourly / agents

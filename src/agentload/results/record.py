@@ -9,17 +9,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from agentload.frozen import Frozen
 from agentload.results.jsonl import Loaded, read_jsonl
 
 RECORD_SCHEMA_VERSION = 1
 
 
-class RequestRecord(BaseModel):
+class RequestRecord(Frozen):
     """One model call: when it was sent, when tokens came, what the server said it counted."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(extra="ignore")  # records of other versions may hold more fields
 
     v: int = RECORD_SCHEMA_VERSION
     id: str

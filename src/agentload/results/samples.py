@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
+
+from agentload.frozen import Frozen
 
 
-class PowerSample(BaseModel):
+class PowerSample(Frozen):
     """One reading of the selected accelerators at one instant."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     t: float
     """Epoch seconds (the middle of the reading)."""
@@ -56,10 +56,10 @@ class PowerSample(BaseModel):
         )
 
 
-class ServerScrape(BaseModel):
+class ServerScrape(Frozen):
     """What one scrape found: each quantity combined over its series, and the name it came from."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(extra="ignore")  # older scrape lines may hold more fields
 
     t: float
     """Epoch s (the middle of the request)."""

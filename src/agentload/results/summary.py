@@ -16,30 +16,19 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field
 
+from agentload.frozen import Frozen
 from agentload.results.quality import QualityFigures, QualitySummary, TierQuality
 
 SUMMARY_SCHEMA_VERSION = 2
 """2: a simulated deployment's units are engine instances and data-parallel ranks
 (`SimulatedDeployment.dp_ranks`, `gpus_per_dp_rank`; `SimulatedPool.engine_instances`,
-`dp_ranks`); 1 called both replicas (and an instance a worker). Schema 1 files read as 2."""
-_V1_DEPLOYMENT_FIELDS = {"replicas": "dp_ranks", "gpus_per_replica": "gpus_per_dp_rank"}
-_V1_POOL_FIELDS = {"workers": "engine_instances", "replicas": "dp_ranks"}
+`dp_ranks`). Schema 1, which lived a day, called both replicas; its simulated summaries are
+refused, naming the field (its other summaries read as 2: nothing else changed)."""
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-def _renamed(data: object, names: dict[str, str]) -> object:
-    """`data` with its keys of an older schema under today's names (anything else as is)."""
-    if not isinstance(data, dict) or not names.keys() & data.keys():
-        return data
-    return {names.get(key, key): value for key, value in data.items()}
-
-
-class PowerFigures(_Model):
+class PowerFigures(Frozen):
     """How power was measured over a window, and what it came to."""
 
     source: str = "none"
@@ -59,7 +48,7 @@ class PowerFigures(_Model):
     """Why the figure is missing or invalid, when it is."""
 
 
-class TierCheck(_Model):
+class TierCheck(Frozen):
     """A probe against one tier: the percentiles the tier names, as measured over the window."""
 
     output_speed_tokens_per_s: float | None = None
@@ -86,7 +75,7 @@ class TierCheck(_Model):
     """The confidence of the three intervals above (the search's `--confidence`)."""
 
 
-class MethodologyStamp(_Model):
+class MethodologyStamp(Frozen):
     """Whether figures were measured under a benchmark's rules (`agentload.measure.methodology`)."""
 
     rules: str = "agentperf"
@@ -98,7 +87,7 @@ class MethodologyStamp(_Model):
     """What a reader should know that does not invalidate them."""
 
 
-class OneAgentBaseline(_Model):
+class OneAgentBaseline(Frozen):
     """A call's latency at one agent, as a one-agent probe measured it (`measure.sessions`):
     TTFT = ttft_s_at_zero + s_per_uncached_token x uncached prompt tokens, then the other
     output tokens at output_tokens_per_s."""
@@ -110,7 +99,7 @@ class OneAgentBaseline(_Model):
     """One-agent calls the baseline was fitted on."""
 
 
-class SessionFigures(_Model):
+class SessionFigures(Frozen):
     """What the sessions felt like over a window, per session instance: its wall time (first
     send to last close of its calls there), the share of it spent waiting on the model (the
     rest is tool time and the agent's own), and its slowdown against the same calls at one
@@ -132,7 +121,7 @@ class SessionFigures(_Model):
     """The one-agent call latencies the slowdown compares with; None when there was none."""
 
 
-class ArrivalFigures(_Model):
+class ArrivalFigures(Frozen):
     """An open-loop run's arrivals, and the concurrency they came to over the window."""
 
     arrivals: str
@@ -144,7 +133,7 @@ class ArrivalFigures(_Model):
     sessions_active_peak: int = Field(ge=0)
 
 
-class ProbeFigures(_Model):
+class ProbeFigures(Frozen):
     """One concurrency level measured over its steady-state window (for an open-loop run,
     `agents` is the mean of sessions active, rounded, and `arrivals` says how they came)."""
 
@@ -199,7 +188,7 @@ class ProbeFigures(_Model):
     (`agentload.quality`); None without quality checks and in older results."""
 
 
-class AgentsInterval(_Model):
+class AgentsInterval(Frozen):
     """Where a repeat of the search would answer a tier, at `level` (`agentload.search.interval`):
     from `low` to `high` agents, the answer itself always inside."""
 
@@ -225,7 +214,7 @@ Limit = Literal[
 floor, the error rate, the quality gate, the search's --max-agents cap, or nothing measured."""
 
 
-class TierResult(_Model):
+class TierResult(Frozen):
     """One SLO tier: the most agents that met it, and the figures at that point."""
 
     name: str
@@ -280,7 +269,7 @@ class TierResult(_Model):
     notes: tuple[str, ...] = ()
 
 
-class SelfCheckFigures(_Model):
+class SelfCheckFigures(Frozen):
     """The load generator's self-check over a run (`agentload.measure.selfcheck`): did it
     keep up?"""
 
@@ -307,7 +296,7 @@ class SelfCheckFigures(_Model):
     notes: tuple[str, ...] = ()
 
 
-class SimulatedPool(_Model):
+class SimulatedPool(Frozen):
     """One pool of a simulated deployment: its role, workers and layout, as built."""
 
     role: str
@@ -323,14 +312,8 @@ class SimulatedPool(_Model):
     """HBM for KV per data-parallel rank, tokens."""
     step_source: str
 
-    @model_validator(mode="before")
-    @classmethod
-    def _from_v1(cls, data: object) -> object:
-        """Schema 1 said `workers` and `replicas`."""
-        return _renamed(data, _V1_POOL_FIELDS)
 
-
-class SimulatedDeployment(_Model):
+class SimulatedDeployment(Frozen):
     """The deployment a simulation stands for, as the user named it and as it was built
     (`agentload.vocabulary`: a deployment, its engine instances, their data-parallel ranks). For
     a disaggregated one, `parallel`, `dp_ranks` and `gpus_per_dp_rank` are its prefill pool's;
@@ -358,16 +341,10 @@ class SimulatedDeployment(_Model):
     kv_transfer: str | None = None
     """Disaggregated: the link prefill hands KV to decode over, its bandwidth and source."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _from_v1(cls, data: object) -> object:
-        """Schema 1 said `replicas` and `gpus_per_replica`."""
-        return _renamed(data, _V1_DEPLOYMENT_FIELDS)
 
-
-class KvWorkingSet(_Model):
-    """The fleet's KV working set against the deployment's HBM (`agentload.sim.kvset`): what a
-    perfect prefix cache needs, and the agent count where it stops fitting."""
+class KvWorkingSet(Frozen):
+    """The fleet's KV working set against the deployment's HBM (`agentload.sim.specs.kvset`):
+    what a perfect prefix cache needs, and the agent count where it stops fitting."""
 
     kv_bytes_per_token: float
     """Per token, one data-parallel rank (tensor-parallel copies included), bytes."""
@@ -388,7 +365,7 @@ class KvWorkingSet(_Model):
     max_agents: int
 
 
-class CalibrationFigure(_Model):
+class CalibrationFigure(Frozen):
     """One figure of one probe of a measured run: as measured, as the calibrated simulation
     predicts it, and the error. `fitted` figures were minimised by the fit (their errors are
     residuals, small by construction); the others are predictions."""
@@ -405,7 +382,7 @@ class CalibrationFigure(_Model):
     fitted: bool
 
 
-class CalibrationFacts(_Model):
+class CalibrationFacts(Frozen):
     """How a simulation's fitted factors were obtained from a measured run (`agentload
     simulate --calibrate`): the run, the probes fitted, the factors found and every error."""
 
@@ -435,7 +412,7 @@ class CalibrationFacts(_Model):
     notes: tuple[str, ...] = ()
 
 
-class StepUncertainty(_Model):
+class StepUncertainty(Frozen):
     """How far a simulation's step times, and so its figures, can be trusted: whether anything
     calibrates them for this system, and the relative error band that follows (a simulated
     figure may be this share off either way; None: not stated)."""
@@ -446,7 +423,7 @@ class StepUncertainty(_Model):
     """Where the band comes from, in words (what was fitted to what, or why nothing was)."""
 
 
-class SimulationFacts(_Model):
+class SimulationFacts(Frozen):
     """What a simulated result stands for and where its numbers came from: it was computed by
     `agentload.sim`, not measured, and says so everywhere it shows."""
 
@@ -470,7 +447,7 @@ class SimulationFacts(_Model):
     (why)`)."""
 
 
-class SearchCost(_Model):
+class SearchCost(Frozen):
     """What a search's probes cost, and which plan chose them."""
 
     plan: str
@@ -484,7 +461,7 @@ class SearchCost(_Model):
     """`probe_s` x the deployment's GPUs (with --gpus)."""
 
 
-class Summary(_Model):
+class Summary(Frozen):
     """`summary.json`: the headline of a results directory."""
 
     schema_version: int = SUMMARY_SCHEMA_VERSION

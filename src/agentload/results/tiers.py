@@ -21,14 +21,17 @@ from pathlib import Path
 from typing import Protocol
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from agentload.errors import InputError, first_problem
+from agentload.frozen import Frozen
 
 DEFAULT_SPEED_PERCENTILE = 25.0
 DEFAULT_TTFT_PERCENTILE = 95.0
 DEFAULT_INTERACTIVITY_PERCENTILE = 90.0
-"""AgentX's percentile of end-to-end seconds per output token (InferenceX's p90 x-axis)."""
+"""AgentX's percentile of end-to-end seconds per output token (InferenceX's p90 x-axis).
+The three defaults are also the percentiles a probe's fixed figures hold (`p25_...`, `p95_ttft_s`,
+`p90_...`)."""
 AGENTPERF_TTFT_CEILING_S = 10.0
 """Our default TTFT ceiling for the AgentPerf-like tiers (the published tiers name speeds;
 set your own ceiling with --ttft-ceiling)."""
@@ -42,10 +45,8 @@ two): one agent sees 159-177 tokens/s p25 output speed, two 79-81, three 82-99, 
 LOCAL_CPU_TTFT_CEILING_S = 2.0
 
 
-class Tier(BaseModel):
+class Tier(Frozen):
     """One SLO tier: at least one criterion (module docstring)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9._-]+$")
     output_speed_floor_tokens_per_s: float | None = Field(default=None, gt=0)

@@ -14,18 +14,17 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentload.errors import InputError
+from agentload.frozen import Frozen
 from agentload.workload.model import Session, Workload
 
 _SPEC = re.compile(r"^(?:poisson:(?P<rate>[0-9.eE+-]+)|(?P<trace>trace))$")
 
 
-class Arrivals(BaseModel):
+class Arrivals(Frozen):
     """How sessions arrive in an open-loop run."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["poisson", "trace"]
     rate_per_s: float | None = Field(default=None, gt=0)
@@ -54,7 +53,7 @@ def parse_arrivals(spec: str) -> Arrivals:
 
 
 @dataclass(frozen=True)
-class ArrivalPlan:
+class ArrivalSchedule:
     """Which session arrives when: arrival k plays `sessions[k]` from `offsets_s[k]` seconds
     after the run starts (in order; every offset before the run's end)."""
 
@@ -62,9 +61,9 @@ class ArrivalPlan:
     offsets_s: tuple[float, ...]
 
 
-def plan_arrivals(
+def schedule_arrivals(
     arrivals: Arrivals, workload: Workload, duration_s: float, *, seed: int
-) -> ArrivalPlan:
+) -> ArrivalSchedule:
     """The arrivals within `duration_s`: poisson draws cycle through the workload's sessions;
     a trace's sessions arrive in their recorded order, at their recorded offsets."""
     if arrivals.kind == "poisson":
@@ -77,7 +76,7 @@ def plan_arrivals(
             t += float(rng.exponential(1 / arrivals.rate_per_s))
         count = len(workload.sessions)
         chosen = tuple(workload.sessions[k % count] for k in range(len(offsets)))
-        return ArrivalPlan(chosen, tuple(offsets))
+        return ArrivalSchedule(chosen, tuple(offsets))
     timed = [s for s in workload.sessions if s.arrival_s is not None]
     if not timed:
         raise InputError(
@@ -87,4 +86,4 @@ def plan_arrivals(
         )
     timed.sort(key=lambda s: s.arrival_s or 0.0)
     inside = [s for s in timed if (s.arrival_s or 0.0) < duration_s]
-    return ArrivalPlan(tuple(inside), tuple(s.arrival_s or 0.0 for s in inside))
+    return ArrivalSchedule(tuple(inside), tuple(s.arrival_s or 0.0 for s in inside))

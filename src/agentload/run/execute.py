@@ -33,7 +33,7 @@ from agentload.quality.settings import QualityOptions
 from agentload.quality.words import probe_words
 from agentload.results.files import CONFIG_FILE, MANIFEST_FILE, RECORDS_FILE
 from agentload.results.summary import Summary
-from agentload.run.arrivals import ArrivalPlan, plan_arrivals
+from agentload.run.arrivals import ArrivalSchedule, schedule_arrivals
 from agentload.run.checks import quality_checks
 from agentload.run.host import INTERRUPT_DRAIN_S, Host, InProcessHost, ShareLost
 from agentload.run.probe import ProbeOutcome
@@ -73,7 +73,7 @@ class HostOptions:
 
 
 @dataclass(frozen=True)
-class Request:
+class Execution:
     """Everything `agentload run` or `agentload search` was asked for."""
 
     workload: str
@@ -108,85 +108,89 @@ def default_out_dir(label: str) -> Path:
     return Path("results") / f"{stamp}-{label}"
 
 
-def execute(request: Request, console: Console | None = None) -> Summary:
-    """Run or search as asked; results land in `request.out` (owner-only), summary last.
-    With `request.resume`, continue the interrupted run there."""
+def execute(execution: Execution, console: Console | None = None) -> Summary:
+    """Run or search as asked; results land in `execution.out` (owner-only), summary last.
+    With `execution.resume`, continue the interrupted run there."""
     console = console or err_console()
-    request.target.check(request.agents.api)
-    if request.hosts.workers < 1:
-        raise AgentloadError(f"--workers: must be at least 1, got {request.hosts.workers}")
-    workload = load_workload(request.workload, skip_bad_lines=request.skip_bad_lines)
-    request, arrivals = _open_loop(request, workload)
+    execution.target.check(execution.agents.api)
+    if execution.hosts.workers < 1:
+        raise AgentloadError(f"--workers: must be at least 1, got {execution.hosts.workers}")
+    workload = load_workload(execution.workload, skip_bad_lines=execution.skip_bad_lines)
+    execution, arrivals = _open_loop(execution, workload)
     with owner_only_files():
-        if request.resume:
+        if execution.resume:
             resumption = open_resumption(
-                request.out, _expected(request, workload), command=request.command
+                execution.out, _expected(execution, workload), command=execution.command
             )
-            agents = request.agents.model_copy(
+            agents = execution.agents.model_copy(
                 update={"run_salt": resumption.run_salt, "start_draw": resumption.start_draw}
             )
-            request = dataclasses.replace(request, agents=agents)
-            return _execute_in(request, workload, resumption, console, arrivals)
-        with new_results_dir(request.out, RECORDS_FILE, (MANIFEST_FILE, CONFIG_FILE)):
-            return _execute_in(request, workload, None, console, arrivals)
+            execution = dataclasses.replace(execution, agents=agents)
+            return _execute_in(execution, workload, resumption, console, arrivals)
+        with new_results_dir(execution.out, RECORDS_FILE, (MANIFEST_FILE, CONFIG_FILE)):
+            return _execute_in(execution, workload, None, console, arrivals)
 
 
-def _open_loop(request: Request, workload: Workload) -> tuple[Request, ArrivalPlan | None]:
-    """For open-loop arrivals, the plan, and the request sized to it (one agent an arrival,
+def _open_loop(
+    execution: Execution, workload: Workload
+) -> tuple[Execution, ArrivalSchedule | None]:
+    """For open-loop arrivals, their schedule, and the execution sized to it (one agent an arrival,
     each playing one session)."""
-    spec = request.search.arrivals
-    if spec is None or request.search.length_s is None:
-        return request, None
-    plan = plan_arrivals(spec, workload, request.search.length_s, seed=request.agents.seed)
-    if not plan.sessions:
+    spec = execution.search.arrivals
+    if spec is None or execution.search.length_s is None:
+        return execution, None
+    schedule = schedule_arrivals(
+        spec, workload, execution.search.length_s, seed=execution.agents.seed
+    )
+    if not schedule.sessions:
         raise AgentloadError("--arrivals: no session arrives within --duration")
-    count = len(plan.sessions)
-    search = request.search.model_copy(update={"max_agents": count, "start_agents": count})
+    count = len(schedule.sessions)
+    search = execution.search.model_copy(update={"max_agents": count, "start_agents": count})
     # each arrival plays its own session (mid-session too, with --start-mid-session)
-    agents = request.agents.model_copy(update={"one_session": True, "start_draw": "uniform"})
-    return dataclasses.replace(request, search=search, agents=agents), plan
+    agents = execution.agents.model_copy(update={"one_session": True, "start_draw": "uniform"})
+    return dataclasses.replace(execution, search=search, agents=agents), schedule
 
 
 def _execute_in(
-    request: Request,
+    execution: Execution,
     workload: Workload,
     resumption: Resumption | None,
     console: Console,
-    arrivals: ArrivalPlan | None = None,
+    arrivals: ArrivalSchedule | None = None,
 ) -> Summary:
-    out = request.out
-    expected = request.search.max_agents
+    out = execution.out
+    expected = execution.search.max_agents
     if arrivals is not None:
         expected = min(expected, OPEN_LOOP_SLOTS)
-    opening = request.target.open(
-        api=request.agents.api,
+    opening = execution.target.open(
+        api=execution.agents.api,
         agents=expected,
         out=out,
         console=console,
-        fit=Fit(workload, recorded_history=request.agents.reply_history == "recorded"),
-        clients=request.hosts.workers if request.hosts.backend == "local" else 1,
+        fit=Fit(workload, recorded_history=execution.agents.reply_history == "recorded"),
+        clients=execution.hosts.workers if execution.hosts.backend == "local" else 1,
     )
     with opening as target:
         if target.virtual:  # no client memory to save: agents keep their prompts between calls
-            agents = request.agents.model_copy(update={"keep_history": True})
-            request = dataclasses.replace(request, agents=agents)
-        manifest, state = _begin(request, workload, target, resumption, console)
+            agents = execution.agents.model_copy(update={"keep_history": True})
+            execution = dataclasses.replace(execution, agents=agents)
+        manifest, state = _begin(execution, workload, target, resumption, console)
         times = manifest.get("times")
         started_at = (times.get("started_at") if isinstance(times, dict) else None) or clock.now()
-        with target.meters(out, request.power) as meters:
+        with target.meters(out, execution.power) as meters:
             write_manifest(out, manifest)
-            if request.config is not None and not (out / CONFIG_FILE).exists():
-                write_bytes_atomic(out / CONFIG_FILE, request.config.encode())
+            if execution.config is not None and not (out / CONFIG_FILE).exists():
+                write_bytes_atomic(out / CONFIG_FILE, execution.config.encode())
             lost: ShareLost | None = None
             drive = _checked(
-                request,
+                execution,
                 workload,
                 target,
                 state,
                 meters,
                 console,
                 lambda m: _drive(
-                    request, workload, target, state, m, resumption, console, arrivals
+                    execution, workload, target, state, m, resumption, console, arrivals
                 ),
             )
             try:
@@ -201,9 +205,11 @@ def _execute_in(
                 state.notes.append(str(exc))
             if not state.done and resumption is None and not (out / RECORDS_FILE).stat().st_size:
                 raise lost or KeyboardInterrupt()  # nothing measured: no directory is left
-    manifest["times"] = _times(request, state, started_at)
+    manifest["times"] = _times(execution, state, started_at)
     write_manifest(out, manifest)
-    asked = Asked(request.label, request.search, request.gpus, request.power, target.simulated)
+    asked = Asked(
+        execution.label, execution.search, execution.gpus, execution.power, target.simulated
+    )
     resumed = _resumed_notes(resumption, state)
     summary = build_summary(asked, state, resumed=resumed, selfcheck=state.selfcheck)
     write_summary(out, summary)
@@ -211,7 +217,7 @@ def _execute_in(
 
 
 def _begin(
-    request: Request,
+    execution: Execution,
     workload: Workload,
     target: Opened,
     resumption: Resumption | None,
@@ -222,20 +228,20 @@ def _begin(
     facts = target.manifest()
     if resumption is None:
         manifest = build_manifest(
-            label=request.label,
-            command=request.command,
-            workload_spec=request.workload,
+            label=execution.label,
+            command=execution.command,
+            workload_spec=execution.workload,
             workload=workload,
-            settings=_settings_json(request),
+            settings=_settings_json(execution),
             facts=facts,
-            gpus=request.gpus,
+            gpus=execution.gpus,
         )
-        manifest["power"] = request.power.describe() if request.power else None
-        manifest["workers"] = request.hosts.workers
-        manifest["backend"] = request.hosts.backend
+        manifest["power"] = execution.power.describe() if execution.power else None
+        manifest["workers"] = execution.hosts.workers
+        manifest["backend"] = execution.hosts.backend
         return manifest, SearchState()
-    check_matches(resumption.manifest, target.identity(), source=out_manifest(request))
-    repairs = repair_files(request.out)
+    check_matches(resumption.manifest, target.identity(), source=out_manifest(execution))
+    repairs = repair_files(execution.out)
     resumption.record(facts, repairs)
     for note in repairs:
         console.print(f"[yellow]note:[/] {note}")
@@ -243,24 +249,24 @@ def _begin(
     return resumption.manifest, SearchState(earlier=resumption.probes)
 
 
-def out_manifest(request: Request) -> Path:
-    return request.out / MANIFEST_FILE
+def out_manifest(execution: Execution) -> Path:
+    return execution.out / MANIFEST_FILE
 
 
-def _settings_json(request: Request) -> dict[str, Any]:
+def _settings_json(execution: Execution) -> dict[str, Any]:
     return {
-        "agents": request.agents.model_dump(mode="json"),
-        "search": request.search.model_dump(mode="json"),
+        "agents": execution.agents.model_dump(mode="json"),
+        "search": execution.search.model_dump(mode="json"),
     }
 
 
-def _expected(request: Request, workload: Workload) -> dict[str, Any]:
+def _expected(execution: Execution, workload: Workload) -> dict[str, Any]:
     """What a resumed directory's manifest must say: same workload, settings, power, GPUs."""
     return {
-        "workload": {"spec": request.workload, "fingerprint": workload.fingerprint()},
-        "settings": _settings_json(request),
-        "power": request.power.describe() if request.power else None,
-        "gpus": request.gpus,
+        "workload": {"spec": execution.workload, "fingerprint": workload.fingerprint()},
+        "settings": _settings_json(execution),
+        "power": execution.power.describe() if execution.power else None,
+        "gpus": execution.gpus,
     }
 
 
@@ -274,10 +280,10 @@ def _resumed_notes(resumption: Resumption | None, state: SearchState) -> list[st
     ]
 
 
-def _times(request: Request, state: SearchState, started_at: float) -> dict[str, Any]:
+def _times(execution: Execution, state: SearchState, started_at: float) -> dict[str, Any]:
     """The manifest's times; a run's also say which window its figures cover."""
     times: dict[str, Any] = {"started_at": started_at, "finished_at": clock.now()}
-    if request.search.is_run:
+    if execution.search.is_run:
         probe = state.probes[-1].figures if state.probes else None
         times["agent_starts"] = state.agent_starts
         times["window"] = [probe.window_start, probe.window_end] if probe else None
@@ -288,7 +294,7 @@ def _times(request: Request, state: SearchState, started_at: float) -> dict[str,
 
 
 async def _checked(
-    request: Request,
+    execution: Execution,
     workload: Workload,
     target: Opened,
     state: SearchState,
@@ -299,13 +305,13 @@ async def _checked(
     """Check the target, record the quality references, then `drive` the agents with the
     meters (the quality checker among them, when the outputs are checked)."""
     # Ctrl-C here: nothing measured
-    await target.check(console, strict=not request.search.is_run)
+    await target.check(console, strict=not execution.search.is_run)
     async with quality_checks(
-        request.quality,
+        execution.quality,
         workload=workload,
         target=target,
-        api=request.agents.api,
-        out=request.out,
+        api=execution.agents.api,
+        out=execution.out,
         state=state,
         console=console,
     ) as checker:
@@ -313,22 +319,22 @@ async def _checked(
 
 
 async def _drive(
-    request: Request,
+    execution: Execution,
     workload: Workload,
     target: Opened,
     state: SearchState,
     meters: Meters,
     resumption: Resumption | None,
     console: Console,
-    arrivals: ArrivalPlan | None = None,
+    arrivals: ArrivalSchedule | None = None,
 ) -> None:
     """Start the host, search, close; fills `state`."""
     played = workload
     if arrivals is not None:  # agent k plays arrival k's session
         played = workload.model_copy(update={"sessions": arrivals.sessions})
-    host = _host(request, played, target, resumption.id_prefix if resumption else "")
-    _say_where(request.hosts, host, console)
-    board = ProgressBoard(request.search, clock.now(), gpus=request.gpus)
+    host = _host(execution, played, target, resumption.id_prefix if resumption else "")
+    _say_where(execution.hosts, host, console)
+    board = ProgressBoard(execution.search, clock.now(), gpus=execution.gpus)
     async with host:
         display = contextlib.ExitStack()
         on_progress = display.enter_context(progress_display(console, board))
@@ -336,15 +342,15 @@ async def _drive(
 
         def on_probe(outcome: ProbeOutcome) -> None:
             if not outcome.interrupted:
-                append_probe(request.out, outcome.figures)
-            if not request.search.is_run:
-                print_probe(outcome, console, request.gpus)
+                append_probe(execution.out, outcome.figures)
+            if not execution.search.is_run:
+                print_probe(outcome, console, execution.gpus)
                 console.print(board.cost_words(clock.now()), highlight=False, soft_wrap=True)
 
         try:
             await run_search(
                 host,
-                request.search,
+                execution.search,
                 meters=meters,
                 on_probe=on_probe,
                 state=state,
@@ -356,7 +362,7 @@ async def _drive(
             with contextlib.suppress(asyncio.CancelledError):
                 await reporter
             display.close()
-            state.cancelled_in_flight = await _close(host, request.search.drain_s)
+            state.cancelled_in_flight = await _close(host, execution.search.drain_s)
             state.selfcheck = host.selfcheck()
             state.agent_starts = host.agent_starts()
             lost = host.lost_note()
@@ -366,20 +372,20 @@ async def _drive(
                 await meters.server.aclose()
 
 
-def _host(request: Request, workload: Workload, target: Opened, id_prefix: str) -> Host:
+def _host(execution: Execution, workload: Workload, target: Opened, id_prefix: str) -> Host:
     """The host the options ask for, with one share per worker."""
-    options = request.hosts
+    options = execution.hosts
     if target.virtual and (options.workers > 1 or options.backend != "local"):
         raise AgentloadError("a simulated deployment runs in this process: leave out --workers")
-    shares = max(1, min(options.workers, request.search.max_agents))
-    records = request.out / RECORDS_FILE
+    shares = max(1, min(options.workers, execution.search.max_agents))
+    records = execution.out / RECORDS_FILE
     jobs = [
         ShareJob(
             index=k,
             shares=shares,
             workload=workload,
-            agents=request.agents,
-            stride=request.search.max_agents,
+            agents=execution.agents,
+            stride=execution.search.max_agents,
             target=target.spec,
             records_path=str(records),
             clock_anchor=clock.anchor(),

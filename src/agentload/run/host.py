@@ -24,12 +24,12 @@ from agentload.errors import AgentloadError
 from agentload.measure.selfcheck import combine
 from agentload.results.record import RequestRecord
 from agentload.results.summary import SelfCheckFigures
-from agentload.run.messages import Closed, Counters, StartPlan
+from agentload.run.messages import Closed, Counters, StartSchedule
 from agentload.run.share import ShareDriver, ShareJob
 
 GROW_MARGIN_S = 0.05
 """A probe's ramp starts this long after the grow messages are sent, so every share has its
-plan before its first agent is due."""
+schedule before its first agent is due."""
 READY_TIMEOUT_S = 120.0
 """A share not ready (workload, tokenizer, client loaded) in this long fails the run."""
 STOP_TIMEOUT_S = 30.0
@@ -75,7 +75,7 @@ class Host(ABC):
     async def _set_phase(self, phase: str) -> None: ...
 
     @abstractmethod
-    async def _grow(self, plans: dict[int, StartPlan]) -> dict[int, float]:
+    async def _grow(self, schedules: dict[int, StartSchedule]) -> dict[int, float]:
         """Start each share's agents; their actual start times by index."""
 
     @abstractmethod
@@ -127,10 +127,10 @@ class Host(ABC):
             return
         step = ramp_s / added
         began = clock.now() + GROW_MARGIN_S
-        plan = [(self._next_index + m, began + m * step) for m in range(added)]
+        schedule = [(self._next_index + m, began + m * step) for m in range(added)]
         self._next_index += added
-        self._starts.update(await self._grow(self._split_plan(plan)))
-        self._active.extend(index for index, _ in plan)
+        self._starts.update(await self._grow(self._split_schedule(schedule)))
+        self._active.extend(index for index, _ in schedule)
 
     async def arrive(self, offsets_s: Sequence[float], phase: str) -> None:
         """Start one new agent at each offset (seconds from now, in order): open-loop arrivals,
@@ -138,10 +138,10 @@ class Host(ABC):
         self._raise_if_lost()
         await self._set_phase(phase)
         began = clock.now() + GROW_MARGIN_S
-        plan = [(self._next_index + m, began + offset) for m, offset in enumerate(offsets_s)]
-        self._next_index += len(plan)
-        self._active.extend(index for index, _ in plan)
-        self._starts.update(await self._grow(self._split_plan(plan)))
+        schedule = [(self._next_index + m, began + offset) for m, offset in enumerate(offsets_s)]
+        self._next_index += len(schedule)
+        self._active.extend(index for index, _ in schedule)
+        self._starts.update(await self._grow(self._split_schedule(schedule)))
 
     def last_start(self) -> float | None:
         """When the most recently started running agent started (epoch s)."""
@@ -175,9 +175,9 @@ class Host(ABC):
 
     # --- bookkeeping ------------------------------------------------------------------------
 
-    def _split_plan(self, plan: list[tuple[int, float]]) -> dict[int, StartPlan]:
+    def _split_schedule(self, schedule: list[tuple[int, float]]) -> dict[int, StartSchedule]:
         shares: dict[int, list[tuple[int, float]]] = {}
-        for item in plan:
+        for item in schedule:
             shares.setdefault(item[0] % self.shares, []).append(item)
         return {k: tuple(v) for k, v in shares.items()}
 
@@ -221,8 +221,8 @@ class InProcessHost(Host):
     async def _set_phase(self, phase: str) -> None:
         self.driver.set_phase(phase)
 
-    async def _grow(self, plans: dict[int, StartPlan]) -> dict[int, float]:
-        return await self.driver.grow(plans[0])
+    async def _grow(self, schedules: dict[int, StartSchedule]) -> dict[int, float]:
+        return await self.driver.grow(schedules[0])
 
     async def _shrink(self, stops: dict[int, tuple[int, ...]], cancel: bool) -> None:
         await self.driver.shrink(stops[0], cancel)

@@ -43,19 +43,19 @@ from agentload.run.messages import (
     Failed,
     Grow,
     Grown,
+    HostMessage,
     Progress,
     Ready,
-    Reply,
-    Request,
     SetPhase,
+    ShareMessage,
     Shrink,
     Shrunk,
-    StartPlan,
+    StartSchedule,
 )
 from agentload.run.share import ShareDriver, ShareJob, adopt_clock
 from agentload.tasks import cancel
 
-R = TypeVar("R", bound=Reply)
+R = TypeVar("R", bound=ShareMessage)
 
 
 class Gone:
@@ -70,7 +70,7 @@ class ProcessHost(Host):
         self._tail = JsonlTail(records_path, RequestRecord)
         self._procs: list[BaseProcess] = []
         self._conns: list[Connection] = []
-        self._replies: list[asyncio.Queue[Reply | Gone]] = []
+        self._replies: list[asyncio.Queue[ShareMessage | Gone]] = []
         self._counters: dict[int, Counters] = {}
         self._reported: set[int] = set()
         """Shares that sent their last message: their exit is expected."""
@@ -115,11 +115,11 @@ class ProcessHost(Host):
         for k in self._alive():
             self._send(k, SetPhase(phase))
 
-    async def _grow(self, plans: dict[int, StartPlan]) -> dict[int, float]:
-        for k, plan in plans.items():
-            self._send(k, Grow(plan))
+    async def _grow(self, schedules: dict[int, StartSchedule]) -> dict[int, float]:
+        for k, schedule in schedules.items():
+            self._send(k, Grow(schedule))
         starts: dict[int, float] = {}
-        for k in plans:
+        for k in schedules:
             starts.update((await self._reply(k, Grown)).starts)
         return starts
 
@@ -191,7 +191,7 @@ class ProcessHost(Host):
             raise self._lost_error(k)
         return reply
 
-    def _send(self, k: int, message: Request) -> None:
+    def _send(self, k: int, message: HostMessage) -> None:
         if k in self._lost:
             return
         try:
@@ -232,8 +232,8 @@ def serve_share(job: ShareJob, conn: Connection) -> None:
 
 async def _serve(job: ShareJob, conn: Connection) -> None:
     loop = asyncio.get_running_loop()
-    inbox: asyncio.Queue[Request] = asyncio.Queue()
-    current: asyncio.Task[Reply] | None = None
+    inbox: asyncio.Queue[HostMessage] = asyncio.Queue()
+    current: asyncio.Task[ShareMessage] | None = None
 
     def on_message() -> None:
         try:
@@ -270,10 +270,10 @@ async def _serve(job: ShareJob, conn: Connection) -> None:
     conn.send(await driver.close(message.drain_s))
 
 
-async def _apply(driver: ShareDriver, message: Grow | Shrink) -> Reply:
+async def _apply(driver: ShareDriver, message: Grow | Shrink) -> ShareMessage:
     """Carry out one resize; the reply to send back."""
     if isinstance(message, Grow):
-        return Grown(await driver.grow(message.plan))
+        return Grown(await driver.grow(message.schedule))
     await driver.shrink(message.indices, message.cancel)
     return Shrunk()
 

@@ -39,7 +39,7 @@ from agentload.run.host import (
     STOP_TIMEOUT_S,
     Host,
 )
-from agentload.run.messages import PROGRESS_INTERVAL_S, Closed, Counters, StartPlan
+from agentload.run.messages import PROGRESS_INTERVAL_S, Closed, Counters, StartSchedule
 from agentload.run.share import ShareDriver, ShareJob, adopt_clock
 from agentload.tasks import cancel
 
@@ -72,8 +72,8 @@ class ShareActor:
     def set_phase(self, phase: str) -> None:
         self._driver.set_phase(phase)
 
-    async def grow(self, plan: StartPlan) -> dict[int, float]:
-        return await self._driver.grow(plan)
+    async def grow(self, schedule: StartSchedule) -> dict[int, float]:
+        return await self._driver.grow(schedule)
 
     async def shrink(self, indices: tuple[int, ...], cancel: bool) -> None:
         await self._driver.shrink(indices, cancel)
@@ -145,8 +145,10 @@ class RayHost(Host):
     async def _set_phase(self, phase: str) -> None:
         await self._each({k: self._actors[k].set_phase.remote(phase) for k in self._alive()})
 
-    async def _grow(self, plans: dict[int, StartPlan]) -> dict[int, float]:
-        replies = await self._each({k: self._actors[k].grow.remote(p) for k, p in plans.items()})
+    async def _grow(self, schedules: dict[int, StartSchedule]) -> dict[int, float]:
+        replies = await self._each(
+            {k: self._actors[k].grow.remote(p) for k, p in schedules.items()}
+        )
         return {index: t for starts in replies.values() for index, t in starts.items()}
 
     async def _shrink(self, stops: dict[int, tuple[int, ...]], cancel: bool) -> None:

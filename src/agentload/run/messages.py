@@ -1,8 +1,9 @@
 """The messages between a run's host and the shares of agents it drives, typed by kind.
 
 One vocabulary for every transport: the same objects are passed as method arguments in this
-process, pickled over a pipe to a worker process, or returned from Ray actor calls. Requests go
-host -> share; replies come back in order, one per request that has one.
+process, pickled over a pipe to a worker process, or returned from Ray actor calls. Host
+messages go host -> share; share messages come back in order, one per host message that asks
+for one.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from agentload.results.summary import SelfCheckFigures
 PROGRESS_INTERVAL_S = 2.0
 """How often a share reports its counters, and the progress line is printed."""
 
-StartPlan = tuple[tuple[int, float], ...]
+StartSchedule = tuple[tuple[int, float], ...]
 """(agent index, start time epoch s) pairs, in start order."""
 
 
@@ -53,7 +54,7 @@ class SetPhase:
 class Grow:
     """Host -> share: start these agents on schedule."""
 
-    plan: StartPlan
+    schedule: StartSchedule
     kind: Kind = field(default=Kind.GROW, init=False)
 
 
@@ -138,5 +139,7 @@ class Failed:
     kind: Kind = field(default=Kind.FAILED, init=False)
 
 
-Request = SetPhase | Grow | Shrink | Close
-Reply = Ready | Grown | Shrunk | Progress | Closed | Failed
+HostMessage = SetPhase | Grow | Shrink | Close
+"""What a host sends a share."""
+ShareMessage = Ready | Grown | Shrunk | Progress | Closed | Failed
+"""What a share sends its host."""

@@ -7,8 +7,9 @@ and `length_s`, so one orchestrator serves both.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from agentload.frozen import Frozen
 from agentload.measure.verdict import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MAX_ERROR_RATE,
@@ -30,10 +31,8 @@ DEFAULT_DRAIN_S = 30.0
 """After the last probe, calls in flight get this long to finish before being cancelled."""
 
 
-class SearchSettings(BaseModel):
+class SearchSettings(Frozen):
     """How the search probes: tiers, bounds, window lengths and the precision it stops at."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     tiers: tuple[Tier, ...] = ()
     start_agents: int = Field(default=1, ge=1)

@@ -8,8 +8,9 @@ from __future__ import annotations
 import secrets
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from agentload.frozen import Frozen
 from agentload.workload.starts import StartDraw
 
 SALT_BYTES = 6
@@ -20,10 +21,8 @@ def new_run_salt() -> str:
     return secrets.token_hex(SALT_BYTES)
 
 
-class AgentSettings(BaseModel):
+class AgentSettings(Frozen):
     """How every agent of a run plays its sessions."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     start_mid_session: bool = False
     """Each agent starts at a random call (full prefix in its first call), drawn as

@@ -19,7 +19,7 @@ from agentload.results.jsonl import JsonlAppender
 from agentload.results.record import RequestRecord
 from agentload.run.agent import AgentOptions
 from agentload.run.calls import CallSender
-from agentload.run.messages import Closed, Counters, StartPlan
+from agentload.run.messages import Closed, Counters, StartSchedule
 from agentload.run.pool import AgentPool
 from agentload.run.settings import AgentSettings
 from agentload.target.call import TargetSpec
@@ -96,10 +96,10 @@ class ShareDriver:
         if self._sender is not None:
             self._sender.phase = phase
 
-    async def grow(self, plan: StartPlan) -> dict[int, float]:
+    async def grow(self, schedule: StartSchedule) -> dict[int, float]:
         """Start these agents on schedule; their actual start times."""
-        await self.pool.start_agents(list(plan))
-        return {index: self.pool.starts[index] for index, _ in plan}
+        await self.pool.start_agents(list(schedule))
+        return {index: self.pool.starts[index] for index, _ in schedule}
 
     async def shrink(self, indices: tuple[int, ...], cancel: bool = False) -> None:
         await self.pool.stop_agents(list(indices), cancel=cancel)

@@ -30,7 +30,7 @@ from agentload.units import agents_words, count_words
 
 @dataclass(frozen=True)
 class Asked:
-    """What the summary needs of the request."""
+    """What the summary needs of the execution (`run.execute.Execution`)."""
 
     label: str
     search: SearchSettings

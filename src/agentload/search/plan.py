@@ -1,5 +1,5 @@
-"""What a search plan is: given the probes so far, the next agent count and what its window must
-decide (pure).
+"""What a search's probe plan is (`ProbePlan`; the fleet plan of `agentload plan` is another
+thing): given the probes so far, the next agent count and what its window must decide (pure).
 
 A plan sees each agent count measured so far as an `Observation` (verdicts and each tier's
 health, `agentload.search.curves`) and the search's bounds (`PlanContext`), and returns a
@@ -62,7 +62,7 @@ class ProbeChoice:
     None: only a finished first call joins."""
 
 
-class Plan(Protocol):
+class ProbePlan(Protocol):
     """Picks the next probe from the observations so far (pure)."""
 
     def choose(

@@ -15,13 +15,13 @@ from typing import Protocol, runtime_checkable
 from agentload.errors import InputError
 from agentload.results.brackets import bracket
 from agentload.search.curves import ASSUMED_SLOPE, Observation, crossing, points
-from agentload.search.plan import Plan, PlanContext, ProbeChoice, verdicts_of
+from agentload.search.plan import PlanContext, ProbeChoice, ProbePlan, verdicts_of
 from agentload.search.plan_bisect import BisectPlan
 from agentload.search.plan_sweep import SweepPlan
 
 DEFAULT_PLAN = "sweep"
 BISECT = "bisect"
-PLANS: dict[str, Plan] = {DEFAULT_PLAN: SweepPlan(), BISECT: BisectPlan()}
+PLANS: dict[str, ProbePlan] = {DEFAULT_PLAN: SweepPlan(), BISECT: BisectPlan()}
 ESTIMATE_LIMIT = 64
 """Most probes an estimate counts (the plans need far fewer)."""
 ROUNDING_SLACK = 0.25
@@ -35,12 +35,12 @@ class Expecting(Protocol):
     def remaining(self, observed: Sequence[Observation], context: PlanContext) -> float: ...
 
 
-def register(name: str, plan: Plan) -> None:
+def register(name: str, plan: ProbePlan) -> None:
     """Make `plan` selectable as `name` in this process (harness variants)."""
     PLANS[name] = plan
 
 
-def plan_named(name: str) -> Plan:
+def plan_named(name: str) -> ProbePlan:
     """The plan registered as `name`; one line naming the known ones otherwise."""
     try:
         return PLANS[name]

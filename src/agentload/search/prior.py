@@ -13,23 +13,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentload.errors import InputError
+from agentload.frozen import Frozen
 from agentload.results.load import load_results
 from agentload.results.summary import ProbeFigures, TierCheck
-from agentload.results.tiers import Tier
+from agentload.results.tiers import (
+    DEFAULT_INTERACTIVITY_PERCENTILE,
+    DEFAULT_SPEED_PERCENTILE,
+    DEFAULT_TTFT_PERCENTILE,
+    Tier,
+)
 from agentload.search.curves import Observation, tier_health
 
-DEFAULT_SPEED_PERCENTILE = 25.0
-DEFAULT_TTFT_PERCENTILE = 95.0
-DEFAULT_INTERACTIVITY_PERCENTILE = 90.0
 
-
-class PriorProbe(BaseModel):
+class PriorProbe(Frozen):
     """One probe of the prior, reduced to what a tier's health needs."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     agents: int = Field(ge=1)
     p25_output_tokens_per_s: float | None = None

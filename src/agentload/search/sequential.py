@@ -26,8 +26,7 @@ import numpy as np
 from agentload.measure.metrics import WindowSamples
 from agentload.measure.verdict import Verdict
 from agentload.results.tiers import Tier
-
-PERCENT = 100.0
+from agentload.units import PERCENT
 
 
 def binomial_tail(successes: int, trials: int, p: float, *, upper: bool) -> float:

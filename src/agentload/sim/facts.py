@@ -4,8 +4,8 @@ came from, and the fleet's KV working set against the deployment's HBM (pure).""
 from __future__ import annotations
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from agentload.frozen import Frozen
 from agentload.results.summary import (
     CalibrationFacts,
     KvWorkingSet,
@@ -14,23 +14,23 @@ from agentload.results.summary import (
     SimulationFacts,
     StepUncertainty,
 )
-from agentload.sim.aic import PACKAGE
-from agentload.sim.build import (
-    ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN,
-    BuiltDeployment,
-    parse_parallel,
-    rank_memory,
-)
-from agentload.sim.hardware import IDLE_FRACTION, gpu_spec
-from agentload.sim.kvset import AgentTokens, agent_tokens, hbm_needed_bytes, max_agents
-from agentload.sim.modelspec import model_spec
-from agentload.sim.power import CALIBRATED_GAIN
-from agentload.sim.routing import (
+from agentload.sim.engine.power import CALIBRATED_GAIN
+from agentload.sim.engine.routing import (
     BALANCE_ABS_THRESHOLD,
     BALANCE_REL_THRESHOLD,
     CACHE_THRESHOLD,
     KV_OVERLAP_WEIGHT,
 )
+from agentload.sim.setup.build import (
+    ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN,
+    BuiltDeployment,
+    rank_memory,
+)
+from agentload.sim.specs.hardware import IDLE_FRACTION, gpu_spec
+from agentload.sim.specs.kvset import AgentTokens, agent_tokens, hbm_needed_bytes, max_agents
+from agentload.sim.specs.model import model_shape
+from agentload.sim.specs.parallel import parse_parallel
+from agentload.sim.steps.aic import PACKAGE
 from agentload.units import BYTES_PER_GB
 from agentload.vocabulary import layout_words
 from agentload.workload.model import Workload
@@ -45,7 +45,7 @@ def simulation_facts(
 ) -> SimulationFacts:
     """The facts of a simulation of `built` on `workload` with at most `agents` agents (and
     the calibration behind its factors, if any)."""
-    request = built.request
+    spec = built.spec
     power = built.config.power
     power_words = (
         f"GPU power between idle ({built.gpu.idle_w:,.0f} W) and board power "
@@ -54,29 +54,29 @@ def simulation_facts(
         if power is not None
         else "no power model"
     )
-    speculative = request.speculative
+    speculative = spec.speculative
     return SimulationFacts(
         deployment=SimulatedDeployment(
-            system=request.system,
-            backend=request.backend,
+            system=spec.system,
+            backend=spec.backend,
             model=built.model.name,
-            gpus=request.gpus,
+            gpus=spec.gpus,
             parallel=built.layout.spec,
             dp_ranks=built.config.ranks,
             gpus_per_dp_rank=built.config.gpus_per_rank,
-            kv_host_gb=request.kv_host_gb,
-            max_batch_tokens=request.max_batch_tokens,
-            max_running=request.max_running,
-            routing=request.routing,
-            layout=request.layout_spec,
+            kv_host_gb=spec.kv_host_gb,
+            max_batch_tokens=spec.max_batch_tokens,
+            max_running=spec.max_running,
+            routing=spec.routing,
+            layout=spec.layout_spec,
             pools=tuple(
                 SimulatedPool(
                     role=pool.pool.role,
-                    engine_instances=pool.pool.workers,
+                    engine_instances=pool.pool.instances,
                     parallel=pool.pool.layout.spec,
                     dp_ranks=pool.pool.ranks,
                     gpus=pool.pool.gpus,
-                    kv_capacity_tokens=pool.engine.kv_capacity_tokens,
+                    kv_capacity_tokens=pool.rank.kv_capacity_tokens,
                     step_source=pool.steps.source,
                 )
                 for pool in built.pools
@@ -119,14 +119,14 @@ def run_uncertainty(calibration: CalibrationFacts) -> StepUncertainty:
 def assumptions(built: BuiltDeployment) -> tuple[str, ...]:
     """Every input of `built` that is assumed or fitted rather than sourced or measured, with
     its value (what the validation lists beside its figures)."""
-    request = built.request
+    spec = built.spec
     gpu = built.gpu
     out = [
-        f"memory fraction: {request.memory_fraction:g} of each GPU's memory for weights, KV and "
+        f"memory fraction: {spec.memory_fraction:g} of each GPU's memory for weights, KV and "
         "workspace (assumed, as engines' defaults)",
         f"activation workspace: {ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN} bytes per batch token per "
         "hidden unit (assumed)",
-        f"KV dtype: {request.kv_dtype_bytes:g} bytes an element (assumed: BF16 KV, the "
+        f"KV dtype: {spec.kv_dtype_bytes:g} bytes an element (assumed: BF16 KV, the "
         "engines' default)",
     ]
     if built.config.power is not None:
@@ -135,22 +135,22 @@ def assumptions(built: BuiltDeployment) -> tuple[str, ...]:
                 f"idle power: {gpu.idle_w:,.0f} W per GPU ({IDLE_FRACTION:.0%} of board power; "
                 "assumed, not a datasheet figure)"
             )
-        gain = request.power_gain
+        gain = spec.power_gain
         fitted = (
             " (fitted to AA-AgentPerf's GB300 NVL72 937 W per GPU)"
             if gain == CALIBRATED_GAIN
             else ""
         )
         out.append(f"power gain: {gain:.3f}{fitted}")
-    if request.routing == "cache_aware":
+    if spec.routing == "cache_aware":
         out.append(
             f"router: SGLang cache_aware defaults (cache threshold {CACHE_THRESHOLD}, balance "
             f"{BALANCE_ABS_THRESHOLD} requests and x{BALANCE_REL_THRESHOLD}); reads the "
             "data-parallel ranks' caches (SGLang's router approximates them)"
         )
-    elif request.routing == "kv":
+    elif spec.routing == "kv":
         out.append(f"router: Dynamo KV router, overlap weight {KV_OVERLAP_WEIGHT:g}, temperature 0")
-    speculative = request.speculative
+    speculative = spec.speculative
     if speculative is not None:
         out.append(f"speculative decoding: {speculative.describe()}")
     if built.kv_link is not None:
@@ -172,7 +172,7 @@ def kv_working_set(built: BuiltDeployment, workload: Workload, agents: int) -> K
     tokens, shared = _agent_tokens(workload)
     per_token = built.kv_bytes_per_token
     ranks = built.config.ranks
-    capacity = built.config.engine.kv_capacity_tokens
+    capacity = built.config.rank.kv_capacity_tokens
     per_rank = max_agents(capacity * per_token, tokens.active, per_token, shared)
     needed = hbm_needed_bytes([agents], tokens.active, per_token, shared * ranks)[0]
     return KvWorkingSet(
@@ -192,11 +192,9 @@ DEFAULT_AGENT_COUNTS = (64, 256, 1024, 4096)
 """Agent counts `workload stats --model` gives the HBM a perfect prefix cache needs at."""
 
 
-class KvReport(BaseModel):
+class KvReport(Frozen):
     """A workload's KV working set on a model, and (with a deployment) against its HBM: what
     `agentload workload stats --model` prints."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str
     kv_bytes_per_token: float
@@ -225,7 +223,7 @@ def kv_report(
 ) -> KvReport:
     """The KV working set of `workload` on `model`; with `system` and `gpus`, against that
     deployment's HBM (each data-parallel rank caching its own sessions and the shared prefix)."""
-    spec = model_spec(model)
+    spec = model_shape(model)
     tokens, shared = _agent_tokens(workload)
     per_token = spec.kv_bytes_per_token()
     needed = hbm_needed_bytes(list(agents), tokens.active, per_token, shared)

@@ -19,16 +19,16 @@ from collections.abc import Hashable, Iterator, Sequence
 from typing import cast
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from agentload.frozen import Frozen
 from agentload.measure.joins import pool_join
 from agentload.measure.metrics import RecordTable, window_metrics
 from agentload.measure.window import Window
-from agentload.sim.calibrate import ProbePoint
-from agentload.sim.config import DeploymentConfig
-from agentload.sim.deployment import Deployment
-from agentload.sim.replay import Call, replay
-from agentload.sim.request import SimResult, scale_tokens
+from agentload.sim.engine.config import DeploymentConfig
+from agentload.sim.engine.request import SimResult, scale_tokens
+from agentload.sim.engine.sim_engine import SimEngine
+from agentload.sim.replay import ReplayCall, replay
 from agentload.workload.model import PromptSegment, Session, Workload
 from agentload.workload.starts import AgentSessions, StartDraw
 
@@ -38,10 +38,28 @@ JOIN_WAIT_S = 180.0
 (a search's default `--max-window`, as its probes wait)."""
 
 
-class AgentRules(BaseModel):
-    """How the agents pick and play sessions (a measured run's settings)."""
+class ProbePoint(Frozen):
+    """What one probe's window measured (or a simulation predicts for it)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    agents: int = Field(ge=1)
+    window_s: float = Field(ge=0)
+    requests: int = Field(ge=0)
+    """Successful requests closed in the window."""
+    total_tokens_per_s: float | None = None
+    output_tokens_per_s: float | None = None
+    p25_output_tokens_per_s: float | None = None
+    p50_output_tokens_per_s: float | None = None
+    p95_ttft_s: float | None = None
+    p50_ttft_s: float | None = None
+    cache_hit_rate: float | None = None
+
+    def figure(self, name: str) -> float | None:
+        value = getattr(self, name)
+        return None if value is None else float(value)
+
+
+class AgentRules(Frozen):
+    """How the agents pick and play sessions (a measured run's settings)."""
 
     stride: int = Field(ge=1)
     """Sessions between one agent's consecutive sessions: the search's most agents."""
@@ -57,20 +75,16 @@ class AgentRules(BaseModel):
     than the workload's mean)."""
 
 
-class AgentSpan(BaseModel):
+class AgentSpan(Frozen):
     """When one agent played: from `start_s`; no call sent after `stop_s` (None: to the end)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     index: int = Field(ge=0)
     start_s: float = Field(ge=0)
     stop_s: float | None = None
 
 
-class ProbeWindow(BaseModel):
+class ProbeWindow(Frozen):
     """A probe's window: its agent count and [start_s, end_s)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     agents: int = Field(ge=1)
     start_s: float = Field(ge=0)
@@ -88,14 +102,14 @@ def _pairs(
 
 def _session_calls(
     session: Session, instance: str, first_turn: int, agent: int, rules: AgentRules
-) -> Iterator[Call]:
+) -> Iterator[ReplayCall]:
     reply_tokens = [turn.output_tokens for turn in session.turns]
     scale = rules.prompt_token_scale
     for index in range(first_turn, len(session.turns)):
         turn = session.turns[index]
         prompt = _pairs(session.prompt(index, reply_tokens), instance, scale)
         tool = turn.tool_time_s * rules.tool_time_scale
-        yield Call((agent, instance), prompt, turn.output_tokens, tool)
+        yield ReplayCall((agent, instance), prompt, turn.output_tokens, tool)
 
 
 def agent_calls(
@@ -104,7 +118,7 @@ def agent_calls(
     rules: AgentRules,
     salt: str,
     played: AgentSessions | None = None,
-) -> Iterator[Call]:
+) -> Iterator[ReplayCall]:
     """Agent `index`'s calls, session after session, as `run.agent.Agent` plays them (its
     session key is `(index, instance)`; `played`, shared by a run's agents, is made when None)."""
     sessions = workload.sessions
@@ -128,7 +142,7 @@ def play(
 ) -> RecordTable:
     """Replay the agents over [0, until] on a fresh engine: the requests as a record table
     (virtual seconds; failed requests have no first or last token)."""
-    engine = Deployment(config)
+    engine = SimEngine(config)
     played = AgentSessions(workload.sessions, rules.start_draw)
     agents = [agent_calls(workload, span.index, rules, salt, played) for span in spans]
     results = replay(

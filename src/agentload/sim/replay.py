@@ -1,4 +1,4 @@
-"""Closed-loop replay of sessions on a `Deployment`, without asyncio (tests, bench, fits).
+"""Closed-loop replay of sessions on a `SimEngine`, without asyncio (tests, bench, fits).
 
 Each agent plays its calls one after another: a call is sent when the previous one finished
 plus its tool time. This is the shape of agentload's agents, reduced to a heap of arrival
@@ -16,13 +16,13 @@ import itertools
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from agentload.sim.deployment import Deployment
-from agentload.sim.request import SimRequest, SimResult
+from agentload.sim.engine.request import SimRequest, SimResult
+from agentload.sim.engine.sim_engine import SimEngine
 from agentload.workload.model import PromptSegment, Session
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
+class ReplayCall:
     """One model call of an agent: its session, prompt chain, output and the tool time after."""
 
     session_key: Hashable
@@ -35,7 +35,7 @@ def _pairs(segments: Iterable[PromptSegment], salt: str) -> list[tuple[Hashable,
     return [(s.key if s.shared else f"{salt}/{s.key}", s.tokens) for s in segments]
 
 
-def session_calls(session: Session, instance: str) -> Iterator[Call]:
+def session_calls(session: Session, instance: str) -> Iterator[ReplayCall]:
     """A session's calls with keys salted by `instance` (forced output lengths)."""
     history: list[tuple[Hashable, int]] = _pairs(session.system, instance)
     for j, turn in enumerate(session.turns):
@@ -46,12 +46,12 @@ def session_calls(session: Session, instance: str) -> Iterator[Call]:
             prompt = history + new + _pairs(turn.transient, instance)
             history = history + new
             history.append((f"{instance}/{session.id}/reply/{j}", turn.output_tokens))
-        yield Call(instance, prompt, turn.output_tokens, turn.tool_time_s)
+        yield ReplayCall(instance, prompt, turn.output_tokens, turn.tool_time_s)
 
 
 def replay(
-    engine: Deployment,
-    agents: Sequence[Iterator[Call]],
+    engine: SimEngine,
+    agents: Sequence[Iterator[ReplayCall]],
     *,
     start_times: Sequence[float] | None = None,
     until: float | None = None,

@@ -3,8 +3,8 @@
 Everything but the server is the real thing: the agents and sessions (same workload code, same
 salting and prefix structure), the host, the probes, windows, metrics, verdicts and the search
 plan. The run goes on a virtual clock (`agentload.run.virtual_time`), in this process; the
-engine (`agentload.sim.deployment.Deployment`) is advanced by one timer set at its next event,
-so an hour of load passes in the seconds it takes to compute it.
+engine (`agentload.sim.engine.sim_engine.SimEngine`) is advanced by one timer set at its next
+event, so an hour of load passes in the seconds it takes to compute it.
 
 A call becomes a `SimRequest` whose prompt is the chain of its segments' keys, unshared ones
 salted by the session instance (as the text maker salts their text), so two prompts share a
@@ -41,10 +41,10 @@ from agentload.results.jsonl import JsonlAppender
 from agentload.results.record import RequestRecord
 from agentload.results.samples import PowerSample
 from agentload.results.summary import CalibrationFacts, PowerFigures, SimulationFacts
-from agentload.sim.build import BuiltDeployment, DeploymentRequest, build_deployment
-from agentload.sim.deployment import Deployment
+from agentload.sim.engine.request import Chain, SimRequest, SimResult, scale_tokens
+from agentload.sim.engine.sim_engine import SimEngine
 from agentload.sim.facts import simulation_facts
-from agentload.sim.request import Chain, SimRequest, SimResult, scale_tokens
+from agentload.sim.setup.build import BuiltDeployment, DeploymentSpec, build_deployment
 from agentload.target.call import Answer, Call
 from agentload.target.context import ContextCheck, Fit, intended_need
 from agentload.vocabulary import layout_words
@@ -61,7 +61,7 @@ OVERFLOW_STATUS = 400
 class SimOptions:
     """The deployment as the user named it (`agentload simulate`), before it is built."""
 
-    deployment: DeploymentRequest
+    deployment: DeploymentSpec
     calibration: CalibrationFacts | None = None
     """The fit behind the deployment's factors, when calibrated on a measured run."""
 
@@ -87,11 +87,11 @@ class SimOptions:
             built, fit.workload if fit is not None else None, agents, self.calibration
         )
         console.print(
-            f"simulated: {built.request.gpus} x {built.request.system}, "
-            f"{built.request.backend}, {built.model.name}, {pools_words(built)}; "
+            f"simulated: {built.spec.gpus} x {built.spec.system}, "
+            f"{built.spec.backend}, {built.model.name}, {pools_words(built)}; "
             f"step times: {built.step_source}"
         )
-        yield OpenSimulation(built, Deployment(built.config), facts)
+        yield OpenSimulation(built, SimEngine(built.config), facts)
 
 
 def pools_words(built: BuiltDeployment) -> str:
@@ -105,12 +105,12 @@ def pools_words(built: BuiltDeployment) -> str:
         counts = " + ".join(
             f"{p.pool.role}: {layout_words(p.pool.layout.spec, p.pool.ranks)}" for p in pools
         )
-        words = f"{built.request.layout_spec} ({counts})"
-    request = built.request
-    if request.routing != "affinity":
-        words += f", {request.routing} routing"
-    if request.speculative is not None:
-        words += f", {request.speculative.method.upper()} x{request.speculative.draft_tokens}"
+        words = f"{built.spec.layout_spec} ({counts})"
+    spec = built.spec
+    if spec.routing != "affinity":
+        words += f", {spec.routing} routing"
+    if spec.speculative is not None:
+        words += f", {spec.speculative.method.upper()} x{spec.speculative.draft_tokens}"
     return words
 
 
@@ -118,10 +118,10 @@ def simulated_window(built: BuiltDeployment) -> ContextWindow:
     """The most tokens one call may use on the simulated engine: the model's context, or less
     when a data-parallel rank's KV memory holds less (the engine fails such a call, as a server
     would)."""
-    engine = built.config.engine
-    engines = [pool.engine for pool in built.pools] or [engine]
-    memory = min(e.kv_capacity_tokens - e.block_tokens for e in engines)
-    limit = engine.max_context_tokens
+    front = built.config.rank
+    ranks = [pool.rank for pool in built.pools] or [front]
+    memory = min(r.kv_capacity_tokens - r.block_tokens for r in ranks)
+    limit = front.max_context_tokens
     if limit is not None and limit <= memory:
         return ContextWindow(limit, f"{built.model.name}'s context")
     return ContextWindow(memory, "a data-parallel rank's KV memory")
@@ -132,7 +132,7 @@ def _check_context(built: BuiltDeployment, fit: Fit, console: Console) -> None:
     than a tier's error budget (`DEFAULT_MAX_ERROR_RATE`) would fail probes on errors alone,
     so that workload is refused in one line naming the fix; fewer are said, then fail as they
     would on a real server (and are counted as errors)."""
-    need = intended_need(fit.workload, built.request.prompt_token_scale)
+    need = intended_need(fit.workload, built.spec.prompt_token_scale)
     check = ContextCheck(need, simulated_window(built))
     if check.over > DEFAULT_MAX_ERROR_RATE * need.calls:
         raise AgentloadError(
@@ -145,9 +145,9 @@ def _check_context(built: BuiltDeployment, fit: Fit, console: Console) -> None:
 
 
 @functools.lru_cache(maxsize=4)
-def built_deployment(request: DeploymentRequest) -> BuiltDeployment:
-    """The deployment a request names, built once per request (its step tables take seconds)."""
-    return build_deployment(request)
+def built_deployment(spec: DeploymentSpec) -> BuiltDeployment:
+    """The deployment a spec names, built once per spec (its step tables take seconds)."""
+    return build_deployment(spec)
 
 
 @dataclass
@@ -155,7 +155,7 @@ class OpenSimulation:
     """A simulated deployment opened for one run (in this process, on the virtual clock)."""
 
     built: BuiltDeployment
-    engine: Deployment
+    engine: SimEngine
     facts: SimulationFacts
     virtual: bool = True
 
@@ -176,9 +176,9 @@ class OpenSimulation:
         return self._driver
 
     def manifest(self) -> dict[str, Any]:
-        request = self.built.request
+        spec = self.built.spec
         return {
-            "endpoint": {"kind": SIMULATED, "model": request.model, "system": request.system},
+            "endpoint": {"kind": SIMULATED, "model": spec.model, "system": spec.system},
             "simulated": self.facts.model_dump(mode="json"),
         }
 
@@ -208,23 +208,21 @@ class SimTargetSpec:
 
     @contextlib.asynccontextmanager
     async def open(self, run_salt: str) -> AsyncIterator[SimTarget]:
-        yield SimTarget(
-            self.opened.driver(), run_salt, self.opened.built.request.prompt_token_scale
-        )
+        yield SimTarget(self.opened.driver(), run_salt, self.opened.built.spec.prompt_token_scale)
 
 
 class EngineDriver:
     """Advances the engine on the virtual clock: one timer at its next event; requests that
-    arrive at one instant are all submitted before it plans again."""
+    arrive at one instant are all submitted before it advances again."""
 
-    def __init__(self, engine: Deployment, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, engine: SimEngine, loop: asyncio.AbstractEventLoop) -> None:
         self.engine = engine
         self._loop = loop
         self._epoch = clock.now() - loop.time()
         self._waiting: dict[Hashable, asyncio.Future[SimResult]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._due: float | None = None
-        self._planning = False
+        self._advancing = False
 
     def epoch(self, t: float) -> float:
         """Engine time (the loop's seconds) as epoch seconds."""
@@ -234,7 +232,7 @@ class EngineDriver:
         future: asyncio.Future[SimResult] = self._loop.create_future()
         self._waiting[request.id] = future
         self.engine.submit(request, self._loop.time())
-        self._plan_soon()
+        self._advance_soon()
         return future
 
     def abort(self, request_id: Hashable) -> bool:
@@ -242,21 +240,21 @@ class EngineDriver:
         now if it is still queued or running (True then)."""
         self._waiting.pop(request_id, None)
         aborted = self.engine.abort(request_id, self._loop.time())
-        self._plan_soon()
+        self._advance_soon()
         return aborted
 
-    def _plan_soon(self) -> None:
-        """Plan once more at this instant, after whatever else arrives at it."""
-        if not self._planning:
-            self._planning = True
-            self._loop.call_soon(self._plan)
+    def _advance_soon(self) -> None:
+        """Advance once more at this instant, after whatever else arrives at it."""
+        if not self._advancing:
+            self._advancing = True
+            self._loop.call_soon(self._advance)
 
-    def _plan(self) -> None:
-        self._planning = False
+    def _advance(self) -> None:
+        self._advancing = False
         self._deliver(self.engine.advance(self._loop.time()))
         due = self.engine.next_event_time()
         if due is None or (self._due is not None and self._due <= due):
-            return  # nothing to do, or the timer set fires first (and plans again)
+            return  # nothing to do, or the timer set fires first (and advances again)
         if self._timer is not None:
             self._timer.cancel()
         self._due = due
@@ -264,7 +262,7 @@ class EngineDriver:
 
     def _fire(self) -> None:
         self._timer, self._due = None, None
-        self._plan()
+        self._advance()
 
     def _deliver(self, results: list[SimResult]) -> None:
         for result in results:
@@ -382,7 +380,7 @@ class SimPowerMeter:
 class SimServerProbe:
     """The engine's own counters over a window, as a server's Prometheus metrics would be."""
 
-    def __init__(self, engine: Deployment) -> None:
+    def __init__(self, engine: SimEngine) -> None:
         self._engine = engine
         self._start: tuple[int, int] | None = None
 
@@ -405,7 +403,7 @@ class SimServerProbe:
         pass
 
 
-def write_power_samples(engine: Deployment, path: Path, epoch: float) -> None:
+def write_power_samples(engine: SimEngine, path: Path, epoch: float) -> None:
     """The engine's power over the run, one sample a bin, to `power.jsonl` (device `simulated`)."""
     samples = engine.power_samples()
     if not len(samples):

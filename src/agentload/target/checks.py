@@ -1,12 +1,15 @@
-"""One check's outcome (the preflight's and `agentload doctor`'s): a name, pass/warn/fail/skip,
-one line of detail, and its figures."""
+"""What one check found (`Finding`: the preflight's and `agentload doctor`'s): a name,
+pass/warn/fail/skip, one line of detail, and its figures. The word `Check` is kept for the
+quality gate's checks (to come)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from agentload.frozen import Frozen
 
 Status = Literal["pass", "warn", "fail", "skip"]
 STATUS_STYLES: dict[str, str] = {
@@ -19,10 +22,8 @@ NAME_WIDTH = 14
 """Check names are padded to this many characters in the one-line form."""
 
 
-class Check(BaseModel):
+class Finding(Frozen):
     """What one check found."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     status: Status
@@ -36,21 +37,21 @@ class Check(BaseModel):
         return f"{self.status.upper():<4}  {self.name:<{NAME_WIDTH}}{self.detail}"
 
 
-def passed(name: str, detail: str, **figures: Any) -> Check:
-    return Check(name=name, status="pass", detail=detail, figures=figures)
+def passed(name: str, detail: str, **figures: Any) -> Finding:
+    return Finding(name=name, status="pass", detail=detail, figures=figures)
 
 
-def warned(name: str, detail: str, **figures: Any) -> Check:
-    return Check(name=name, status="warn", detail=detail, figures=figures)
+def warned(name: str, detail: str, **figures: Any) -> Finding:
+    return Finding(name=name, status="warn", detail=detail, figures=figures)
 
 
-def failed(name: str, detail: str, **figures: Any) -> Check:
-    return Check(name=name, status="fail", detail=detail, figures=figures)
+def failed(name: str, detail: str, **figures: Any) -> Finding:
+    return Finding(name=name, status="fail", detail=detail, figures=figures)
 
 
-def skipped(name: str, detail: str) -> Check:
-    return Check(name=name, status="skip", detail=detail)
+def skipped(name: str, detail: str) -> Finding:
+    return Finding(name=name, status="skip", detail=detail)
 
 
-def any_failed(checks: Sequence[Check]) -> bool:
+def any_failed(checks: Sequence[Finding]) -> bool:
     return any(c.status == "fail" for c in checks)

@@ -1,5 +1,5 @@
-"""The system under test as the user named it (a URL and model, or the embedded local
-llama.cpp engine), checked, then opened: its endpoint, a tokenizer for its prompts, facts about
+"""The system under test as the user named it (a URL and model, or the embedded local engine:
+llama.cpp or vLLM), checked, then opened: its endpoint, a tokenizer for its prompts, facts about
 it, and the target spec the agents' hosts open (`agentload.target.http`)."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from rich.console import Console
 from agentload.client.endpoint import Api, Endpoint, not_http
 from agentload.client.facts import server_facts
 from agentload.client.reach import check_reachable, reaching
+from agentload.engines.server import DEFAULT_ENGINE, EngineName
 from agentload.errors import AgentloadError, first_problem
 from agentload.measure.meters import Meters, ServerWindows, power_recorder
 from agentload.measure.power_spec import PowerSpec
@@ -32,13 +33,15 @@ from agentload.workload.tokenizers import Tokenizer, load_tokenizer
 
 @dataclass(frozen=True)
 class TargetOptions:
-    """Where load goes: a URL and model, or (url None) the embedded local llama.cpp engine."""
+    """Where load goes: a URL and model, or (url None) the embedded local engine."""
 
     url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
     tokenizer: str | None = None
     """A tokenizer.json path; default: the local engine's, or the server's tokenize endpoint."""
+    engine: EngineName = DEFAULT_ENGINE
+    """The embedded engine (`--engine`): llama.cpp or vLLM's CPU build."""
     engine_model: str = "generated"
     engine_parallel: int | None = None
     """Slots for the local engine; default: the most agents the run will have."""
@@ -123,6 +126,7 @@ class TargetOptions:
             threads=self.engine_threads,
             nice=self.engine_nice,
             clients=clients,
+            engine=self.engine,
         )
         with open_local(
             options,

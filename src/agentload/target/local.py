@@ -1,15 +1,18 @@
-"""The embedded llama.cpp engine as a target: started beside the client without starving it,
-and with slots long enough for the workload's calls.
+"""The embedded engine (llama.cpp, or vLLM's CPU build) as a target: started beside the client
+without starving it, and with room for the workload's longest calls.
 
 - **The client keeps a core.** The engine gets every usable CPU but one per client process
   (`--engine-threads`), and runs `LOCAL_ENGINE_NICE` lower in priority (`--engine-nice`), so
   the client's event loop wakes on time when both want the CPU.
-- **Slots fit the workload.** Each slot's context is sized from the workload's longest call as
-  this engine counts it (`agentload.target.context`: its own template and tokenizer): the engine
-  starts at a first guess from the workload's intended lengths, the longest calls are counted,
-  and it is restarted once, larger, when they do not fit. A slot cannot exceed the model's
-  trained context (llama.cpp caps it there); a workload that needs more, or an explicit
-  `--engine-ctx` that is too small, is refused before any load, in one line naming the fix.
+- **Calls fit.** The longest call each of the `parallel` requests may make (llama.cpp: a
+  slot's context; vLLM: `--max-model-len`, with KV blocks for `parallel` such calls) is sized
+  from the workload's longest call as this engine counts it (`agentload.target.context`: its
+  own template and tokenizer, `/apply-template` and `/tokenize` on llama.cpp, the chat
+  `/tokenize` on vLLM): the engine starts at a first guess from the workload's intended
+  lengths, the longest calls are counted, and it is restarted once, larger, when they do not
+  fit. A call cannot exceed the model's trained context (llama.cpp caps a slot there, vLLM's
+  length is capped there); a workload that needs more, or an explicit `--engine-ctx` that is
+  too small, is refused before any load, in one line naming the fix.
 """
 
 from __future__ import annotations
@@ -24,14 +27,18 @@ from rich.console import Console
 
 from agentload.client.endpoint import Api, Endpoint
 from agentload.client.facts import context_window
-from agentload.engines.llamacpp import LOCAL_ENGINE_NICE, LocalEngine, engine_threads
+from agentload.engines.choice import engine_class
 from agentload.engines.model_gen import GENERATED_CONTEXT
+from agentload.engines.process import LOCAL_ENGINE_NICE, engine_threads
+from agentload.engines.server import DEFAULT_ENGINE, EngineName, EngineServer
 from agentload.errors import AgentloadError
 from agentload.target.context import (
     SLOT_ROUND_TOKENS,
+    ChatTokenizeCounter,
     ContextCheck,
     Fit,
     LlamaCppCounter,
+    PromptCounter,
     measure_need,
 )
 from agentload.workload.model import prompt_tokens
@@ -42,7 +49,7 @@ FIRST_GUESS_MARGIN = 0.10
 """The first slot size: the workload's longest intended call plus this share."""
 MIN_SLOT_TOKENS = 4096
 
-EndpointFor = Callable[[Api, LocalEngine], Endpoint]
+EndpointFor = Callable[[Api, EngineServer], Endpoint]
 """Makes the endpoint for a started engine (the target options' headers, timeout, ...)."""
 
 
@@ -66,13 +73,15 @@ class LocalOptions:
     """Leave the engine running when the target closes (`agentload engine start`)."""
     model_option: str = "--engine-model"
     """The option that names the model, in a refusal."""
+    engine: EngineName = DEFAULT_ENGINE
+    """Which engine serves (`--engine`)."""
 
 
 @dataclass
 class LocalTarget:
     """A started engine, its endpoint and tokenizer, and the context check it passed."""
 
-    engine: LocalEngine
+    engine: EngineServer
     endpoint: Endpoint
     tokenizer: Tokenizer
     context: ContextCheck | None
@@ -104,7 +113,7 @@ def open_local(
 
     with contextlib.ExitStack() as stack:
 
-        def started(slot: int) -> LocalEngine:
+        def started(slot: int) -> EngineServer:
             return stack.enter_context(_start(options, slot, threads, nice, log_dir, console, keep))
 
         engine = started(slot)
@@ -121,8 +130,9 @@ def open_local(
                 check = ContextCheck(check.need, context_window(endpoint))
             if not check.fits and refuse_misfit:
                 raise AgentloadError(_refusal(options, check))
+            window = check.window.tokens or 0
             console.print(
-                f"engine slots: {options.parallel} x {check.window.tokens or 0:,} tokens; "
+                f"engine {_room(options.engine)}: {options.parallel} x {window:,} tokens; "
                 f"{check.need.describe()}",
                 highlight=False,
                 soft_wrap=True,
@@ -133,9 +143,14 @@ def open_local(
         kept = options.detach  # it outlives this process (`agentload engine start`)
 
 
+def _room(engine: EngineName) -> str:
+    """What the engine's `parallel` calls get: llama.cpp's slots, vLLM's requests at once."""
+    return "slots" if engine == "llama.cpp" else "requests at once"
+
+
 def _capped(check: ContextCheck, asked: int) -> bool:
-    """The engine gave each slot less than asked (llama.cpp caps a slot at the model's trained
-    context), so a restart with more would not help."""
+    """The engine gave each call less than asked (the model's trained context caps it), so a
+    restart with more would not help."""
     window = check.window.tokens
     return window is not None and window < asked
 
@@ -149,19 +164,20 @@ def _start(
     log_dir: Path,
     console: Console,
     keep: Callable[[], bool],
-) -> Iterator[LocalEngine]:
-    """The engine started with `slot` tokens a slot; stopped on exit unless `keep()` says
+) -> Iterator[EngineServer]:
+    """The engine started with `slot` tokens a call; stopped on exit unless `keep()` says
     otherwise by then."""
+    kind = engine_class(options.engine)
     console.print(
-        f"starting the local llama.cpp engine ({options.model}, {options.parallel} slots of "
-        f"{slot:,} tokens, {threads} thread(s), nice {nice})",
+        f"starting the local {kind.title} engine ({options.model}, {options.parallel} "
+        f"{_room(options.engine)} of {slot:,} tokens, {threads} thread(s), nice {nice})",
         highlight=False,
         soft_wrap=True,
     )
-    engine = LocalEngine.start(
+    engine = kind.start(
         model=options.model,
         parallel=options.parallel,
-        ctx_size=options.parallel * slot,
+        slot_tokens=slot,
         port=options.port,
         log_dir=log_dir,
         threads=threads,
@@ -180,7 +196,7 @@ def _start(
             engine.stop()
 
 
-def _tokenizer_path(given: str | None, engine: LocalEngine) -> str:
+def _tokenizer_path(given: str | None, engine: EngineServer) -> str:
     if given:
         return given
     return str(engine.tokenizer_path) if engine.tokenizer_path else engine.url
@@ -199,9 +215,13 @@ def first_guess(fit: Fit | None) -> int:
     return int(math.ceil(guess / SLOT_ROUND_TOKENS) * SLOT_ROUND_TOKENS)
 
 
-def _check(engine: LocalEngine, endpoint: Endpoint, tokenizer: Tokenizer, fit: Fit) -> ContextCheck:
+def _check(
+    engine: EngineServer, endpoint: Endpoint, tokenizer: Tokenizer, fit: Fit
+) -> ContextCheck:
     text = TextMaker(tokenizer, "context-check")
-    counter = LlamaCppCounter(endpoint)
+    counter: PromptCounter = (
+        LlamaCppCounter(endpoint) if engine.name == "llama.cpp" else ChatTokenizeCounter(endpoint)
+    )
     need = measure_need(
         fit.workload, counter, text, recorded_history=fit.recorded_history, api=endpoint.api
     )

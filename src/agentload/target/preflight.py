@@ -1,6 +1,6 @@
 """What `run` and `search` check before any load, briefly: one forced-length streamed call
 (`FORCED_TOKENS` tokens with `max_tokens` + `ignore_eos`), read for streaming, usage and
-`ignore_eos`, one `Check` each (`agentload doctor` makes the same call among its checks).
+`ignore_eos`, one `Finding` each (`agentload doctor` makes the same call among its checks).
 
 A search stops on a failed check (an hour of GPU time on a server that cannot be measured is
 wasted); a plain run stops only when the call itself failed, and warns for the rest. Passes
@@ -20,7 +20,7 @@ from agentload.client.errors import MISSING_USAGE
 from agentload.client.stream import CallMeta, StreamingClient
 from agentload.errors import AgentloadError
 from agentload.results.record import RequestRecord
-from agentload.target.checks import STATUS_STYLES, Check, failed, passed, warned
+from agentload.target.checks import STATUS_STYLES, Finding, failed, passed, warned
 
 FORCED_TOKENS = 16
 """Output tokens the forced-length call asks for."""
@@ -61,7 +61,7 @@ async def forced_call(client: StreamingClient, id_prefix: str) -> RequestRecord:
     return (await client.call(body, meta)).record
 
 
-def call_checks(record: RequestRecord, *, strict: bool = True) -> tuple[list[Check], Unloaded]:
+def call_checks(record: RequestRecord, *, strict: bool = True) -> tuple[list[Finding], Unloaded]:
     """`streaming`, `usage` and `ignore_eos` from the forced call. Not `strict` (a plain run):
     a missing usage or an ignored `ignore_eos` warns instead of failing."""
     no_usage = record.error == MISSING_USAGE  # streamed, but no usage: the client calls it failed
@@ -100,7 +100,7 @@ def call_checks(record: RequestRecord, *, strict: bool = True) -> tuple[list[Che
     return checks, Unloaded(ttft, speed)
 
 
-def _streaming(record: RequestRecord, first: str) -> Check:
+def _streaming(record: RequestRecord, first: str) -> Finding:
     events = record.token_events
     if events >= 2:
         return passed(
@@ -116,7 +116,7 @@ def _streaming(record: RequestRecord, first: str) -> Check:
     )
 
 
-def _ignore_eos(record: RequestRecord, make: Callable[..., Check]) -> Check:
+def _ignore_eos(record: RequestRecord, make: Callable[..., Finding]) -> Finding:
     got = record.completion_tokens
     if got == FORCED_TOKENS:
         return passed("ignore_eos", f"{FORCED_TOKENS} of {FORCED_TOKENS} forced tokens came back")
@@ -138,7 +138,7 @@ def _ignore_eos(record: RequestRecord, make: Callable[..., Check]) -> Check:
     )
 
 
-async def preflight(endpoint: Endpoint, console: Console, *, strict: bool) -> list[Check]:
+async def preflight(endpoint: Endpoint, console: Console, *, strict: bool) -> list[Finding]:
     """The checks, printed (the passes on one line); `AgentloadError` (one line, nothing
     else printed) when one failed."""
     async with StreamingClient(endpoint) as client:

@@ -18,18 +18,16 @@ from itertools import islice
 from typing import Any, ClassVar, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from agentload.frozen import Frozen
 
 Role = Literal["system", "user", "tool", "assistant"]
 
 REPLY_KEY = "reply"
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Segment(_Frozen):
+class Segment(Frozen):
     """A run of prompt tokens. Equal keys mean equal text.
 
     `shared` segments are the same for every session of a run (system prompt, tool definitions,
@@ -45,7 +43,7 @@ class Segment(_Frozen):
     """The recorded OpenAI-format messages this segment stands for, when the source has text."""
 
 
-class Turn(_Frozen):
+class Turn(Frozen):
     """One model call of a session, and the tool time after it."""
 
     new_input: tuple[Segment, ...] = ()
@@ -87,7 +85,7 @@ class Turn(_Frozen):
         return tuple(s for s in self.subagents if s.join)
 
 
-class Session(_Frozen):
+class Session(Frozen):
     """An agent's task: shared prefix segments, then turns sent one after another."""
 
     id: str = Field(min_length=1)
@@ -242,7 +240,7 @@ def prompt_tokens(segments: Sequence[PromptSegment]) -> int:
     return sum(s.tokens for s in segments)
 
 
-class Subagent(_Frozen):
+class Subagent(Frozen):
     """A child session launched by a call (e.g. a coding agent's Task tool)."""
 
     session: Session
@@ -255,7 +253,7 @@ Turn.model_rebuild()
 Session.model_rebuild()
 
 
-class Workload(_Frozen):
+class Workload(Frozen):
     """A named set of sessions from one source, with a content fingerprint."""
 
     name: str

@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from agentload.frozen import Frozen
 from agentload.workload.model import Workload
 from agentload.workload.stats import CallSamples, call_samples
 
@@ -32,10 +32,8 @@ DISTRIBUTIONS: tuple[tuple[str, str, str], ...] = (
 """(field of `CallSamples`, label, unit) of each distribution compared."""
 
 
-class ShapeDistance(BaseModel):
+class ShapeDistance(Frozen):
     """One distribution of two workloads: its KS distance and the medians beside it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     label: str
@@ -52,10 +50,8 @@ class ShapeDistance(BaseModel):
     candidate_mean: float | None
 
 
-class ShapeComparison(BaseModel):
+class ShapeComparison(Frozen):
     """How far a candidate workload's shape is from a reference's."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     reference: str
     candidate: str

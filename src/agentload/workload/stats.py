@@ -28,8 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from agentload.frozen import Frozen
 from agentload.workload.model import PromptSegment, Session, Workload, reply_segment
 
 PERCENTILES = (5.0, 50.0, 95.0)
@@ -37,10 +37,8 @@ PERCENTILES = (5.0, 50.0, 95.0)
 REPLAY_ORDER = "session by session (an unbounded cache makes the order irrelevant)"
 
 
-class Distribution(BaseModel):
+class QuantityStats(Frozen):
     """Summary of one quantity over a population; `unit` names what the numbers count."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     unit: str
     count: int
@@ -52,7 +50,7 @@ class Distribution(BaseModel):
     max: float
 
     @classmethod
-    def of(cls, values: Sequence[float] | np.ndarray, unit: str) -> Distribution | None:
+    def of(cls, values: Sequence[float] | np.ndarray, unit: str) -> QuantityStats | None:
         """The distribution of `values`, or None when there are none."""
         data = np.asarray(values, dtype=np.float64)
         if data.size == 0:
@@ -70,29 +68,27 @@ class Distribution(BaseModel):
         )
 
 
-class WorkloadStats(BaseModel):
+class WorkloadStats(Frozen):
     """What a workload asks of a server: sizes, spreads, reuse and mix. Units in the names."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     source: str
     fingerprint: str
     sessions: int
     calls: int
-    calls_per_session: Distribution
-    input_tokens: Distribution
+    calls_per_session: QuantityStats
+    input_tokens: QuantityStats
     """Prompt length of each call, tokens."""
-    output_tokens: Distribution
+    output_tokens: QuantityStats
     """Forced output length of each call, tokens."""
-    new_input_tokens: Distribution | None
+    new_input_tokens: QuantityStats | None
     """Prompt growth beyond the previous prompt and its reply, tokens (None: single-call
     sessions)."""
-    tool_time_s: Distribution | None
+    tool_time_s: QuantityStats | None
     """Tool time between consecutive calls of a session, seconds (None: single-call sessions)."""
     subagent_sessions: int = 0
     """Subagent sessions below the top-level ones (their calls are in `calls`)."""
-    recorded_input_tokens: Distribution | None
+    recorded_input_tokens: QuantityStats | None
     """Prompt lengths the source recorded, when it recorded them for every call."""
     total_input_tokens: int
     total_output_tokens: int
@@ -285,9 +281,9 @@ def workload_stats(workload: Workload) -> WorkloadStats:
     reusable, tool_times = tally.reusable, tally.tool_times
     total_in, total_out = sum(inputs), sum(outputs)
     has_recorded = all(value is not None for value in recorded)
-    calls = Distribution.of([s.calls() for s in workload.sessions], "calls")
-    input_tokens = Distribution.of(inputs, "tokens")
-    output_tokens = Distribution.of(outputs, "tokens")
+    calls = QuantityStats.of([s.calls() for s in workload.sessions], "calls")
+    input_tokens = QuantityStats.of(inputs, "tokens")
+    output_tokens = QuantityStats.of(outputs, "tokens")
     assert calls is not None and input_tokens is not None and output_tokens is not None
     return WorkloadStats(
         name=workload.name,
@@ -298,11 +294,11 @@ def workload_stats(workload: Workload) -> WorkloadStats:
         calls_per_session=calls,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
-        new_input_tokens=Distribution.of(tally.new_inputs, "tokens"),
-        tool_time_s=Distribution.of(tool_times, "s"),
+        new_input_tokens=QuantityStats.of(tally.new_inputs, "tokens"),
+        tool_time_s=QuantityStats.of(tool_times, "s"),
         subagent_sessions=len(everything) - len(workload.sessions),
         recorded_input_tokens=(
-            Distribution.of([v for v in recorded if v is not None], "tokens")
+            QuantityStats.of([v for v in recorded if v is not None], "tokens")
             if has_recorded
             else None
         ),

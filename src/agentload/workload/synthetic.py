@@ -28,9 +28,10 @@ from typing import ClassVar, TypeVar
 from urllib.parse import parse_qsl
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from agentload.errors import InputError, validated
+from agentload.frozen import Frozen
 from agentload.workload.draws import lognormal as _lognormal
 from agentload.workload.draws import stratified_normal as _stratified_normal
 from agentload.workload.model import Segment, Session, Turn, Workload
@@ -50,11 +51,9 @@ SCALE_BOUNDS = (1e-2, 1e5)
 MIN_TOOL_RESULT_TOKENS = 1
 
 
-class ProfileParams(BaseModel):
+class ProfileParams(Frozen):
     """What every synthetic profile's parameters share: how many sessions, the seed, and the
     spec string that makes them."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     profile: ClassVar[str]
     sessions: int = Field(default=100, ge=1, le=1_000_000)

@@ -1,0 +1,179 @@
+"""The target's options `run`, `search` and `doctor` share (a URL, or the embedded engine:
+llama.cpp or vLLM), and the `TargetOptions` built from them, each bad value one line naming its
+option. `--engine` is also `demo`'s and `engine install|start`'s (`add_engine_argument`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import orjson
+from rich.text import Text
+
+from agentload.console import err_console
+from agentload.engines.server import DEFAULT_ENGINE, ENGINE_NAMES
+from agentload.errors import AgentloadError
+from agentload.target.deployment import TargetOptions
+
+MAX_NICE = 19
+"""The most a process's priority can be lowered (Linux niceness 0..19 without privileges)."""
+
+
+class _RefuseKey(argparse.Action):
+    """`--api-key`: refused, without repeating the key, pointing at `--api-key-env`."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        parser.error(
+            "--api-key: keys are never taken on the command line (they would land in shell "
+            "history and process lists); put the key in an environment variable and name it "
+            "with --api-key-env VAR"
+        )
+
+
+def add_engine_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--engine: which embedded engine serves (run, search, doctor, demo, engine start)."""
+    parser.add_argument(
+        "--engine",
+        choices=ENGINE_NAMES,
+        default=DEFAULT_ENGINE,
+        help="the embedded engine: llama.cpp, or vLLM's CPU build (installed by `agentload "
+        "engine install --engine vllm`) (default: %(default)s)",
+    )
+
+
+def add_target_arguments(parser: argparse.ArgumentParser) -> None:
+    """--url/--model/--api-key-env and the local-engine options."""
+    target = parser.add_argument_group("target (default: the embedded local engine)")
+    target.add_argument(
+        "--url", help="base URL of an OpenAI-compatible server, e.g. http://host:8000/v1"
+    )
+    target.add_argument("--model", help="model name to request (required with --url)")
+    target.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="environment variable holding the API key (keys are never taken on the command line)",
+    )
+    target.add_argument(
+        "--api-key", nargs="?", action=_RefuseKey, help=argparse.SUPPRESS, metavar="KEY"
+    )
+    target.add_argument("--api", choices=("chat", "completions"), default="chat")
+    target.add_argument(
+        "--tokenizer",
+        help="tokenizer.json for making prompts of exact length "
+        "(default: the local engine's, or the server's tokenize endpoint)",
+    )
+    add_engine_argument(target)
+    target.add_argument(
+        "--engine-model",
+        default="generated",
+        help="local engine model: generated (both engines), gemma3-270m or a GGUF path "
+        "(llama.cpp), a Hugging Face model directory (vLLM) (default: generated)",
+    )
+    target.add_argument(
+        "--engine-parallel", type=int, help="local engine slots (default: the most agents)"
+    )
+    target.add_argument(
+        "--engine-ctx",
+        type=int,
+        metavar="TOKENS",
+        help="local engine context per slot (default: sized from the workload's longest call "
+        "as the engine counts it)",
+    )
+    target.add_argument(
+        "--engine-threads",
+        type=int,
+        metavar="N",
+        help="local engine threads (default: every usable CPU but one per client process)",
+    )
+    target.add_argument(
+        "--engine-nice",
+        type=int,
+        metavar="N",
+        help="lower the local engine's priority by N so the client wins the CPU (default: 10)",
+    )
+    target.add_argument("--request-timeout", type=float, metavar="S", help="per-request limit, s")
+    target.add_argument(
+        "--metrics-url",
+        help="the server's Prometheus endpoint for server-side cache figures "
+        "(default: the local engine's, or with --url the /metrics beside it when it answers)",
+    )
+    target.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an extra request header (repeatable); {session} and {agent} in the value are the "
+        "call's session and agent (a router can pin a session), {env:VAR} an environment "
+        "variable; values of secret-looking names (Authorization, *-Key, *-Token) are never "
+        "written out",
+    )
+    target.add_argument(
+        "--extra-body",
+        metavar="JSON",
+        help='a JSON object merged into every request body, e.g. \'{"reasoning_effort": "low"}\'',
+    )
+    target.add_argument("--ca-bundle", metavar="PEM", help="CA certificates to trust for https")
+    target.add_argument(
+        "--insecure",
+        action="store_true",
+        help="do not verify the server's TLS certificate (a self-signed test deployment only)",
+    )
+
+
+def target_from(args: argparse.Namespace) -> TargetOptions:
+    if args.insecure:
+        err_console().print(
+            Text("agentload: warning: --insecure: the server's TLS certificate is not verified")
+        )
+    return TargetOptions(
+        url=args.url,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        tokenizer=args.tokenizer,
+        engine=args.engine,
+        engine_model=args.engine_model,
+        engine_parallel=_positive(args.engine_parallel, "--engine-parallel"),
+        engine_ctx_per_slot=_positive(args.engine_ctx, "--engine-ctx"),
+        engine_threads=_positive(args.engine_threads, "--engine-threads"),
+        engine_nice=_nice(args.engine_nice),
+        request_timeout_s=args.request_timeout,
+        metrics_url=args.metrics_url,
+        headers=tuple(_header(spec) for spec in args.header),
+        extra_body=_extra_body(args.extra_body),
+        ca_bundle=args.ca_bundle,
+        insecure=args.insecure,
+    )
+
+
+def _positive(value: int | None, option: str) -> int | None:
+    if value is not None and value < 1:
+        raise AgentloadError(f"{option}: must be at least 1, got {value}")
+    return value
+
+
+def _nice(value: int | None) -> int | None:
+    if value is not None and not 0 <= value <= MAX_NICE:
+        raise AgentloadError(f"--engine-nice: must be 0 to {MAX_NICE}, got {value}")
+    return value
+
+
+def _header(spec: str) -> tuple[str, str]:
+    """`Name: value` as (name, value); one line naming the option when malformed."""
+    name, sep, value = spec.partition(":")
+    if not sep or not name.strip():
+        raise AgentloadError("--header: expected 'Name: value'")
+    return name.strip(), value.strip()
+
+
+def _extra_body(text: str | None) -> dict[str, Any] | None:
+    """--extra-body as a JSON object; one line naming the option when it is not one."""
+    if text is None:
+        return None
+    try:
+        body = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise AgentloadError(f"--extra-body: not valid JSON ({exc.msg})") from None
+    if not isinstance(body, dict):
+        raise AgentloadError("--extra-body: expected a JSON object")
+    return body

@@ -1,0 +1,139 @@
+"""The candidate deployments of a GPU budget: step 1 of the layout search, pure.
+
+Given a system, a model and a budget of GPUs, the candidates are:
+
+- **pool layouts** (`pool_layouts`): the tensor-parallel layouts the step-time catalog lists for
+  the (system, backend, model) (`tpN`, experts split the same N ways for MoE models), and for
+  MoE models attention data parallelism across an EP group (`tp1,dpD,epD`) at every D the
+  operator data has (EP 2 ... 128) or the EP model covers (multiples of 8) up to the system's
+  scale-up domain (72 on an NVL72 rack, 8 on an HGX node): EP across domains is not
+  enumerated. A system the catalog does not list gets `tp1 ... tp8` on the roofline;
+- **aggregated** deployments: one pool of a layout whose model copy divides the budget;
+- **disaggregated** deployments: x prefill workers of one layout and y decode workers of
+  another, x * (prefill copy) + y * (decode copy) = the budget (every P:D split that fills it);
+- each with **speculative decoding** off and, where the model has published acceptance (MTP
+  layers of a DeepSeek model), on (`speculative_options`); and the **host KV tier** off and,
+  where the system has one (a GPU with host memory: not a CPU, not llama.cpp's slot cache), on
+  at SGLang HiCache's default size, twice the rank's HBM KV pool (`HICACHE_RATIO`), or
+  `--kv-host-gb` when given (`host_kv_gb`).
+
+Every candidate uses the whole budget (an idle GPU serves nobody; a smaller layout that leaves
+GPUs over is a different budget). Pure functions of their inputs (the model's and the system's
+specs, the catalog's layouts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agentload.errors import InputError
+from agentload.results.layouts import Candidate
+from agentload.sim.cache.protocol import SLOT_BACKENDS
+from agentload.sim.engine.speculative import DEEPSEEK
+from agentload.sim.setup.serving import Pool, layout_spec
+from agentload.sim.specs.model import ModelShape
+from agentload.sim.specs.parallel import Layout
+from agentload.units import BYTES_PER_GB
+
+HICACHE_RATIO = 2.0
+"""SGLang HiCache's default host pool: `--hicache-ratio 2.0`, twice the device KV pool (its
+server arguments' default); the host tier tried when `--kv-host-gb` does not give a size."""
+ROOFLINE_TP_SIZES = (1, 2, 4, 8)
+"""Tensor-parallel sizes tried on a system the catalog does not list (roofline step times)."""
+EP_MODEL_STEP = 8
+"""Attention-DP / EP sizes the EP model covers between the data's: multiples of this."""
+CPU_SYSTEM_PREFIXES = ("epyc", "cpu")
+"""Systems whose accelerator is a CPU: its KV already sits in host memory (no host tier)."""
+MTP = "mtp"
+"""Speculative decoding with the model's MTP layers, as `--speculative` spells it."""
+SPECULATIVE_OFF = ("off", "none")
+"""How `--speculative` says off."""
+
+
+def pool_layouts(
+    *,
+    catalog_tp: Sequence[int],
+    moe: bool,
+    scale_up_gpus: int,
+    ep_data_sizes: Sequence[int],
+) -> tuple[Layout, ...]:
+    """The layouts one pool may take (module docstring): the catalog's `tpN` (or
+    `ROOFLINE_TP_SIZES` when it lists none), and for MoE models `tp1,dpD,epD` for D in the
+    data's EP sizes and the multiples of `EP_MODEL_STEP` up to `scale_up_gpus`."""
+    tp_sizes = sorted(set(catalog_tp)) or list(ROOFLINE_TP_SIZES)
+    found = [Layout(tp=n, ep=n if moe else 1) for n in tp_sizes]
+    if moe:
+        modelled = range(EP_MODEL_STEP, scale_up_gpus + 1, EP_MODEL_STEP)
+        sizes = sorted({d for d in (*ep_data_sizes, *modelled) if 1 < d <= scale_up_gpus})
+        found.extend(Layout(tp=1, dp=d, ep=d) for d in sizes)
+    return tuple(found)
+
+
+def splits(budget: int, layouts: Sequence[Layout]) -> list[tuple[Pool, ...]]:
+    """Every serving layout of exactly `budget` GPUs: one aggregated pool of each layout whose
+    copy divides it, and every (prefill layout, decode layout, x, y) with x and y >= 1 workers
+    filling it."""
+    found: list[tuple[Pool, ...]] = [
+        (Pool(role="aggregated", instances=budget // lay.group, layout=lay),)
+        for lay in layouts
+        if budget % lay.group == 0
+    ]
+    for front in layouts:
+        for back in layouts:
+            for x in range(1, budget // front.group + 1):
+                rest = budget - x * front.group
+                if rest >= back.group and rest % back.group == 0:
+                    found.append(
+                        (
+                            Pool(role="prefill", instances=x, layout=front),
+                            Pool(role="decode", instances=rest // back.group, layout=back),
+                        )
+                    )
+    return found
+
+
+def has_host_tier(system: str, backend: str) -> bool:
+    """Whether a host-memory KV tier applies: a GPU system (not a CPU) and a radix cache."""
+    return not system.startswith(CPU_SYSTEM_PREFIXES) and backend not in SLOT_BACKENDS
+
+
+def speculative_options(given: str | None, model: ModelShape) -> tuple[str | None, ...]:
+    """Off and MTP (a DeepSeek model with MTP layers), or what `given` (`--speculative`)
+    fixes."""
+    if given is not None:
+        return (None,) if given.strip().lower() in SPECULATIVE_OFF else (given,)
+    if model.mtp_layers > 0 and DEEPSEEK in model.name.lower():
+        return (None, MTP)
+    return (None,)
+
+
+def enumerate_candidates(
+    budget: int,
+    layouts: Sequence[Layout],
+    *,
+    speculative: Sequence[str | None] = (None,),
+    host_kv: Sequence[bool] = (False,),
+) -> tuple[Candidate, ...]:
+    """Every serving layout of the budget (`splits`) crossed with the speculative and host-tier
+    options; InputError when no layout fits the budget at all."""
+    found = splits(budget, layouts)
+    if not found:
+        sizes = ", ".join(f"{lay.spec} ({lay.group} GPUs)" for lay in layouts)
+        raise InputError(
+            f"no serving layout fills {budget} GPUs: a model copy takes one of {sizes}",
+            field="--gpus",
+        )
+    return tuple(
+        Candidate(layout=layout_spec(pools), gpus=budget, speculative=spec, host_kv=host)
+        for pools in found
+        for spec in dict.fromkeys(speculative)
+        for host in dict.fromkeys(host_kv)
+    )
+
+
+def host_kv_gb(kv_budget_bytes: float, given_gb: float | None) -> float:
+    """The host tier a candidate gets per rank: `given_gb`, else `HICACHE_RATIO` times the
+    rank's HBM KV pool, GB."""
+    if given_gb:
+        return given_gb
+    return HICACHE_RATIO * kv_budget_bytes / BYTES_PER_GB

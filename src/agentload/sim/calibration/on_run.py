@@ -1,0 +1,134 @@
+"""A deployment calibrated on a measured run: the roofline's factors fitted to its probes.
+
+`calibrate_on_run` replays the measured run's own schedule (the same agents, sessions and
+start times, `agentload.sim.calibration.measured`) on the named deployment with roofline step
+times, and fits the factors (`FITTED_FACTORS`: compute and bandwidth efficiency, a fixed cost
+per step and one per decoding sequence) to the figures of the probes with at most `max_agents`
+agents (`agentload.sim.calibration.fit.fit`); it then predicts every probe of the run with
+them. The prompts are scaled by the run's own count of prompt tokens per intended token (its
+chat template and tokenizer). What comes back: the spec with the fitted factors, and the
+facts (`CalibrationFacts`: factors, figures fitted and predicted, errors) for the summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from agentload.errors import InputError
+from agentload.results.summary import CalibrationFacts
+from agentload.sim.calibration.fit import (
+    DEFAULT_MAX_EVALUATIONS,
+    FIGURES,
+    Factor,
+    compare,
+    fit,
+)
+from agentload.sim.calibration.measured import MeasuredRun
+from agentload.sim.predict import ProbePoint, predict_schedule
+from agentload.sim.setup.build import DeploymentSpec, build_deployment
+from agentload.sim.steps.roofline import RooflineParams
+from agentload.workload.model import Workload
+
+FITTED_FACTORS = (
+    Factor(name="compute_efficiency", start=0.5, lower=1e-4, upper=1.0),
+    Factor(name="bandwidth_efficiency", start=0.5, lower=1e-4, upper=1.0),
+    Factor(name="step_overhead_s", start=1e-3, lower=1e-6, upper=1.0),
+    Factor(name="sequence_overhead_s", start=1e-4, lower=1e-7, upper=0.1),
+)
+"""The roofline's factors and where the search for them starts and stays (log space)."""
+LLAMA_CPP_BATCH_TOKENS = 2048
+"""llama.cpp server's default logical batch (`-b`): tokens per step, decode and prompt."""
+OBJECTIVE = (
+    "least squares of log(predicted / measured) over {figures} of the probes at "
+    "{agents} agents (Nelder-Mead on the log factors, restarted once)"
+)
+
+
+def engine_defaults(run: MeasuredRun) -> dict[str, object]:
+    """Deployment options the run says when the embedded engine served it: the model, its
+    threads as devices, its slots as the running limit, llama.cpp's batch."""
+    engine = run.engine or {}
+    if engine.get("engine") != "llama.cpp":
+        return {"model": run.model} if run.model else {}
+    values: dict[str, object] = {"backend": "llama.cpp", "max_batch_tokens": LLAMA_CPP_BATCH_TOKENS}
+    if run.model:
+        values["model"] = run.model
+    if engine.get("threads"):
+        values["gpus"] = int(engine["threads"])
+    if engine.get("parallel"):
+        values["max_running"] = min(int(engine["parallel"]), LLAMA_CPP_BATCH_TOKENS)
+    return values
+
+
+def _with_factors(spec: DeploymentSpec, factors: Mapping[str, float]) -> DeploymentSpec:
+    return spec.model_copy(update={"roofline": RooflineParams(**factors), "steps": "roofline"})
+
+
+def predict_run(spec: DeploymentSpec, run: MeasuredRun, workload: Workload) -> list[ProbePoint]:
+    """Every probe of `run` as the deployment `spec` names plays its schedule."""
+    built = build_deployment(spec)
+    rules = run.rules.model_copy(update={"prompt_token_scale": spec.prompt_token_scale})
+    return predict_schedule(built.config, workload, run.spans, run.windows, rules)
+
+
+def calibrate_on_run(
+    run: MeasuredRun,
+    spec: DeploymentSpec,
+    workload: Workload,
+    *,
+    max_agents: int | None = None,
+    figures: Sequence[str] = FIGURES,
+    factors: Sequence[Factor] = FITTED_FACTORS,
+    max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
+) -> tuple[DeploymentSpec, CalibrationFacts]:
+    """The spec with fitted roofline factors, and the fit's facts (module docstring)."""
+    if spec.steps == "aic":
+        raise InputError("a calibration fits the roofline's factors: use --steps roofline or auto")
+    if run.simulated:
+        raise InputError("that directory holds a simulation: calibrate on a measured run")
+    chosen = [i for i, p in enumerate(run.points) if max_agents is None or p.agents <= max_agents]
+    if not chosen:
+        raise InputError(f"no probe of {run.path} has at most {max_agents} agents to fit")
+    base = spec.model_copy(
+        update={"steps": "roofline", "prompt_token_scale": run.rules.prompt_token_scale}
+    )
+    rules = run.rules
+    windows = [run.windows[i] for i in chosen]
+    build_deployment(base)  # an impossible deployment is one line before any fitting
+
+    def model(values: Mapping[str, float]) -> list[ProbePoint]:
+        built = build_deployment(_with_factors(base, values))
+        return predict_schedule(built.config, workload, run.spans, windows, rules)
+
+    found = fit(
+        [run.points[i] for i in chosen],
+        model,
+        factors,
+        figures=figures,
+        max_evaluations=max_evaluations,
+    )
+    calibrated = _with_factors(base, found.factors)
+    predicted = predict_run(calibrated, run, workload)
+    fitted = [i in chosen for i in range(len(run.points))]
+    agents = sorted({run.points[i].agents for i in chosen})
+    facts = CalibrationFacts(
+        source=run.path,
+        label=run.label,
+        measured=run.describe(),
+        workload=run.workload,
+        fitted_agents=tuple(agents),
+        fitted_figures=tuple(figures),
+        objective=OBJECTIVE.format(
+            figures=", ".join(figures), agents=", ".join(str(a) for a in agents)
+        ),
+        factors=found.factors,
+        prompt_token_scale=run.rules.prompt_token_scale,
+        rms_log_error=found.rms_log_error,
+        evaluations=found.evaluations,
+        points=tuple(compare(run.points, predicted, figures, fitted=fitted)),
+        notes=(
+            "fitted figures reproduce their probes by construction; the errors that count "
+            "are those of the probes not fitted (fitted: false)",
+        ),
+    )
+    return calibrated, facts

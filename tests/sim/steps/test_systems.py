@@ -1,0 +1,137 @@
+"""Systems without operator data: roofline factors fitted on public figures of each system, the
+error band every simulated result states, and compare saying when a ranking is inside it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentload.analysis.compare import combined_band, compare
+from agentload.analysis.results import results_of
+from agentload.results.load import read_summary
+from agentload.results.summary import CalibrationFacts, CalibrationFigure, StepUncertainty
+from agentload.sim.facts import run_uncertainty
+from agentload.sim.setup.build import DeploymentSpec, build_deployment, roofline_for
+from agentload.sim.steps.roofline import RooflineParams
+from agentload.sim.steps.systems import calibration_for, uncalibrated
+from bench import sim_systems
+from tests.analysis.simulated import FACTS
+from tests.analysis.summaries import gb300_like, set_tier
+from tests.paths import REPO
+
+STEP_S = 0.01
+
+
+def _request(system: str, **extra: object) -> DeploymentSpec:
+    return DeploymentSpec(
+        system=system,
+        backend="sglang",
+        model="deepseek-ai/DeepSeek-V3",
+        gpus=8,
+        parallel="tp8",
+        steps="roofline",
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def test_a_calibrated_system_simulates_with_its_fitted_factors_and_states_its_band() -> None:
+    calibration = calibration_for("mi355x")
+    assert calibration is not None
+    built = build_deployment(_request("mi355x"))
+    assert roofline_for(_request("mi355x")) == calibration.params()
+    factors = calibration.factors
+    assert f"compute {factors['compute_efficiency']:g}" in built.step_source
+    assert built.uncertainty.calibrated
+    assert built.uncertainty.error_band == calibration.error_band
+
+
+def test_a_system_nothing_calibrates_states_the_wide_band() -> None:
+    built = build_deployment(_request("mi300x"))
+    assert not built.uncertainty.calibrated
+    assert built.uncertainty.error_band == uncalibrated().error_band
+    assert "compute 0.5," in built.step_source  # the defaults
+    given = build_deployment(_request("mi355x", roofline=RooflineParams()))
+    assert not given.uncertainty.calibrated  # factors typed in do not calibrate a system
+
+
+def test_the_uncalibrated_band_is_no_narrower_than_any_calibrated_one() -> None:
+    stored = json.loads(sim_systems.OUT.read_text())
+    bands = [entry["error_band"] for entry in stored["systems"].values()]
+    band = uncalibrated().error_band
+    assert stored["systems"] and band is not None and band >= max(bands)
+
+
+def test_the_stored_factors_give_the_stored_errors() -> None:
+    stored = json.loads(sim_systems.OUT.read_text())["systems"]["h200_sxm"]
+    data = json.loads(sim_systems.POINTS.read_text())
+    group = next(g for g in data["groups"] if g["system"] == "h200_sxm")
+    group = {**group, "points": group["points"][:2]}
+    rows = sim_systems.errors(
+        group["points"], sim_systems.predict(group, RooflineParams(**stored["factors"]))
+    )
+    for row, published in zip(rows, stored["errors"][:2], strict=True):
+        assert row["tput_per_gpu"]["error"] == pytest.approx(
+            published["tput_per_gpu"]["error"], abs=1e-6
+        )
+
+
+def test_the_docs_hold_exactly_the_systems_tables() -> None:
+    docs = (REPO / "docs" / "simulation.md").read_text()
+    assert sim_systems.render_markdown(json.loads(sim_systems.OUT.read_text())) in docs
+
+
+def test_a_run_calibration_takes_its_band_from_the_probes_it_predicted() -> None:
+    def row(agents: int, error: float, fitted: bool) -> CalibrationFigure:
+        return CalibrationFigure(
+            agents=agents,
+            figure="total_tokens_per_s",
+            measured=100.0,
+            predicted=100.0 * (1 + error),
+            error=error,
+            fitted=fitted,
+        )
+
+    facts = CalibrationFacts.model_construct(
+        source="runs/demo", points=(row(1, 0.01, True), row(8, -0.3, False), row(12, 0.2, False))
+    )
+    band = run_uncertainty(facts)
+    assert band.calibrated and band.error_band == pytest.approx(0.3)
+
+
+def _simulated(directory: Path, band: float, agents: int) -> Path:
+    gb300_like(directory, label=directory.name)
+    set_tier(directory, max_agents=agents)
+    summary = read_summary(directory)
+    uncertainty = StepUncertainty(calibrated=band < 1, error_band=band, basis="test")
+    facts = FACTS.model_copy(update={"uncertainty": uncertainty})
+    (directory / "summary.json").write_text(
+        summary.model_copy(update={"simulated": facts}).model_dump_json()
+    )
+    return directory
+
+
+def test_compare_says_when_a_simulated_ranking_is_inside_the_combined_band(
+    tmp_path: Path,
+) -> None:
+    a = results_of(read_summary(_simulated(tmp_path / "a", 0.2, 100)), "a")
+    close = results_of(read_summary(_simulated(tmp_path / "close", 1.2, 150)), "close")
+    far = results_of(read_summary(_simulated(tmp_path / "far", 0.1, 200)), "far")
+    systems, tier = compare([a, close])
+    assert any("NOT calibrated, ±120%" in note for note in systems.notes)
+    assert any("×1.50 is INSIDE" in note for note in tier.notes)
+    _, tier = compare([a, far])
+    assert any("×2.00 is outside" in note for note in tier.notes)
+    assert combined_band(0.2, 0.1) == pytest.approx(
+        2.718281828 ** ((0.1823215568**2 + 0.0953101798**2) ** 0.5) - 1, rel=1e-6
+    )
+
+
+def test_a_summary_written_before_bands_were_stated_still_loads(tmp_path: Path) -> None:
+    directory = gb300_like(tmp_path / "old")
+    summary = read_summary(directory)
+    old = json.loads(summary.model_copy(update={"simulated": FACTS}).model_dump_json())
+    del old["simulated"]["uncertainty"]
+    (directory / "summary.json").write_text(json.dumps(old))
+    assert read_summary(directory).simulated.uncertainty is None  # type: ignore[union-attr]
