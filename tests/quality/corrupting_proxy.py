@@ -49,6 +49,8 @@ class Proxy:
             if generation:
                 self._note(request, corrupt)
             return await self._forward(request, body, corrupt)
+        except ConnectionResetError:  # the client went away (a call cut off at the end)
+            return web.Response(status=499)
         finally:
             if generation:
                 self.in_flight -= 1

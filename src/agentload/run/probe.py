@@ -2,7 +2,8 @@
 
 A search probe resizes the agents, waits until every agent has been active `settle_s`, measures
 a window of at least `window_s`, and extends it (up to `max_window_s`) while a verdict the plan
-holds it for (`hold`: by default every verdict, either outcome) is inside the noise. Its
+holds it for (`hold`: by default every verdict, either outcome) is inside the noise, or while the
+quality gate has too few check calls to judge it (`agentload.quality`). Its
 `probe_s` is what it cost: from the resize (a ramp, or a shrink's wait for the leaving agents'
 calls, none when the plan cuts them off) through the settle to the window's end. A shrink needs
 no settle by AgentPerf's rule (every agent has been active long enough), but the server may
@@ -167,12 +168,13 @@ async def measure_probe(
         verdicts = _judge_all(samples, metrics, settings)
         confident = _confident(samples, verdicts, settings, alpha, sequential=hold is not None)
         noisy = undecided(verdicts, hold, confident)
-        if not noisy:
+        if not noisy and not _too_few_checks(meters, window, metrics):
             break
         if window.duration_s >= settings.max_window_s:
-            notes.append(
-                f"decided inside the noise after {window.duration_s:.0f} s: {', '.join(noisy)}"
-            )
+            if noisy:
+                notes.append(
+                    f"decided inside the noise after {window.duration_s:.0f} s: " + ", ".join(noisy)
+                )
             break
         extension = min(
             settings.window_s * EXTENSION_SHARE, settings.max_window_s - window.duration_s
@@ -182,6 +184,16 @@ async def measure_probe(
     outcome = await _outcome(load, settings, judged, agents, index, meters, notes, baseline)
     outcome.figures = outcome.figures.model_copy(update={"probe_s": window.end - began})
     return outcome
+
+
+def _too_few_checks(meters: Meters, window: Window, metrics: WindowMetrics) -> bool:
+    """The quality gate cannot judge the window yet: too few check calls closed in it (the
+    window is held open for them, as for a verdict inside the noise, up to `max_window_s`)."""
+    if meters.quality is None:
+        return False
+    calls = metrics.requests_ok + metrics.requests_failed
+    gate = meters.quality.window_figures(window.start, window.end, calls).gate
+    return gate is not None and gate.outcome == "unjudged"
 
 
 async def _after_joins(
