@@ -4,9 +4,12 @@ The checker runs beside the agents for the whole run, in the run's own process (
 every host: this process, worker processes, Ray actors) and sends check calls to the same
 endpoint the agents load. The probe tells it how many agents are running (`pace`); it keeps
 `ceil(share x agents)` lanes, each a closed loop like an agent's: a check call, then a pause,
-so that the lanes together make about `share` calls for each agent call. An agent's cycle is a
-call and its tool time; a lane whose duty is d (its share of a full agent's rate, at most 1)
-waits so that its cycle is (call + mean tool time) / d. The checks' actual share in each window
+so that the lanes together make about `share` calls for each agent call (`lane_cycle_s`). Once
+a window has measured the agents' calls per agent-second, a lane's cycle is what that rate
+asks; before, it is a lane's own call and the workload's mean tool time over its duty (its
+share of a full agent's rate), which undershoots when check calls are slower than the agents'
+(their prompts are not in the server's cache the way an agent's growing conversation is: 3.4 s
+against 0.96 s median in a demo on a loaded machine). The checks' actual share in each window
 is counted and reported.
 
 Each check call is compared with its reference as it closes and appended to `checks.jsonl`; a
@@ -60,6 +63,8 @@ class Checker:
         self._writer: JsonlAppender | None = None
         self.records: list[CheckRecord] = []
         self._agents = 0
+        self._agent_rate: float | None = None
+        """The agents' calls per agent-second, as the latest window measured it."""
         self._lanes: list[asyncio.Task[None]] = []
         self._repaced = asyncio.Event()
         self._sequence = itertools.count()
@@ -90,7 +95,10 @@ class Checker:
         self._repaced = asyncio.Event()
 
     def window_figures(self, start: float, end: float, agent_calls: int) -> QualityFigures:
-        """The quality of the window [start, end), judged by the gate."""
+        """The quality of the window [start, end), judged by the gate; its agents' calls set
+        the pace from here on."""
+        if agent_calls and self._agents and end > start:
+            self._agent_rate = agent_calls / ((end - start) * self._agents)
         checks = in_window(self.records, start, end)
         figures = quality_figures(
             checks, agent_calls=agent_calls, level=self._thresholds.confidence
@@ -101,11 +109,6 @@ class Checker:
     def _wanted(self) -> int:
         """The lanes the pace wants."""
         return math.ceil(self._settings.share * self._agents)
-
-    def _duty(self) -> float:
-        """Each lane's share of a full agent's call rate."""
-        wanted = self._settings.share * self._agents
-        return min(1.0, wanted / max(1, math.ceil(wanted)))
 
     async def _lane(self, index: int) -> None:
         """One closed loop of check calls, while the pace wants this lane."""
@@ -128,13 +131,19 @@ class Checker:
             self._lanes = [lane for lane in self._lanes if lane is not me]
 
     async def _pause(self, index: int, took: float) -> None:
-        """Wait out the lane's cycle, (call + tool time) / duty, from the call's end; a new
-        pace shortens or lengthens what is left of it."""
+        """Wait out the lane's cycle from the call's end; a new pace shortens or lengthens what
+        is left of it."""
         loop = asyncio.get_running_loop()
         began = loop.time()
         while index < self._wanted():
-            duty = self._duty()
-            left = (took + self._tool_time_s) / duty - took - (loop.time() - began)
+            cycle = lane_cycle_s(
+                self._settings.share,
+                self._agents,
+                took=took,
+                tool_time_s=self._tool_time_s,
+                agent_rate=self._agent_rate,
+            )
+            left = cycle - took - (loop.time() - began)
             if left <= 0:
                 return
             repaced = self._repaced
@@ -147,6 +156,25 @@ class Checker:
         self.records.append(record)
         if self._writer is not None:
             self._writer.write(record)
+
+
+def lane_cycle_s(
+    share: float,
+    agents: int,
+    *,
+    took: float,
+    tool_time_s: float,
+    agent_rate: float | None,
+) -> float:
+    """How long one lane's cycle (a call and its pause) lasts, s, for the lanes together to make
+    `share` check calls per agent call: from the agents' measured calls per agent-second when
+    known, else from the lane's own call (`took`) and the mean tool time over its duty."""
+    wanted = share * agents
+    lanes = max(1, math.ceil(wanted))
+    if agent_rate is not None and agent_rate > 0 and wanted > 0:
+        return lanes / (wanted * agent_rate)
+    duty = min(1.0, wanted / lanes) if wanted > 0 else 1.0
+    return (took + tool_time_s) / duty
 
 
 def _alternating(references: Sequence[Reference]) -> Iterator[Reference]:
