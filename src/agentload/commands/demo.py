@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agentload.commands.options import add_verb, add_workload_arguments, agents_from
+from agentload.commands.quality_options import add_quality_arguments, quality_from
 from agentload.commands.search import add_search_arguments, search_settings_from
 from agentload.commands.target_options import add_engine_argument
 from agentload.config_file import add_config_argument, effective_config
@@ -56,6 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "vCPU the engine uses; marked assumed)",
     )
     power.add_argument("--power", metavar="SPEC", help="measure power instead, as for search")
+    add_quality_arguments(parser, by_default=True)
     add_config_argument(parser)
     parser.set_defaults(func=handle)
 
@@ -92,6 +94,7 @@ def handle(args: argparse.Namespace) -> int:
         power=power,
         skip_bad_lines=args.skip_bad_lines,
         config=effective_config(args, "demo"),
+        quality=quality_from(args, share=presets.DEMO_CHECK_SHARE),
     )
     summary = execute(request)
     finish(summary, request.out)
