@@ -485,7 +485,7 @@ def _build_pool(spec: DeploymentSpec, model: ModelShape, gpu: GpuSpec, pool: Poo
             "block_tokens": spec.block_tokens,
             "kv_host_tokens": host_tokens,
             "host_load_tokens_per_s": load_rate if host_tokens else 0.0,
-            "group_size": layout.dp if pool.role == "prefill" else 1,
+            "group_size": layout.dp,
             **cache,
         }
     )
