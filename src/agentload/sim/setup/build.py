@@ -61,7 +61,14 @@ from agentload.sim.steps.aic import (
     aic_version,
     resolved_backend_version,
 )
-from agentload.sim.steps.ep import ep_model_applies, interpolated
+from agentload.sim.steps.ep import (
+    DeepGemmMap,
+    deepgemm_maps,
+    ep_model_applies,
+    interpolated,
+    mapped_ep,
+    wide_ep_applies,
+)
 from agentload.sim.steps.roofline import RooflineParams, roofline_table
 from agentload.sim.steps.store import cached_table
 from agentload.sim.steps.systems import calibration_for, step_uncertainty
@@ -256,6 +263,12 @@ def _steps(
     draft = cost.draft_tokens
     data = step_uncertainty(spec.system, roofline=False, given=False, calibration=None)
     if spec.steps in ("auto", "aic"):
+        if wide_ep_applies(layout, spec.backend, model.expert_shape()):
+            try:
+                table = _wide_ep_table(spec, model, layout, draft, notes, decode_only)
+                return table, notes, data
+            except InputError as exc:
+                notes.append(f"wide-EP MoE not modelled ({exc}): the library's own MoE block")
         try:
             return _aic_table(spec, model, layout, draft, notes, decode_only), notes, data
         except InputError as exc:
@@ -322,6 +335,36 @@ def _cache_options(
     return options, [note]
 
 
+def _wide_ep_table(
+    spec: DeploymentSpec,
+    model: ModelShape,
+    layout: Layout,
+    draft: int,
+    notes: list[str],
+    decode_only: bool,
+) -> StepTable:
+    """A wide-EP layout's step table (`agentload.sim.steps.ep`): the library's, its MoE block
+    rebuilt from the wide-EP kernels' data at the one or two DeepGEMM data sizes around the
+    model's mapped EP, blended in log EP."""
+    shape = model.expert_shape()
+    assert shape is not None
+    maps, weight = deepgemm_maps(layout.ep, shape)
+    tables = [_aic_table(spec, model, layout, draft, notes, decode_only, wide=m) for m in maps]
+    target = mapped_ep(layout.ep, shape)
+    notes.append(
+        f"{layout.spec}: SGLang's large-scale EP path (DeepEP all-to-all, DeepGEMM grouped "
+        f"GEMMs at DeepSeek-V3's expert shape, mapped EP {target:.3g}); "
+        "agentload.sim.steps.ep"
+    )
+    if len(tables) == 1:
+        return tables[0]
+    source = (
+        f"{tables[0].source}; blended in log EP toward EP{maps[1].data_ep}'s DeepGEMM data "
+        f"(weight {weight:.3g})"
+    )
+    return tables[0].blend(tables[1], weight, source)
+
+
 def _aic_table(
     spec: DeploymentSpec,
     model: ModelShape,
@@ -329,9 +372,11 @@ def _aic_table(
     draft: int,
     notes: list[str],
     decode_only: bool = False,
+    wide: DeepGemmMap | None = None,
 ) -> StepTable:
     """aiconfigurator-core's step table of a layout (InputError when it has no data), computed
-    once and kept on disk (`agentload.sim.steps.store`)."""
+    once and kept on disk (`agentload.sim.steps.store`); with `wide`, its MoE block rebuilt
+    for the large-scale EP path (`agentload.sim.steps.aic.compile_wide_ep`)."""
     key = {
         "library": aic_version(),
         "perf_data": resolved_backend_version(spec.system, spec.backend),
@@ -343,6 +388,7 @@ def _aic_table(
         "max_batch": spec.max_running,
         "max_tokens": spec.max_batch_tokens,
         "decode_only": decode_only,
+        "wide_ep": wide.model_dump() if wide is not None else None,
     }
 
     def compute() -> tuple[StepTable, list[str]]:
@@ -354,6 +400,7 @@ def _aic_table(
             ep=layout.ep,
             dp=layout.dp,
             nextn=draft,
+            wide_ep=wide,
         )
         table = aic_table(
             source,

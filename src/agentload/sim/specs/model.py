@@ -43,6 +43,15 @@ UNGATED_ACTIVATIONS = frozenset({"relu2", "gelu", "relu"})
 FLOPS_PER_MAC = 2
 
 
+class ExpertShape(Frozen):
+    """A MoE layer's routed experts: hidden size, intermediate size, top-k, experts."""
+
+    hidden: int = Field(ge=1)
+    inter: int = Field(ge=1)
+    topk: int = Field(ge=1)
+    experts: int = Field(ge=1)
+
+
 class ModelShape(Frozen):
     """What the simulator needs to know about a model."""
 
@@ -67,6 +76,8 @@ class ModelShape(Frozen):
     experts: int = Field(default=0, ge=0)
     experts_per_token: int = Field(default=0, ge=0)
     moe_layers: int = Field(default=0, ge=0)
+    moe_inter: int = Field(default=0, ge=0)
+    """A routed expert's intermediate size."""
     weight_dtype: Dtype = "bf16"
     expert_dtype: Dtype | None = None
     """Routed experts' dtype when it differs (e.g. FP4 experts in an FP8 model)."""
@@ -88,6 +99,17 @@ class ModelShape(Frozen):
     def kv_bytes_per_token(self) -> float:
         """KV bytes one token occupies, whole model (before any tensor-parallel replication)."""
         return self.kv_layers * self.kv_width * self.kv_dtype_bytes
+
+    def expert_shape(self) -> ExpertShape | None:
+        """The routed experts' shape (None for a dense model)."""
+        if not self.experts or not self.moe_inter or not self.experts_per_token:
+            return None
+        return ExpertShape(
+            hidden=self.hidden,
+            inter=self.moe_inter,
+            topk=self.experts_per_token,
+            experts=self.experts,
+        )
 
     def _routed_params(self) -> float:
         return self.expert_params * self.experts * self.moe_layers
@@ -285,6 +307,7 @@ def shape_from_config(
         experts=experts,
         experts_per_token=per_token,
         moe_layers=moe_layers,
+        moe_inter=moe_inter if experts else 0,
         weight_dtype=dtypes[0],
         expert_dtype=dtypes[1],
         max_context=int(c["max_position_embeddings"]) if c.get("max_position_embeddings") else None,

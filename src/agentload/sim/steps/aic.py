@@ -16,7 +16,13 @@ each. `AicSource` maps the engine's step decomposition (see `steptable`) onto th
 
 With attention data parallelism (`dp` > 1: attention replicated per rank, experts spread
 over all `tp * dp` GPUs) the library's batch is one rank's batch; the engine simulates each
-rank with its own scheduler and cache (see `agentload.sim.setup.build`).
+rank with its own scheduler and cache, the ranks of a group in lockstep (see
+`agentload.sim.setup.build`). `local(p, b)`, the rank-local share of `shared` (what an
+attention-DP group does not do together), is the breakdown's ops other than the MoE block.
+
+A wide EP layout on SGLang (`agentload.sim.steps.ep`) is compiled with its MoE block rebuilt
+from the library's wide-EP operator data (`compile_wide_ep`: DeepEP all-to-all and DeepGEMM
+grouped GEMMs in place of the all-gather and the fused kernel).
 
 `aic_table` evaluates these on the grid (a few hundred calls, about a second), so the engine's
 hot loop never calls the library. Latencies come in milliseconds; the table holds seconds. The
@@ -25,6 +31,7 @@ library's per-op energies are 0.0 in 0.12.0, so power comes from `agentload.sim.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from collections.abc import Iterator
@@ -35,6 +42,15 @@ from typing import Any
 
 from agentload.errors import InputError
 from agentload.sim.specs.parallel import Layout
+from agentload.sim.steps.ep import (
+    DECODE_DISTRIBUTION,
+    DEEPEP_DATA_EP,
+    DEEPGEMM_DATA_SHAPE,
+    PREFILL_DISTRIBUTION,
+    WIDE_EP_DTYPE,
+    DeepGemmMap,
+    remote_share,
+)
 from agentload.sim.steps.roofline import CONTEXT_GRID, grid_for
 from agentload.sim.steps.table import StepTable
 from agentload.units import MS_PER_S
@@ -97,6 +113,18 @@ def library_notes(into: list[str]) -> Iterator[None]:
         logger.propagate = propagate
 
 
+GROUP_OPS = ("moe_pre_dispatch", "_moe", "moe_post_dispatch", "moe_dispatch", "moe_combine")
+"""Name endings of the ops an attention-DP group runs on every rank's tokens together (the MoE
+block); every other op of a step is rank-local."""
+ROUTER = "router_gemm"
+DEEPEP_NORMAL_SMS = 20
+"""SMs DeepEP's normal mode is given in prefill (the library's default `sms`)."""
+
+
+def _is_group_op(name: str) -> bool:
+    return name.endswith(GROUP_OPS)
+
+
 def _engine_module() -> Any:
     try:
         from aiconfigurator_core.sdk import engine
@@ -132,6 +160,7 @@ class AicSource:
         dp: int = 1,
         backend_version: str | None = None,
         nextn: int = 0,
+        wide_ep: DeepGemmMap | None = None,
     ) -> None:
         engine = _engine_module()
         self.model = model
@@ -144,22 +173,29 @@ class AicSource:
         """Draft tokens of speculative decoding: the library's own MTP scaling (a decode step
         verifies nextn + 1 tokens a sequence and runs (layers + nextn) / layers of the model;
         the accepted tokens are the simulator's, `agentload.sim.engine.speculative`)."""
+        self.wide_ep = wide_ep
+        """The wide-EP MoE block's DeepGEMM reading (None: the library's own MoE block)."""
         self.notes: list[str] = []
         """The library's warnings while compiling and tabulating (data provenance)."""
         with library_notes(self.notes):
             self.backend_version = backend_version or resolved_backend_version(system, backend)
         try:
             with library_notes(self.notes):
-                self.handle = engine.EngineHandle.compile(
-                    model,
-                    system,
-                    backend,
-                    backend_version=backend_version,
-                    tp_size=tp,
-                    attention_dp_size=dp,
-                    moe_ep_size=ep,
-                    nextn=nextn,
-                )
+                if wide_ep is not None:
+                    self.handle = compile_wide_ep(
+                        model, system, backend, tp=tp, dp=dp, ep=ep, nextn=nextn, wide=wide_ep
+                    )
+                else:
+                    self.handle = engine.EngineHandle.compile(
+                        model,
+                        system,
+                        backend,
+                        backend_version=backend_version,
+                        tp_size=tp,
+                        attention_dp_size=dp,
+                        moe_ep_size=ep,
+                        nextn=nextn,
+                    )
                 self.decode(1, 1024.0)
                 self.shared(64, 1)
         except InputError:
@@ -175,9 +211,16 @@ class AicSource:
         """Provenance: library version, perf data, system, model, layout."""
         version = self.backend_version or "default"
         mtp = f", its MTP scaling at nextn {self.nextn}" if self.nextn else ""
+        wide = self.wide_ep
+        moe = (
+            f", wide-EP MoE: DeepEP all-to-all (EP{DEEPEP_DATA_EP} data) and DeepGEMM at "
+            f"DeepSeek-V3's expert shape, EP{wide.data_ep} data x {wide.scale:.3g}"
+            if wide is not None
+            else ""
+        )
         return (
             f"{PACKAGE} {aic_version()} ({self.backend} {version} perf data, {self.system}, "
-            f"{self.model}, {Layout(tp=self.tp, ep=self.ep, dp=self.dp).spec}{mtp})"
+            f"{self.model}, {Layout(tp=self.tp, ep=self.ep, dp=self.dp).spec}{mtp}{moe})"
         )
 
     def decode(self, batch: int, context: float) -> float:
@@ -191,6 +234,13 @@ class AicSource:
 
     def shared(self, prefill: int, batch: int) -> float:
         return self._breakdown(prefill, batch, max(prefill, 1))[1] * MS
+
+    def local(self, prefill: int, batch: int) -> float:
+        """The rank-local share of `shared`: its ops other than the MoE block."""
+        ops = self.handle.mixed_step_breakdown_per_op(
+            prefill, batch, max(prefill, 1), DECODE_OSL, 0
+        )[0]
+        return sum(value[1] for value in ops if not _is_group_op(value[0])) * MS
 
     def decode_attention(self, batch: int, context: float) -> float:
         if batch == 0:
@@ -247,4 +297,125 @@ def aic_table(
             decode_attention=source.decode_attention,
             chunk_attention=source.chunk_attention,
             source=source.description,
+            local=source.local if source.dp > 1 else None,
         )
+
+
+# --- the wide-EP MoE block ------------------------------------------------------------------
+
+
+def compile_wide_ep(
+    model: str,
+    system: str,
+    backend: str,
+    *,
+    tp: int,
+    dp: int,
+    ep: int,
+    nextn: int,
+    wide: DeepGemmMap,
+) -> Any:
+    """An `EngineHandle` of the model at the layout with its MoE block rebuilt for SGLang's
+    large-scale EP path (`agentload.sim.steps.ep`): the library's model and op lists, its
+    all-gather / fused-kernel / reduce-scatter ops replaced by DeepEP dispatch, the DeepGEMM
+    grouped GEMMs read as `wide` says, and DeepEP combine. InputError when the model's
+    experts are not of the dtype the DeepGEMM data covers."""
+    import aiconfigurator_core
+    import aiconfigurator_core.sdk.operations as ops
+    from aiconfigurator_core.sdk import engine as library
+    from aiconfigurator_core.sdk.config_builders import apply_nextn, build_model_config
+    from aiconfigurator_core.sdk.models import get_model
+
+    config = build_model_config(
+        tp_size=tp, pp_size=1, attention_dp_size=dp, moe_tp_size=1, moe_ep_size=ep
+    )
+    apply_nextn(config, nextn)
+    built = get_model(model, config, backend)
+    quant = built.config.moe_quant_mode
+    dtype = getattr(quant, "name", None)
+    if dtype != WIDE_EP_DTYPE:
+        raise InputError(
+            f"no wide-EP expert data for {model}'s {dtype} experts (DeepGEMM data: "
+            f"{WIDE_EP_DTYPE})"
+        )
+    _rebuild_moe(built, ops, ep=ep, wide=wide, quant=quant)
+    version = library._literal_backend_version(system, backend, None, None, None)
+    database = library._maybe_load_database(system, backend, version, None)
+    spec = library.build_engine_spec_json(
+        built,
+        model_path=model,
+        system=system,
+        backend=backend,
+        backend_version=version,
+        kv_block_size=None,
+        systems_path=None,
+        nextn=built.config.nextn,
+        database=database,
+    )
+    return library.EngineHandle(bytes(aiconfigurator_core.engine_spec_bincode_from_json(spec)))
+
+
+def _rebuild_moe(built: Any, ops: Any, *, ep: int, wide: DeepGemmMap, quant: Any) -> None:
+    """Replace the compiled model's MoE block, in prefill and in decode (module docstring)."""
+    moe = next(op for op in built.context_ops if op._name == "context_moe")
+    spec = json.loads(moe._spec_json())["Moe"]
+    context = [i for i, op in enumerate(built.context_ops) if _is_group_op(op._name)]
+    block = _wide_block(ops, "context", spec, moe._scale_factor, ep=ep, wide=wide, quant=quant)
+    built.context_ops[context[0] : context[-1] + 1] = block
+    for i, op in enumerate(built.generation_ops):
+        if op._name == "generation_moe_overlap":
+            routed = list(op._group_a)
+            router = [r for r in routed if r._name.endswith(ROUTER)]
+            scale = next(r._scale_factor for r in routed if r._name == "generation_moe")
+            block = _wide_block(ops, "generation", spec, scale, ep=ep, wide=wide, quant=quant)
+            built.generation_ops[i] = ops.OverlapOp(
+                op._name, group_a=[*router, *block], group_b=list(op._group_b)
+            )
+
+
+def _wide_block(
+    ops: Any,
+    phase: str,
+    spec: dict[str, Any],
+    scale: float,
+    *,
+    ep: int,
+    wide: DeepGemmMap,
+    quant: Any,
+) -> list[Any]:
+    """DeepEP dispatch, the DeepGEMM expert GEMMs and DeepEP combine of one phase."""
+    decode = phase == "generation"
+    a2a = {
+        "comm_backend": "deepep_ll" if decode else "deepep_ht",
+        "hidden_size": spec["hidden_size"],
+        "topk": spec["topk"],
+        "num_experts": spec["num_experts"],
+        "moe_ep_size": DEEPEP_DATA_EP,
+        "node_num": 1,
+        "sms": 0 if decode else DEEPEP_NORMAL_SMS,
+        "attention_tp_size": 1,
+    }
+    comm = scale * remote_share(ep)
+    data = DEEPGEMM_DATA_SHAPE
+    return [
+        ops.MoEAllToAll(
+            f"{phase}_moe_dispatch", comm, phase="dispatch", comm_dtype="default", **a2a
+        ),
+        ops.MoEExpertCompute(
+            f"{phase}_moe",
+            scale * wide.scale,
+            hidden_size=data.hidden,
+            inter_size=data.inter,
+            topk=data.topk,
+            num_experts=data.experts,
+            moe_ep_size=wide.data_ep,
+            quant_mode=quant,
+            workload_distribution=DECODE_DISTRIBUTION if decode else PREFILL_DISTRIBUTION,
+            attention_dp_size=wide.ranks,
+            inference_phase=phase,
+            num_slots=None,
+            is_gated=True,
+            enable_eplb=True,
+        ),
+        ops.MoEAllToAll(f"{phase}_moe_combine", comm, phase="combine", comm_dtype="default", **a2a),
+    ]
