@@ -335,8 +335,7 @@ def compile_wide_ep(
     dtype = getattr(quant, "name", None)
     if dtype != WIDE_EP_DTYPE:
         raise InputError(
-            f"no wide-EP expert data for {model}'s {dtype} experts (DeepGEMM data: "
-            f"{WIDE_EP_DTYPE})"
+            f"no wide-EP expert data for {model}'s {dtype} experts (DeepGEMM data: {WIDE_EP_DTYPE})"
         )
     _rebuild_moe(built, ops, ep=ep, wide=wide, quant=quant)
     version = library._literal_backend_version(system, backend, None, None, None)
