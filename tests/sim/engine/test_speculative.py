@@ -17,8 +17,8 @@ from agentload.sim.engine.speculative import (
     Speculative,
     chain_acceptance,
     deepseek_mtp,
-    mtp_options,
     draft_cost,
+    mtp_options,
     parse_speculative,
 )
 from agentload.sim.specs.work import WorkModel
