@@ -14,8 +14,8 @@ Given a system, a model and a budget of GPUs, the candidates are:
 - each with **speculative decoding** off and, where the model has measured acceptance (MTP
   layers of a DeepSeek model), on at each draft length tried (`speculative_options`); and the
   **host KV tier** off and, where the system has one (a GPU with host memory: not a CPU, not
-  llama.cpp's slot cache), on at SGLang HiCache's default size, twice the rank's HBM KV pool (`HICACHE_RATIO`), or
-  `--kv-host-gb` when given (`host_kv_gb`).
+  llama.cpp's slot cache), on at SGLang HiCache's default size, twice the rank's HBM KV pool
+  (`HICACHE_RATIO`), or `--kv-host-gb` when given (`host_kv_gb`).
 
 Every candidate uses the whole budget (an idle GPU serves nobody; a smaller layout that leaves
 GPUs over is a different budget). Pure functions of their inputs (the model's and the system's

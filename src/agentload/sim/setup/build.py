@@ -4,9 +4,11 @@ Derives everything the engine needs (`DeploymentConfig`), pool by pool
 (`agentload.sim.setup.serving`: one aggregated pool, or a prefill and a decode pool):
 - ranks: the pool's data-parallel ranks (`tp` GPUs each; an engine instance without attention
   DP is one);
-- KV capacity per rank: HBM left after the weights and an activation workspace, divided by KV
-  bytes per token (times the copies tensor parallelism keeps); the host tier's size and
-  transfer rate;
+- KV capacity per rank: the engine's static share of HBM (`engine_memory`: SGLang's own
+  default rule, or a fraction given or assumed) left after the weights (and an activation
+  workspace where the share does not already leave it out) and every running request's fixed
+  KV state, divided by KV bytes per token (times the copies tensor parallelism keeps); the host
+  tier's size and transfer rate;
 - step times: aiconfigurator-core's where it has data (`steps="auto"`), else the roofline
   (`notes` says which, and why), run with the system's calibrated factors where public figures
   of it were fitted (`agentload.sim.steps.systems`); every deployment states how far its step
@@ -76,13 +78,28 @@ from agentload.sim.steps.table import StepTable
 from agentload.units import BYTES_PER_GB
 
 DEFAULT_MEMORY_FRACTION = 0.9
-"""Share of each GPU's memory the engine takes (weights + KV + workspace)."""
+"""Share of each GPU's memory the engine takes (weights + KV + workspace) on backends other than
+SGLang (vLLM's `--gpu-memory-utilization` default)."""
+GIB = 1024**3
+MIB = 1024 * 1024
+SGLANG_RESERVE_FLOOR = 10 * GIB
+"""SGLang's reserve outside its static share on GPUs of more than 60 GB (`ServerArgs`
+`_handle_gpu_memory_settings`): at least 10 GiB."""
+SGLANG_RESERVE_BASE = 512 * MIB
+SGLANG_RESERVE_PER_CHUNK_TOKEN = 1.5 * MIB
+"""Activation reserve per token of its prefill chunk (at least 2,048 tokens)."""
+SGLANG_RESERVE_MIN_CHUNK = 2048
+SGLANG_RESERVE_PER_8_GPUS = 1 * GIB
+"""Reserve per 8 GPUs of an engine instance (`tp_size * pp_size / 8` GiB)."""
+SGLANG_RESERVE_DRAFT = 2 * GIB
+"""Reserve for an EAGLE / MTP draft model and its graphs."""
+SGLANG_SMALL_GPU = 60 * GIB
+"""Below this, SGLang's floor does not apply."""
 ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN = 32
 """Activation workspace per GPU: this many bytes per (batch token, hidden unit); ~1.9 GB for a
 DeepSeek-V3-size model at 8,192 tokens per step. An assumption, like the engines' own."""
 DEFAULT_PROMPT_CACHE_MIB = 8192.0
 """llama.cpp server's `--cache-ram` default: the RAM prompt cache, MiB."""
-MIB = 1024 * 1024
 
 
 class DeploymentSpec(Frozen):
@@ -99,7 +116,9 @@ class DeploymentSpec(Frozen):
     max_running: int = Field(default=DEFAULT_MAX_RUNNING, ge=1)
     block_tokens: int = Field(default=DEFAULT_BLOCK_TOKENS, ge=1)
     routing: Routing = "affinity"
-    memory_fraction: float = Field(default=DEFAULT_MEMORY_FRACTION, gt=0, le=1)
+    memory_fraction: float | None = Field(default=None, gt=0, le=1)
+    """Share of each GPU's memory the engine takes for weights and KV; None: the engine's own
+    default (`engine_memory`)."""
     kv_dtype_bytes: float = Field(default=DEFAULT_KV_DTYPE_BYTES, gt=0)
     steps: str = "auto"
     """`auto` (aiconfigurator-core if it evaluates, else roofline), `aic` or `roofline`."""
@@ -144,6 +163,41 @@ class DeploymentSpec(Frozen):
         return layout_spec(self.pools())
 
 
+class EngineMemory(Frozen):
+    """The engine's static share of each GPU's memory (weights and KV) and where it comes from;
+    `workspace`: whether an activation workspace is still set aside within it (not where the
+    share already leaves activations out, as SGLang's reserve does)."""
+
+    fraction: float = Field(gt=0, le=1)
+    workspace: bool
+    basis: str
+
+
+def engine_memory(spec: DeploymentSpec, gpu: GpuSpec, layout: Layout, drafts: bool) -> EngineMemory:
+    """The static share a pool's engine takes: `spec.memory_fraction` when given; on SGLang
+    its own default, 1 - reserve / memory, the reserve (activations of a prefill chunk, 1 GiB
+    per 8 GPUs of an instance, at least 10 GiB on a GPU above 60 GB, 2 GiB more for a draft
+    model; `SGLANG_RESERVE_*`) outside it; else `DEFAULT_MEMORY_FRACTION`."""
+    if spec.memory_fraction is not None:
+        return EngineMemory(fraction=spec.memory_fraction, workspace=True, basis="given")
+    memory = gpu.memory_bytes
+    if spec.backend != "sglang" or memory <= SGLANG_SMALL_GPU:
+        return EngineMemory(fraction=DEFAULT_MEMORY_FRACTION, workspace=True, basis="assumed")
+    chunk = max(spec.max_batch_tokens, SGLANG_RESERVE_MIN_CHUNK)
+    reserve = (
+        SGLANG_RESERVE_BASE
+        + chunk * SGLANG_RESERVE_PER_CHUNK_TOKEN
+        + layout.group / 8 * SGLANG_RESERVE_PER_8_GPUS
+    )
+    reserve = max(reserve, SGLANG_RESERVE_FLOOR) + (SGLANG_RESERVE_DRAFT if drafts else 0.0)
+    fraction = round((memory - reserve) / memory, 3)
+    return EngineMemory(
+        fraction=fraction,
+        workspace=False,
+        basis=f"SGLang's default: {reserve / GIB:.1f} GiB a GPU reserved outside it",
+    )
+
+
 class BuiltPool(Frozen):
     """One pool as built: its layout, its ranks' config, step times, power and memory."""
 
@@ -158,6 +212,8 @@ class BuiltPool(Frozen):
     kv_budget_bytes: float
     """Per rank."""
     weights_per_gpu_bytes: float
+    memory: EngineMemory
+    """The engine's static share of each GPU's memory."""
     uncertainty: StepUncertainty
     """Calibrated or not, and the error band of the pool's step times."""
     notes: tuple[str, ...] = ()
@@ -208,20 +264,31 @@ def rank_memory(
     max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
     memory_fraction: float = DEFAULT_MEMORY_FRACTION,
     weight_scale: float = 1.0,
+    max_running: int = DEFAULT_MAX_RUNNING,
+    speculative: bool = False,
+    workspace: bool = True,
 ) -> RankMemory:
-    """Weights per GPU (dense weights split `tp` ways, routed experts `tp * dp` ways; times
-    `weight_scale` for draft layers), the KV budget after them and an activation workspace, and
-    the KV tokens it holds. When the GPUs do not divide the experts, each holds the rounded-up
-    share (the redundant slots SGLang's EPLB fills)."""
+    """Weights per GPU (dense weights split `tp` ways, routed experts `tp * dp` ways, the
+    output head over the whole model copy under attention DP; times `weight_scale` for draft
+    layers), the KV budget after them and an activation workspace, and the KV tokens it holds
+    once `max_running` requests' fixed KV state is set aside (compressed attention's windows
+    and state rings, larger with `speculative` decoding); the activation workspace only with
+    `workspace` (`EngineMemory`). When the GPUs do not divide the experts, each holds the
+    rounded-up share (the redundant slots SGLang's EPLB fills)."""
     copies = kv_replication(layout.tp, model.kv_heads, mla=model.mla)
     per_token = model.kv_bytes_per_token() * copies
     activation = ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN * max_batch_tokens * model.hidden
+    if not workspace:
+        activation = 0
     routed = model.routed_weight_bytes() / layout.group
     if model.experts and model.experts % layout.group:
         routed = (
             model.routed_weight_bytes() * math.ceil(model.experts / layout.group) / model.experts
         )
-    weights = weight_scale * (model.dense_weight_bytes() / layout.tp + routed)
+    head = model.lm_head_bytes()
+    head_split = layout.group if layout.dp > 1 else layout.tp
+    dense = (model.dense_weight_bytes() - head) / layout.tp + head / head_split
+    weights = weight_scale * (dense + routed)
     budget = kv_budget_bytes(
         layout.tp,
         gpu.memory_bytes,
@@ -229,11 +296,12 @@ def rank_memory(
         memory_fraction=memory_fraction,
         activation_bytes_per_gpu=activation,
     )
+    state = model.kv_state_bytes(speculative) * copies * max_running
     return RankMemory(
         weights_per_gpu_bytes=weights,
         kv_budget_bytes=budget,
         kv_bytes_per_token=per_token,
-        kv_capacity_tokens=int(budget // per_token),
+        kv_capacity_tokens=int(max(0.0, budget - state) // per_token),
     )
 
 
@@ -501,13 +569,17 @@ def _build_pool(spec: DeploymentSpec, model: ModelShape, gpu: GpuSpec, pool: Poo
         spec.speculative, model.layers, model.mtp_layers, drafts=pool.role != "prefill"
     )
     copies = kv_replication(tp, model.kv_heads, mla=model.mla)
+    engine = engine_memory(spec, gpu, layout, cost.draft_tokens > 0)
     memory = rank_memory(
         model,
         gpu,
         layout,
         max_batch_tokens=spec.max_batch_tokens,
-        memory_fraction=spec.memory_fraction,
+        memory_fraction=engine.fraction,
         weight_scale=cost.weight_scale,
+        max_running=spec.max_running,
+        speculative=cost.draft_tokens > 0,
+        workspace=engine.workspace,
     )
     per_token = memory.kv_bytes_per_token
     capacity = memory.kv_capacity_tokens
@@ -556,6 +628,7 @@ def _build_pool(spec: DeploymentSpec, model: ModelShape, gpu: GpuSpec, pool: Poo
         kv_bytes_per_token=per_token,
         kv_budget_bytes=memory.kv_budget_bytes,
         weights_per_gpu_bytes=memory.weights_per_gpu_bytes,
+        memory=engine,
         uncertainty=uncertainty,
         notes=tuple(notes),
     )
