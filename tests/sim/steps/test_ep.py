@@ -122,3 +122,30 @@ def test_a_wide_ep_rank_decodes_and_prefills_faster_than_a_one_node_rank() -> No
     assert "DeepEP" in many.source and "DeepEP" not in one.source
     assert any("large-scale EP" in note for note in wide.notes)
     assert many.local is not None and 0 < many.local_part(1024, 0) < many.shared_part(1024, 0)
+
+
+@pytest.mark.slow
+def test_the_fp4_checkpoint_on_sglang_runs_the_megamoe_module_where_the_library_has_it() -> None:
+    """DeepSeek V4 Pro's FP4 experts on GB300 DEP8: the library's MegaMoE module data (filed
+    under SGLang 0.5.10, found through the linked systems folder), a verification step at 64
+    sequences a rank shorter than the FP8 checkpoint's (half the expert bytes); on B300, which
+    has no MegaMoE data, the roofline."""
+    pytest.importorskip("aiconfigurator_core", exc_type=ImportError)
+    from agentload.sim.engine.speculative import deepseek_mtp
+    from agentload.sim.setup.build import DeploymentSpec, build_deployment
+    from agentload.sim.steps.aic import MEGAMOE_TABLE, megamoe_systems
+
+    def built(system: str, model: str):  # type: ignore[no-untyped-def]
+        return build_deployment(
+            DeploymentSpec(
+                system=system, model=model, gpus=8, parallel="tp1,dp8,ep8",
+                speculative=deepseek_mtp(3, model),
+            )
+        )  # fmt: skip
+
+    fp4 = built("gb300", "deepseek-ai/DeepSeek-V4-Pro").config.steps
+    fp8 = built("gb300", "sgl-project/DeepSeek-V4-Pro-FP8").config.steps
+    assert "MegaMoE" in fp4.source
+    assert fp4.decode_step(64, 27_500) < 0.7 * fp8.decode_step(64, 27_500)
+    assert (megamoe_systems() / "data/gb300/moe/sglang/0.5.14" / MEGAMOE_TABLE).exists()
+    assert "roofline" in built("b300_sxm", "deepseek-ai/DeepSeek-V4-Pro").step_source

@@ -331,7 +331,8 @@ def _steps(
     draft = cost.draft_tokens
     data = step_uncertainty(spec.system, roofline=False, given=False, calibration=None)
     if spec.steps in ("auto", "aic"):
-        if wide_ep_applies(layout, spec.backend, model.expert_shape()):
+        fp4 = megamoe_applies(spec.backend, model, layout)
+        if not fp4 and wide_ep_applies(layout, spec.backend, model.expert_shape()):
             try:
                 table = _wide_ep_table(spec, model, layout, draft, notes, decode_only)
                 return table, notes, data
@@ -403,6 +404,18 @@ def _cache_options(
     return options, [note]
 
 
+def megamoe_applies(backend: str, model: ModelShape, layout: Layout) -> bool:
+    """DeepSeek V4's FP4-expert checkpoint on SGLang with its experts spread over the whole
+    model copy: the MegaMoE module (the library's data, `agentload.sim.steps.aic`)."""
+    return (
+        backend == "sglang"
+        and model.compressed is not None
+        and model.expert_dtype == "fp4"
+        and layout.ep > 1
+        and layout.ep == layout.group
+    )
+
+
 def _wide_ep_table(
     spec: DeploymentSpec,
     model: ModelShape,
@@ -457,6 +470,7 @@ def _aic_table(
         "max_tokens": spec.max_batch_tokens,
         "decode_only": decode_only,
         "wide_ep": wide.model_dump() if wide is not None else None,
+        "megamoe": megamoe_applies(spec.backend, model, layout),
     }
 
     def compute() -> tuple[StepTable, list[str]]:
@@ -469,6 +483,7 @@ def _aic_table(
             dp=layout.dp,
             nextn=draft,
             wide_ep=wide,
+            megamoe=key["megamoe"] is True,
         )
         table = aic_table(
             source,

@@ -21,8 +21,9 @@ rank with its own scheduler and cache, the ranks of a group in lockstep (see
 attention-DP group does not do together), is the breakdown's ops other than the MoE block.
 
 A wide EP layout on SGLang (`agentload.sim.steps.ep`) is compiled with its MoE block rebuilt
-from the library's wide-EP operator data (`compile_wide_ep`: DeepEP all-to-all and DeepGEMM
-grouped GEMMs in place of the all-gather and the fused kernel).
+from the library's wide-EP operator data (`compile_custom`: DeepEP all-to-all and DeepGEMM
+grouped GEMMs in place of the all-gather and the fused kernel); DeepSeek V4's FP4-expert
+checkpoint on SGLang with the library's own MegaMoE module data (`megamoe_systems`).
 
 `aic_table` evaluates these on the grid (a few hundred calls, about a second), so the engine's
 hot loop never calls the library. Latencies come in milliseconds; the table holds seconds. The
@@ -34,13 +35,17 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from agentload.errors import InputError
+from agentload.home import agentload_home
 from agentload.sim.specs.parallel import Layout
 from agentload.sim.steps.ep import (
     DECODE_DISTRIBUTION,
@@ -161,6 +166,7 @@ class AicSource:
         backend_version: str | None = None,
         nextn: int = 0,
         wide_ep: DeepGemmMap | None = None,
+        megamoe: bool = False,
     ) -> None:
         engine = _engine_module()
         self.model = model
@@ -175,15 +181,25 @@ class AicSource:
         the accepted tokens are the simulator's, `agentload.sim.engine.speculative`)."""
         self.wide_ep = wide_ep
         """The wide-EP MoE block's DeepGEMM reading (None: the library's own MoE block)."""
+        self.megamoe = megamoe
+        """DeepSeek V4's MegaMoE module for the MoE block (`megamoe_systems`)."""
         self.notes: list[str] = []
         """The library's warnings while compiling and tabulating (data provenance)."""
         with library_notes(self.notes):
             self.backend_version = backend_version or resolved_backend_version(system, backend)
         try:
             with library_notes(self.notes):
-                if wide_ep is not None:
-                    self.handle = compile_wide_ep(
-                        model, system, backend, tp=tp, dp=dp, ep=ep, nextn=nextn, wide=wide_ep
+                if wide_ep is not None or megamoe:
+                    self.handle = compile_custom(
+                        model,
+                        system,
+                        backend,
+                        tp=tp,
+                        dp=dp,
+                        ep=ep,
+                        nextn=nextn,
+                        wide=wide_ep,
+                        megamoe=megamoe,
                     )
                 else:
                     self.handle = engine.EngineHandle.compile(
@@ -218,6 +234,8 @@ class AicSource:
             if wide is not None
             else ""
         )
+        if self.megamoe:
+            moe += ", DeepSeek V4 MegaMoE module data"
         return (
             f"{PACKAGE} {aic_version()} ({self.backend} {version} perf data, {self.system}, "
             f"{self.model}, {Layout(tp=self.tp, ep=self.ep, dp=self.dp).spec}{mtp}{moe})"
@@ -304,7 +322,7 @@ def aic_table(
 # --- the wide-EP MoE block ------------------------------------------------------------------
 
 
-def compile_wide_ep(
+def compile_custom(
     model: str,
     system: str,
     backend: str,
@@ -313,13 +331,15 @@ def compile_wide_ep(
     dp: int,
     ep: int,
     nextn: int,
-    wide: DeepGemmMap,
+    wide: DeepGemmMap | None = None,
+    megamoe: bool = False,
 ) -> Any:
-    """An `EngineHandle` of the model at the layout with its MoE block rebuilt for SGLang's
-    large-scale EP path (`agentload.sim.steps.ep`): the library's model and op lists, its
-    all-gather / fused-kernel / reduce-scatter ops replaced by DeepEP dispatch, the DeepGEMM
-    grouped GEMMs read as `wide` says, and DeepEP combine. InputError when the model's
-    experts are not of the dtype the DeepGEMM data covers."""
+    """An `EngineHandle` of the model at the layout, compiled as the library compiles it but
+    with its MoE block rebuilt for SGLang's large-scale EP path (`wide`: the all-gather /
+    fused-kernel / reduce-scatter ops replaced by DeepEP dispatch, the DeepGEMM grouped GEMMs
+    read as `wide` says, and DeepEP combine; InputError when the model's experts are not of the
+    dtype that data covers) or as DeepSeek V4's MegaMoE module (`megamoe`, the library's own
+    `moe_backend`, its data found through `megamoe_systems`)."""
     import aiconfigurator_core
     import aiconfigurator_core.sdk.operations as ops
     from aiconfigurator_core.sdk import engine as library
@@ -329,17 +349,22 @@ def compile_wide_ep(
     config = build_model_config(
         tp_size=tp, pp_size=1, attention_dp_size=dp, moe_tp_size=1, moe_ep_size=ep
     )
+    if megamoe:
+        config.moe_backend = MEGAMOE
     apply_nextn(config, nextn)
     built = get_model(model, config, backend)
-    quant = built.config.moe_quant_mode
-    dtype = getattr(quant, "name", None)
-    if dtype != WIDE_EP_DTYPE:
-        raise InputError(
-            f"no wide-EP expert data for {model}'s {dtype} experts (DeepGEMM data: {WIDE_EP_DTYPE})"
-        )
-    _rebuild_moe(built, ops, ep=ep, wide=wide, quant=quant)
-    version = library._literal_backend_version(system, backend, None, None, None)
-    database = library._maybe_load_database(system, backend, version, None)
+    if wide is not None:
+        quant = built.config.moe_quant_mode
+        dtype = getattr(quant, "name", None)
+        if dtype != WIDE_EP_DTYPE:
+            raise InputError(
+                f"no wide-EP expert data for {model}'s {dtype} experts (DeepGEMM data: "
+                f"{WIDE_EP_DTYPE})"
+            )
+        _rebuild_moe(built, ops, ep=ep, wide=wide, quant=quant)
+    systems = str(megamoe_systems()) if megamoe else None
+    version = library._literal_backend_version(system, backend, None, systems, None)
+    database = library._maybe_load_database(system, backend, version, systems)
     spec = library.build_engine_spec_json(
         built,
         model_path=model,
@@ -347,11 +372,78 @@ def compile_wide_ep(
         backend=backend,
         backend_version=version,
         kv_block_size=None,
-        systems_path=None,
+        systems_path=systems,
         nextn=built.config.nextn,
         database=database,
     )
-    return library.EngineHandle(bytes(aiconfigurator_core.engine_spec_bincode_from_json(spec)))
+    return library.EngineHandle(
+        bytes(aiconfigurator_core.engine_spec_bincode_from_json(spec)), systems_path=systems
+    )
+
+
+# --- DeepSeek V4's MegaMoE module data ------------------------------------------------------
+
+MEGAMOE = "megamoe"
+MEGAMOE_TABLE = "dsv4_megamoe_module_perf.parquet"
+"""The library's DeepSeek V4 MegaMoE module data (dispatch, FP4 grouped GEMM and combine
+fused; GB300 and GB200 filed under SGLang 0.5.10, B200 under 0.5.16)."""
+SYSTEMS_FOLDER = "aic-systems"
+"""Under agentload's home: the library's systems folder as `megamoe_systems` lays it out."""
+
+
+def megamoe_systems() -> Path:
+    """The library's systems folder with its MegaMoE module tables also where its compile for
+    SGLang's current perf-data version looks (aiconfigurator-core 0.12.0 files them under the
+    version they were collected with, and its compile reads the current one's folder only):
+    links to the library's own files, made once under agentload's home, per library
+    version."""
+    import aiconfigurator_core
+
+    library = Path(aiconfigurator_core.__file__).parent / "systems"
+    root = agentload_home() / SYSTEMS_FOLDER / str(aic_version())
+    done = root / "systems"
+    if done.is_dir():
+        return done
+    partial = root / f"systems.{os.getpid()}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    _link_tree(library, partial)
+    try:
+        partial.rename(done)
+    except OSError:
+        shutil.rmtree(partial, ignore_errors=True)
+    return done
+
+
+def _link_tree(library: Path, into: Path) -> None:
+    """`library` as links under `into`, each system's SGLang MoE folder of the current
+    version also linking the newest MegaMoE table it has elsewhere."""
+    into.mkdir(parents=True)
+    for entry in library.iterdir():
+        if entry.name != "data":
+            (into / entry.name).symlink_to(entry)
+    (into / "data").mkdir()
+    for system in (library / "data").iterdir():
+        moe = system / "moe" / "sglang"
+        found = sorted(moe.glob(f"*/{MEGAMOE_TABLE}")) if moe.is_dir() else []
+        current = resolved_backend_version(system.name, "sglang")
+        if not found or current is None or not (moe / current).is_dir():
+            (into / "data" / system.name).symlink_to(system)
+            continue
+        _link_except(system, into / "data" / system.name, "moe")
+        _link_except(system / "moe", into / "data" / system.name / "moe", "sglang")
+        _link_except(moe, into / "data" / system.name / "moe" / "sglang", current)
+        target = into / "data" / system.name / "moe" / "sglang" / current
+        _link_except(moe / current, target, None)
+        if not (target / MEGAMOE_TABLE).exists():
+            (target / MEGAMOE_TABLE).symlink_to(found[-1])
+
+
+def _link_except(source: Path, into: Path, keep: str | None) -> None:
+    """A folder `into` of links to `source`'s entries, all but `keep` (left to the caller)."""
+    into.mkdir()
+    for entry in source.iterdir():
+        if entry.name != keep:
+            (into / entry.name).symlink_to(entry)
 
 
 def _rebuild_moe(built: Any, ops: Any, *, ep: int, wide: DeepGemmMap, quant: Any) -> None:
