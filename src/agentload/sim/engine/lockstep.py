@@ -28,26 +28,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from agentload.sim.engine.rank import Action, ActionKind, Plan, Rank
 from agentload.sim.engine.request import SimResult
 from agentload.sim.steps.table import StepTable
-
-
-@dataclass(slots=True)
-class GroupAction:
-    """What a group does from `start` to `end`: `steps` steps (a decode run of `batch`
-    sequences a rank at mean context `context`, each `extra` seconds longer), one mixed step,
-    or a wait."""
-
-    kind: ActionKind
-    start: float
-    end: float
-    steps: int = 1
-    batch: int = 0
-    context: float = 0.0
-    extra: float = 0.0
 
 
 class LockstepGroup:
@@ -56,7 +40,7 @@ class LockstepGroup:
     def __init__(self, ranks: Sequence[Rank], steps: StepTable) -> None:
         self.ranks = tuple(ranks)
         self.steps = steps
-        self.action: GroupAction | None = None
+        self.action: Action | None = None
         self.version = 0
         self.clock = 0.0
         for rank in self.ranks:
@@ -72,7 +56,7 @@ class LockstepGroup:
 
     # --- forming a step ---------------------------------------------------------------------
 
-    def next_action(self) -> GroupAction | None:
+    def next_action(self) -> Action | None:
         """Every rank's plan at the group's clock, timed as one step (module docstring); None
         when no rank has anything to do."""
         t0 = self.clock
@@ -90,9 +74,9 @@ class LockstepGroup:
         ready = min(plan.ready for _, plan in active)
         if decoding:
             return self._decode(t0, decoding, ready)
-        return self._commit(GroupAction(ActionKind.WAIT, t0, ready))
+        return self._commit(Action(ActionKind.WAIT, t0, ready))
 
-    def _mixed(self, t0: float, active: list[tuple[Rank, Plan]]) -> GroupAction:
+    def _mixed(self, t0: float, active: list[tuple[Rank, Plan]]) -> Action:
         steps = self.steps
         size = len(self.ranks)
         slowest = max(
@@ -118,9 +102,9 @@ class LockstepGroup:
                 rank.action = Action(
                     ActionKind.DECODE, t0, end, plan.batch, plan.context, 1, first_end=end
                 )
-        return self._commit(GroupAction(ActionKind.MIXED, t0, end))
+        return self._commit(Action(ActionKind.MIXED, t0, end, steps=1))
 
-    def _decode(self, t0: float, decoding: list[tuple[Rank, Plan]], ready: float) -> GroupAction:
+    def _decode(self, t0: float, decoding: list[tuple[Rank, Plan]], ready: float) -> Action:
         steps = self.steps
         total = sum(plan.batch for _, plan in decoding)
         batch = max(1, round(total / len(self.ranks)))
@@ -136,9 +120,9 @@ class LockstepGroup:
             rank.action = Action(
                 ActionKind.DECODE, t0, end, plan.batch, plan.context, count, first_end=first
             )
-        return self._commit(GroupAction(ActionKind.DECODE, t0, end, count, batch, context, extra))
+        return self._commit(Action(ActionKind.DECODE, t0, end, batch, context, count, extra=extra))
 
-    def _commit(self, action: GroupAction) -> GroupAction:
+    def _commit(self, action: Action) -> Action:
         self.action = action
         self.version += 1
         return action

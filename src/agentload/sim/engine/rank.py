@@ -152,6 +152,8 @@ class Action:
     chunks: list[tuple[_Live, int]] = field(default_factory=list)
     first_end: float | None = None
     """When its first step ends, where a lockstep group timed it (None: the rank's own)."""
+    extra: float = 0.0
+    """Seconds each step of a lockstep group's decode run takes beyond its mean rank's."""
 
 
 @dataclass(slots=True)

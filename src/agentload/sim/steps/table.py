@@ -240,20 +240,21 @@ class StepTable:
             total += self.chunk_part(tokens, span)
         return total
 
+    def _at_load(self, grid: Grid, prefill_tokens: float, batch: float) -> float:
+        i, wi = _clamped(self.chunk, prefill_tokens)
+        k, wk = _clamped(self._batch0, batch)
+        return _bilinear(grid, i, wi, k, wk)
+
     def shared_part(self, prefill_tokens: float, batch: float) -> float:
         """A mixed step's non-attention time for `prefill_tokens` prefill and `batch` decode
         tokens (a rank of an evenly loaded group)."""
-        i, wi = _clamped(self.chunk, prefill_tokens)
-        k, wk = _clamped(self._batch0, batch)
-        return _bilinear(self.shared, i, wi, k, wk)
+        return self._at_load(self.shared, prefill_tokens, batch)
 
     def local_part(self, prefill_tokens: float, batch: float) -> float:
         """The rank-local share of `shared_part` (0 when the source does not split it)."""
         if self.local is None:
             return 0.0
-        i, wi = _clamped(self.chunk, prefill_tokens)
-        k, wk = _clamped(self._batch0, batch)
-        return _bilinear(self.local, i, wi, k, wk)
+        return self._at_load(self.local, prefill_tokens, batch)
 
     def attention_part(self, batch: float, context: float) -> float:
         """The decode attention of `batch` sequences at mean context `context`."""
