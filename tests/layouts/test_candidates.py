@@ -70,7 +70,7 @@ def test_splits_of_a_budget_include_every_pd_ratio() -> None:
 
 def test_mtp_is_tried_only_where_acceptance_is_published_unless_fixed() -> None:
     deepseek, dense = model_shape(DEEPSEEK), model_shape(DENSE)
-    assert candidates.speculative_options(None, deepseek) == (None, candidates.MTP)
+    assert candidates.speculative_options(None, deepseek) == (None, "mtp:1", "mtp:3")
     assert candidates.speculative_options(None, dense) == (None,)
     assert candidates.speculative_options("Off", deepseek) == (None,)
     assert candidates.speculative_options("mtp:2", deepseek) == ("mtp:2",)

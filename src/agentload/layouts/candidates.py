@@ -11,11 +11,11 @@ Given a system, a model and a budget of GPUs, the candidates are:
 - **aggregated** deployments: one pool of a layout whose model copy divides the budget;
 - **disaggregated** deployments: x prefill workers of one layout and y decode workers of
   another, x * (prefill copy) + y * (decode copy) = the budget (every P:D split that fills it);
-- each with **speculative decoding** off and, where the model has published acceptance (MTP
-  layers of a DeepSeek model), on (`speculative_options`); and the **host KV tier** off and,
-  where the system has one (a GPU with host memory: not a CPU, not llama.cpp's slot cache), on
-  at SGLang HiCache's default size, twice the rank's HBM KV pool (`HICACHE_RATIO`), or
-  `--kv-host-gb` when given (`host_kv_gb`).
+- each with **speculative decoding** off and, where the model has measured acceptance (MTP
+  layers of a DeepSeek model), on at each draft length tried (`speculative_options`); and the
+  **host KV tier** off and, where the system has one (a GPU with host memory: not a CPU, not
+  llama.cpp's slot cache), on at SGLang HiCache's default size, twice the rank's HBM KV pool
+  (`HICACHE_RATIO`), or `--kv-host-gb` when given (`host_kv_gb`).
 
 Every candidate uses the whole budget (an idle GPU serves nobody; a smaller layout that leaves
 GPUs over is a different budget). Pure functions of their inputs (the model's and the system's
@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from agentload.errors import InputError
 from agentload.results.layouts import Candidate
 from agentload.sim.cache.protocol import SLOT_BACKENDS
-from agentload.sim.engine.speculative import DEEPSEEK
+from agentload.sim.engine.speculative import DEEPSEEK, mtp_options
 from agentload.sim.setup.serving import Pool, layout_spec
 from agentload.sim.specs.model import ModelShape
 from agentload.sim.specs.parallel import Layout
@@ -98,12 +98,13 @@ def has_host_tier(system: str, backend: str) -> bool:
 
 
 def speculative_options(given: str | None, model: ModelShape) -> tuple[str | None, ...]:
-    """Off and MTP (a DeepSeek model with MTP layers), or what `given` (`--speculative`)
+    """Off and MTP at each draft length the simulator tries (a DeepSeek model with MTP layers:
+    `agentload.sim.engine.speculative.mtp_options`), or what `given` (`--speculative`)
     fixes."""
     if given is not None:
         return (None,) if given.strip().lower() in SPECULATIVE_OFF else (given,)
     if model.mtp_layers > 0 and DEEPSEEK in model.name.lower():
-        return (None, MTP)
+        return (None, *mtp_options())
     return (None,)
 
 

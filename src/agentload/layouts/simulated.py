@@ -24,7 +24,7 @@ from agentload.layouts.prune import MemoryFit, dominance
 from agentload.results.layouts import Candidate, Estimated, Space
 from agentload.results.tiers import Tier
 from agentload.sim.engine.speculative import Speculative, draft_weight_scale, parse_speculative
-from agentload.sim.setup.build import DeploymentSpec, _build_pool, rank_memory
+from agentload.sim.setup.build import DeploymentSpec, _build_pool, engine_memory, rank_memory
 from agentload.sim.setup.serving import Pool, parse_layout
 from agentload.sim.specs.hardware import GpuSpec, gpu_spec
 from agentload.sim.specs.links import interconnect
@@ -129,13 +129,17 @@ class Simulated:
             ),
             default=1.0,
         )
+        engine = engine_memory(self.base, self.gpu, layout, drafts)
         memory = rank_memory(
             model,
             self.gpu,
             layout,
             max_batch_tokens=self.base.max_batch_tokens,
-            memory_fraction=self.base.memory_fraction,
+            memory_fraction=engine.fraction,
             weight_scale=scale,
+            max_running=self.base.max_running,
+            speculative=drafts,
+            workspace=engine.workspace,
         )
         self.budgets.setdefault(layout.spec, memory.kv_budget_bytes)
         return MemoryFit(

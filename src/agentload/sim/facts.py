@@ -121,11 +121,13 @@ def assumptions(built: BuiltDeployment) -> tuple[str, ...]:
     its value (what the validation lists beside its figures)."""
     spec = built.spec
     gpu = built.gpu
+    memory = built.pools[0].memory if built.pools else None
+    fraction = memory.fraction if memory is not None else spec.memory_fraction
+    basis = memory.basis if memory is not None else "assumed"
     out = [
-        f"memory fraction: {spec.memory_fraction:g} of each GPU's memory for weights, KV and "
-        "workspace (assumed, as engines' defaults)",
+        f"memory fraction: {fraction:g} of each GPU's memory for weights and KV ({basis})",
         f"activation workspace: {ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN} bytes per batch token per "
-        "hidden unit (assumed)",
+        "hidden unit (assumed; within SGLang's reserve instead where its default applies)",
         f"KV dtype: {spec.kv_dtype_bytes:g} bytes an element (assumed: BF16 KV, the "
         "engines' default)",
     ]
