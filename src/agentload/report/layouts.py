@@ -23,10 +23,17 @@ from agentload.report.html import page
 from agentload.report.palette import tier_color
 from agentload.report.vega import Spec, chart_html
 from agentload.results.files import REPORT_FILE
-from agentload.results.layouts import LAYOUTS_FILE, LayoutSearch, RankedRow, RankedTier
+from agentload.results.layouts import (
+    LAYOUTS_FILE,
+    POOL_SEPARATOR,
+    LayoutSearch,
+    RankedRow,
+    RankedTier,
+)
 from agentload.tables import Column, Grid, console_lines
 
 BAR_HEIGHT = 320
+ACROSS = " (across domains)"
 
 
 def layout_rows(ranking: LayoutSearch) -> list[Spec]:
@@ -115,7 +122,7 @@ def tier_grid(ranking: LayoutSearch, tier: RankedTier) -> Grid:
     rows = tuple(
         (
             str(r.rank),
-            r.candidate.layout,
+            r.candidate.layout + across_words(ranking, r.candidate.layout),
             r.candidate.speculative or "off",
             fmt(host.get(r.candidate.name) or None, 0) if r.candidate.host_kv else "off",
             f"{r.max_agents:,}" if r.max_agents is not None else "none",
@@ -135,6 +142,12 @@ def tier_grid(ranking: LayoutSearch, tier: RankedTier) -> Grid:
     return Grid(title, columns, rows, notes=_table_notes(ranking))
 
 
+def across_words(ranking: LayoutSearch, layout: str) -> str:
+    """` (across domains)` when a pool's model copy crosses the scale-up domain."""
+    pools = {part.split(":", 1)[-1] for part in layout.split(POOL_SEPARATOR)}
+    return ACROSS if pools & set(ranking.space.across_domains) else ""
+
+
 def _table_notes(ranking: LayoutSearch) -> tuple[str, ...]:
     electricity = ranking.price.kwh
     return (
@@ -142,6 +155,15 @@ def _table_notes(ranking: LayoutSearch) -> tuple[str, ...]:
         f"$/agent-hour at ${ranking.price.gpu_hour:,.2f} per GPU-hour ({ranking.price.source})"
         + (f" plus ${electricity:g}/kWh of simulated power" if electricity is not None else ""),
         "estimate: the analytic estimate it was chosen on (agentload.layouts.estimate)",
+        *(
+            (
+                f"{ACROSS.strip()}: a model copy over more than one scale-up domain of "
+                f"{ranking.space.domain_gpus} GPUs (its tensor, expert or pipeline traffic "
+                "over the network)",
+            )
+            if ranking.space.across_domains
+            else ()
+        ),
     )
 
 
@@ -183,7 +205,8 @@ def _facts(ranking: LayoutSearch) -> str:
     return (
         "<h2>What was searched</h2>"
         f"<p>{ranking.candidates:,} deployments of {ranking.budget_gpus} GPUs enumerated from "
-        f"{len(ranking.space.layouts)} pool layouts ({e(', '.join(ranking.space.layouts))}); "
+        f"{len(ranking.space.layouts)} pool layouts ({e(', '.join(ranking.space.layouts))}"
+        f"{_across_facts(ranking)}); "
         f"pruned {sum(ranking.pruned.values()):,} ({e(pruned)}); {len(ranking.estimated):,} "
         f"estimated at every tier (ranked at {e(ranking.ranking_tier)}); "
         f"{len(ranking.searched)} searched. {ranking.cpu_s:,.0f} s of CPU in all, "
@@ -193,6 +216,13 @@ def _facts(ranking: LayoutSearch) -> str:
         f'<p class="source">$ per agent-hour: ${ranking.price.gpu_hour:,.2f} per GPU-hour '
         f"({e(ranking.price.source)}). Source: {e(LAYOUTS_FILE)}.</p>"
     )
+
+
+def _across_facts(ranking: LayoutSearch) -> str:
+    across = ranking.space.across_domains
+    if not across:
+        return ""
+    return f"; across the {ranking.space.domain_gpus}-GPU scale-up domain: {e(', '.join(across))}"
 
 
 def render_layouts_report(ranking: LayoutSearch) -> str:

@@ -202,7 +202,7 @@ def rank_memory(
     memory_fraction: float = DEFAULT_MEMORY_FRACTION,
     weight_scale: float = 1.0,
 ) -> RankMemory:
-    """Weights per GPU (dense weights split `tp` ways, routed experts `tp * dp` ways; times
+    """Weights per GPU (dense weights split `tp * pp` ways, routed experts over the group; times
     `weight_scale` for draft layers), the KV budget after them and an activation workspace, and
     the KV tokens it holds. When the GPUs do not divide the experts, each holds the rounded-up
     share (the redundant slots SGLang's EPLB fills)."""
@@ -214,7 +214,7 @@ def rank_memory(
         routed = (
             model.routed_weight_bytes() * math.ceil(model.experts / layout.group) / model.experts
         )
-    weights = weight_scale * (model.dense_weight_bytes() / layout.tp + routed)
+    weights = weight_scale * (model.dense_weight_bytes() / (layout.tp * layout.pp) + routed)
     budget = kv_budget_bytes(
         layout.tp,
         gpu.memory_bytes,
@@ -338,7 +338,7 @@ def _aic_table(
         "system": spec.system,
         "backend": spec.backend,
         "model": model.name,
-        "layout": [layout.tp, layout.ep, layout.dp],
+        "layout": [layout.tp, layout.ep, layout.dp, *([layout.pp] if layout.pp > 1 else [])],
         "nextn": draft,
         "max_batch": spec.max_running,
         "max_tokens": spec.max_batch_tokens,
@@ -353,6 +353,7 @@ def _aic_table(
             tp=layout.tp,
             ep=layout.ep,
             dp=layout.dp,
+            pp=layout.pp,
             nextn=draft,
         )
         table = aic_table(
