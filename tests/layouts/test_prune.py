@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from agentload.layouts.candidates import enumerate_candidates, pool_layouts
 from agentload.layouts.prune import MemoryFit, MemoryOf, dominance, examples, prune, prune_counts
-from agentload.sim.setup.serving import parse_layout
 from agentload.results.layouts import Candidate, Estimated, TierEstimate
 from agentload.sim.setup.build import rank_memory
+from agentload.sim.setup.serving import parse_layout
 from agentload.sim.specs.hardware import gpu_spec
 from agentload.sim.specs.model import model_shape
 from agentload.sim.specs.parallel import Layout

@@ -14,7 +14,11 @@ from agentload.sim.setup.build import DeploymentSpec
 pytest.importorskip("aiconfigurator_core", reason="the sim extra is not installed")
 
 SHAPE = WorkloadShape(
-    prompt_tokens=8_000, uncached_tokens=500, output_tokens=200, tool_s=2, peak_context_tokens=20_000
+    prompt_tokens=8_000,
+    uncached_tokens=500,
+    output_tokens=200,
+    tool_s=2,
+    peak_context_tokens=20_000,
 )
 
 
