@@ -4,6 +4,10 @@ chosen for you) and the layout request built from them, for `agentload.layouts`.
 An option of `simulate`, not a verb of its own: a layout search takes every option `simulate`
 takes (workload, tiers, search settings, system, backend, model, routing, step source) and
 differs only in that the layout is searched instead of given; a verb would repeat them all.
+
+`--compare-systems gb300:72,b300_sxm:8` runs that layout search on each system's GPUs and ranks
+the picks (`agentload.layouts.systems`): one option names each system with its budget, since a
+buyer compares a rack with a node, not equal GPU counts.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from agentload.run.search_settings import DEFAULT_MAX_AGENTS, DEFAULT_PRECISION
 
 if TYPE_CHECKING:
     from agentload.layouts.request import LayoutRequest
+    from agentload.layouts.systems import SystemsRequest
 
+OPTION = "--compare-systems"
 DEFAULT_SEARCHES = 4
 """Full simulated searches at most (`--searches`)."""
 
@@ -35,6 +41,14 @@ def add_layout_arguments(parser: argparse.ArgumentParser) -> None:
         help="search the deployments of --gpus GPUs (aggregated and disaggregated, the pool "
         "layouts the step data accepts, MTP and the host KV tier off and on) and rank them per "
         "tier; writes layouts.json, report.html and each searched candidate's results",
+    )
+    group.add_argument(
+        "--compare-systems",
+        metavar="SYSTEM:GPUS,...",
+        help="compare systems (e.g. gb300:72,b300_sxm:8,mi355x:8,h200_sxm:16): the layout "
+        "search of each system's GPUs (the other options as for --choose-layout), its pick "
+        "ranked by agents per MW with each figure's repeat interval and calibration error; "
+        "writes systems.json, report.html and each system's layout search",
     )
     group.add_argument(
         "--searches",
@@ -78,6 +92,31 @@ def layout_request_from(args: argparse.Namespace) -> LayoutRequest:
         price=price_of(args.gpu_hour_price, args.kwh_price),
         out=args.out,
         skip_bad_lines=args.skip_bad_lines,
+    )
+
+
+def systems_request_from(args: argparse.Namespace) -> SystemsRequest:
+    """The comparison `--compare-systems` asks for: each system's layout search as
+    `--choose-layout` would run it on that system's GPUs."""
+    from agentload.layouts.systems import SystemsRequest, parse_systems
+
+    for name, flag in (("system", "--system"), ("gpus", "--gpus"), ("choose_layout", None)):
+        if getattr(args, name):
+            raise InputError(
+                f"--compare-systems names each system and its GPUs: leave out "
+                f"{flag or '--choose-layout'}",
+                field=OPTION,
+            )
+    systems = parse_systems(args.compare_systems)
+    first = argparse.Namespace(**{**vars(args), "system": systems[0].system})
+    first.gpus = systems[0].gpus
+    layout = layout_request_from(first).model_copy(update={"out": None})
+    return SystemsRequest(
+        systems=systems,
+        layout=layout,
+        gpu_hour=args.gpu_hour_price,
+        kwh=args.kwh_price,
+        out=args.out,
     )
 
 

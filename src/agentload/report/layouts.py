@@ -173,8 +173,8 @@ def _interval(low: int | None, high: int | None) -> str:
     return f"{low:,}-{high:,}" if high is not None else f"{low:,}+"
 
 
-def _tier_table(ranking: LayoutSearch, tier: RankedTier) -> str:
-    grid = tier_grid(ranking, tier)
+def grid_html(grid: Grid) -> str:
+    """A table (the terminal's `Grid`) as HTML, every cell escaped, numbers right-aligned."""
     header = "".join(f"<th>{e(c.header)}</th>" for c in grid.columns)
     kinds = ["" if c.justify == "left" else "num" for c in grid.columns]
     body = "".join(
@@ -186,10 +186,13 @@ def _tier_table(ranking: LayoutSearch, tier: RankedTier) -> str:
         for row in grid.rows
     )
     return (
-        f"<h3>{e(tier.name)} ({e(tier.slo)})</h3>"
         f'<div class="wide"><table><thead><tr>{header}</tr></thead>'
         f"<tbody>{body}</tbody></table></div>"
     )
+
+
+def _tier_table(ranking: LayoutSearch, tier: RankedTier) -> str:
+    return f"<h3>{e(tier.name)} ({e(tier.slo)})</h3>{grid_html(tier_grid(ranking, tier))}"
 
 
 def _facts(ranking: LayoutSearch) -> str:
