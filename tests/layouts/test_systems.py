@@ -6,6 +6,7 @@ two tiny budgets, said simulated in every place it shows."""
 from __future__ import annotations
 
 import json
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,24 @@ def test_the_committed_systems_schema_matches_the_model() -> None:
     assert committed == json.loads(json.dumps(SystemsComparison.model_json_schema())), (
         "systems.json's schema changed: regenerate docs/systems.schema.json"
     )
+
+
+@pytest.mark.slow
+def test_the_pages_charts_are_valid_vega_lite_with_repeat_intervals(compared: Path) -> None:
+    import jsonschema
+    import vl_convert
+
+    from agentload.report import vega
+    from tests.report.specs import charts, rows
+    from tests.report.test_vega import VEGA_LITE_SCHEMA
+
+    package, name = VEGA_LITE_SCHEMA
+    schema = json.loads((resources.files(package) / name).read_text())
+    specs = charts((compared / "report.html").read_text())
+    assert set(specs) == {"systems-agents-per-MW", "systems-agents-per-GPU"}
+    for spec in specs.values():
+        assert list(jsonschema.Draft7Validator(schema).iter_errors(spec)) == []
+        assert vl_convert.vegalite_to_vega(spec, vl_version=vega.VEGA_LITE_VERSION)["marks"]
+        bars = rows(spec, "system-bar")
+        assert len(bars) == 2 and all(b["low"] <= b["value"] <= b["high"] for b in bars)
+        assert all("(simulated)" in b["label"] for b in bars)

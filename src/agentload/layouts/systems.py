@@ -53,6 +53,7 @@ from agentload.results.systems import (
 from agentload.results.tiers import slo_text
 from agentload.run.execute import default_out_dir
 from agentload.sim.specs.hardware import gpu_spec
+from agentload.sim.specs.model import model_shape
 
 OPTION = "--compare-systems"
 _BUDGET = re.compile(r"^([A-Za-z0-9_.-]+):(\d+)$")
@@ -124,6 +125,7 @@ def compare_systems(request: SystemsRequest, console: Console | None = None) -> 
     wall0, cpu0 = time.perf_counter(), time.process_time()
     console = console or err_console()
     base = request.layout
+    model_shape(base.deployment.model)  # an unknown model refused before any search
     label = "systems-" + "-".join(b.name for b in request.systems)
     out = request.out or default_out_dir(label)
     with owner_only_files():
