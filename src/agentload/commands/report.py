@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -105,10 +106,7 @@ def _layout_search(args: argparse.Namespace) -> int:
     ranking = read_layouts(args.results)
     assert ranking is not None
     print_ranking(ranking, wide_console())
-    if not args.no_html:
-        path = write_layouts_report(args.results, ranking, args.html)
-        wide_console().print(Text(f"report: {path}"))
-    return 0
+    return _page(args, lambda: write_layouts_report(args.results, ranking, args.html))
 
 
 def _systems(args: argparse.Namespace) -> int:
@@ -116,7 +114,11 @@ def _systems(args: argparse.Namespace) -> int:
     comparison = read_systems(args.results)
     assert comparison is not None
     print_comparison(comparison, wide_console())
+    return _page(args, lambda: write_systems_report(args.results, comparison, args.html))
+
+
+def _page(args: argparse.Namespace, page: Callable[[], Path]) -> int:
+    """The page written (unless --no-html), and where."""
     if not args.no_html:
-        path = write_systems_report(args.results, comparison, args.html)
-        wide_console().print(Text(f"report: {path}"))
+        wide_console().print(Text(f"report: {page()}"))
     return 0

@@ -23,6 +23,7 @@ that search on each system and ranks them (`agentload.layouts.systems`).
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -124,10 +125,7 @@ def choose_layout(args: argparse.Namespace) -> int:
     result = search(layout_request_from(args))
     page = write_layouts_report(result.out, result.layouts)
     print_ranking(result.layouts, wide_console())
-    console = err_console()
-    console.print(Text(f"results: {result.out}"))
-    console.print(Text(f"report: {page}"))
-    return 0
+    return _wrote(result.out, page)
 
 
 def compare_systems(args: argparse.Namespace) -> int:
@@ -139,8 +137,13 @@ def compare_systems(args: argparse.Namespace) -> int:
     result = compare(systems_request_from(args))
     page = write_systems_report(result.out, result.comparison)
     print_comparison(result.comparison, wide_console())
+    return _wrote(result.out, page)
+
+
+def _wrote(out: Path, page: Path) -> int:
+    """Where a layout search or a comparison wrote."""
     console = err_console()
-    console.print(Text(f"results: {result.out}"))
+    console.print(Text(f"results: {out}"))
     console.print(Text(f"report: {page}"))
     return 0
 

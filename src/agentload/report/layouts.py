@@ -12,7 +12,9 @@ simulated; strings from the file are escaped.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
 
+from pydantic import BaseModel
 from rich.console import Console
 
 from agentload.errors import InputError
@@ -32,6 +34,7 @@ from agentload.results.layouts import (
 )
 from agentload.tables import Column, Grid, console_lines
 
+Model = TypeVar("Model", bound=BaseModel)
 BAR_HEIGHT = 320
 ACROSS = " (across domains)"
 
@@ -242,19 +245,29 @@ def render_layouts_report(ranking: LayoutSearch) -> str:
 
 
 def write_layouts_report(directory: Path, ranking: LayoutSearch, out: Path | None = None) -> Path:
-    """Write the page (default: `report.html` in the layout search's directory), atomically,
-    owner-only, never through a symlink."""
+    """Write the page (default: `report.html` in the layout search's directory)."""
+    return write_page(directory, render_layouts_report(ranking), out)
+
+
+def write_page(directory: Path, text: str, out: Path | None = None) -> Path:
+    """Write a page (default: `report.html` in `directory`), atomically, owner-only, never
+    through a symlink."""
     path = out if out is not None else directory / REPORT_FILE
-    write_text_atomic(path, render_layouts_report(ranking))
+    write_text_atomic(path, text)
     return path
 
 
 def read_layouts(directory: Path) -> LayoutSearch | None:
     """The layout search a directory holds (None: it holds none)."""
-    path = directory / LAYOUTS_FILE
+    return read_model(directory / LAYOUTS_FILE, LayoutSearch, "a layout search")
+
+
+def read_model(path: Path, model: type[Model], what: str) -> Model | None:
+    """The frozen model a file holds (None: no such file); one line when it does not read as
+    `what`."""
     if not path.is_file():
         return None
     try:
-        return LayoutSearch.model_validate_json(path.read_bytes())
+        return model.model_validate_json(path.read_bytes())
     except ValueError as exc:
-        raise InputError(f"does not read as a layout search: {exc}", path=path) from None
+        raise InputError(f"does not read as {what}: {exc}", path=path) from None

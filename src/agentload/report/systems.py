@@ -18,15 +18,12 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agentload.errors import InputError
-from agentload.files import write_text_atomic
 from agentload.report import vega as vl
 from agentload.report.formats import DASH, e, fmt
 from agentload.report.html import page
-from agentload.report.layouts import grid_html
+from agentload.report.layouts import grid_html, read_model, write_page
 from agentload.report.palette import tier_color
 from agentload.report.vega import Spec, chart_html
-from agentload.results.files import REPORT_FILE
 from agentload.results.systems import SYSTEMS_FILE, Spread, SystemRow, SystemsComparison
 from agentload.tables import Column, Grid, console_lines
 
@@ -228,19 +225,10 @@ def render_systems_report(comparison: SystemsComparison) -> str:
 def write_systems_report(
     directory: Path, comparison: SystemsComparison, out: Path | None = None
 ) -> Path:
-    """Write the page (default: `report.html` in the comparison's directory), atomically,
-    owner-only, never through a symlink."""
-    path = out if out is not None else directory / REPORT_FILE
-    write_text_atomic(path, render_systems_report(comparison))
-    return path
+    """Write the page (default: `report.html` in the comparison's directory)."""
+    return write_page(directory, render_systems_report(comparison), out)
 
 
 def read_systems(directory: Path) -> SystemsComparison | None:
     """The comparison a directory holds (None: it holds none)."""
-    path = directory / SYSTEMS_FILE
-    if not path.is_file():
-        return None
-    try:
-        return SystemsComparison.model_validate_json(path.read_bytes())
-    except ValueError as exc:
-        raise InputError(f"does not read as a comparison of systems: {exc}", path=path) from None
+    return read_model(directory / SYSTEMS_FILE, SystemsComparison, "a comparison of systems")
