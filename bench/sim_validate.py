@@ -44,9 +44,11 @@ tables from that file (`render_markdown`; a test checks the docs hold exactly th
   what a system nothing of its own calibrates can expect, beside its own calibration's band.
 
 Published figures come from `tests/data/published/agentic_serving_results.json` (sources
-named there) and `bench/data/sim-validation/published_systems.json`. The local part replays `search-agentperf` on the full recorded traces it was
-measured on; where they are missing it says so in one line and leaves the local results as
-they are. About 8-9 minutes of CPU, most of it the Muse Spark fits.
+named there) and `bench/data/sim-validation/published_systems.json`. The local part replays
+`search-agentperf` on the full recorded traces it was measured on; where they are missing it
+says so in one line and leaves the local results as they are. About 8-9 minutes of CPU for the
+first four parts, most of it the Muse Spark fits; the systems part is one `--compare-systems`
+run (under 15 minutes of CPU), the leave-one-out part a few minutes.
 """
 
 from __future__ import annotations
@@ -922,22 +924,26 @@ def systems_checks(
     return checks
 
 
+def _regime(row: Mapping[str, Any]) -> str:
+    """`8K/1K`: a point's input / output lengths in thousands of tokens."""
+    return str(row.get("regime") or f"{row['isl'] // 1024}K/{row['osl'] // 1024}K")
+
+
 def inferencex_summary(calibration: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """InferenceX's points per system and input length, as the roofline's calibration states
-    them (`roofline_systems.json`): how many were fitted and held out, and the largest
-    throughput or interactivity error of each (pure)."""
+    """InferenceX's points per system and regime (input / output lengths), as the roofline's
+    calibration states them (`roofline_systems.json`): how many were fitted and held out, and
+    the largest throughput or interactivity error of each (pure)."""
     rows = []
     for system, entry in calibration["systems"].items():
-        for isl in sorted({r["isl"] for r in entry["errors"]}):
-            mine = [r for r in entry["errors"] if r["isl"] == isl and r.get("current", True)]
-            if not mine:
-                continue
+        current = [r for r in entry["errors"] if r.get("current", True)]
+        for regime in sorted({_regime(r) for r in current}, key=_regime_order):
+            mine = [r for r in current if _regime(r) == regime]
             fitted = [r for r in mine if r["fitted"]]
             held = [r for r in mine if not r["fitted"]]
             rows.append(
                 {
                     "system": system,
-                    "isl": isl,
+                    "regime": regime,
                     "fitted": len(fitted),
                     "held_out": len(held),
                     "fitted_error": _largest(fitted),
@@ -946,6 +952,10 @@ def inferencex_summary(calibration: Mapping[str, Any]) -> list[dict[str, Any]]:
                 }
             )
     return rows
+
+
+def _regime_order(regime: str) -> tuple[int, ...]:
+    return tuple(int(part.removesuffix("K")) for part in regime.split("/"))
 
 
 def _largest(rows: Sequence[Mapping[str, Any]]) -> float | None:
@@ -1002,15 +1012,15 @@ def render_systems(part: Mapping[str, Any]) -> list[str]:
         "",
         "InferenceX's published points per system (DeepSeek-R1, one node, aggregated), as the "
         "roofline's calibration (`bench/sim_systems.py`) reproduces them: the largest "
-        "throughput or interactivity error of the fitted and of the held-out points, per input "
-        "length, and the band the system states:",
+        "throughput or interactivity error of the fitted and of the held-out points, per "
+        "regime (input / output tokens), and the band the system states:",
         "",
-        "| system | input | fitted | largest error | held out | largest error | band |",
+        "| system | regime | fitted | largest error | held out | largest error | band |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in part["inferencex"]:
         lines.append(
-            f"| {r['system']} | {r['isl'] // 1024}K | {r['fitted']} | "
+            f"| {r['system']} | {r['regime']} | {r['fitted']} | "
             f"{_pct(r['fitted_error'])} | {r['held_out']} | {_pct(r['held_out_error'])} | "
             f"±{r['error_band']:.0%} |"
         )

@@ -281,10 +281,11 @@ def test_the_systems_checks_hold_each_pick_against_the_published_figure_and_aim(
     assert order["simulated"] == "gb300 > b300_sxm > mi355x" and order["within_aim"]
 
 
-def test_inferencex_points_are_summarised_per_system_and_input_length() -> None:
+def test_inferencex_points_are_summarised_per_system_and_regime() -> None:
     def row(isl: int, fitted: bool, tput: float, intvty: float) -> dict[str, Any]:
         return {
             "isl": isl,
+            "osl": 1024,
             "fitted": fitted,
             "current": True,
             "tput_per_gpu": {"error": tput},
@@ -301,6 +302,9 @@ def test_inferencex_points_are_summarised_per_system_and_input_length() -> None:
         }
     }  # fmt: skip
     summary = sim_validate.inferencex_summary(calibration)
-    assert [(r["isl"], r["fitted"], r["held_out"]) for r in summary] == [(1024, 1, 1), (8192, 1, 0)]
+    assert [(r["regime"], r["fitted"], r["held_out"]) for r in summary] == [
+        ("1K/1K", 1, 1),
+        ("8K/1K", 1, 0),
+    ]
     assert summary[0]["held_out_error"] == -0.04 and summary[1]["fitted_error"] == -0.09
     assert summary[1]["held_out_error"] is None
