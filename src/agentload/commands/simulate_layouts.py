@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 OPTION = "--compare-systems"
 DEFAULT_SEARCHES = 4
 """Full simulated searches at most (`--searches`)."""
+COMPARE_SEARCHES = 2
+"""The same for each system of `--compare-systems`: the pick and one more, so that four
+systems (a 72-GPU rack among them) compare within 15 minutes of one core."""
 
 
 def add_layout_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,9 +56,10 @@ def add_layout_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--searches",
         type=int,
-        default=DEFAULT_SEARCHES,
+        default=None,
         metavar="N",
-        help="full simulated searches at most, on the best estimates (default: %(default)s)",
+        help="full simulated searches at most, on the best estimates (default: "
+        f"{DEFAULT_SEARCHES}; {COMPARE_SEARCHES} per system with --compare-systems)",
     )
     group.add_argument(
         "--gpu-hour-price",
@@ -88,7 +92,7 @@ def layout_request_from(args: argparse.Namespace) -> LayoutRequest:
         search=settings,
         max_agents=None if args.max_agents == DEFAULT_MAX_AGENTS else args.max_agents,
         agents=agents_from(args, start_mid_session=not args.start_at_turn_zero),
-        searches=args.searches,
+        searches=searches_from(args),
         price=price_of(args.gpu_hour_price, args.kwh_price),
         out=args.out,
         skip_bad_lines=args.skip_bad_lines,
@@ -120,6 +124,13 @@ def systems_request_from(args: argparse.Namespace) -> SystemsRequest:
     )
 
 
+def searches_from(args: argparse.Namespace) -> int:
+    """`--searches`, else the default of a layout search or of a comparison of systems."""
+    if args.searches is not None:
+        return int(args.searches)
+    return COMPARE_SEARCHES if getattr(args, "compare_systems", None) else DEFAULT_SEARCHES
+
+
 def _check(args: argparse.Namespace) -> None:
     """One line for an option that cannot go with --choose-layout."""
     if args.layout:
@@ -136,7 +147,7 @@ def _check(args: argparse.Namespace) -> None:
         raise InputError(
             "--choose-layout runs its own searches: leave out --calibrate, --resume and --prior"
         )
-    if args.searches < 1:
+    if searches_from(args) < 1:
         raise InputError(f"--searches: at least 1, got {args.searches}", field="--searches")
     for name in ("gpu_hour_price", "kwh_price"):
         value = getattr(args, name)
