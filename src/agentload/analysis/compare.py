@@ -17,7 +17,6 @@ can tell the two apart at all.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 from agentload.analysis.cost import dollars_per_million, per_output_million
@@ -25,7 +24,14 @@ from agentload.analysis.decode import Decoded, decode_point
 from agentload.analysis.provenance import SIMULATED, TYPED_IN, describe_source, power_words
 from agentload.analysis.results import OperatingPoint, Results
 from agentload.analysis.table import Cell, Table
-from agentload.results.answer_words import NONE, UNDECIDED, inside_each_other, interval_words
+from agentload.results.answer_words import (
+    NONE,
+    UNDECIDED,
+    combined_band,
+    inside_each_other,
+    interval_words,
+    within_band,
+)
 from agentload.units import PERCENT
 from agentload.vocabulary import OUTPUT_SPEED, PER_REQUEST_SHORT
 
@@ -269,11 +275,6 @@ def _band_words(label: str, result: Results) -> str:
     return f"{label}: simulated, {kind}, {band} ({facts.basis})"
 
 
-def combined_band(a: float, b: float) -> float:
-    """Two relative error bands combined, their log errors added in quadrature."""
-    return math.exp(math.hypot(math.log1p(a), math.log1p(b))) - 1.0
-
-
 def _uncertainty_notes(
     labels: Sequence[str],
     results: Sequence[Results],
@@ -300,7 +301,7 @@ def _uncertainty_notes(
         both = combined_band(base_band, band)
         if not both:
             continue
-        inside = abs(math.log(ratio)) <= math.log1p(both)
+        inside = within_band(ratio, both)
         verdict = (
             "INSIDE the combined uncertainty: the simulation cannot rank them"
             if inside

@@ -18,11 +18,11 @@ from agentload.sim.steps.roofline import RooflineParams
 
 
 def test_parallel_layouts_parse() -> None:
-    assert parse_parallel("tp4,ep4").model_dump() == {"tp": 4, "ep": 4, "dp": 1}
+    assert parse_parallel("tp4,ep4").model_dump() == {"tp": 4, "ep": 4, "dp": 1, "pp": 1}
     assert parse_parallel("tp1,dp8,ep8").group == 8
-    assert parse_parallel("tp8").model_dump() == {"tp": 8, "ep": 1, "dp": 1}
+    assert parse_parallel("tp8").model_dump() == {"tp": 8, "ep": 1, "dp": 1, "pp": 1}
     with pytest.raises(InputError, match="bad parallel"):
-        parse_parallel("pp2")
+        parse_parallel("cp2")
     with pytest.raises(InputError, match="beyond"):
         parse_parallel("tp2,ep4")
 

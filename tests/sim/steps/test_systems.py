@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agentload.analysis.compare import combined_band, compare
+from agentload.analysis.compare import compare
 from agentload.analysis.results import results_of
+from agentload.results.answer_words import combined_band
 from agentload.results.load import read_summary
 from agentload.results.summary import CalibrationFacts, CalibrationFigure, StepUncertainty
 from agentload.sim.facts import run_uncertainty

@@ -268,7 +268,7 @@ def rank_memory(
     speculative: bool = False,
     workspace: bool = True,
 ) -> RankMemory:
-    """Weights per GPU (dense weights split `tp` ways, routed experts `tp * dp` ways, the
+    """Weights per GPU (dense weights split `tp * pp` ways, routed experts over the group, the
     output head over the whole model copy under attention DP; times `weight_scale` for draft
     layers), the KV budget after them and an activation workspace, and the KV tokens it holds
     once `max_running` requests' fixed KV state is set aside (compressed attention's windows
@@ -286,8 +286,8 @@ def rank_memory(
             model.routed_weight_bytes() * math.ceil(model.experts / layout.group) / model.experts
         )
     head = model.lm_head_bytes()
-    head_split = layout.group if layout.dp > 1 else layout.tp
-    dense = (model.dense_weight_bytes() - head) / layout.tp + head / head_split
+    head_split = layout.tp * layout.dp if layout.dp > 1 else layout.tp
+    dense = (model.dense_weight_bytes() - head) / (layout.tp * layout.pp) + head / head_split
     weights = weight_scale * (dense + routed)
     budget = kv_budget_bytes(
         layout.tp,
@@ -464,7 +464,7 @@ def _aic_table(
         "system": spec.system,
         "backend": spec.backend,
         "model": model.name,
-        "layout": [layout.tp, layout.ep, layout.dp],
+        "layout": [layout.tp, layout.ep, layout.dp, *([layout.pp] if layout.pp > 1 else [])],
         "nextn": draft,
         "max_batch": spec.max_running,
         "max_tokens": spec.max_batch_tokens,
@@ -481,6 +481,7 @@ def _aic_table(
             tp=layout.tp,
             ep=layout.ep,
             dp=layout.dp,
+            pp=layout.pp,
             nextn=draft,
             wide_ep=wide,
             megamoe=key["megamoe"] is True,

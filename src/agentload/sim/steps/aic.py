@@ -163,6 +163,7 @@ class AicSource:
         tp: int = 1,
         ep: int = 1,
         dp: int = 1,
+        pp: int = 1,
         backend_version: str | None = None,
         nextn: int = 0,
         wide_ep: DeepGemmMap | None = None,
@@ -175,6 +176,9 @@ class AicSource:
         self.tp = tp
         self.ep = ep
         self.dp = dp
+        self.pp = pp
+        """Pipeline stages: the library's `pp_size` (a step is one micro-batch through every
+        stage, with the hand-offs between them)."""
         self.nextn = nextn
         """Draft tokens of speculative decoding: the library's own MTP scaling (a decode step
         verifies nextn + 1 tokens a sequence and runs (layers + nextn) / layers of the model;
@@ -209,6 +213,7 @@ class AicSource:
                         backend_version=backend_version,
                         tp_size=tp,
                         attention_dp_size=dp,
+                        pp_size=pp,
                         moe_ep_size=ep,
                         nextn=nextn,
                     )
@@ -219,7 +224,7 @@ class AicSource:
         except Exception as exc:
             raise InputError(
                 f"{PACKAGE} has no data for {model} on {system}/{backend} "
-                f"at {Layout(tp=tp, ep=ep, dp=dp).spec}: {type(exc).__name__}: {exc}"
+                f"at {Layout(tp=tp, ep=ep, dp=dp, pp=pp).spec}: {type(exc).__name__}: {exc}"
             ) from exc
 
     @property
@@ -238,7 +243,8 @@ class AicSource:
             moe += ", DeepSeek V4 MegaMoE module data"
         return (
             f"{PACKAGE} {aic_version()} ({self.backend} {version} perf data, {self.system}, "
-            f"{self.model}, {Layout(tp=self.tp, ep=self.ep, dp=self.dp).spec}{mtp}{moe})"
+            f"{self.model}, {Layout(tp=self.tp, ep=self.ep, dp=self.dp, pp=self.pp).spec}"
+            f"{mtp}{moe})"
         )
 
     def decode(self, batch: int, context: float) -> float:

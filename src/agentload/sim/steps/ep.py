@@ -141,8 +141,9 @@ def widened(layout: Layout, ep: int) -> Layout:
 
 
 def ep_model_applies(layout: Layout) -> bool:
-    """Layouts the EP models cover: attention DP across the whole EP group (`tp * dp == ep`)."""
-    return layout.ep > 1 and layout.dp > 1 and layout.tp * layout.dp == layout.ep
+    """Layouts the EP models cover: attention DP across the whole EP group (`tp * dp == ep`), one
+    pipeline stage."""
+    return layout.ep > 1 and layout.dp > 1 and layout.tp * layout.dp == layout.ep == layout.group
 
 
 def interpolated(layout: Layout, table_at: TableAt) -> tuple[StepTable, str]:
