@@ -62,7 +62,7 @@ from agentload.sim.steps.aic import (
     resolved_backend_version,
 )
 from agentload.sim.steps.ep import ep_model_applies, interpolated
-from agentload.sim.steps.roofline import RooflineParams, roofline_table
+from agentload.sim.steps.roofline import RooflineParams, attention_dtype, roofline_table
 from agentload.sim.steps.store import cached_table
 from agentload.sim.steps.systems import calibration_for, step_uncertainty
 from agentload.sim.steps.table import StepTable
@@ -496,6 +496,7 @@ def _build_pool(spec: DeploymentSpec, model: ModelShape, gpu: GpuSpec, pool: Poo
         board_w=gpu.board_w,
         peak_flops=gpu.peak_flops(model.weight_dtype),
         peak_bytes_per_s=gpu.bandwidth_bytes_per_s,
+        attention_peak_flops=gpu.peak_flops(attention_dtype(model)),
         gain=spec.power_gain,
         work=model.work(copies, layout.dp),
         verify_tokens=cost.draft_tokens + 1,
