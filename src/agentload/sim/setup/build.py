@@ -235,7 +235,7 @@ def roofline_for(spec: DeploymentSpec) -> RooflineParams:
     (`agentload.sim.steps.systems`), else the defaults."""
     if spec.roofline is not None:
         return spec.roofline
-    calibration = calibration_for(spec.system)
+    calibration = calibration_for(spec.system, spec.model)
     return calibration.params() if calibration is not None else RooflineParams()
 
 
@@ -274,7 +274,7 @@ def _steps(
             notes.append(f"roofline step times: {exc}")
     elif spec.steps != "roofline":
         raise InputError(f"unknown step-time source {spec.steps!r} (auto, aic, roofline)")
-    calibration = calibration_for(spec.system)
+    calibration = calibration_for(spec.system, spec.model)
     given = spec.roofline is not None
     if calibration is not None and not given:
         notes.append(f"roofline factors calibrated on {spec.system}: {calibration.basis}")
@@ -285,6 +285,7 @@ def _steps(
         roofline_for(spec),
         kv_replication=copies,
         data_parallel=layout.dp,
+        expert_parallel=layout.ep,
         max_batch=spec.max_running,
         max_tokens=spec.max_batch_tokens,
         verify=draft + 1,

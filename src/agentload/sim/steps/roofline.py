@@ -113,6 +113,9 @@ class StepCost:
         self.tp = gpus
         self.dp = data_parallel
         self.group = expert_parallel or gpus * data_parallel
+        """GPUs the routed experts are spread over, whole; each expert's weights are split
+        `shard` ways within that (`tp8` without EP: every expert split 8 ways)."""
+        self.shard = gpus * data_parallel / self.group
         self.params = params
         work = model.work(kv_replication, data_parallel)
         routed_active = model.experts_per_token * model.expert_params * model.moe_layers
@@ -163,10 +166,10 @@ class StepCost:
         touched_max = min(held, touched + self.z * spread)
         per_expert = group_tokens * self.k / self.experts
         fill = per_expert / (per_expert + self.shape.expert_half_tokens)
-        flops = 2.0 * self.expert_params * routed_max * self.moe_layers
+        flops = 2.0 * self.expert_params * routed_max * self.moe_layers / self.shard
         compute = flops / (self.flops_e * fill) if fill > 0 else 0.0
         memory = touched_max * self.expert_bytes * self.moe_layers / self.bytes_per_s
-        return max(compute, memory)
+        return max(compute, memory / self.shard)
 
     def comm(self, tokens: float) -> float:
         """Collectives: tensor-parallel all-reduces, expert-parallel dispatch and combine."""
@@ -219,10 +222,12 @@ def roofline_table(
     verify: int = 1,
     draft_scale: float = 1.0,
     shape: RooflineStructure | None = None,
+    expert_parallel: int | None = None,
 ) -> StepTable:
     """The roofline tabulated on the engine's grid for one rank; with speculative decoding
     every decoding sequence verifies `verify` tokens a step (1 + its draft, KV read once) and
-    the step's work grows by `draft_scale` (the draft layers)."""
+    the step's work grows by `draft_scale` (the draft layers); the routed experts are spread
+    whole over `expert_parallel` GPUs (None: all `gpus x data_parallel`)."""
     cost = StepCost(
         model,
         gpu,
@@ -231,6 +236,7 @@ def roofline_table(
         shape=shape,
         kv_replication=kv_replication,
         data_parallel=data_parallel,
+        expert_parallel=expert_parallel,
     )
     accepted = params.tokens_per_step
 
