@@ -48,9 +48,10 @@ def simulation_facts(
     spec = built.spec
     power = built.config.power
     power_words = (
-        f"GPU power between idle ({built.gpu.idle_w:,.0f} W) and board power "
-        f"({built.gpu.board_w:,.0f} W) by how hard each step drives compute and memory, gain "
-        f"{power.gain:.3f} (calibrated on AA-AgentPerf's GB300 NVL72: 937 W per GPU)"
+        f"GPU power: static ({built.gpu.idle_w:,.0f} W) plus dynamic energy per FLOP (a GEMM at "
+        f"its dtype's peak draws the board power, {built.gpu.board_w:,.0f} W) and per HBM byte "
+        f"({power.joules_per_byte() * 1e12:.0f} pJ: gain {power.gain:.3f} x HBM3E's own, "
+        "calibrated on AA-AgentPerf's GB300 NVL72: 937 W per GPU), capped at board power"
         if power is not None
         else "no power model"
     )
@@ -132,14 +133,20 @@ def assumptions(built: BuiltDeployment) -> tuple[str, ...]:
         "engines' default)",
     ]
     if built.config.power is not None:
-        if gpu.idle_w == IDLE_FRACTION * gpu.board_w:
-            out.append(
-                f"idle power: {gpu.idle_w:,.0f} W per GPU ({IDLE_FRACTION:.0%} of board power; "
-                "assumed, not a datasheet figure)"
+        idle_source = gpu.sources.get("idle_w", "")
+        measured = gpu.idle_w != IDLE_FRACTION * gpu.board_w and "not measured" not in idle_source
+        out.append(
+            f"idle power: {gpu.idle_w:,.0f} W per GPU "
+            + (
+                f"(measured idle readings: {idle_source})"
+                if measured
+                else f"({IDLE_FRACTION:.0%} of board power; assumed, not measured)"
             )
+        )
         gain = spec.power_gain
         fitted = (
-            " (fitted to AA-AgentPerf's GB300 NVL72 937 W per GPU)"
+            " (all-in energy per HBM byte over HBM3E's own, fitted to AA-AgentPerf's GB300 NVL72 "
+            "937 W per GPU; the power error of any other system is unknown: one measured anchor)"
             if gain == CALIBRATED_GAIN
             else ""
         )

@@ -71,7 +71,7 @@ from agentload.sim.steps.ep import (
     mapped_ep,
     wide_ep_applies,
 )
-from agentload.sim.steps.roofline import RooflineParams, roofline_table
+from agentload.sim.steps.roofline import RooflineParams, attention_dtype, roofline_table
 from agentload.sim.steps.store import cached_table
 from agentload.sim.steps.systems import calibration_for, step_uncertainty
 from agentload.sim.steps.table import StepTable
@@ -310,7 +310,7 @@ def roofline_for(spec: DeploymentSpec) -> RooflineParams:
     (`agentload.sim.steps.systems`), else the defaults."""
     if spec.roofline is not None:
         return spec.roofline
-    calibration = calibration_for(spec.system)
+    calibration = calibration_for(spec.system, spec.model)
     return calibration.params() if calibration is not None else RooflineParams()
 
 
@@ -356,7 +356,7 @@ def _steps(
             notes.append(f"roofline step times: {exc}")
     elif spec.steps != "roofline":
         raise InputError(f"unknown step-time source {spec.steps!r} (auto, aic, roofline)")
-    calibration = calibration_for(spec.system)
+    calibration = calibration_for(spec.system, spec.model)
     given = spec.roofline is not None
     if calibration is not None and not given:
         notes.append(f"roofline factors calibrated on {spec.system}: {calibration.basis}")
@@ -367,6 +367,7 @@ def _steps(
         roofline_for(spec),
         kv_replication=copies,
         data_parallel=layout.dp,
+        expert_parallel=layout.ep,
         max_batch=spec.max_running,
         max_tokens=spec.max_batch_tokens,
         verify=draft + 1,
@@ -631,6 +632,7 @@ def _build_pool(spec: DeploymentSpec, model: ModelShape, gpu: GpuSpec, pool: Poo
         board_w=gpu.board_w,
         peak_flops=gpu.peak_flops(model.weight_dtype),
         peak_bytes_per_s=gpu.bandwidth_bytes_per_s,
+        attention_peak_flops=gpu.peak_flops(attention_dtype(model)),
         gain=spec.power_gain,
         work=model.work(copies, layout.dp),
         verify_tokens=cost.draft_tokens + 1,

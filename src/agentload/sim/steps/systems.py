@@ -4,9 +4,11 @@ measurements of that system, and the error band every comparison it enters carri
 `data/roofline_systems.json` (written by `bench/sim_systems.py`) holds, per system, the
 roofline's factors fitted on InferenceX's published per-GPU throughput and interactivity of
 that system (the points, their source and licence are in `bench/data/inferencex/`), the fit's
-errors on the points it was fitted to and on held-out ones, and the error band that follows;
-and the band of a system nothing calibrates: how far the default factors were off on the
-systems that could be checked. `step_uncertainty` says which applies to a deployment.
+errors per regime of prompt and output lengths on the points it was fitted to and on held-out
+ones, and the band that follows: the held-out long-context (8K-input) error, since agents'
+calls are long; and the band of a system nothing calibrates: how far the default factors were
+off on the systems that could be checked. `step_uncertainty` says which applies to a
+deployment.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 from pydantic import Field
 
 from agentload.frozen import Frozen
-from agentload.results.summary import StepUncertainty
+from agentload.results.summary import RegimeError, StepUncertainty
 from agentload.sim.steps.roofline import RooflineParams
 
 DATA_FILE = "roofline_systems.json"
@@ -32,7 +34,10 @@ class SystemCalibration(Frozen):
     system: str
     factors: dict[str, float]
     error_band: float = Field(ge=0)
-    """Relative error band of its simulated figures: the largest held-out error of the fit."""
+    """Relative error band of its simulated figures: the largest held-out long-context error
+    of the fit."""
+    long_context_error: float | None = None
+    regimes: tuple[RegimeError, ...] = ()
     basis: str
     """What was fitted to what, in words (backend, model, layout, points)."""
 
@@ -47,15 +52,28 @@ def _table() -> dict[str, Any]:
     return data
 
 
-def calibration_for(system: str) -> SystemCalibration | None:
-    """The system's roofline calibration, if public measurements of it were fitted."""
-    entry = _table()["systems"].get(system)
+FAMILIES = ("deepseek-v4",)
+"""Model families calibrated on their own where published figures of them exist (a name
+containing the family, case aside): their kernels differ from DeepSeek-R1's (DeepSeek V4's
+sparse attention and compression)."""
+
+
+def calibration_for(system: str, model: str | None = None) -> SystemCalibration | None:
+    """The system's roofline calibration, if public measurements of it were fitted: `model`'s
+    family's own where there is one, else the system's."""
+    table = _table()
+    entry = table["systems"].get(system)
+    for family in FAMILIES:
+        if model is not None and family in model.lower():
+            entry = table.get("families", {}).get(family, {}).get(system, entry)
     if entry is None:
         return None
     return SystemCalibration(
         system=system,
         factors=entry["factors"],
         error_band=entry["error_band"],
+        long_context_error=entry.get("long_context_error"),
+        regimes=tuple(RegimeError(**r) for r in entry.get("regimes", ())),
         basis=entry["basis"],
     )
 
@@ -85,6 +103,8 @@ def step_uncertainty(
             calibrated=True,
             error_band=calibration.error_band,
             basis=f"roofline calibrated on {system}'s published figures: {calibration.basis}",
+            long_context_band=calibration.long_context_error,
+            regimes=calibration.regimes,
         )
     band = uncalibrated()
     words = (
