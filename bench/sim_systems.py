@@ -20,8 +20,11 @@ their error at 8K/1K (what a short-prompt calibration misses), and every `valida
 the system (another engine, precision or date) predicted with the calibration.
 
 The band of a system nothing calibrates is the largest error of the default factors over the
-calibration groups. TTFT is compared, not fitted (the simulated engine has no HTTP server,
-tokenizer or scheduler queue in front of it).
+calibration groups. The band of aiconfigurator-core's operator data (GB300, B300, H200 and the
+other NVIDIA systems it has): its own long-context error on the published points where it has
+their model at their precision (`OPERATOR_DATA`), every point predicted, nothing fitted. TTFT
+is compared, not fitted (the simulated engine has no HTTP server, tokenizer or scheduler queue
+in front of it).
 
 It writes `src/agentload/sim/data/roofline_systems.json` (the factors and bands the simulator
 uses, with every error) and `--markdown` prints docs/simulation.md's tables from it; a test
@@ -64,7 +67,9 @@ FAMILIES = {"dsv4": "deepseek-v4"}
 system simulates takes the system's DeepSeek-R1 calibration."""
 BACKEND = "sglang"
 HELD_OUT_CONC = (8, 32)
-"""Points at these concurrencies are held out (predicted, not fitted), in every regime."""
+"""Points at these concurrencies are held out (predicted, not fitted), in every regime; in a
+group of several layouts, each layout without such a point has its median concurrency held
+out too (`held_out`)."""
 LONG_INPUT = 8192
 """Input tokens from which a regime counts as long-context."""
 FIGURES = ("total_tokens_per_s", "p50_output_tokens_per_s")
@@ -189,6 +194,16 @@ def _rms(rows: Sequence[Mapping[str, Any]]) -> float | None:
     return math.sqrt(sum(v * v for v in logs) / len(logs)) if logs else None
 
 
+def held_out(group: Mapping[str, Any], point: Mapping[str, Any]) -> bool:
+    """Whether a point is held out: at `HELD_OUT_CONC`, or the median concurrency of a layout of
+    the group that has no point there (DeepSeek V4 on MI355X: DP8 attention at 128-512)."""
+    if point["conc"] in HELD_OUT_CONC:
+        return True
+    layout = layout_of(group, point)
+    mine = sorted(p["conc"] for p in group["points"] if layout_of(group, p) == layout)
+    return not set(mine) & set(HELD_OUT_CONC) and point["conc"] == mine[len(mine) // 2]
+
+
 def fit_points(
     group: Mapping[str, Any], points: Sequence[Mapping[str, Any]]
 ) -> tuple[RooflineParams, float, int]:
@@ -279,7 +294,7 @@ def fit_group(group: Mapping[str, Any], validation: Sequence[Mapping[str, Any]])
     point's errors with them and with the default factors, per regime; the short-prompt fit's
     long-context error; the validation groups predicted."""
     began = time.process_time()
-    fitted = [p for p in group["points"] if p["conc"] not in HELD_OUT_CONC]
+    fitted = [p for p in group["points"] if not held_out(group, p)]
     params, rms, evaluations = fit_points(group, fitted)
     rows = errors(group["points"], predict(group, params))
     for row, point in zip(rows, group["points"], strict=True):
@@ -313,7 +328,8 @@ def fit_group(group: Mapping[str, Any], validation: Sequence[Mapping[str, Any]])
         "basis": (
             f"{_describe(group)}, InferenceX points of {' and '.join(dates)}: {len(fitted)} "
             f"fitted ({lengths}), {len(rows) - len(fitted)} at "
-            f"{' and '.join(str(c) for c in HELD_OUT_CONC)} concurrent requests held out; band: "
+            f"{' and '.join(str(c) for c in HELD_OUT_CONC)} concurrent requests (and a layout's "
+            "median without them) held out; band: "
             "their largest long-context (8K-input) throughput or interactivity error"
         ),
         "group": {
@@ -324,6 +340,56 @@ def fit_group(group: Mapping[str, Any], validation: Sequence[Mapping[str, Any]])
         "default_errors": errors(group["points"], predict(group, RooflineParams())),
         "short_fit": short_fit(group),
         "validation": checks,
+    }
+
+
+OPERATOR_DATA = {"h200_sxm": ("vllm", "deepseek-ai/DeepSeek-V3", "tp8,ep8")}
+"""Systems whose operator data (aiconfigurator-core) holds the published points' model at their
+precision (FP8 DeepSeek-R1: its vLLM data; the library has no SGLang or TensorRT-LLM data of
+it): backend, model and layout its long-context error is checked with."""
+
+
+def operator_long_context(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The operator data's error on the published points of the systems in `OPERATOR_DATA`
+    (every FP8 DeepSeek-R1 group of the system, every point predicted, none fitted), per regime,
+    and the band every deployment on operator data states: the largest long-context error
+    checked (a system not checked carries it)."""
+    checked: dict[str, Any] = {}
+    for system, (backend, model, parallel) in OPERATOR_DATA.items():
+        spec = DeploymentSpec(
+            system=system, backend=backend, model=model, gpus=8, parallel=parallel, steps="aic"
+        )
+        built = build_deployment(spec)
+        groups = [
+            g
+            for g in data["groups"]
+            if g["system"] == system and g["model"] == "dsr1" and g["precision"] == "fp8"
+        ]
+        rows = []
+        for group in groups:
+            figures = [
+                run_servebench(built.config, ServeBench(isl=p["isl"], osl=p["osl"], conc=p["conc"]))
+                for p in group["points"]
+            ]
+            rows += [{**r, "group": _describe(group)} for r in errors(group["points"], figures)]
+        regimes = by_regime(rows)
+        checked[system] = {
+            "step_source": built.step_source,
+            "groups": [_describe(g) for g in groups],
+            "regimes": regimes,
+            "long_context_error": long_context_error(regimes),
+            "errors": rows,
+        }
+    band = max(e["long_context_error"] for e in checked.values())
+    return {
+        "checked": checked,
+        "error_band": band,
+        "basis": (
+            "aiconfigurator-core's operator data against InferenceX's published long-context "
+            f"(8K-input) points of {', '.join(checked)} (FP8 DeepSeek-R1, SGLang and "
+            "TensorRT-LLM measured, the library's vLLM kernels: an engine difference included), "
+            f"largest throughput or interactivity error {band:.0%}"
+        ),
     }
 
 
@@ -431,7 +497,26 @@ def render_markdown(results: Mapping[str, Any]) -> str:
                 f"| {system} | {key} | {_pct(g['bias'])} | {g['rms_log_error']:.3f} | "
                 f"{_pct(g['largest_error'])} |"
             )
+    operator = results["operator_data"]
     lines += [
+        "",
+        "The operator data's own long-context error, where the library has the published "
+        "points' model at their precision: every point predicted with aiconfigurator-core's "
+        "step times, nothing fitted. The largest long-context error is the band every "
+        "deployment on operator data states (a system not checked carries it, and says so):",
+        "",
+        "| system | operator data | groups | regime | points | largest error (either sign) |",
+        "| --- | --- | --- | --- | ---: | ---: |",
+    ]
+    for system, entry in operator["checked"].items():
+        for r in entry["regimes"]:
+            lines.append(
+                f"| {system} | {entry['step_source']} | {'; '.join(entry['groups'])} | "
+                f"{r['regime']} | {r['held_out_points']} | ±{r['held_out_error']:.1%} |"
+            )
+    lines += [
+        "",
+        f"Band stated on operator data: ±{operator['error_band']:.0%}.",
         "",
         "Every calibration point, published beside simulated (held out: 8 and 32 concurrent "
         "requests) and, last column, with the defaults:",
@@ -497,6 +582,7 @@ def main(argv: list[str] | None = None) -> int:
         "systems": systems,
         "families": families,
         "operator_check": operator_check(systems),
+        "operator_data": operator_long_context(data),
         "uncalibrated": {
             "error_band": worst,
             "basis": (

@@ -1040,7 +1040,11 @@ def loso_part() -> dict[str, Any]:
         systems = importlib.import_module("bench.sim_systems")
     except ImportError:
         systems = importlib.import_module("sim_systems")
-    groups = [_current(g) for g in json.loads(systems.POINTS.read_text())["groups"]]
+    groups = [
+        _current(g)
+        for g in json.loads(systems.POINTS.read_text())["groups"]
+        if g["role"] == "calibration" and g["model"] == "dsr1"
+    ]
     folds = []
     for held in groups:
         others = [g for g in groups if g is not held]

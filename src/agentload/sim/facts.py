@@ -14,7 +14,7 @@ from agentload.results.summary import (
     SimulationFacts,
     StepUncertainty,
 )
-from agentload.sim.engine.power import CALIBRATED_GAIN
+from agentload.sim.engine.power import FULL_LOAD_GAIN
 from agentload.sim.engine.routing import (
     BALANCE_ABS_THRESHOLD,
     BALANCE_REL_THRESHOLD,
@@ -48,10 +48,11 @@ def simulation_facts(
     spec = built.spec
     power = built.config.power
     power_words = (
-        f"GPU power: static ({built.gpu.idle_w:,.0f} W) plus dynamic energy per FLOP (a GEMM at "
-        f"its dtype's peak draws the board power, {built.gpu.board_w:,.0f} W) and per HBM byte "
-        f"({power.joules_per_byte() * 1e12:.0f} pJ: gain {power.gain:.3f} x HBM3E's own, "
-        "calibrated on AA-AgentPerf's GB300 NVL72: 937 W per GPU), capped at board power"
+        f"GPU power: static ({built.gpu.idle_w:,.0f} W) plus dynamic energy per FLOP and per HBM "
+        f"byte, a GEMM at its dtype's peak and HBM at its peak bandwidth each drawing the board "
+        f"power ({built.gpu.board_w:,.0f} W; {power.joules_per_byte() * 1e12:.0f} pJ a byte"
+        + ("" if power.gain == FULL_LOAD_GAIN else f" with the byte cost x {power.gain:.3f}")
+        + "), capped at board power; nothing fitted"
         if power is not None
         else "no power model"
     )
@@ -144,13 +145,13 @@ def assumptions(built: BuiltDeployment) -> tuple[str, ...]:
             )
         )
         gain = spec.power_gain
-        fitted = (
-            " (all-in energy per HBM byte over HBM3E's own, fitted to AA-AgentPerf's GB300 NVL72 "
-            "937 W per GPU; the power error of any other system is unknown: one measured anchor)"
-            if gain == CALIBRATED_GAIN
-            else ""
+        out.append(
+            "power: the full-load anchor (HBM at peak bandwidth, like a GEMM at peak FLOP/s, "
+            "draws the board power), nothing fitted; its error is unknown on every system but "
+            "GB300, checked against AA-AgentPerf's 937 W per GPU"
+            if gain == FULL_LOAD_GAIN
+            else f"power: the byte cost scaled x {gain:.3f} (given, not the full-load anchor)"
         )
-        out.append(f"power gain: {gain:.3f}{fitted}")
     if spec.routing == "cache_aware":
         out.append(
             f"router: SGLang cache_aware defaults (cache threshold {CACHE_THRESHOLD}, balance "

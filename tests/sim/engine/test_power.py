@@ -42,9 +42,24 @@ def powered(ranks: int = 2) -> SimEngine:
     return SimEngine(config)
 
 
-def test_the_calibration_target_is_aa_agentperf_gb300() -> None:
+def test_the_power_check_is_aa_agentperf_gb300() -> None:
     """57.5 agents per GPU / 61,354 agents per MW = 937.2 W per GPU."""
     assert round(AGENTPERF_GB300_W_PER_GPU, 1) == 937.2
+
+
+def test_hbm_at_peak_bandwidth_or_a_gemm_at_peak_flops_alone_draws_the_board_power() -> None:
+    """The full-load anchor: nothing fitted, every system's own datasheet and idle power."""
+    power = powered().config.power
+    assert power is not None
+    headroom = (GPU.board_w - GPU.idle_w) * GPUS_PER_RANK
+    one_second_of_bytes = GPU.bandwidth_bytes_per_s * GPUS_PER_RANK
+    assert power._dynamic(1.0, 0.0, 0.0, one_second_of_bytes) == pytest.approx(headroom)
+    assert power._dynamic(1.0, 0.0, 0.0, one_second_of_bytes / 2) == pytest.approx(headroom / 2)
+    one_second_of_flops = power.peak_flops * GPUS_PER_RANK
+    assert power._dynamic(1.0, one_second_of_flops, 0.0, 0.0) == pytest.approx(headroom)
+    assert power._dynamic(1.0, one_second_of_flops, 0.0, one_second_of_bytes) == pytest.approx(
+        headroom
+    )  # capped at board power
 
 
 def test_an_idle_deployment_draws_idle_power() -> None:

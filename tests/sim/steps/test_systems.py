@@ -16,7 +16,7 @@ from agentload.results.summary import CalibrationFacts, CalibrationFigure, StepU
 from agentload.sim.facts import run_uncertainty
 from agentload.sim.setup.build import DeploymentSpec, build_deployment, roofline_for
 from agentload.sim.steps.roofline import RooflineParams
-from agentload.sim.steps.systems import calibration_for, uncalibrated
+from agentload.sim.steps.systems import calibration_for, operator_uncertainty, uncalibrated
 from bench import sim_systems
 from tests.analysis.simulated import FACTS
 from tests.analysis.summaries import gb300_like, set_tier
@@ -104,6 +104,32 @@ def test_a_system_nothing_calibrates_states_the_wide_band() -> None:
     assert "compute 0.5," in built.step_source  # the defaults
     given = build_deployment(_request("mi355x", roofline=RooflineParams()))
     assert not given.uncertainty.calibrated  # factors typed in do not calibrate a system
+
+
+def test_operator_data_states_its_long_context_band_checked_or_carried() -> None:
+    pytest.importorskip("aiconfigurator_core", reason="the sim extra is not installed")
+    stored = json.loads(sim_systems.OUT.read_text())["operator_data"]
+    checked = stored["checked"]["h200_sxm"]
+    assert {r["regime"] for r in checked["regimes"]} >= {"8K/1K"}
+    assert checked["long_context_error"] == max(
+        r["held_out_error"] for r in checked["regimes"] if r["input_tokens"] >= 8192
+    )
+    own = operator_uncertainty("h200_sxm")
+    assert own.error_band == own.long_context_band == checked["long_context_error"]
+    assert own.regimes and "checked on h200_sxm" in own.basis
+    carried = operator_uncertainty("gb300")
+    assert carried.error_band == stored["error_band"] >= own.error_band
+    assert not carried.regimes and "not checked on gb300" in carried.basis
+    built = build_deployment(
+        DeploymentSpec(
+            system="gb300",
+            backend="vllm",
+            model="deepseek-ai/DeepSeek-V4-Pro",
+            gpus=8,
+            parallel="tp1,dp8,ep8",
+        )
+    )
+    assert built.uncertainty == carried
 
 
 def test_the_uncalibrated_band_is_no_narrower_than_any_calibrated_one() -> None:

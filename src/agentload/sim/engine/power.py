@@ -3,24 +3,24 @@
 Per GPU, a step of duration `d` doing `F_w` FLOPs at the weights' dtype, `F_a` attention FLOPs
 at attention's dtype and moving `B` HBM bytes draws
 
-    P = static + min(board - static, ((board - static) (F_w / peak_w + F_a / peak_a)
-                                      + gain x e_HBM x B) / d)
+    P = static + min(board - static,
+                     (board - static) (F_w / peak_w + F_a / peak_a + gain x B / peak_bw) / d)
 
 - `static`: the GPU's power with nothing running (`idle_w`: measured nvidia-smi readings where
   `data/gpus.json` has them); between steps a GPU draws it;
-- compute: a GEMM at a dtype's peak draws the board power (datasheet physics: GPUs run large
-  GEMMs at their power limit), so each FLOP costs `(board - static) / peak` at its dtype
-  (attention in BF16 costs twice a FP8 weight FLOP);
-- memory: `e_HBM` is HBM3E's own energy per byte (3.9 pJ/bit, Samsung), and `gain` the one
-  fitted number: how many times that a byte costs all in (PHY, controller, L2, the SMs that
-  consume it, clocks raised under load). It is fitted once, on AA-AgentPerf's GB300 NVL72
-  DeepSeek V4 Pro result (57.5 agents per GPU at 61,354 agents per MW: 1e6 / 61,354 x 57.5 =
-  937 W per GPU) at a simulated GB300 deployment that does AA's work at AA's load
-  (`bench/sim_power_calibration.py`), and used for every system; `CALIBRATED_GAIN` records it.
+- **the full-load anchor**, the same for compute and memory: a GEMM at a dtype's peak draws the
+  board power (GPUs run large GEMMs at their power limit), so each FLOP costs
+  `(board - static) / peak` at its dtype (attention in BF16 costs twice an FP8 weight FLOP);
+  and a kernel streaming HBM at its peak bandwidth draws the board power too, so a byte costs
+  `(board - static) / peak bandwidth` (146 pJ on GB300, 118 on B300, 148 on MI355X, 130 on
+  H200). Every number is the system's own datasheet or measured idle: nothing is fitted, so
+  AA-AgentPerf's GB300 figure (937 W per GPU, implied by its agents per GPU and per MW) stays a
+  check (`bench/sim_power_check.py` reports the scale on the byte cost it would take);
+- `gain` (default 1): a scale on the byte cost, for that check and for sensitivity only.
 
-Capped at the board power. Work is split evenly over a rank's GPUs. Only one system has a
-measured anchor (GB300, the fit's target), so other systems' power errors are unknown: their
-figures differ from GB300's by their datasheets and measured idle power alone.
+Capped at the board power. Work is split evenly over a rank's GPUs. No system's power is
+calibrated on a measurement of it, so every system's power error is unknown beyond the one
+check (GB300).
 """
 
 from __future__ import annotations
@@ -31,21 +31,12 @@ from agentload.frozen import Frozen
 from agentload.sim.specs.work import WorkModel
 from agentload.units import WATTS_PER_MW
 
-BITS_PER_BYTE = 8
-HBM_JOULES_PER_BIT = 3.9e-12
-"""HBM3E's energy per bit transferred: Samsung, as reported in 'HBM4E ... more than twice the
-power efficiency of the current HBM3E, which is 3.9 picojoules per bit' (chinaflashmarket.com,
-2025). HBM3 (H100) is taken to be the same."""
-HBM_JOULES_PER_BYTE = HBM_JOULES_PER_BIT * BITS_PER_BYTE
-CALIBRATED_GAIN = 8.598
-"""All-in energy per HBM byte over HBM3E's own (268 pJ per byte), fitted on AA-AgentPerf's
-GB300 NVL72 point (937 W per GPU) by `bench/sim_power_calibration.py --layout 9A:tp1,dp8,ep8`:
-72 GB300, SGLang data for sgl-project/DeepSeek-V4-Pro-FP8, aggregated DEP8 with MTP, at AA's
-57.5 agents per GPU, where that deployment meets AA's tier (the disaggregated wide-EP layout
-closest to AA's does not yet: at AA's load it is TTFT-bound, doing less than AA's work); see
-docs/simulation.md."""
+FULL_LOAD_GAIN = 1.0
+"""The byte cost's scale: 1, a GPU streaming HBM at its peak bandwidth draws its board power
+(the full-load anchor, nothing fitted)."""
 AGENTPERF_GB300_W_PER_GPU = WATTS_PER_MW / 61_354 * 57.5
-"""The calibration target: 57.5 agents per GPU / 61,354 agents per MW, watts per GPU."""
+"""AA-AgentPerf's GB300 NVL72 DeepSeek V4 Pro figures, 57.5 agents per GPU / 61,354 agents per
+MW: 937 W per GPU, the one published power figure at a known load; a check, never an input."""
 
 
 class PowerModel(Frozen):
@@ -60,9 +51,9 @@ class PowerModel(Frozen):
     peak_flops: float = Field(gt=0)
     """Per GPU, dense FLOP/s at the model's weights' dtype."""
     peak_bytes_per_s: float = Field(gt=0)
-    """Per GPU, HBM bandwidth (kept for provenance; energy per byte does not depend on it)."""
-    gain: float = Field(default=CALIBRATED_GAIN, gt=0)
-    """All-in energy per HBM byte over HBM3E's own (the fitted number)."""
+    """Per GPU, HBM bandwidth: at it, memory traffic alone draws the board power."""
+    gain: float = Field(default=FULL_LOAD_GAIN, gt=0)
+    """A scale on the energy per HBM byte (1: the full-load anchor)."""
     attention_peak_flops: float | None = Field(default=None, gt=0)
     """Per GPU, dense FLOP/s at attention's dtype (None: `peak_flops`)."""
     work: WorkModel
@@ -73,8 +64,8 @@ class PowerModel(Frozen):
     + draft tokens) / layers, as aiconfigurator-core scales it)."""
 
     def joules_per_byte(self) -> float:
-        """All-in dynamic energy per HBM byte."""
-        return self.gain * HBM_JOULES_PER_BYTE
+        """Dynamic energy per HBM byte: the headroom over static power at peak bandwidth."""
+        return self.gain * (self.board_w - self.idle_w) / self.peak_bytes_per_s
 
     def _dynamic(self, duration: float, flops: float, pairs: float, moved: float) -> float:
         """Dynamic energy of a rank's step (J above static, all its GPUs): `flops` in all, of

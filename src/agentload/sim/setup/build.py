@@ -42,7 +42,7 @@ from agentload.sim.engine.config import (
     Routing,
     TransferConfig,
 )
-from agentload.sim.engine.power import CALIBRATED_GAIN, PowerModel
+from agentload.sim.engine.power import FULL_LOAD_GAIN, PowerModel
 from agentload.sim.engine.speculative import DraftCost, Speculative, draft_cost
 from agentload.sim.setup.serving import (
     Layout,
@@ -125,7 +125,7 @@ class DeploymentSpec(Frozen):
     roofline: RooflineParams | None = None
     """The roofline's factors; None: the system's calibrated ones (`agentload.sim.steps.systems`)
     where public figures of it were fitted, else the defaults."""
-    power_gain: float = Field(default=CALIBRATED_GAIN, gt=0)
+    power_gain: float = Field(default=FULL_LOAD_GAIN, gt=0)
     prompt_token_scale: float = Field(default=1.0, gt=0)
     """Prompt tokens the served model counts per token the workload intends (its chat
     template and tokenizer); a calibration sets it from the measured run's own counts."""

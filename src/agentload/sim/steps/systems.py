@@ -6,9 +6,11 @@ roofline's factors fitted on InferenceX's published per-GPU throughput and inter
 that system (the points, their source and licence are in `bench/data/inferencex/`), the fit's
 errors per regime of prompt and output lengths on the points it was fitted to and on held-out
 ones, and the band that follows: the held-out long-context (8K-input) error, since agents'
-calls are long; and the band of a system nothing calibrates: how far the default factors were
-off on the systems that could be checked. `step_uncertainty` says which applies to a
-deployment.
+calls are long; the band of a system nothing calibrates: how far the default factors were
+off on the systems that could be checked; and the band of aiconfigurator-core's operator data:
+its long-context error on the published points of the systems where the library has their
+model at their precision (a system not checked carries the largest). `step_uncertainty` says
+which applies to a deployment.
 """
 
 from __future__ import annotations
@@ -78,6 +80,33 @@ def calibration_for(system: str, model: str | None = None) -> SystemCalibration 
     )
 
 
+def operator_uncertainty(system: str) -> StepUncertainty:
+    """The band of step times from aiconfigurator-core's operator data on `system`: its own
+    long-context error where checked, else the largest checked, said as carried."""
+    table = _table().get("operator_data")
+    if table is None:  # not checked yet (bench/sim_systems.py writes it)
+        return StepUncertainty(
+            calibrated=True,
+            error_band=None,
+            basis=f"{OPERATOR_DATA} (aiconfigurator-core's measured kernels); no error stated",
+        )
+    entry = table["checked"].get(system)
+    if entry is not None:
+        band = entry["long_context_error"]
+        where = f"checked on {system}"
+    else:
+        band = table["error_band"]
+        where = f"not checked on {system}: the largest checked, carried"
+    return StepUncertainty(
+        calibrated=True,
+        error_band=band,
+        basis=f"{OPERATOR_DATA} (aiconfigurator-core's measured kernels); long-context band "
+        f"±{band:.0%} ({where}): {table['basis']}",
+        long_context_band=band,
+        regimes=tuple(RegimeError(**r) for r in entry["regimes"]) if entry is not None else (),
+    )
+
+
 def uncalibrated() -> StepUncertainty:
     """The band of a roofline nothing calibrates (the default factors' errors elsewhere)."""
     table = _table()["uncalibrated"]
@@ -92,12 +121,7 @@ def step_uncertainty(
     figures (its band), or a roofline nothing calibrates (the wide band); factors `given` by
     the user are not a calibration of this system."""
     if not roofline:
-        return StepUncertainty(
-            calibrated=True,
-            error_band=None,
-            basis=f"{OPERATOR_DATA} (aiconfigurator-core's measured kernels); its error on "
-            "whole deployments is in docs/simulation.md's Validation",
-        )
+        return operator_uncertainty(system)
     if calibration is not None and not given:
         return StepUncertainty(
             calibrated=True,

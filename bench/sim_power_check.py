@@ -1,18 +1,20 @@
-"""Fit the power model's one number to AA-AgentPerf's GB300 NVL72 point (937 W per GPU).
+"""The power model against the one published power figure at a known load: AA-AgentPerf's GB300.
 
-    PYTHONPATH=src .venv/bin/python bench/sim_power_calibration.py [--agents-per-gpu 57.5]
+    PYTHONPATH=src .venv/bin/python bench/sim_power_check.py [--layout L] [--agents-per-gpu 57.5]
 
 AA-AgentPerf's first results put DeepSeek V4 Pro on a GB300 NVL72 (rack-scale, disaggregated
 prefill and decode, wide EP, MTP) at 57.5 agents per GPU and 61,354 agents per MW: 1e6 /
-61,354 x 57.5 = 937 W per GPU under the AgentPerf load. The simulated deployment closest to
-AA's (`LAYOUT`): 72 GB300 GPUs, SGLang's operator data for sgl-project/DeepSeek-V4-Pro-FP8,
-four DEP8 prefill engine instances and one DEP40 decode instance, MTP, cache-aware routing.
-It runs the synthetic `agentic-coding` load (AgentPerf's shape) at 57.5 agents per GPU for a
-30 s settle and a 60 s window, reads the mean GPU power over the window and solves for the
-gain (all-in energy per HBM byte over HBM3E's own; energy is linear in it until steps hit
-board power, a secant step handles the cap). Prints the gain, the power it gives and what the
-deployment did in the window (it is a fit at AA's load, whatever speed the simulation gets
-there). Everything else in the power model is a datasheet figure or a measured idle reading.
+61,354 x 57.5 = 937 W per GPU under the AgentPerf load. The power model fits nothing to it
+(`agentload.sim.engine.power`: the full-load anchor, every number a datasheet figure or a
+measured idle reading); this checks it. The simulated deployment (`--layout`, default the layout
+closest to AA's, 4P DEP8 + 1D DEP40): 72 GB300 GPUs, SGLang's operator data for
+sgl-project/DeepSeek-V4-Pro-FP8, MTP, cache-aware routing, the synthetic `agentic-coding` load
+(AgentPerf's shape) at `--agents-per-gpu` for a 30 s settle and a 60 s window. It prints the
+mean GPU power over the window with the full-load anchor, its error against 937 W, and the
+scale on the energy per byte that would reproduce 937 W there (energy is linear in it until
+steps hit board power; secant steps handle the cap): what fitting the power to AA's figure
+would have taken, reported, never used. AA's watts rest on AA's agent count, so a fit to them
+would be a fit to it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import gc
 import time
 from typing import Any
 
-from agentload.sim.engine.power import AGENTPERF_GB300_W_PER_GPU
+from agentload.sim.engine.power import AGENTPERF_GB300_W_PER_GPU, FULL_LOAD_GAIN
 from agentload.sim.engine.sim_engine import SimEngine
 from agentload.sim.engine.speculative import deepseek_mtp
 from agentload.sim.replay import replay, session_calls
@@ -96,7 +98,6 @@ def window_watts_per_gpu(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents-per-gpu", type=float, default=57.5)
-    parser.add_argument("--start", type=float, default=4.0, help="the first gain tried")
     parser.add_argument("--layout", default=LAYOUT, help="the simulated deployment (--layout)")
     args = parser.parse_args()
     agents = round(args.agents_per_gpu * GPUS)
@@ -105,11 +106,15 @@ def main() -> None:
     gc.freeze()
     target = AGENTPERF_GB300_W_PER_GPU
     started = time.perf_counter()
-    gain, watts, info = args.start, 0.0, {}
+    anchor, info = window_watts_per_gpu(FULL_LOAD_GAIN, agents, workload, args.layout)
+    print(
+        f"full-load anchor: {anchor:.1f} W per GPU against AA's {target:.1f} "
+        f"({anchor / target - 1:+.1%})",
+        flush=True,
+    )
+    gain, watts = FULL_LOAD_GAIN, anchor
     previous: tuple[float, float] | None = None
     for _ in range(MAX_ROUNDS):
-        watts, info = window_watts_per_gpu(gain, agents, workload, args.layout)
-        print(f"gain {gain:.4f}: {watts:.1f} W per GPU", flush=True)
         if abs(watts - target) < TOLERANCE_W:
             break
         idle = info["idle W per GPU"]
@@ -120,7 +125,9 @@ def main() -> None:
             nxt = gain + (target - watts) * (gain - g0) / (watts - w0)
         previous = (gain, watts)
         gain = nxt
-    print(f"target {target:.1f} W per GPU; fitted gain {gain:.4f} gives {watts:.1f} W")
+        watts, info = window_watts_per_gpu(gain, agents, workload, args.layout)
+        print(f"byte cost x {gain:.4f}: {watts:.1f} W per GPU", flush=True)
+    print(f"AA's {target:.1f} W per GPU would take the byte cost x {gain:.4f} ({watts:.1f} W)")
     for key, value in info.items():
         print(f"  {key}: {value}")
     print(f"({time.perf_counter() - started:.0f} s)")
