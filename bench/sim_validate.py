@@ -127,7 +127,7 @@ def simulated_search(request: DeploymentSpec, run: MeasuredRun, out: Path) -> di
     """`agentload simulate` with the calibrated factors and the measured search's settings;
     each tier's most agents (None: none passed)."""
     command = [
-        *AGENTLOAD, "simulate", "--system", request.system, "--backend", request.backend,
+        *AGENTLOAD, "simulate", "--system", request.system, "--engine", request.backend,
         "--model", request.model, "--gpus", str(request.gpus),
         "--max-batch-tokens", str(request.max_batch_tokens),
         "--max-running", str(request.max_running),
@@ -699,7 +699,7 @@ def aa_part(scratch: Path) -> dict[str, Any]:
     for i, case in enumerate(AA_CASES):
         out = scratch / f"aa-{i}"
         command = [
-            *AGENTLOAD, "simulate", "--system", "gb300", "--backend", AA_BACKEND,
+            *AGENTLOAD, "simulate", "--system", "gb300", "--engine", AA_BACKEND,
             "--model", AA_MODEL, *aa_layout_flags(case),
             "--workload", AA_WORKLOAD, "--tier", aa_tier(data),
             "--start-agents", str(AA_START_AGENTS), "--max-agents", str(AA_MAX_AGENTS),
@@ -743,7 +743,7 @@ def aa_layout_search(
 
     command = [
         *AGENTLOAD, "simulate", "--choose-layout", "--gpus", str(AA_RACK_GPUS),
-        "--system", "gb300", "--backend", AA_BACKEND, "--model", AA_MODEL,
+        "--system", "gb300", "--engine", AA_BACKEND, "--model", AA_MODEL,
         "--routing", "cache_aware", "--workload", AA_WORKLOAD, "--tier", aa_tier(data),
         "--searches", str(AA_LAYOUT_SEARCHES), "--salt", "validate", "--out", str(out),
     ]  # fmt: skip

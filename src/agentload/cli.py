@@ -33,7 +33,7 @@ from agentload.commands import (
     workload,
 )
 from agentload.errors import EXIT_INTERRUPTED, AgentloadError, numeric
-from agentload.option_errors import keep_parsers, option_error
+from agentload.option_errors import Renamed, keep_parsers, option_error
 
 COMMANDS = (
     workload,
@@ -82,6 +82,7 @@ class _Parser(argparse.ArgumentParser):
         if self._subparsers is None:  # a verb: a mistyped option before a missing one
             typed = [a for a in (args or []) if a.startswith("-")]
             self._refuse_unknown([a for a in typed if a.startswith("--")])
+            self._refuse_renamed({a.split("=", 1)[0] for a in typed})
             self._refuse_missing({a.split("=", 1)[0] for a in typed})
         parsed, extras = super().parse_known_args(args, namespace)
         self._refuse_unknown([a for a in extras if a.startswith("-") and not numeric(a)])
@@ -97,6 +98,13 @@ class _Parser(argparse.ArgumentParser):
             name = option.split("=", 1)[0]
             if len(name) > 1 and name not in self._option_string_actions:
                 self.error(f"unrecognized option {name}{_suggestion(name, known)}")
+
+    def _refuse_renamed(self, typed: set[str]) -> None:
+        """A usage error for an option's former name (`Renamed`), before any missing one."""
+        for option in sorted(typed):
+            action = self._option_string_actions.get(option)
+            if isinstance(action, Renamed):
+                self.error(action.words)
 
     def _refuse_missing(self, typed: set[str]) -> None:
         """Every required option not typed, in one usage error (argparse names the required

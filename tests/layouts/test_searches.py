@@ -7,13 +7,13 @@ import pytest
 
 from agentload.layouts.prune import dominance
 from agentload.layouts.searches import (
-    MIN_CAP,
     corrected,
     next_candidate,
     scaled_prior,
     search_cap,
 )
 from agentload.results.layouts import Candidate, Estimated, TierEstimate
+from agentload.run.search_settings import MIN_CAP
 from agentload.search.prior import PriorProbe
 
 

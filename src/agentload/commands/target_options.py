@@ -57,7 +57,13 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument(
         "--api-key", nargs="?", action=_RefuseKey, help=argparse.SUPPRESS, metavar="KEY"
     )
-    target.add_argument("--api", choices=("chat", "completions"), default="chat")
+    target.add_argument(
+        "--api",
+        choices=("chat", "completions"),
+        default="chat",
+        help="the endpoint calls go to: /chat/completions (messages) or /completions (one "
+        "prompt) (default: %(default)s)",
+    )
     target.add_argument(
         "--tokenizer",
         help="tokenizer.json for making prompts of exact length "

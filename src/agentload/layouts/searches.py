@@ -7,7 +7,8 @@ the closest earlier answer as its prior (its probes scaled by the two estimates'
 corrected estimate left is under `STOP_SHARE` of the best answer (`next_candidate`). Each
 search is `agentload.run.execute` on the candidate's simulated deployment, into
 `candidates/NN-<label>/`, capped at `CAP_FACTOR` times its largest estimate unless a cap is
-given.
+given. A plain `simulate` of one deployment takes the same cap (`fitted_cap`) unless
+`--max-agents` is given.
 """
 
 from __future__ import annotations
@@ -18,25 +19,29 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import Field
 from rich.console import Console
 
 from agentload.console import err_console
 from agentload.errors import InputError
 from agentload.files import clean_label
+from agentload.frozen import Frozen
+from agentload.layouts.estimate import WorkloadShape
 from agentload.layouts.request import LayoutRequest
 from agentload.layouts.simulated import Simulated
-from agentload.results.layouts import CANDIDATES_FOLDER, Estimated, Searched
+from agentload.results.layouts import CANDIDATES_FOLDER, Estimated, Searched, TierEstimate
 from agentload.results.summary import Summary
+from agentload.results.tiers import Tier
 from agentload.run.execute import Execution, execute
+from agentload.run.search_settings import CAP_FACTOR, MIN_CAP
 from agentload.search.prior import PriorProbe, load_prior
+from agentload.sim.setup.build import DeploymentSpec
 from agentload.sim.target import SimOptions
+from agentload.workload.load import load_workload
 
 STOP_SHARE = 0.5
 """Stop searching when the best corrected estimate left is under this share of the best
 answer so far."""
-CAP_FACTOR = 4.0
-"""Each search's cap unless one is given: this many times its largest estimate."""
-MIN_CAP = 64
 SMALLEST_RATIO = 1e-6
 """Answers and estimates are compared in log space from this ratio up."""
 
@@ -119,12 +124,46 @@ def prior_for(
 
 
 def search_cap(target: Estimated, given: int | None) -> int:
-    """A search's most agents: `given`, else `CAP_FACTOR` times the candidate's largest
-    estimate, a power of two, at least `MIN_CAP`."""
+    """A search's most agents: `given`, else `cap_over` the candidate's estimates."""
     if given is not None:
         return given
-    top = max((e.agents for e in target.estimates), default=0.0)
+    return cap_over(target.estimates)
+
+
+def cap_over(estimates: Sequence[TierEstimate]) -> int:
+    """`CAP_FACTOR` times the largest estimate, a power of two, at least `MIN_CAP`."""
+    top = max((e.agents for e in estimates), default=0.0)
     return max(MIN_CAP, 2 ** math.ceil(math.log2(max(1.0, CAP_FACTOR * top))))
+
+
+class FittedCap(Frozen):
+    """A simulated deployment's own search cap (`fitted_cap`) and the estimate behind it."""
+
+    cap: int = Field(ge=1)
+    estimate: TierEstimate
+    """The largest of the deployment's estimates, one per tier."""
+
+    @property
+    def words(self) -> str:
+        """`8,192 agents (the deployment's analytic estimate, ~1,843 at tps20, x4 up to a
+        power of two; --max-agents sets it)`."""
+        return (
+            f"{self.cap:,} agents ({CAP_FACTOR:g} x the deployment's analytic estimate, "
+            f"~{self.estimate.agents:,.0f} at {self.estimate.tier}, up to a power of two, at "
+            f"least {MIN_CAP}; --max-agents sets it)"
+        )
+
+
+def fitted_cap(
+    deployment: DeploymentSpec, workload: str, tiers: Sequence[Tier], *, skip_bad_lines: bool
+) -> FittedCap:
+    """The most agents a search of `deployment` on `workload` (a source spec) probes unless
+    told: what `--choose-layout` gives each candidate it searches (`cap_over` the
+    deployment's estimates)."""
+    shape = WorkloadShape.of(load_workload(workload, skip_bad_lines=skip_bad_lines))
+    estimates = Simulated.of(deployment).estimates(tiers, shape)
+    top = max(estimates, key=lambda e: e.agents)
+    return FittedCap(cap=cap_over(estimates), estimate=top)
 
 
 def search_few(

@@ -21,7 +21,7 @@ from agentload.layouts.candidates import (
 )
 from agentload.layouts.estimate import PoolModel, WorkloadShape, estimate
 from agentload.layouts.prune import MemoryFit, dominance
-from agentload.results.layouts import Candidate, Estimated, Space
+from agentload.results.layouts import Candidate, Estimated, Space, TierEstimate
 from agentload.results.tiers import Tier
 from agentload.sim.engine.speculative import Speculative, draft_weight_scale, parse_speculative
 from agentload.sim.setup.build import DeploymentSpec, _build_pool, rank_memory
@@ -34,6 +34,8 @@ from agentload.sim.steps.catalog import catalog_for
 from agentload.sim.steps.ep import EP_SIZES
 from agentload.units import BYTES_PER_GB
 
+AS_GIVEN = "as given"
+"""The key of the deployment's own speculative decoding (`estimates`)."""
 PoolKey = tuple[str, str, str | None, float]
 """A pool model's role, layout, speculative option and host tier (GB)."""
 
@@ -202,6 +204,15 @@ class Simulated:
             )
             self.pools[key] = found
         return found.model_copy(update={"ranks": pool.ranks})
+
+    def estimates(self, tiers: Sequence[Tier], shape: WorkloadShape) -> tuple[TierEstimate, ...]:
+        """The deployment `base` itself, as named (its layout, speculative decoding and host
+        tier), estimated at each tier."""
+        base = self.base
+        self.speculative[AS_GIVEN] = base.speculative
+        spec = AS_GIVEN if base.speculative is not None else None
+        pools = tuple(self._pool_model(pool, spec, base.kv_host_gb) for pool in base.pools())
+        return tuple(estimate(tier, shape, pools) for tier in tiers)
 
     def deployment(self, target: Estimated) -> DeploymentSpec:
         """An estimated candidate as the deployment its search simulates."""

@@ -57,7 +57,10 @@ from agentload.units import agents_words
 from agentload.workload.load import load_workload
 from agentload.workload.model import Workload
 
-Backend = Literal["local", "ray"]
+HostKind = Literal["local", "ray"]
+"""Where the agents run (`--host`): this machine (one process or `--workers` processes), or
+Ray actors across a cluster."""
+HOST_KINDS: tuple[HostKind, ...] = ("local", "ray")
 OPEN_LOOP_SLOTS = 16
 """The embedded engine's slots for an open-loop run (how many sessions will overlap is an
 outcome; `--engine-parallel` sets it)."""
@@ -68,7 +71,7 @@ class HostOptions:
     """Where the agents run: this process (1 worker), N processes here, or N Ray actors."""
 
     workers: int = 1
-    backend: Backend = "local"
+    kind: HostKind = "local"
     ray_address: str | None = None
 
 
@@ -168,7 +171,7 @@ def _execute_in(
         out=out,
         console=console,
         fit=Fit(workload, recorded_history=execution.agents.reply_history == "recorded"),
-        clients=execution.hosts.workers if execution.hosts.backend == "local" else 1,
+        clients=execution.hosts.workers if execution.hosts.kind == "local" else 1,
     )
     with opening as target:
         if target.virtual:  # no client memory to save: agents keep their prompts between calls
@@ -238,7 +241,7 @@ def _begin(
         )
         manifest["power"] = execution.power.describe() if execution.power else None
         manifest["workers"] = execution.hosts.workers
-        manifest["backend"] = execution.hosts.backend
+        manifest["host"] = execution.hosts.kind
         return manifest, SearchState()
     check_matches(resumption.manifest, target.identity(), source=out_manifest(execution))
     repairs = repair_files(execution.out)
@@ -375,7 +378,7 @@ async def _drive(
 def _host(execution: Execution, workload: Workload, target: Opened, id_prefix: str) -> Host:
     """The host the options ask for, with one share per worker."""
     options = execution.hosts
-    if target.virtual and (options.workers > 1 or options.backend != "local"):
+    if target.virtual and (options.workers > 1 or options.kind != "local"):
         raise AgentloadError("a simulated deployment runs in this process: leave out --workers")
     shares = max(1, min(options.workers, execution.search.max_agents))
     records = execution.out / RECORDS_FILE
@@ -394,7 +397,7 @@ def _host(execution: Execution, workload: Workload, target: Opened, id_prefix: s
         )
         for k in range(shares)
     ]
-    if options.backend == "ray":
+    if options.kind == "ray":
         from agentload.run.host_ray import RayHost
 
         return RayHost(jobs, records, address=options.ray_address)
@@ -406,7 +409,7 @@ def _host(execution: Execution, workload: Workload, target: Opened, id_prefix: s
 
 
 def _say_where(options: HostOptions, host: Host, console: Console) -> None:
-    if options.backend == "ray":
+    if options.kind == "ray":
         where = options.ray_address or "a local cluster"
         console.print(f"{host.shares} Ray actors on {where}")
     elif host.shares > 1:
