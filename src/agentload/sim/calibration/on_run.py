@@ -46,7 +46,9 @@ OBJECTIVE = (
 
 def engine_defaults(run: MeasuredRun) -> dict[str, object]:
     """Deployment options the run says when the embedded engine served it: the model, its
-    threads as devices, its slots as the running limit, llama.cpp's batch."""
+    threads as devices, its slots as the running limit, llama.cpp's batch, and its RAM prompt
+    cache (`--cache-ram`, sized to the machine's free memory since issue 33; a run that does
+    not say had llama.cpp's 8 GiB default, the spec's)."""
     engine = run.engine or {}
     if engine.get("engine") != "llama.cpp":
         return {"model": run.model} if run.model else {}
@@ -57,6 +59,8 @@ def engine_defaults(run: MeasuredRun) -> dict[str, object]:
         values["gpus"] = int(engine["threads"])
     if engine.get("parallel"):
         values["max_running"] = min(int(engine["parallel"]), LLAMA_CPP_BATCH_TOKENS)
+    if isinstance(engine.get("cache_ram_mib"), int | float):
+        values["prompt_cache_mib"] = float(engine["cache_ram_mib"])
     return values
 
 
