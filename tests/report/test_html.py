@@ -23,7 +23,7 @@ from tests.report.specs import charts, layer, rows, subtitle, titles, views
 
 ATTACK = "<script>alert(1)</script>"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
-VOID = {"meta", "br", "img", "input", "link", "hr", "wbr"}
+VOID = {"meta", "br", "img", "input", "link", "hr", "wbr", "col"}
 FETCHING_TAGS = {"link", "img", "iframe", "object", "embed", "audio", "video", "source", "base"}
 FETCHING_ATTRIBUTES = {"src", "href", "srcset", "poster", "data", "action", "formaction"}
 
