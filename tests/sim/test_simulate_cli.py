@@ -312,6 +312,7 @@ def test_a_simulation_without_max_agents_is_capped_where_choose_layout_would_cap
     spec = DeploymentSpec(system="h200_sxm", model="Qwen/Qwen3-8B", gpus=2, parallel="tp1")
     expected = fitted_cap(spec, WORKLOAD, (parse_tier("slow:40:5"),), skip_bad_lines=False)
     assert request.search.max_agents == expected.cap > DEFAULT_MAX_AGENTS
+    assert expected.cap >= expected.fit > 0  # at least the agents whose prefixes its KV holds
     assert f"max agents: {expected.cap:,} agents" in capsys.readouterr().err
     assert f"max_agents = {expected.cap}\n" in (request.config or "")
     assert f'label = "{request.label}"\n' in (request.config or "")

@@ -46,8 +46,9 @@ from agentload.tables import Column, Grid, console_lines
 from agentload.units import MISSING
 
 FITTED_CAP_WORDS = (
-    f"{CAP_FACTOR:g} x the deployment's analytic estimate at its best tier, up to a power of "
-    f"two, at least {MIN_CAP}: the cap --choose-layout gives each layout it searches"
+    f"the larger of {CAP_FACTOR:g} x the deployment's analytic estimate at its best tier and "
+    f"the agents whose prefixes its KV holds, up to a power of two, at least {MIN_CAP}: the "
+    "cap --choose-layout gives each layout it searches"
 )
 """What `simulate --max-agents` defaults to (`agentload.layouts.searches.fitted_cap`)."""
 

@@ -76,7 +76,7 @@ def choose_layout(request: LayoutRequest, console: Console | None = None) -> Lay
         f"of CPU; best at {tiers[0].name}: {best.candidate.name} (~{best.score:,.0f} agents, "
         "an analytic estimate)"
     )
-    searched = search_few(request, simulated, estimated, out, console)
+    searched = search_few(request, simulated, estimated, shape, out, console)
     base = request.deployment
     layouts = LayoutSearch(
         tool_version=__version__,

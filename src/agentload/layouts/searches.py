@@ -6,9 +6,9 @@ the closest earlier answer as its prior (its probes scaled by the two estimates'
 `scaled_prior`, `--prior`'s mechanism), until the request's searches have run or the best
 corrected estimate left is under `STOP_SHARE` of the best answer (`next_candidate`). Each
 search is `agentload.run.execute` on the candidate's simulated deployment, into
-`candidates/NN-<label>/`, capped at `CAP_FACTOR` times its largest estimate unless a cap is
-given. A plain `simulate` of one deployment takes the same cap (`fitted_cap`) unless
-`--max-agents` is given.
+`candidates/NN-<label>/`, capped unless a cap is given at the larger of `CAP_FACTOR` times its
+largest estimate and the agents whose prefixes its KV holds (`cap_over`). A plain `simulate`
+of one deployment takes the same cap (`fitted_cap`) unless `--max-agents` is given.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from agentload.console import err_console
 from agentload.errors import InputError
 from agentload.files import clean_label
 from agentload.frozen import Frozen
-from agentload.layouts.estimate import WorkloadShape
+from agentload.layouts.estimate import WorkloadShape, estimate, kv_fit
 from agentload.layouts.request import LayoutRequest
 from agentload.layouts.simulated import Simulated
 from agentload.results.layouts import CANDIDATES_FOLDER, Estimated, Searched, TierEstimate
@@ -123,33 +123,39 @@ def prior_for(
     return scaled_prior(probes, ratio), words
 
 
-def search_cap(target: Estimated, given: int | None) -> int:
-    """A search's most agents: `given`, else `cap_over` the candidate's estimates."""
+def search_cap(target: Estimated, given: int | None, fit: float = 0.0) -> int:
+    """A search's most agents: `given`, else `cap_over` the candidate's estimates and the
+    agents its KV holds (`fit`)."""
     if given is not None:
         return given
-    return cap_over(target.estimates)
+    return cap_over(target.estimates, fit)
 
 
-def cap_over(estimates: Sequence[TierEstimate]) -> int:
-    """`CAP_FACTOR` times the largest estimate, a power of two, at least `MIN_CAP`."""
+def cap_over(estimates: Sequence[TierEstimate], fit: float = 0.0) -> int:
+    """The larger of `CAP_FACTOR` times the largest estimate and the agents whose prefixes the
+    deployment's KV holds (`estimate.kv_fit`), up to a power of two, at least `MIN_CAP`."""
     top = max((e.agents for e in estimates), default=0.0)
-    return max(MIN_CAP, 2 ** math.ceil(math.log2(max(1.0, CAP_FACTOR * top))))
+    most = max(1.0, CAP_FACTOR * top, fit)
+    return max(MIN_CAP, 2 ** math.ceil(math.log2(most)))
 
 
 class FittedCap(Frozen):
-    """A simulated deployment's own search cap (`fitted_cap`) and the estimate behind it."""
+    """A simulated deployment's own search cap (`fitted_cap`) and what it rests on."""
 
     cap: int = Field(ge=1)
     estimate: TierEstimate
     """The largest of the deployment's estimates, one per tier."""
+    fit: float = Field(ge=0)
+    """Agents whose idle prefixes its KV holds (`estimate.kv_fit`)."""
 
     @property
     def words(self) -> str:
-        """`8,192 agents (the deployment's analytic estimate, ~1,843 at tps20, x4 up to a
-        power of two; --max-agents sets it)`."""
+        """`8,192 agents (the larger of 4 x the deployment's analytic estimate, ~158 at tps20,
+        and the ~5,266 agents whose prefixes its KV holds, up to a power of two; ...)`."""
         return (
-            f"{self.cap:,} agents ({CAP_FACTOR:g} x the deployment's analytic estimate, "
-            f"~{self.estimate.agents:,.0f} at {self.estimate.tier}, up to a power of two, at "
+            f"{self.cap:,} agents (the larger of {CAP_FACTOR:g} x the deployment's analytic "
+            f"estimate, ~{self.estimate.agents:,.0f} at {self.estimate.tier}, and the "
+            f"~{self.fit:,.0f} agents whose prefixes its KV holds, up to a power of two, at "
             f"least {MIN_CAP}; --max-agents sets it)"
         )
 
@@ -159,17 +165,20 @@ def fitted_cap(
 ) -> FittedCap:
     """The most agents a search of `deployment` on `workload` (a source spec) probes unless
     told: what `--choose-layout` gives each candidate it searches (`cap_over` the
-    deployment's estimates)."""
+    deployment's estimates and the agents its KV holds)."""
     shape = WorkloadShape.of(load_workload(workload, skip_bad_lines=skip_bad_lines))
-    estimates = Simulated.of(deployment).estimates(tiers, shape)
+    pools = Simulated.of(deployment).own_pools()
+    estimates = tuple(estimate(tier, shape, pools) for tier in tiers)
+    fit = kv_fit(shape, pools)
     top = max(estimates, key=lambda e: e.agents)
-    return FittedCap(cap=cap_over(estimates), estimate=top)
+    return FittedCap(cap=cap_over(estimates, fit), estimate=top, fit=fit)
 
 
 def search_few(
     request: LayoutRequest,
     simulated: Simulated,
     estimated: Sequence[Estimated],
+    shape: WorkloadShape,
     out: Path,
     console: Console,
 ) -> list[tuple[Searched, Summary]]:
@@ -183,7 +192,9 @@ def search_few(
         target = next_candidate(estimated, names, ratios, best_answer)
         if target is None:
             break
-        searched, summary = _search_one(request, simulated, target, len(results) + 1, done, out)
+        fit = kv_fit(shape, simulated.candidate_pools(target))
+        order = len(results) + 1
+        searched, summary = _search_one(request, simulated, target, fit, order, done, out)
         names.add(target.candidate.name)
         results.append((searched, summary))
         answer = float(summary.tiers[0].max_agents or 0) if summary.tiers else 0.0
@@ -199,14 +210,16 @@ def _search_one(
     request: LayoutRequest,
     simulated: Simulated,
     target: Estimated,
+    fit: float,
     order: int,
     done: Sequence[Answered],
     out: Path,
 ) -> tuple[Searched, Summary]:
-    """One candidate's search, quiet (its one line is `search_few`'s)."""
+    """One candidate's search, quiet (its one line is `search_few`'s); `fit`: the agents
+    its KV holds."""
     candidate = target.candidate
     prior, words = prior_for(target, done)
-    cap = search_cap(target, request.max_agents)
+    cap = search_cap(target, request.max_agents, fit)
     settings = request.search.model_copy(
         update={
             "max_agents": cap,

@@ -21,7 +21,7 @@ from agentload.layouts.candidates import (
 )
 from agentload.layouts.estimate import PoolModel, WorkloadShape, estimate
 from agentload.layouts.prune import MemoryFit, dominance
-from agentload.results.layouts import Candidate, Estimated, Space, TierEstimate
+from agentload.results.layouts import Candidate, Estimated, Space
 from agentload.results.tiers import Tier
 from agentload.sim.engine.speculative import Speculative, draft_weight_scale, parse_speculative
 from agentload.sim.setup.build import DeploymentSpec, _build_pool, rank_memory
@@ -205,14 +205,21 @@ class Simulated:
             self.pools[key] = found
         return found.model_copy(update={"ranks": pool.ranks})
 
-    def estimates(self, tiers: Sequence[Tier], shape: WorkloadShape) -> tuple[TierEstimate, ...]:
+    def own_pools(self) -> tuple[PoolModel, ...]:
         """The deployment `base` itself, as named (its layout, speculative decoding and host
-        tier), estimated at each tier."""
+        tier), as the estimate sees it."""
         base = self.base
         self.speculative[AS_GIVEN] = base.speculative
         spec = AS_GIVEN if base.speculative is not None else None
-        pools = tuple(self._pool_model(pool, spec, base.kv_host_gb) for pool in base.pools())
-        return tuple(estimate(tier, shape, pools) for tier in tiers)
+        return tuple(self._pool_model(pool, spec, base.kv_host_gb) for pool in base.pools())
+
+    def candidate_pools(self, target: Estimated) -> tuple[PoolModel, ...]:
+        """An estimated candidate's pools as the estimate saw them."""
+        candidate = target.candidate
+        return tuple(
+            self._pool_model(pool, candidate.speculative, target.kv_host_gb)
+            for pool in parse_layout(candidate.layout)
+        )
 
     def deployment(self, target: Estimated) -> DeploymentSpec:
         """An estimated candidate as the deployment its search simulates."""
