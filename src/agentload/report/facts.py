@@ -11,7 +11,7 @@ its flags are the deployment's to tell); a simulated run names the simulated dep
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -35,6 +35,8 @@ PARAMETERS_MARK = "?"
 
 Row = tuple[str, str]
 Group = tuple[str, list[Row]]
+Field = tuple[str, str, Callable[[Any], str]]
+"""A manifest key, the name its row shows, and how its value is written."""
 
 
 def workload_parameters(workload: Mapping[str, Any]) -> list[Row]:
@@ -161,19 +163,15 @@ def _simulated_engine(simulated: Mapping[str, Any]) -> list[Row]:
 def _model(manifest: Mapping[str, Any]) -> list[Row]:
     endpoint = _section(manifest, "endpoint")
     model = _section(_section(manifest, "engine"), "model")
-    rows: list[Row] = []
-    if endpoint.get("model"):
-        rows.append(("served as", str(endpoint["model"])))
-    if model.get("source"):
-        rows.append(("source", str(model["source"])))
-    spec = _section(model, "spec")
-    if spec:
-        rows.append(("shape", ", ".join(f"{k} {v}" for k, v in spec.items())))
-    if isinstance(model.get("parameters"), int):
-        rows.append(("parameters", f"{model['parameters']:,}"))
-    if model.get("path"):
-        rows.append(("file", str(model["path"])))
-    return rows
+    return _given(endpoint, (("model", "served as", str),)) + _given(
+        model,
+        (
+            ("source", "source", str),
+            ("spec", "shape", _pairs),
+            ("parameters", "parameters", _count),
+            ("path", "file", str),
+        ),
+    )
 
 
 def _hardware(manifest: Mapping[str, Any]) -> list[Row]:
@@ -188,12 +186,14 @@ def _hardware(manifest: Mapping[str, Any]) -> list[Row]:
     engine = _section(manifest, "engine")
     if _section(engine, "build").get("backend") == "cpu" and isinstance(engine.get("threads"), int):
         rows.append(("engine on", f"CPU, {count_words(engine['threads'], 'thread')}"))
-    if isinstance(hardware.get("client_cpus"), int):
-        rows.append(("client", count_words(hardware["client_cpus"], "CPU")))
-    for key, name in (("client_platform", "platform"), ("client_python", "Python")):
-        if hardware.get(key):
-            rows.append((name, str(hardware[key])))
-    return rows
+    return rows + _given(
+        hardware,
+        (
+            ("client_cpus", "client", lambda n: count_words(n, "CPU")),
+            ("client_platform", "platform", str),
+            ("client_python", "Python", str),
+        ),
+    )
 
 
 def _workload(workload: Mapping[str, Any]) -> list[Row]:
@@ -202,14 +202,14 @@ def _workload(workload: Mapping[str, Any]) -> list[Row]:
     source = str(workload.get("name") or workload.get("spec") or "unknown")
     rows: list[Row] = [("source", source)]
     rows += [(f"· {k}", v) for k, v in workload_parameters(workload)]
-    if isinstance(workload.get("sessions"), int):
-        rows.append(("sessions loaded", f"{workload['sessions']:,}"))
-    rate = workload.get("theoretical_cache_hit_rate")
-    if isinstance(rate, float):
-        rows.append(("theoretical cache hit rate", f"{pct(rate)} (a perfect cache, prompts only)"))
-    if workload.get("fingerprint"):
-        rows.append(("fingerprint", str(workload["fingerprint"])))
-    return rows
+    return rows + _given(
+        workload,
+        (
+            ("sessions", "sessions loaded", _count),
+            ("theoretical_cache_hit_rate", "theoretical cache hit rate", _ceiling),
+            ("fingerprint", "fingerprint", str),
+        ),
+    )
 
 
 def _power(manifest: Mapping[str, Any]) -> list[Row]:
@@ -264,6 +264,30 @@ def _tool(manifest: Mapping[str, Any]) -> list[Row]:
 
 
 # --- cells ----------------------------------------------------------------------------------
+
+
+def _given(section: Mapping[str, Any], fields: Sequence[Field]) -> list[Row]:
+    """A row for each of `fields` (key, name, how it is written) that `section` has."""
+    return [
+        (name, write(section[key]))
+        for key, name, write in fields
+        if section.get(key) not in (None, "", {}, [])
+    ]
+
+
+def _count(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _pairs(value: Any) -> str:
+    return (
+        ", ".join(f"{k} {v}" for k, v in value.items()) if isinstance(value, dict) else str(value)
+    )
+
+
+def _ceiling(value: Any) -> str:
+    rate = pct(value) if isinstance(value, float) else str(value)
+    return f"{rate} (a perfect cache, prompts only)"
 
 
 def _value(key: str, value: str) -> str:
