@@ -168,6 +168,6 @@ def generate(params: SweAgentParams | None = None) -> Workload:
     p = params or SweAgentParams()
     d = draw(p, p.sessions, np.random.default_rng(p.seed))
     growth = d.output + d.result  # what call k adds to call k+1's prompt
-    _, calls = fitting_calls(p.system_tokens + d.task, growth, d.calls, p.max_input)
+    calls = fitting_calls(p.system_tokens + d.task, growth, d.calls, p.max_input)
     drawn = SessionDraws(d.task, calls, d.output, d.result, "result", d.tool_time_s)
     return assembled(p, p.system_tokens, drawn)

@@ -163,32 +163,55 @@ def _draw(rng: np.random.Generator, p: SyntheticParams, sessions: int) -> _Draws
     return _Draws(task, calls, output, tool_unit, np.round(tool_time, 3))
 
 
-def _shape(
-    draws: _Draws, p: SyntheticParams, scale: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Tool-result tokens and prompt lengths (S, max_calls), and the calls each session makes."""
-    tool = np.maximum(np.rint(draws.tool_unit * scale), MIN_TOOL_RESULT_TOKENS).astype(np.int64)
-    first = p.system_tokens + draws.task
-    inputs, calls = fitting_calls(first, draws.output + tool, draws.planned_calls, p.max_input)
-    return tool, inputs, calls
-
-
 def fitting_calls(
     first: np.ndarray, growth: np.ndarray, planned: np.ndarray, max_input: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each call's prompt (S, max_calls): the first prompt (S,) plus what every call before it
-    added (`growth`: its output and what came back after it), tokens; and the calls each session
-    makes: `planned`, less those from the first prompt past `max_input` on (prompts only grow,
-    so the calls that fit are a leading run), at least one."""
+) -> np.ndarray:
+    """The calls each session makes: `planned`, less those from the first prompt past
+    `max_input` on (prompts only grow, so the calls that fit are a leading run), at least one.
+    A call's prompt is the first prompt (S,) plus what every call before it added (`growth`,
+    (S, max_calls): its output and what came back after it), tokens."""
     inputs = first[:, None] + np.cumsum(growth, axis=1) - growth
     fitting = (inputs <= max_input).sum(axis=1)
-    return inputs, np.maximum(np.minimum(planned, fitting), 1)
+    return np.maximum(np.minimum(planned, fitting), 1)
 
 
-def _mean_input(draws: _Draws, p: SyntheticParams, scale: float) -> float:
-    _, inputs, calls = _shape(draws, p, scale)
-    mask = np.arange(p.max_calls)[None, :] < calls[:, None]
-    return float(inputs[mask].sum() / calls.sum())
+def _tool_tokens(tool_unit: np.ndarray, scale: float) -> np.ndarray:
+    return np.maximum(np.rint(tool_unit * scale), MIN_TOOL_RESULT_TOKENS).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """The calibration sample's planned calls alone, session after session: the mean input
+    reads no call past a session's plan, and these are a small share of (S, max_calls)."""
+
+    session: np.ndarray
+    call: np.ndarray
+    """Each call's index in its session."""
+    starts: np.ndarray
+    """Where each session's calls begin."""
+    first: np.ndarray
+    """Its session's first prompt, tokens."""
+    output: np.ndarray
+    tool_unit: np.ndarray
+
+
+def _planned(draws: _Draws, p: SyntheticParams) -> _Planned:
+    keep = np.arange(p.max_calls)[None, :] < draws.planned_calls[:, None]
+    session, call = np.nonzero(keep)
+    starts = np.cumsum(draws.planned_calls) - draws.planned_calls
+    first = (p.system_tokens + draws.task)[session]
+    return _Planned(session, call, starts, first, draws.output[keep], draws.tool_unit[keep])
+
+
+def _mean_input(planned: _Planned, max_input: int, scale: float) -> float:
+    """The mean prompt over the calls made with tool results at `scale` (as `generate` makes
+    them: the same integers, summed exactly)."""
+    growth = planned.output + _tool_tokens(planned.tool_unit, scale)
+    before = np.cumsum(growth) - growth  # what every call before added, across sessions
+    inputs = planned.first + before - before[planned.starts][planned.session]
+    fitting = np.add.reduceat((inputs <= max_input).astype(np.int64), planned.starts)
+    calls = np.maximum(fitting, 1)  # at most the plan: only planned calls were counted
+    return float(inputs[planned.call < calls[planned.session]].sum() / calls.sum())
 
 
 def tool_result_median(p: SyntheticParams) -> float:
@@ -201,11 +224,11 @@ def tool_result_median(p: SyntheticParams) -> float:
 
 @functools.lru_cache(maxsize=32)
 def _calibrate(p: SyntheticParams) -> float:
-    draws = _draw(np.random.default_rng(CALIBRATION_SEED), p, CALIBRATION_SESSIONS)
+    sample = _planned(_draw(np.random.default_rng(CALIBRATION_SEED), p, CALIBRATION_SESSIONS), p)
     # The mean first rises with the scale, then falls once sessions hit max_input early, so
     # bracket the first crossing on a coarse grid, then bisect inside the bracket.
     grid = np.geomspace(*SCALE_BOUNDS, num=SCALE_GRID_POINTS)
-    means = [_mean_input(draws, p, float(scale)) for scale in grid]
+    means = [_mean_input(sample, p.max_input, float(scale)) for scale in grid]
     above = [i for i, mean in enumerate(means) if mean >= p.mean_input]
     if not above or above[0] == 0:
         raise InputError(
@@ -216,7 +239,7 @@ def _calibrate(p: SyntheticParams) -> float:
     low, high = float(grid[above[0] - 1]), float(grid[above[0]])
     for _ in range(CALIBRATION_STEPS):
         middle = (low * high) ** 0.5
-        if _mean_input(draws, p, middle) < p.mean_input:
+        if _mean_input(sample, p.max_input, middle) < p.mean_input:
             low = middle
         else:
             high = middle
@@ -228,7 +251,9 @@ def generate(params: SyntheticParams | None = None) -> Workload:
     p = params or SyntheticParams()
     scale = tool_result_median(p)
     draws = _draw(np.random.default_rng(p.seed), p, p.sessions)
-    tool, _, calls = _shape(draws, p, scale)
+    tool = _tool_tokens(draws.tool_unit, scale)
+    first = p.system_tokens + draws.task
+    calls = fitting_calls(first, draws.output + tool, draws.planned_calls, p.max_input)
     drawn = SessionDraws(draws.task, calls, draws.output, tool, "tool", draws.tool_time_s)
     return assembled(p, p.system_tokens, drawn)
 
