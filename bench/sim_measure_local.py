@@ -1,9 +1,12 @@
 """Measure the runs the simulator's local validation is computed from (minutes, real engine).
 
     PYTHONPATH=src .venv/bin/python bench/sim_measure_local.py OUT_DIR [--only NAME ...]
+    PYTHONPATH=src /work/venvs/vllm/bin/python bench/sim_measure_local.py OUT_DIR \
+        --engine vllm --engine-nice 5                 # vLLM's CPU build: search-4, search-demo
 
-Three runs of the embedded llama.cpp engine (the generated 4-layer llama, one engine thread at
-nice 10, the client on the other core), one after another, each into OUT_DIR/NAME:
+Runs of the embedded engine (llama.cpp by default, or vLLM's CPU build with `--engine
+vllm`; the generated 4-layer llama, one engine thread at nice 10, the client on the other
+core), one after another, each into OUT_DIR/NAME:
 
 - `demo`: the demo's search (`agentload demo`'s workload, tiers and settings, as `agentload
   search` so the engine's niceness can be set): the calibration source, its probes at 1-4
@@ -11,21 +14,29 @@ nice 10, the client on the other core), one after another, each into OUT_DIR/NAM
 - `search-demo`: a search up to 12 agents on the demo workload (`run/presets.py`
   LOCAL_WORKLOAD, the demo's settle/window/ramp/precision), with the `local-cpu` tiers plus two
   laxer ones (`reach`, `mid`) so the search doubles up to 12 agents and bisects in between;
+- `search-4` (vLLM's calibration source, in place of `demo`): the `search-demo` search up to
+  4 agents;
 - `search-agentperf`: the same search on the recorded agentperf traces
   (`shared/data/agentperf-local/agentperf-default-v1`, server history, agents starting at their
   session's first call: a mid-session start would open with a cold 35K-token prefill that
   takes minutes on this CPU), with a longer settle and window (its calls take seconds).
 
-The machine is shared: the load average, the busiest processes and the CPU time the engine
-(the run's `llama-server` child) has used are sampled every `LOAD_EVERY_S` into
+The machine is shared: the load average, the busiest processes and the CPU time the engine has
+used (every process below the run's: llama.cpp's `llama-server`; vLLM's API server, engine core
+and worker, `engine_processes` by name) are sampled every `LOAD_EVERY_S` into
 OUT_DIR/NAME/load.jsonl, so the validation can say how loaded the machine was and how much of
-a core the engine got in each probe's window. `--engine-nice N` sets the engine's niceness
-(default: the local engine's, 10).
+a core the engine got in each probe's window. `--engine-nice N` sets the
+engine's niceness (default: the local engine's, 10). `--pin` puts the client on core 0 and
+every process of the engine on core 1 (their threads re-pinned as they appear), so the two
+never take each other's core (other work on the machine still can; measured 2026-12-05 at a
+load average of 7, it slowed vLLM, whose API server and engine core then share one core, to a
+p25 of 27 tokens/s at one agent, so the validation's runs are not pinned).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -72,6 +83,7 @@ TRACE_SEARCH = (
 
 
 def runs(out: Path) -> dict[str, list[str]]:
+    """Every run this script knows, by name (`main` adds --engine and --engine-nice)."""
     common = ["--tiers", "local-cpu", *EXTRA_TIERS, "--max-agents", "12"]
     return {
         "demo": [
@@ -87,7 +99,21 @@ def runs(out: Path) -> dict[str, list[str]]:
             *AGENTLOAD, "search", "--workload", str(TRACES), "--start-at-turn-zero", *common,
             *TRACE_SEARCH, "--label", "search-agentperf", "--out", str(out / "search-agentperf"),
         ],
+        "search-4": [
+            *AGENTLOAD, "search", "--workload", presets.LOCAL_WORKLOAD, "--tiers", "local-cpu",
+            *EXTRA_TIERS, "--max-agents", "4", *DEMO_SEARCH,
+            "--label", "search-4", "--out", str(out / "search-4"),
+        ],
     }  # fmt: skip
+
+
+DEFAULT_RUNS = {
+    "llama.cpp": ("demo", "search-demo", "search-agentperf"),
+    "vllm": ("search-4", "search-demo"),
+}
+"""What each engine runs without --only. vLLM's calibration source is `search-4` (the laxer
+tiers too, up to 4 agents), not the demo: on a loaded machine the demo's tiers can all fail at
+one agent, which ends its search after one probe."""
 
 
 def _busiest() -> list[str]:
@@ -101,12 +127,17 @@ def _busiest() -> list[str]:
 
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-ENGINE_NAME = "llama-server"
+CLIENT_CORE = 0
+ENGINE_CORE = 1
+"""`--pin`: the client's core and the engine's (the machine has two)."""
+PIN_EVERY_S = 0.5
+"""How often `--pin` looks for new engine processes and threads (vLLM starts three
+processes, each starting threads, over its first minute)."""
 
 
-def engine_cpu_s(parent: int) -> float | None:
-    """CPU seconds (user + system) of `parent`'s llama-server children, None if none runs."""
-    total = None
+def _processes() -> dict[int, tuple[str, int, float]]:
+    """Every process: pid -> (name, parent pid, CPU seconds: user + system)."""
+    found = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             text = stat.read_text()
@@ -114,9 +145,45 @@ def engine_cpu_s(parent: int) -> float | None:
             continue
         name = text[text.index("(") + 1 : text.rindex(")")]
         fields = text[text.rindex(")") + 2 :].split()
-        if name == ENGINE_NAME and int(fields[1]) == parent:
-            total = (total or 0.0) + (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-    return total
+        cpu = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        found[int(stat.parent.name)] = (name, int(fields[1]), cpu)
+    return found
+
+
+def engine_processes(parent: int) -> dict[int, tuple[str, float]]:
+    """The processes below `parent` (the run's engine: llama-server, or vLLM's API server,
+    engine core and their helpers): pid -> (name, CPU seconds)."""
+    table = _processes()
+    below: set[int] = set()
+    grew = True
+    while grew:
+        grew = False
+        for pid, (_, ppid, _) in table.items():
+            if pid not in below and (ppid == parent or ppid in below):
+                below.add(pid)
+                grew = True
+    return {pid: (table[pid][0], table[pid][2]) for pid in below}
+
+
+def engine_cpu_s(parent: int) -> tuple[float | None, dict[str, float]]:
+    """CPU seconds of the engine's processes below `parent` (None if none runs), and the
+    same by process name."""
+    found = engine_processes(parent)
+    by_name: dict[str, float] = {}
+    for name, cpu in found.values():
+        by_name[name] = by_name.get(name, 0.0) + cpu
+    return (sum(by_name.values()) if found else None), by_name
+
+
+def pin_engine(parent: int, stop: threading.Event) -> None:
+    """Keep every thread of the engine's processes on `ENGINE_CORE` until `stop`."""
+    while not stop.is_set():
+        for pid in engine_processes(parent):
+            for task in Path(f"/proc/{pid}/task").glob("[0-9]*"):
+                with contextlib.suppress(OSError):
+                    if os.sched_getaffinity(int(task.name)) != {ENGINE_CORE}:
+                        os.sched_setaffinity(int(task.name), {ENGINE_CORE})
+        stop.wait(PIN_EVERY_S)
 
 
 def sample_load(path: Path, stop: threading.Event, parent: int | None = None) -> None:
@@ -127,7 +194,9 @@ def sample_load(path: Path, stop: threading.Event, parent: int | None = None) ->
             one, five, fifteen = os.getloadavg()
             row = {"t": time.time(), "load1": one, "load5": five, "load15": fifteen}
             row["busiest"] = _busiest()
-            row["engine_cpu_s"] = engine_cpu_s(parent) if parent else None
+            total, by_name = engine_cpu_s(parent) if parent else (None, {})
+            row["engine_cpu_s"] = total
+            row["engine_processes"] = by_name
             f.write(json.dumps(row) + "\n")
             f.flush()
             stop.wait(LOAD_EVERY_S)
@@ -138,10 +207,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--only", nargs="*", help="run only these (demo, search-demo, ...)")
     parser.add_argument("--engine-nice", type=int, help="the searches' engine niceness")
+    parser.add_argument("--engine", choices=tuple(DEFAULT_RUNS), default="llama.cpp")
+    parser.add_argument(
+        "--pin", action="store_true", help="client on core 0, the engine's processes on core 1"
+    )
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     for name, command in runs(args.out).items():
-        if args.only and name not in args.only:
+        if name not in (args.only or DEFAULT_RUNS.get(args.engine, ())):
             continue
         if name == TRACES_RUN and not TRACES.is_dir():
             print(WHERE_TRACES.format(path=TRACES, name=name), flush=True)
@@ -150,16 +223,21 @@ def main(argv: list[str] | None = None) -> int:
         load_path = args.out / f"{name}.load.jsonl"
         if args.engine_nice is not None:
             command = [*command, "--engine-nice", str(args.engine_nice)]
+        command = [*command, "--engine", args.engine]
         began = time.time()
         print(f"== {name}: {' '.join(command)}", flush=True)
-        process = subprocess.Popen(command)
-        sampler = threading.Thread(
-            target=sample_load, args=(load_path, stop, process.pid), daemon=True
-        )
-        sampler.start()
+        pin = (lambda: os.sched_setaffinity(0, {CLIENT_CORE})) if args.pin else None
+        process = subprocess.Popen(command, preexec_fn=pin)
+        threads = [threading.Thread(target=sample_load, args=(load_path, stop, process.pid))]
+        if args.pin:
+            threads.append(threading.Thread(target=pin_engine, args=(process.pid, stop)))
+        for thread in threads:
+            thread.daemon = True
+            thread.start()
         code = process.wait()
         stop.set()
-        sampler.join()
+        for thread in threads:
+            thread.join()
         print(f"== {name}: exit {code} after {time.time() - began:.0f} s", flush=True)
         if (args.out / name).is_dir():
             load_path.rename(args.out / name / "load.jsonl")
