@@ -15,7 +15,10 @@ core), one after another, each into OUT_DIR/NAME:
   LOCAL_WORKLOAD, the demo's settle/window/ramp/precision), with the `local-cpu` tiers plus two
   laxer ones (`reach`, `mid`) so the search doubles up to 12 agents and bisects in between;
 - `search-4` (vLLM's calibration source, in place of `demo`): the `search-demo` search up to
-  4 agents;
+  4 agents, on an engine sized as `search-demo`'s (12 requests at once);
+- `pressure` (vLLM only): 12 agents on the demo workload for a fixed probe against a vLLM
+  started here with a KV cache of a third of `search-demo`'s (`PRESSURE_KV_TOKENS`), so idle
+  sessions' prefixes are evicted and vLLM may preempt; its engine's facts in `engine.json`;
 - `search-agentperf`: the same search on the recorded agentperf traces
   (`shared/data/agentperf-local/agentperf-default-v1`, server history, agents starting at their
   session's first call: a mid-session start would open with a cold 35K-token prefill that
@@ -36,7 +39,7 @@ p25 of 27 tokens/s at one agent, so the validation's runs are not pinned).
 from __future__ import annotations
 
 import argparse
-import contextlib
+import functools
 import json
 import os
 import subprocess
@@ -45,11 +48,14 @@ import threading
 import time
 from pathlib import Path
 
-from agentload.run import presets
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from agentload.run import presets  # noqa: E402
+from bench.cores import on_core, pin_tree, tree_cpu_s  # noqa: E402
 
 AGENTLOAD = [sys.executable, "-m", "agentload"]
 LOAD_EVERY_S = 5.0
-REPO = Path(__file__).resolve().parents[1]
 SHARED = next(
     (p / "shared" for p in REPO.parents if (p / "shared" / "data").is_dir()), REPO.parent / "shared"
 )
@@ -101,7 +107,7 @@ def runs(out: Path) -> dict[str, list[str]]:
         ],
         "search-4": [
             *AGENTLOAD, "search", "--workload", presets.LOCAL_WORKLOAD, "--tiers", "local-cpu",
-            *EXTRA_TIERS, "--max-agents", "4", *DEMO_SEARCH,
+            *EXTRA_TIERS, "--max-agents", "4", "--engine-parallel", "12", *DEMO_SEARCH,
             "--label", "search-4", "--out", str(out / "search-4"),
         ],
     }  # fmt: skip
@@ -109,7 +115,7 @@ def runs(out: Path) -> dict[str, list[str]]:
 
 DEFAULT_RUNS = {
     "llama.cpp": ("demo", "search-demo", "search-agentperf"),
-    "vllm": ("search-4", "search-demo"),
+    "vllm": ("search-4", "search-demo", "pressure"),
 }
 """What each engine runs without --only. vLLM's calibration source is `search-4` (the laxer
 tiers too, up to 4 agents), not the demo: on a loaded machine the demo's tiers can all fail at
@@ -126,80 +132,119 @@ def _busiest() -> list[str]:
     return [line.strip()[:120] for line in ps.stdout.splitlines()[:5]]
 
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 CLIENT_CORE = 0
 ENGINE_CORE = 1
 """`--pin`: the client's core and the engine's (the machine has two)."""
-PIN_EVERY_S = 0.5
-"""How often `--pin` looks for new engine processes and threads (vLLM starts three
-processes, each starting threads, over its first minute)."""
 
 
-def _processes() -> dict[int, tuple[str, int, float]]:
-    """Every process: pid -> (name, parent pid, CPU seconds: user + system)."""
-    found = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        name = text[text.index("(") + 1 : text.rindex(")")]
-        fields = text[text.rindex(")") + 2 :].split()
-        cpu = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-        found[int(stat.parent.name)] = (name, int(fields[1]), cpu)
-    return found
-
-
-def engine_processes(parent: int) -> dict[int, tuple[str, float]]:
-    """The processes below `parent` (the run's engine: llama-server, or vLLM's API server,
-    engine core and their helpers): pid -> (name, CPU seconds)."""
-    table = _processes()
-    below: set[int] = set()
-    grew = True
-    while grew:
-        grew = False
-        for pid, (_, ppid, _) in table.items():
-            if pid not in below and (ppid == parent or ppid in below):
-                below.add(pid)
-                grew = True
-    return {pid: (table[pid][0], table[pid][2]) for pid in below}
-
-
-def engine_cpu_s(parent: int) -> tuple[float | None, dict[str, float]]:
-    """CPU seconds of the engine's processes below `parent` (None if none runs), and the
-    same by process name."""
-    found = engine_processes(parent)
-    by_name: dict[str, float] = {}
-    for name, cpu in found.values():
-        by_name[name] = by_name.get(name, 0.0) + cpu
-    return (sum(by_name.values()) if found else None), by_name
-
-
-def pin_engine(parent: int, stop: threading.Event) -> None:
-    """Keep every thread of the engine's processes on `ENGINE_CORE` until `stop`."""
-    while not stop.is_set():
-        for pid in engine_processes(parent):
-            for task in Path(f"/proc/{pid}/task").glob("[0-9]*"):
-                with contextlib.suppress(OSError):
-                    if os.sched_getaffinity(int(task.name)) != {ENGINE_CORE}:
-                        os.sched_setaffinity(int(task.name), {ENGINE_CORE})
-        stop.wait(PIN_EVERY_S)
-
-
-def sample_load(path: Path, stop: threading.Event, parent: int | None = None) -> None:
-    """Load average, the busiest processes and the engine's CPU seconds every LOAD_EVERY_S
-    until `stop`."""
+def sample_load(path: Path, stop: threading.Event, root: int, *, with_root: bool) -> None:
+    """Load average, the busiest processes and the engine's CPU seconds (`root`'s tree) every
+    LOAD_EVERY_S until `stop`."""
     with path.open("a") as f:
         while not stop.is_set():
             one, five, fifteen = os.getloadavg()
             row = {"t": time.time(), "load1": one, "load5": five, "load15": fifteen}
             row["busiest"] = _busiest()
-            total, by_name = engine_cpu_s(parent) if parent else (None, {})
+            total, by_name = tree_cpu_s(root, with_root=with_root)
             row["engine_cpu_s"] = total
             row["engine_processes"] = by_name
             f.write(json.dumps(row) + "\n")
             f.flush()
             stop.wait(LOAD_EVERY_S)
+
+
+def measure(
+    name: str,
+    command: list[str],
+    out: Path,
+    *,
+    pin: bool,
+    engine_root: int | None = None,
+) -> int:
+    """Run one measurement, sampling the load into OUT/NAME/load.jsonl; the engine is the
+    command's children, or the tree of `engine_root` (a server started apart)."""
+    stop = threading.Event()
+    load_path = out / f"{name}.load.jsonl"
+    began = time.time()
+    print(f"== {name}: {' '.join(command)}", flush=True)
+    process = subprocess.Popen(
+        command, preexec_fn=functools.partial(on_core, CLIENT_CORE) if pin else None
+    )
+    root, with_root = (process.pid, False) if engine_root is None else (engine_root, True)
+    threads = [
+        threading.Thread(
+            target=sample_load, args=(load_path, stop, root), kwargs={"with_root": with_root}
+        )
+    ]
+    if pin:
+        threads.append(
+            threading.Thread(
+                target=pin_tree, args=(root, ENGINE_CORE, stop), kwargs={"with_root": with_root}
+            )
+        )
+    for thread in threads:
+        thread.daemon = True
+        thread.start()
+    code = process.wait()
+    stop.set()
+    for thread in threads:
+        thread.join()
+    print(f"== {name}: exit {code} after {time.time() - began:.0f} s", flush=True)
+    if (out / name).is_dir():
+        load_path.rename(out / name / "load.jsonl")
+    return code
+
+
+PRESSURE_RUN = "pressure"
+PRESSURE_AGENTS = 12
+PRESSURE_KV_TOKENS = 40_960
+"""The pressure run's KV cache: a third of what `search-demo`'s engine has for 12 agents, so
+idle sessions' prefixes are evicted and running requests can run out of blocks (vLLM then
+preempts)."""
+PRESSURE_SECONDS = 150
+
+
+def pressure(out: Path, nice: int | None, *, pin: bool) -> None:
+    """vLLM with a KV cache too small for its agents (`PRESSURE_KV_TOKENS`), started here with
+    that cache, `agentload run` of `PRESSURE_AGENTS` agents on the demo workload against it; the
+    engine's facts (its KV tokens, preemptions are in its /metrics scrapes) go to
+    OUT/pressure/engine.json, as a run's manifest carries them for the embedded engine."""
+    from agentload.engines.vllm import VllmEngine, kv_bytes_per_token, resolve_model
+
+    per_token = kv_bytes_per_token(resolve_model())
+    engine = VllmEngine.start(
+        parallel=PRESSURE_AGENTS,
+        slot_tokens=PRESSURE_SLOT_TOKENS,
+        threads=1,
+        nice=presets_nice(nice),
+        log_dir=out / f"{PRESSURE_RUN}.engine",
+        extra_args=["--kv-cache-memory-bytes", str(PRESSURE_KV_TOKENS * per_token)],
+    )
+    try:
+        facts = engine.facts()
+        command = [
+            *AGENTLOAD, "run", "--url", f"{engine.url}/v1", "--model", engine.model,
+            "--tokenizer", str(engine.tokenizer_path), "--workload", presets.LOCAL_WORKLOAD,
+            "--agents", str(PRESSURE_AGENTS), "--duration", str(PRESSURE_SECONDS),
+            "--settle", "20", "--start-mid-session", "--label", PRESSURE_RUN,
+            "--out", str(out / PRESSURE_RUN),
+        ]  # fmt: skip
+        measure(PRESSURE_RUN, command, out, pin=pin, engine_root=engine.pid)
+        facts["kv_cache_tokens"] = engine.kv_tokens()
+        (out / PRESSURE_RUN / "engine.json").write_text(json.dumps(facts, indent=1, default=str))
+    finally:
+        engine.stop()
+
+
+PRESSURE_SLOT_TOKENS = 18_432
+"""The demo workload's longest call (prompt and output) fits: as the searches' engines."""
+
+
+def presets_nice(nice: int | None) -> int:
+    """The engine's niceness: given, else the local engine's."""
+    from agentload.engines.process import LOCAL_ENGINE_NICE
+
+    return LOCAL_ENGINE_NICE if nice is None else nice
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -213,34 +258,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    wanted = args.only or DEFAULT_RUNS.get(args.engine, ())
     for name, command in runs(args.out).items():
-        if name not in (args.only or DEFAULT_RUNS.get(args.engine, ())):
+        if name not in wanted:
             continue
         if name == TRACES_RUN and not TRACES.is_dir():
             print(WHERE_TRACES.format(path=TRACES, name=name), flush=True)
             continue
-        stop = threading.Event()
-        load_path = args.out / f"{name}.load.jsonl"
         if args.engine_nice is not None:
             command = [*command, "--engine-nice", str(args.engine_nice)]
-        command = [*command, "--engine", args.engine]
-        began = time.time()
-        print(f"== {name}: {' '.join(command)}", flush=True)
-        pin = (lambda: os.sched_setaffinity(0, {CLIENT_CORE})) if args.pin else None
-        process = subprocess.Popen(command, preexec_fn=pin)
-        threads = [threading.Thread(target=sample_load, args=(load_path, stop, process.pid))]
-        if args.pin:
-            threads.append(threading.Thread(target=pin_engine, args=(process.pid, stop)))
-        for thread in threads:
-            thread.daemon = True
-            thread.start()
-        code = process.wait()
-        stop.set()
-        for thread in threads:
-            thread.join()
-        print(f"== {name}: exit {code} after {time.time() - began:.0f} s", flush=True)
-        if (args.out / name).is_dir():
-            load_path.rename(args.out / name / "load.jsonl")
+        measure(name, [*command, "--engine", args.engine], args.out, pin=args.pin)
+    if PRESSURE_RUN in wanted and args.engine == "vllm":
+        pressure(args.out, args.engine_nice, pin=args.pin)
     return 0
 
 

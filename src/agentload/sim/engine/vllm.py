@@ -32,7 +32,8 @@ Checked rule by rule against vLLM 0.32.0's own source (`vllm/v1/core/sched/sched
   a block as soon as it is scheduled, generated tokens' blocks too; here a prompt is cached
   when its prefill completes and generated tokens are not reused (the next call's prompt
   carries the reply re-tokenised: on vLLM 0.32's CPU build, 369 of 390 consecutive calls of a
-  session hit exactly the previous prompt's full blocks, none of its reply). A preempted
+  session hit exactly the previous prompt's full blocks, the other 21 one block more, where the
+  reply's first tokens completed its last block). A preempted
   prefill leaves nothing cached here (vLLM keeps the full blocks it computed), and a resumed
   request recomputes every token it had generated (vLLM finds their full blocks cached).
 - **Eviction** (`BlockPool`): a freed request's blocks join the free queue's tail in reverse
@@ -144,12 +145,9 @@ class VllmRank(MixedRank):
         self._blocked = False
         """A preemption happened while forming this step: no admission."""
         self._per_step = self.acceptance.mean if self.acceptance is not None else 1.0
-
-    @property
-    def radix(self) -> RadixCache:
         cache = self.cache
         assert isinstance(cache, RadixCache), "vLLM's scheduler keeps a radix cache"
-        return cache
+        self._radix = cache
 
     # --- memory -----------------------------------------------------------------------------
 
@@ -162,7 +160,7 @@ class VllmRank(MixedRank):
         extra = self.grown - math.ceil(self._used())
         if extra > 0:
             self.grown -= extra
-            self.radix.unreserve(extra)
+            self._radix.unreserve(extra)
 
     def _reserve(self, steps: int) -> int:
         """Reserve what the batch adds in `steps` more steps; the steps it can afford (at most
@@ -170,19 +168,22 @@ class VllmRank(MixedRank):
         batch = len(self.decoders)
         if not batch:
             return steps
-        used = self._used()
-        need = math.ceil(used + self._per_step * batch * steps) - self.grown
-        if need > 0:
-            self.grown += self.radix.reserve(need)
-        room = (self.grown - used) / (self._per_step * batch)
-        return min(steps, max(0, math.floor(room + 1e-9)))
+        per_step = self._per_step
+        used = per_step * (batch * self.steps_done - self.join_sum)
+        want = used + per_step * batch * steps
+        if want <= self.grown:
+            return steps
+        self.grown += self._radix.reserve(math.ceil(want) - self.grown)
+        if want <= self.grown:
+            return steps
+        return max(0, math.floor((self.grown - used) / (per_step * batch) + 1e-9))
 
     def _give_back(self, live: _Live, steps: int) -> None:
         """A decoding sequence leaves after `steps` decode steps: its growth goes back."""
         tokens = min(self.grown, math.ceil(self._per_step * steps))
         self.join_sum -= live.join
         self.grown -= tokens
-        self.radix.unreserve(tokens)
+        self._radix.unreserve(tokens)
 
     # --- forming a step ---------------------------------------------------------------------
 
