@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("workload",),
     ("client", "engines"),
     ("measure", "target"),
-    ("sim", "doctor", "search"),
+    ("sim", "doctor", "search", "quality"),
     ("run",),
     ("layouts",),
     ("report", "analysis"),

@@ -32,7 +32,7 @@ from agentload.commands import (
     simulate,
     workload,
 )
-from agentload.errors import EXIT_INTERRUPTED, AgentloadError
+from agentload.errors import EXIT_INTERRUPTED, AgentloadError, numeric
 from agentload.option_errors import keep_parsers, option_error
 
 COMMANDS = (
@@ -84,7 +84,7 @@ class _Parser(argparse.ArgumentParser):
             self._refuse_unknown([a for a in typed if a.startswith("--")])
             self._refuse_missing({a.split("=", 1)[0] for a in typed})
         parsed, extras = super().parse_known_args(args, namespace)
-        self._refuse_unknown([a for a in extras if a.startswith("-") and not _number(a)])
+        self._refuse_unknown([a for a in extras if a.startswith("-") and not numeric(a)])
         return parsed, extras
 
     def _refuse_unknown(self, options: Sequence[str]) -> None:
@@ -130,15 +130,6 @@ def _suggestion(typed: str, known: Sequence[str]) -> str:
     """`; did you mean X?` for the closest of `known` to `typed`, or nothing."""
     close = difflib.get_close_matches(typed, known, n=1, cutoff=CLOSE_MATCH)
     return f"; did you mean {close[0]}?" if close else ""
-
-
-def _number(text: str) -> bool:
-    """A negative number, not an option (`--seed -1` leaves `-1` when it is extra)."""
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def build_parser() -> argparse.ArgumentParser:

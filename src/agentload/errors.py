@@ -109,7 +109,7 @@ def problem_words(problem: ErrorDetails) -> str:
 
 def _shown(value: object) -> str:
     """A value given, as it was typed: numbers bare, text quoted, long values cut."""
-    if isinstance(value, str) and _numeric(value):
+    if isinstance(value, str) and numeric(value):
         text = value
     elif isinstance(value, bool) or not isinstance(value, int | float):
         text = repr(value)
@@ -118,7 +118,8 @@ def _shown(value: object) -> str:
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
-def _numeric(text: str) -> bool:
+def numeric(text: str) -> bool:
+    """Whether `text` reads as a number (`-1` is one: a value, not an option)."""
     try:
         float(text)
     except ValueError:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentload.commands.figures import parse_number
+from agentload.analysis.numbers import parse_number
 from agentload.errors import InputError
 from tests.analysis.summaries import probe, write_summary
 from tests.commands.cli import figures, run_json

@@ -12,7 +12,8 @@ import pytest
 from rich.console import Console
 
 from agentload.cli import main
-from agentload.commands.doctor import EXIT_CHECK_FAILED, print_checks
+from agentload.commands.doctor import EXIT_CHECK_FAILED
+from agentload.doctor.diagnose import print_checks
 from agentload.engines.llamacpp import LocalEngine
 from agentload.target.checks import failed, passed
 from tests.reliability.conftest import SMALL_WORKLOAD

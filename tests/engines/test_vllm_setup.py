@@ -65,6 +65,12 @@ def test_server_env_threads_unpinned_and_no_legacy_kv_setting() -> None:
     assert env["PATH"] == "/bin"
 
 
+def test_scratch_is_beside_the_log_unless_vllm_s_sockets_would_not_fit(tmp_path: Path) -> None:
+    assert vllm.scratch_folder(Path("/h/logs"), 8000) == Path("/h/logs/vllm-8000.tmp")
+    deep = vllm.scratch_folder(tmp_path / ("d" * 80) / "logs", 8000)
+    assert len(str(deep)) + vllm.IPC_NAME_CHARS <= vllm.IPC_PATH_MAX
+
+
 def test_the_kv_cache_holds_parallel_longest_calls_within_free_memory() -> None:
     per_token = 4096
     wanted = vllm.kv_cache_bytes(4 * 20_000, per_token, available=None)

@@ -16,6 +16,11 @@ FAST_WORKLOAD = (
 """Short prompts, short replies, short tool times: many calls in a second or two."""
 
 
+FIRST_MS = 20
+GAP_MS = 2
+"""The mock server's pacing: first token after FIRST_MS, then one every GAP_MS."""
+
+
 def require_node() -> None:
     if node_path() is None:
         pytest.skip("Node.js is not installed (the mock server needs `node`)")
@@ -25,5 +30,5 @@ def require_node() -> None:
 def mock_server() -> Iterator[MockServer]:
     """The mock server: first token after 20 ms, then one every 2 ms, every write logged."""
     require_node()
-    with MockServer(first_ms=20, gap_ms=2, log=True) as server:
+    with MockServer(first_ms=FIRST_MS, gap_ms=GAP_MS, log=True) as server:
         yield server

@@ -23,7 +23,12 @@ AGENTS = 6
 WORKERS = 2
 CLOCK_AGREEMENT_S = 0.005
 """A record's first-token time and the server's first write, both epoch s from different
-processes' clocks (client workers, Node server): they agree within network + wake-up time."""
+processes' clocks (client workers, Node server): they agree within network + wake-up time,
+plus the clients' own event-loop lag (median), which a loaded machine adds to every time the
+client takes."""
+START_AGREEMENT_S = 0.03
+"""Agents start on the schedule within this, plus the clients' send delay (p99) on a loaded
+machine."""
 
 
 def _child_now(anchor: tuple[float, float], queue: multiprocessing.Queue) -> None:
@@ -90,18 +95,20 @@ def test_one_clock_across_workers(two_worker_run: tuple[Path, list]) -> None:
     out, log = two_worker_run
     first_write = {entry["id"]: entry["t_first"] / 1000 for entry in log}
     manifest = read_json(out / "manifest.json")
+    selfcheck = read_json(out / "summary.json")["selfcheck"]
     times = manifest["times"]
     starts = sorted(times["agent_starts"])
     step = 0.6 / AGENTS
     # Agents start on the run's one schedule, whichever worker drives them.
     assert [round(t - starts[0], 2) for t in starts] == pytest.approx(
-        [round(k * step, 2) for k in range(AGENTS)], abs=0.03
+        [round(k * step, 2) for k in range(AGENTS)],
+        abs=START_AGREEMENT_S + (selfcheck["send_delay_p99_s"] or 0.0),
     )
     records = [r for r in load_records(out / "records.jsonl").records if r.phase == "run"]
     for parity in (0, 1):
         mine = [r for r in records if r.agent % WORKERS == parity]
         errors = sorted(abs(r.t_first - first_write[r.id]) for r in mine)  # type: ignore[operator]
-        assert errors[len(errors) // 2] < CLOCK_AGREEMENT_S
+        assert errors[len(errors) // 2] < CLOCK_AGREEMENT_S + (selfcheck["loop_lag_p50_s"] or 0.0)
     for r in records:
         assert times["started_at"] <= r.t_send <= times["finished_at"]
 

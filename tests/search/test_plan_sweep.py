@@ -4,16 +4,18 @@ above a failing probe, conservative (and saying so) when the deployment is not m
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentload.results.brackets import bracket
 from agentload.results.summary import ProbeFigures
 from agentload.search.answers import annotate, monotone_note
-from agentload.search.curves import observations
-from agentload.search.plan import PlanContext, width
+from agentload.search.curves import Observation, observations
+from agentload.search.interval import MAX_WINDOWS
+from agentload.search.plan import PlanContext, brackets, verdicts_of, width
 from agentload.search.plans import BISECT, DEFAULT_PLAN, choose
 from agentload.search.prior import PriorProbe, prior_observations
 from tests.search.curves_fake import LADDER, limit, probe
@@ -29,15 +31,26 @@ def context(max_agents: int = 512, precision: float = 0.1, **extra: object) -> P
 def search(
     plan: str, ctx: PlanContext, *, half_at: float = 40.0, jitter: float = 0.0, seed: int = 0
 ) -> list[ProbeFigures]:
-    """Run the plan against the made-up deployment until it stops; the probes in order."""
+    """Run the plan against the made-up deployment until it stops; the probes in order. A count
+    is probed again only as a fresh window on a settled bracket's edge (the sweep's recheck of
+    an edge its curve doubts), and at most `MAX_WINDOWS` times."""
     done: list[ProbeFigures] = []
-    while (choice := choose(plan, observations(done, TIERS), ctx)) is not None:
-        assert choice.agents not in {p.agents for p in done}, "probed a count twice"
+    while (choice := choose(plan, (seen := observations(done, TIERS)), ctx)) is not None:
+        if choice.agents in {p.agents for p in done}:
+            assert choice.agents in settled_edges(seen, ctx), "probed a count twice, not an edge"
+            assert sum(p.agents == choice.agents for p in done) < MAX_WINDOWS
         done.append(
             probe(choice.agents, TIERS, index=len(done), half_at=half_at, jitter=jitter, seed=seed)
         )
         assert len(done) <= MOST_PROBES
     return done
+
+
+def settled_edges(seen: Sequence[Observation], ctx: PlanContext) -> set[int]:
+    """The passing and failing ends of every settled bracket."""
+    settled = brackets(verdicts_of(seen), ctx.names).values()
+    ends = [(b.passing, b.failing) for b in settled if b.resolved(ctx.precision, ctx.max_agents)]
+    return {n for pair in ends for n in pair if n}
 
 
 def verdicts(done: list[ProbeFigures]) -> dict[int, dict[str, bool]]:
@@ -112,6 +125,7 @@ def test_a_monotone_deployment_is_never_answered_above_a_failing_probe(
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10_000), jitter=st.floats(0.02, 0.15))
+@example(seed=1, jitter=0.125)  # tps15's fail at 113 is a misread (limit 136): measured again
 def test_a_noisy_deployment_is_answered_conservatively_and_says_so(
     seed: int, jitter: float
 ) -> None:

@@ -6,7 +6,8 @@ typed figure whose statistic is not stated. A tier that passed at the search's c
 agents as `256+`: its capacity figures (agents, throughput, $/M) are bounds, not the tier's
 limit, so their ratios are left out. Each answer shows where a repeat of its search would answer
 (`3 (2-4)`); when each of two answers lies inside the other's interval, the agents' ratio reads
-`no measured difference`. Each table says where each system's per-MW figures come from. A
+`no measured difference`. Under it, the quality gate on each answer (what held or failed where;
+`not checked`, `not simulated`). Each table says where each system's per-MW figures come from. A
 simulated result carries an error band (calibrated on published figures of its system, or the
 wider band of one nothing calibrates): the Systems table states each, and each tier table says
 whether the agents-per-GPU ratio lies inside the two results' combined band (their log errors
@@ -34,6 +35,8 @@ STATISTIC_ROW = "speed statistic"
 NOT_STATED = "as typed (not stated)"
 NO_DIFFERENCE = "no measured difference"
 REPEAT_ROW = "a repeat would answer"
+QUALITY_ROW = "quality"
+NOT_CHECKED = "not checked"
 
 # (figure, unit) rows of each tier table, in the order `_metric_values` returns them
 _METRICS: tuple[tuple[str, str], ...] = (
@@ -64,6 +67,15 @@ _CAPACITY_ROWS = frozenset(
     }
 )
 """Figures that measure how much a tier can serve: at the search's cap, only bounds."""
+
+UNDECIDED_NOTE = (
+    ": the search stopped before the tier settled; its figures are at the most agents passed so "
+    "far, and capacity ratios are left out"
+)
+CAP_NOTE = (
+    " passed at the search's cap (--max-agents), not at the tier's limit; capacity figures there "
+    "are bounds, and their ratios are left out"
+)
 
 
 def unique_labels(results: Sequence[Results]) -> list[str]:
@@ -162,6 +174,9 @@ def compare(
             if metric == AGENTS_ROW and any(p is not None and p.agents_interval for p in points):
                 repeats = [_repeat_range(p) for p in points]
                 rows.append((REPEAT_ROW, "agents", *repeats, *([None] * len(ratios))))
+            if metric == AGENTS_ROW and any(p is not None and p.quality for p in points):
+                gates = [_quality_cell(p) for p in points]
+                rows.append((QUALITY_ROW, "gate", *gates, *([None] * len(ratios))))
         tables.append(
             Table(
                 title=f"Tier {name}",
@@ -180,14 +195,21 @@ def compare(
                         for label, result in zip(labels, results, strict=True)
                     ),
                     "speed ratios only between systems stating the same statistic",
-                    *_cap_notes(capped),
-                    *_undecided_notes(undecided),
+                    *_named(capped, "N+", CAP_NOTE),
+                    *_named(undecided, UNDECIDED, UNDECIDED_NOTE),
                     *_repeat_notes(points),
                     *_uncertainty_notes(labels, results, columns, capped),
                 ),
             )
         )
     return tuple(tables)
+
+
+def _quality_cell(point: OperatingPoint | None) -> str | None:
+    """The quality gate on the answer in words; `not checked` for a result without checks."""
+    if point is None:
+        return None
+    return point.quality or NOT_CHECKED
 
 
 def _agents_cell(value: Cell, point: OperatingPoint | None, capped: bool) -> Cell:
@@ -290,22 +312,9 @@ def _uncertainty_notes(
     return notes
 
 
-def _undecided_notes(undecided: Sequence[str]) -> list[str]:
-    if not undecided:
-        return []
-    return [
-        f"{UNDECIDED}: {', '.join(undecided)}: the search stopped before the tier settled; its "
-        "figures are at the most agents passed so far, and capacity ratios are left out"
-    ]
-
-
-def _cap_notes(capped: Sequence[str]) -> list[str]:
-    if not capped:
-        return []
-    return [
-        f"N+: {', '.join(capped)} passed at the search's cap (--max-agents), not at the tier's "
-        "limit; capacity figures there are bounds, and their ratios are left out"
-    ]
+def _named(labels: Sequence[str], word: str, words: str) -> list[str]:
+    """One note naming `labels` (none when there are none)."""
+    return [f"{word}: {', '.join(labels)}{words}"] if labels else []
 
 
 def _metric_values(decoded: Decoded | None, price: float | None) -> list[Cell]:

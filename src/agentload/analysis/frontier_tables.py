@@ -5,7 +5,8 @@ of the points given (results directories' probes, or their tiers, and typed poin
 and the k points that keep the most of it (`agentload.analysis.frontier`); look-ups on it and
 points from elsewhere against it (`agentload.analysis.lookup`, never extrapolated). The inputs
 are typed (`FrontierInputs`, each field named as the option that gives it); one that changes
-nothing is refused, as a `Refused` naming it.
+nothing is refused, as a `Refused` naming it. A point typed as `SPEED,FIGURE[,LABEL]` is read by
+`typed_point`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from agentload.analysis.lookup import (
     speed_at_throughput,
     throughput_at_speed,
 )
+from agentload.analysis.numbers import parse_number
 from agentload.analysis.provenance import (
     ASSUMED_POWER,
     COMPUTED,
@@ -42,6 +44,7 @@ from agentload.analysis.provenance import (
 from agentload.analysis.refused import Reason, Refused
 from agentload.analysis.results import Results
 from agentload.analysis.table import Cell, Table, figure_table, format_number
+from agentload.errors import InputError
 from agentload.frozen import Frozen
 from agentload.results.answer_words import answer_words
 from agentload.units import PERCENT, WATTS_PER_MW
@@ -62,6 +65,23 @@ class TypedPoint(Frozen):
     speed: float
     value: float
     label: str | None = None
+
+
+POINT = "SPEED,THROUGHPUT[,LABEL]"
+PRICED = "SPEED,DOLLARS_PER_M[,LABEL]"
+
+
+def typed_point(text: str, flag: str, shape: str = POINT) -> TypedPoint:
+    """`SPEED,FIGURE[,LABEL]` as a typed point (`PRICED`: its $ per M above 0); one line naming
+    the option when malformed."""
+    parts = text.split(",", 2)
+    if len(parts) < 2:
+        raise InputError(f"expected {shape}, got {text!r}", field=flag)
+    speed = parse_number(parts[0], flag)
+    value = parse_number(parts[1], flag)
+    if shape == PRICED and value <= 0:
+        raise InputError(f"$ per M must be > 0, got {text!r}", field=flag)
+    return TypedPoint(speed=speed, value=value, label=parts[2] if len(parts) == 3 else None)
 
 
 class GivenPoint(Frozen):

@@ -18,7 +18,7 @@ Pure functions.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Literal
 
@@ -67,30 +67,18 @@ def throughput_at_speed(
     _check(frontier)
     first, last = frontier[0], frontier[-1]
     if speed < first.speed:
-        return Reading(
-            value=None,
-            outside=Outside.SLOWER,
-            refused=f"slower than the slowest measured point ({_num(first.speed)})",
-            bound=f"≥ {_num(first.throughput)} (the slowest point's, at a lower speed)",
+        return _outside(
+            Outside.SLOWER,
+            f"slower than the slowest measured point ({_num(first.speed)})",
+            f"≥ {_num(first.throughput)} (the slowest point's, at a lower speed)",
         )
     if speed > last.speed:
-        return Reading(
-            value=None,
-            outside=Outside.FASTER,
-            refused=f"faster than the fastest measured point ({_num(last.speed)})",
-            bound="unknown: nothing that fast was measured",
+        return _outside(
+            Outside.FASTER,
+            f"faster than the fastest measured point ({_num(last.speed)})",
+            "unknown: nothing that fast was measured",
         )
-    exact = next((p for p in frontier if p.speed == speed), None)
-    if exact is not None:
-        return Reading(value=exact.throughput, between=(exact.label,))
-    high = next(i for i, p in enumerate(frontier) if p.speed > speed)
-    a, b = frontier[high - 1], frontier[high]
-    if how == "step":
-        return Reading(value=b.throughput, between=(b.label,))
-    return Reading(
-        value=_along(a.speed, a.throughput, b.speed, b.throughput, speed, how),
-        between=(a.label, b.label),
-    )
+    return _read(frontier, speed, how, lambda p: (p.speed, p.throughput))
 
 
 def speed_at_throughput(
@@ -100,33 +88,51 @@ def speed_at_throughput(
     _check(frontier)
     first, last = frontier[0], frontier[-1]
     if throughput > first.throughput:
-        return Reading(
-            value=None,
-            outside=Outside.MORE,
-            refused=(
+        return _outside(
+            Outside.MORE,
+            (
                 f"more than the most measured ({_num(first.throughput)}, at "
                 f"{_num(first.speed)} tok/s per request)"
             ),
-            bound=f"< {_num(first.speed)} tok/s per request, if reachable at all",
+            f"< {_num(first.speed)} tok/s per request, if reachable at all",
         )
     if throughput < last.throughput:
-        return Reading(
-            value=None,
-            outside=Outside.LESS,
-            refused=f"less than the fastest point delivers ({_num(last.throughput)})",
-            bound=f"≥ {_num(last.speed)} tok/s per request (the fastest point's)",
+        return _outside(
+            Outside.LESS,
+            f"less than the fastest point delivers ({_num(last.throughput)})",
+            f"≥ {_num(last.speed)} tok/s per request (the fastest point's)",
         )
-    exact = next((p for p in frontier if p.throughput == throughput), None)
-    if exact is not None:
-        return Reading(value=exact.speed, between=(exact.label,))
-    low = next(i for i, p in enumerate(frontier) if p.throughput < throughput)
-    a, b = frontier[low - 1], frontier[low]
-    if how == "step":
-        return Reading(value=a.speed, between=(a.label,))
-    return Reading(
-        value=_along(a.throughput, a.speed, b.throughput, b.speed, throughput, how),
-        between=(a.label, b.label),
+    return _read(frontier, throughput, how, lambda p: (p.throughput, p.speed))
+
+
+def _read(
+    frontier: Sequence[FrontierPoint],
+    x: float,
+    how: Interpolation,
+    axes: Callable[[FrontierPoint], tuple[float, float]],
+) -> Reading:
+    """y at x along the frontier, each point's (x, y) its `axes`, x inside their range: a point's
+    own y, else between its two neighbours (a step takes the lower y: conservative)."""
+    xy = [axes(p) for p in frontier]
+    for p, (px, py) in zip(frontier, xy, strict=True):
+        if px == x:
+            return Reading(value=py, between=(p.label,))
+    i = next(
+        i
+        for i in range(1, len(xy))
+        if min(xy[i - 1][0], xy[i][0]) < x < max(xy[i - 1][0], xy[i][0])
     )
+    (x0, y0), (x1, y1) = xy[i - 1], xy[i]
+    if how == "step":
+        low = i - 1 if y0 < y1 else i
+        return Reading(value=xy[low][1], between=(frontier[low].label,))
+    return Reading(
+        value=_along(x0, y0, x1, y1, x, how), between=(frontier[i - 1].label, frontier[i].label)
+    )
+
+
+def _outside(outside: Outside, refused: str, bound: str) -> Reading:
+    return Reading(value=None, outside=outside, refused=refused, bound=bound)
 
 
 class Against(Frozen):

@@ -23,12 +23,17 @@ stated beside it. For a team:
   x hours): the share of the fleet's agent-hours that must be used for self-hosting to cost
   what the API would; the plan's own utilisation is mean agents / capacity agents.
 
-Pure functions over frozen models; US dollars, watts, hours.
+Pure functions over frozen models; US dollars, watts, hours. The inputs a plan lacks are refused
+in one line with an example that works on these results (`refuse_missing`); a day profile is
+read from its typed or saved shares (`day_profile`).
 """
 
 from __future__ import annotations
 
 import math
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -37,6 +42,7 @@ from agentload.analysis.cost import HostedPrices
 from agentload.analysis.decode import decode_point
 from agentload.analysis.economics import agent_load, hosted, owned_gpu_hour
 from agentload.analysis.mix import TokenMix
+from agentload.analysis.numbers import parse_number
 from agentload.analysis.provenance import Provenance
 from agentload.analysis.refused import Reason, Refused
 from agentload.analysis.results import Results
@@ -53,6 +59,10 @@ HOURS_PER_DAY = 24
 PLAN_SCHEMA_VERSION = 2
 """2: the unit of a fleet is a deployment (1 called it a replica, as the simulator's schema 1
 called a data-parallel rank); an agent's tokens/s are `tokens_per_s_per_active_agent`."""
+EXAMPLE_DEMAND = {"--developers": "100", "--agents-per-developer": "2", "--active-share": "25%"}
+"""A team the example in a refusal sizes for (any will do: it shows the shape)."""
+EXAMPLE_GPUS = "8"
+"""GPUs per deployment in the example, when the results do not say how many served."""
 
 
 class Demand(Frozen):
@@ -432,3 +442,63 @@ def _notes(
         f"{deployment.provenance} mix"
     )
     return tuple(notes)
+
+
+def refuse_missing(results: Results, directory: str, given: Mapping[str, object]) -> None:
+    """Every input the plan lacks (`given`: the typed options by destination, None when not
+    given), in one line, with a command that works on these results (their tiers, their GPUs)
+    and the inputs already given."""
+    names = [p.tier for p in results.tier_points() if p.tier is not None]
+    met = [p.tier for p in results.tier_points() if p.tier is not None and p.agents is not None]
+    missing: list[str] = []
+    example = ["agentload", "plan", directory]
+    if given["tier"] is None and len(names) > 1:
+        missing.append(f"--tier (one of {', '.join(names)})")
+    tier = given["tier"] or (met[0] if met else names[0] if names else None)
+    if tier is not None and len(names) > 1:
+        example += ["--tier", str(tier)]
+    gpus = given["gpus_per_deployment"]
+    if results.gpus is None and gpus is None:
+        missing.append("--gpus-per-deployment (the results do not say how many GPUs served)")
+    if results.gpus is None:
+        example += ["--gpus-per-deployment", str(gpus or EXAMPLE_GPUS)]
+    for option in ("--developers", "--agents-per-developer"):
+        typed = given[option[2:].replace("-", "_")]
+        if typed is None:
+            missing.append(option)
+        example += [option, str(typed or EXAMPLE_DEMAND[option])]
+    share, profile = given["active_share"], given["day_profile"]
+    if share is None and profile is None:
+        missing.append("--active-share (or --day-profile)")
+    if share is None and profile is not None:
+        example += ["--day-profile", str(profile)]
+    else:
+        example += ["--active-share", str(share or EXAMPLE_DEMAND["--active-share"])]
+    if missing:
+        listed = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
+        raise Refused(
+            None,
+            Reason.NEEDS,
+            f"a plan needs {listed}; e.g. {shlex.join(example)} (see agentload plan --help for "
+            "headroom, spares, power and prices)",
+        )
+
+
+def day_profile(text: str) -> tuple[float, ...]:
+    """`--day-profile S0,...,S23`, or a file of them: each hour's share active (0..1 or N%)."""
+    path = Path(text)
+    source = text
+    if path.is_file():
+        try:
+            source = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", path=path) from None
+    values = [part for part in source.replace("\n", ",").split(",") if part.strip()]
+    shares = tuple(parse_number(v, "--day-profile", percent=True) for v in values)
+    if len(shares) != HOURS_PER_DAY:
+        raise InputError(
+            f"expected {HOURS_PER_DAY} hourly shares, got {len(shares)}", field="--day-profile"
+        )
+    if any(s > 1 for s in shares) or max(shares) <= 0:
+        raise InputError("hourly shares are 0..1 (or N%), some above 0", field="--day-profile")
+    return shares

@@ -6,10 +6,13 @@ refuses, as a `Refused` naming the input, one that is half given or changes noth
 
 A throughput's $/M holds only for the token mix it was measured on: a results directory's points
 carry their own mix; a typed throughput has one only when `throughput_mix` says which. Hosted
-prices on any other mix are shown, marked "not like for like".
+prices on any other mix are shown, marked "not like for like". A mix typed as `C:U:O` or read
+from a recorded trace is a `NamedMix` (`named_ratio`, `trace_mix`).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from agentload.analysis.cost import HostedPrices
 from agentload.analysis.cost_tables import (
@@ -27,11 +30,14 @@ from agentload.analysis.cost_tables import (
 )
 from agentload.analysis.decode import decode_point
 from agentload.analysis.economics import CostBasis, owned, rented
+from agentload.analysis.mix import mix_from_calls, mix_from_ratio
+from agentload.analysis.numbers import parse_number
 from agentload.analysis.provenance import TYPED_IN, describe_source
 from agentload.analysis.refused import Reason, Refused
-from agentload.analysis.results import OperatingPoint, Results
+from agentload.analysis.results import OperatingPoint, Results, load_recorded_calls
 from agentload.analysis.table import Table, format_number
 from agentload.analysis.wall import wall_power
+from agentload.errors import InputError
 from agentload.frozen import Frozen
 from agentload.results.answer_words import UNDECIDED
 
@@ -74,6 +80,23 @@ class CostInputs(Frozen):
     calls_per_session: float | None = None
     watts_per_gpu: float | None = None
     dollars_per_m: tuple[float, ...] = ()
+
+
+def named_ratio(text: str, flag: str) -> NamedMix:
+    """`C:U:O` (cached input : uncached input : output) as a typed mix."""
+    parts = text.split(":")
+    if len(parts) != 3:
+        raise InputError(f"expected C:U:O, got {text!r}", field=flag)
+    values = [parse_number(part, flag) for part in parts]
+    if sum(values) <= 0:
+        raise InputError(f"a mix needs some tokens, got {text!r}", field=flag)
+    return NamedMix(name=f"ratio {text}", mix=mix_from_ratio(*values), source=TYPED_IN)
+
+
+def trace_mix(path: str) -> NamedMix:
+    """A recorded agentperf trace's token mix."""
+    mix = mix_from_calls(load_recorded_calls(path))
+    return NamedMix(name=f"trace {Path(path).name}", mix=mix, source=str(path))
 
 
 def pricing_tables(inputs: CostInputs) -> tuple[Table, ...]:

@@ -70,6 +70,9 @@ class OperatingPoint(Frozen):
     settled: bool = True
     """False for a tier an interrupted search did not decide (`results.answer_words.decided`):
     its agents are the most that passed so far, not an answer."""
+    quality: str | None = None
+    """The quality gate on a tier's answer in words (`agentload.quality.words`): what held or
+    failed where, `not simulated`, or None when the outputs were not checked."""
     gpus: int = Field(default=1, ge=1)
     gpus_known: bool = False
     """False when the source did not say how many GPUs; per-GPU figures then assume one."""
@@ -185,6 +188,7 @@ def _tier_point(tier: TierResult, summary: Summary, common: dict[str, Any]) -> O
         at_cap=tier.limit == "max_agents",
         agents_interval=tier.max_agents_interval,
         settled=decided(tier, summary.complete),
+        quality=_quality_words(tier, summary),
         **{**_served(tier), "p50_output_tokens_per_s": p50},
         watts=watts,
         recorded_tokens_per_s_per_mw=tier.total_tokens_per_s_per_mw,
@@ -192,6 +196,12 @@ def _tier_point(tier: TierResult, summary: Summary, common: dict[str, Any]) -> O
         calls_per_s=_calls_per_s(probe) if probe is not None else None,
         **common,
     )
+
+
+def _quality_words(tier: TierResult, summary: Summary) -> str | None:
+    if summary.quality is not None and not summary.quality.measured:
+        return "not simulated"
+    return tier.quality.words if tier.quality is not None else None
 
 
 def _probe_point(

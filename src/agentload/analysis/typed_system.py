@@ -3,7 +3,8 @@ a results directory would give, and which $ per GPU-hour each compared result is
 
 A system is one label; each of its `--system` options gives one tier's figures (`TypedTier`),
 while `gpus` and `price` are the system's (`SYSTEM_LEVEL`). Throughputs are for the whole
-deployment; power is typed for all GPUs (`watts`) or per GPU (`watts_per_gpu`). Pure functions.
+deployment; power is typed for all GPUs (`watts`) or per GPU (`watts_per_gpu`). The options'
+words are read here too (`typed_systems`, `typed_prices`), each error one line naming the option.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from typing import Any
 
 from pydantic import Field
 
+from agentload.analysis.numbers import parse_number
 from agentload.analysis.provenance import TYPED_IN
 from agentload.analysis.refused import Reason, Refused
 from agentload.analysis.results import OperatingPoint, Results
+from agentload.errors import InputError
 from agentload.frozen import Frozen
 from agentload.results.summary import PowerFigures
 
@@ -116,3 +119,81 @@ def gpu_hour_prices(
             raise Refused("gpu_hour_price", Reason.NOT_IN_RESULTS, f"no result labelled {label!r}")
     prices = dict.fromkeys(labels, every) if every is not None else {}
     return {**prices, **own, **by_label}
+
+
+def typed_prices(texts: Sequence[str]) -> tuple[float | None, dict[str, float]]:
+    """`--gpu-hour-price [LABEL=]PRICE` options: the bare price (for every result), and the
+    prices by label."""
+    every: float | None = None
+    by_label: dict[str, float] = {}
+    for text in texts:
+        label, _, value = text.rpartition("=")
+        price = parse_number(value, "--gpu-hour-price")
+        if label:
+            by_label[label] = price
+        else:
+            every = price
+    return every, by_label
+
+
+def typed_systems(specs: Sequence[Sequence[str]]) -> list[tuple[Results, float | None]]:
+    """`--system LABEL KEY=VALUE ...` options as systems, one per label, each holding the tiers
+    its options gave, and its $ per GPU-hour when given."""
+    by_label: dict[str, list[dict[str, str]]] = {}
+    for spec in specs:
+        label, values = _system_values(spec)
+        by_label.setdefault(label, []).append(values)
+    systems = []
+    for label, tiers in by_label.items():
+        shared: dict[str, str] = {}
+        for key in SYSTEM_LEVEL:
+            given = {values[key] for values in tiers if key in values}
+            if len(given) > 1:
+                raise InputError(
+                    f"system {label!r} is given {key}= {' and '.join(sorted(given))}; a system has "
+                    "one (repeat the label for another tier, not another system)",
+                    field="--system",
+                )
+            if given:
+                shared[key] = given.pop()
+        names = [values.get("tier", DEFAULT_TIER) for values in tiers]
+        for name in names:
+            if names.count(name) > 1:
+                raise InputError(f"system {label!r} gives tier {name!r} twice", field="--system")
+        typed = [
+            TypedTier(name=name, figures=_numbers(values))
+            for name, values in zip(names, tiers, strict=True)
+        ]
+        numbers = _numbers(shared)
+        systems.append((typed_system(label, numbers.get("gpus"), typed), numbers.get("price")))
+    return systems
+
+
+def _system_values(spec: Sequence[str]) -> tuple[str, dict[str, str]]:
+    label, *pairs = spec
+    if "=" in label:
+        raise InputError(f"a system starts with its label, got {label!r}", field="--system")
+    values: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or key not in SYSTEM_KEYS:
+            raise InputError(
+                f"expected KEY=VALUE with KEY one of {', '.join(SYSTEM_KEYS)}, got {pair!r}",
+                field="--system",
+            )
+        values[key] = value
+    speeds = [key for key in ("speed", "p25", "p50") if key in values]
+    if len(speeds) > 1:
+        raise InputError(
+            f"give one output speed per tier ({' or '.join(speeds)}), got both", field="--system"
+        )
+    return label, values
+
+
+def _numbers(values: dict[str, str]) -> dict[str, float]:
+    """A system's or a tier's figures, each read as a number (the tier's name aside)."""
+    return {
+        key: parse_number(text, f"--system {key}", percent=key in PERCENT_KEYS)
+        for key, text in values.items()
+        if key != "tier"
+    }

@@ -1,48 +1,34 @@
-"""`agentload cost`: $ per million tokens self-hosted (rented or owned GPUs, electricity at the
-wall), the tokens/s per GPU a $/M figure implies, hosted list prices on a token mix, self-host vs
-hosted like for like, and per-agent economics. The options are read into `CostInputs`;
-`agentload.analysis.pricing.pricing_tables` decides and computes what is shown.
+"""`agentload cost`: $ per M tokens, per agent-hour and per session: self-hosted, hosted, break-even
+
+$ per M tokens at each probe and tier of a results directory (or typed tokens/s per GPU) on rented
+GPUs (--gpu-hour-price) or owned ones (--capex-per-gpu, --years, --kwh-price), electricity at the
+wall; the tokens/s per GPU a $/M figure implies; hosted list prices blended on a token mix;
+self-host vs hosted on the mix the throughput was measured on, with its break-even utilisation; and
+per agent: $ per agent-hour, per session, per M tokens by kind. $/M counts all tokens (input +
+output).
+
+The options are read into `CostInputs`; `agentload.analysis.pricing.pricing_tables` decides and
+computes what is shown.
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from agentload.analysis.cost_tables import NamedMix
-from agentload.analysis.mix import TokenMix, mix_from_calls, mix_from_ratio
-from agentload.analysis.pricing import CostInputs, pricing_tables
-from agentload.analysis.provenance import TYPED_IN
-from agentload.analysis.results import load_recorded_calls, load_results
+from agentload.analysis.pricing import CostInputs, named_ratio, pricing_tables, trace_mix
+from agentload.analysis.results import load_results
 from agentload.analysis.wall import DEFAULT_GPUS_PER_NODE
 from agentload.commands.figures import (
+    Typed,
     add_hosted_price_options,
     add_number_option,
-    fraction_arg,
-    hosted_prices_arg,
-    int_arg,
-    number_arg,
-    one_line_errors,
-    parse_number,
-    show_tables,
+    tables_verb,
 )
-from agentload.errors import InputError
+from agentload.commands.options import add_verb
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `cost` verb."""
-    parser = subparsers.add_parser(
-        "cost",
-        help="$ per M tokens, per agent-hour and per session: self-hosted, hosted, break-even",
-        description=(
-            "$ per M tokens at each probe and tier of a results directory (or typed tokens/s per "
-            "GPU) on rented GPUs (--gpu-hour-price) or owned ones (--capex-per-gpu, --years, "
-            "--kwh-price), electricity at the wall; the tokens/s per GPU a $/M figure implies; "
-            "hosted list prices blended on a token mix; self-host vs hosted on the mix the "
-            "throughput was measured on, with its break-even utilisation; and per agent: $ per "
-            "agent-hour, per session, per M tokens by kind. $/M counts all tokens (input + output)."
-        ),
-    )
+    parser = add_verb(subparsers, "cost", __doc__)
     parser.add_argument("results", nargs="?", metavar="RESULTS_DIR", help="a results directory")
     add_number_option(parser, "--gpu-hour-price", "rented: $ per GPU-hour")
     add_number_option(parser, "--capex-per-gpu", "owned: $ per GPU, with its share of servers")
@@ -86,62 +72,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_number_option(parser, "--utilisation", "share of paid GPU-hours spent serving (default 1)")
     add_number_option(parser, "--overhead", "added share on the GPU-hour price (default 0)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    parser.set_defaults(func=_cost)
+    parser.set_defaults(func=tables_verb(_inputs, pricing_tables))
 
 
-@one_line_errors
-def _cost(args: argparse.Namespace) -> int:
-    show_tables(args, pricing_tables(_inputs(args)))
-    return 0
-
-
-def _inputs(args: argparse.Namespace) -> CostInputs:
+def _inputs(typed: Typed) -> CostInputs:
     """The options as typed figures (numbers read one line per error), results and traces
     loaded."""
+    args = typed.args
     return CostInputs(
-        gpu_hour_price=number_arg(args, "gpu_hour_price"),
-        capex_per_gpu=number_arg(args, "capex_per_gpu"),
-        years=number_arg(args, "years", positive=True),
-        kwh_price=number_arg(args, "kwh_price"),
-        host_watts=number_arg(args, "host_watts"),
-        gpus_per_node=int_arg(args, "gpus_per_node", positive=True),
-        pue=number_arg(args, "pue", positive=True),
-        utilisation=fraction_arg(args, "utilisation"),
-        overhead=number_arg(args, "overhead", percent=True),
-        hosted=hosted_prices_arg(args),
-        mix=tuple(_named_ratio(text, "--mix") for text in args.mix or []),
-        trace=tuple(_trace(path) for path in args.trace or []),
-        calls_per_session=number_arg(args, "calls_per_session", positive=True),
-        watts_per_gpu=number_arg(args, "watts_per_gpu", positive=True),
+        gpu_hour_price=typed.number("gpu_hour_price"),
+        capex_per_gpu=typed.number("capex_per_gpu"),
+        years=typed.number("years", positive=True),
+        kwh_price=typed.number("kwh_price"),
+        host_watts=typed.number("host_watts"),
+        gpus_per_node=typed.whole("gpus_per_node", positive=True),
+        pue=typed.number("pue", positive=True),
+        utilisation=typed.share("utilisation"),
+        overhead=typed.number("overhead", percent=True),
+        hosted=typed.hosted_prices(),
+        mix=tuple(named_ratio(text, "--mix") for text in args.mix or []),
+        trace=tuple(trace_mix(path) for path in args.trace or []),
+        calls_per_session=typed.number("calls_per_session", positive=True),
+        watts_per_gpu=typed.number("watts_per_gpu", positive=True),
         throughput_mix=(
-            _named_ratio(args.throughput_mix, "--throughput-mix") if args.throughput_mix else None
+            named_ratio(args.throughput_mix, "--throughput-mix") if args.throughput_mix else None
         ),
-        agents_per_gpu=number_arg(args, "agents_per_gpu", positive=True),
-        calls_per_s_per_agent=number_arg(args, "calls_per_s_per_agent", positive=True),
-        tokens_per_s_per_gpu=_numbers(args.tokens_per_s_per_gpu, "--tokens-per-s-per-gpu"),
-        dollars_per_m=_numbers(args.dollars_per_m, "--dollars-per-m"),
+        agents_per_gpu=typed.number("agents_per_gpu", positive=True),
+        calls_per_s_per_agent=typed.number("calls_per_s_per_agent", positive=True),
+        tokens_per_s_per_gpu=typed.numbers("tokens_per_s_per_gpu"),
+        dollars_per_m=typed.numbers("dollars_per_m"),
         results=load_results(args.results) if args.results is not None else None,
     )
-
-
-def _numbers(texts: list[str] | None, flag: str) -> tuple[float, ...]:
-    return tuple(parse_number(text, flag, positive=True) for text in texts or [])
-
-
-def _ratio(text: str, flag: str) -> TokenMix:
-    parts = text.split(":")
-    if len(parts) != 3:
-        raise InputError(f"expected C:U:O, got {text!r}", field=flag)
-    values = [parse_number(part, flag) for part in parts]
-    if sum(values) <= 0:
-        raise InputError(f"a mix needs some tokens, got {text!r}", field=flag)
-    return mix_from_ratio(*values)
-
-
-def _named_ratio(text: str, flag: str) -> NamedMix:
-    return NamedMix(name=f"ratio {text}", mix=_ratio(text, flag), source=TYPED_IN)
-
-
-def _trace(path: str) -> NamedMix:
-    mix = mix_from_calls(load_recorded_calls(path))
-    return NamedMix(name=f"trace {Path(path).name}", mix=mix, source=str(path))

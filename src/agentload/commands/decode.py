@@ -1,8 +1,14 @@
-"""`agentload decode`: a throughput headline or a results directory as token mix, per GPU <->
-per MW (at the GPU and at the wall), an output speed per request <-> the aggregate the agents
-receive, output share, and the consistency checks a skeptical reader would run. The options are
-read into `DecodeInputs`; `agentload.analysis.decoding.decode_tables` decodes them and refuses
-every option that would change nothing.
+"""`agentload decode`: token mix, per GPU <-> per MW, output speed <-> aggregate, consistency checks
+
+Decode a throughput headline: what share is cached input, uncached input and generated output; per
+GPU <-> per MW, at the GPU and at the wall; an output speed per request <-> the aggregate the agents
+receive; and checks that its figures fit each other (total = agents x calls/s x tokens per call;
+agents per MW <-> agents per GPU through the watts; output share <-> output per call). Reads a
+results directory, or figures typed in (for the whole deployment of --gpus GPUs, or per GPU with
+--per-gpu).
+
+The options are read into `DecodeInputs`; `agentload.analysis.decoding.decode_tables` decodes them
+and refuses every option that would change nothing.
 """
 
 from __future__ import annotations
@@ -13,13 +19,11 @@ from agentload.analysis.decoding import RATES, DecodeInputs, decode_tables
 from agentload.analysis.results import load_results
 from agentload.analysis.wall import DEFAULT_GPUS_PER_NODE
 from agentload.commands.figures import (
+    Typed,
     add_number_option,
-    fraction_arg,
-    int_arg,
-    number_arg,
-    one_line_errors,
-    show_tables,
+    tables_verb,
 )
+from agentload.commands.options import add_verb
 
 FIGURES = (
     "tokens_per_s_per_mw",
@@ -34,20 +38,7 @@ FIGURES = (
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `decode` verb."""
-    parser = subparsers.add_parser(
-        "decode",
-        help="token mix, per GPU <-> per MW, output speed <-> aggregate, consistency checks",
-        description=(
-            "Decode a throughput headline: what share is cached input, uncached input and "
-            "generated output; per GPU <-> per MW, at the GPU and at the wall; an output speed "
-            "per request <-> the aggregate the agents receive; and checks that its figures fit "
-            "each other (total = agents x calls/s x tokens per call; agents per MW <-> agents "
-            "per GPU through the watts; output share <-> output per call). Reads a results "
-            "directory, or figures typed in (for the whole deployment of --gpus GPUs, or per GPU "
-            "with --per-gpu)."
-        ),
-    )
+    parser = add_verb(subparsers, "decode", __doc__)
     parser.add_argument("results", nargs="?", metavar="RESULTS_DIR", help="a results directory")
     for flag, help in (
         ("--total-tokens-per-s", "all counted tokens/s (input + output)"),
@@ -83,28 +74,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--per-gpu", action="store_true", help="typed tokens/s figures are per GPU")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    parser.set_defaults(func=_decode)
+    parser.set_defaults(func=tables_verb(_inputs, decode_tables))
 
 
-@one_line_errors
-def _decode(args: argparse.Namespace) -> int:
-    show_tables(args, decode_tables(_inputs(args)))
-    return 0
-
-
-def _inputs(args: argparse.Namespace) -> DecodeInputs:
+def _inputs(typed: Typed) -> DecodeInputs:
     """The options as typed figures (numbers read one line per error), the results loaded."""
+    args = typed.args
     return DecodeInputs(
-        gpus=int_arg(args, "gpus", positive=True),
-        watts_per_gpu=number_arg(args, "watts_per_gpu", positive=True),
-        total_watts=number_arg(args, "total_watts", positive=True),
-        host_watts=number_arg(args, "host_watts"),
-        gpus_per_node=int_arg(args, "gpus_per_node", positive=True),
-        pue=number_arg(args, "pue", positive=True),
-        **{name: number_arg(args, name) for name, _ in RATES},
-        agents=int_arg(args, "agents"),
-        cache_hit_rate=fraction_arg(args, "cache_hit_rate"),
-        **{name: number_arg(args, name) for name in FIGURES},
+        gpus=typed.whole("gpus", positive=True),
+        watts_per_gpu=typed.number("watts_per_gpu", positive=True),
+        total_watts=typed.number("total_watts", positive=True),
+        host_watts=typed.number("host_watts"),
+        gpus_per_node=typed.whole("gpus_per_node", positive=True),
+        pue=typed.number("pue", positive=True),
+        **{name: typed.number(name) for name, _ in RATES},
+        agents=typed.whole("agents"),
+        cache_hit_rate=typed.share("cache_hit_rate"),
+        **{name: typed.number(name) for name in FIGURES},
         per_gpu=bool(args.per_gpu),
         results=load_results(args.results) if args.results is not None else None,
     )

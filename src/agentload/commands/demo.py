@@ -1,13 +1,15 @@
-"""`agentload demo`: the search against the embedded local engine, ending with a report.
+"""`agentload demo`: a short search on the embedded engine (llama.cpp or vLLM), ending with a report
+
+Starts the embedded engine (--engine) with the generated model, searches for the most agents
+meeting each CPU-scaled SLO tier on the CPU-scaled agentic workload, and reports. Per-MW figures:
+the CPU's RAPL counters where readable, else a declared watts-per-vCPU figure, marked assumed. The
+workload and search options are search's, with the demo's defaults; its config.toml holds them all.
 
 The demo is `search` with CPU-scaled defaults (`agentload.run.presets`: the workload, the
-`local-cpu` tiers, short windows) taken as its options' defaults, so its saved `config.toml`
-holds every one of them (the workload's spec and the tiers included) and `agentload demo
---config DIR/config.toml` runs the same demo again, even after the presets change.
-
-Its per-MW figures come from the CPU the engine runs on: RAPL's energy counters where this
-machine exposes them (measured), else a declared figure per vCPU, marked assumed everywhere
-(`agentload.measure.power_spec.cpu_power_spec`).
+`local-cpu` tiers, short windows) taken as its options' defaults, so its saved `config.toml` holds
+every one of them (the workload's spec and the tiers included) and `agentload demo --config
+DIR/config.toml` runs the same demo again, even after the presets change. Its CPU power:
+`agentload.measure.power_spec.cpu_power_spec`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agentload.commands.options import add_workload_arguments, agents_from
+from agentload.commands.options import add_verb, add_workload_arguments, agents_from
+from agentload.commands.quality_options import add_quality_arguments, quality_from
 from agentload.commands.search import add_search_arguments, search_settings_from
 from agentload.commands.target_options import add_engine_argument
 from agentload.config_file import add_config_argument, effective_config
@@ -39,16 +42,7 @@ DEMO_API = "chat"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "demo",
-        help="a short search on the embedded engine (llama.cpp or vLLM), ending with a report",
-        description="Starts the embedded engine (--engine) with the generated model, searches "
-        "for the most agents meeting each CPU-scaled SLO tier on the CPU-scaled agentic "
-        "workload, and reports. "
-        "Per-MW figures: the CPU's RAPL counters where readable, else a declared "
-        "watts-per-vCPU figure, marked assumed. The workload and search options are "
-        "search's, with the demo's defaults; its config.toml holds them all.",
-    )
+    parser = add_verb(subparsers, "demo", __doc__)
     add_workload_arguments(parser)
     add_engine_argument(parser)
     add_search_arguments(parser, presets.DEMO_TIERS)
@@ -63,6 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "vCPU the engine uses; marked assumed)",
     )
     power.add_argument("--power", metavar="SPEC", help="measure power instead, as for search")
+    add_quality_arguments(parser, by_default=True)
     add_config_argument(parser)
     parser.set_defaults(func=handle)
 
@@ -99,6 +94,7 @@ def handle(args: argparse.Namespace) -> int:
         power=power,
         skip_bad_lines=args.skip_bad_lines,
         config=effective_config(args, "demo"),
+        quality=quality_from(args, share=presets.DEMO_CHECK_SHARE),
     )
     summary = execute(request)
     finish(summary, request.out)

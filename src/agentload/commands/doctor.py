@@ -10,29 +10,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-import textwrap
-from typing import TYPE_CHECKING
 
 import orjson
-from rich.console import Console
-from rich.markup import escape
 
 from agentload.commands.options import add_power_arguments, add_workload_arguments, power_from
 from agentload.commands.target_options import add_target_arguments, target_from
 from agentload.config_file import add_config_argument
 from agentload.console import err_console, wide_console
 
-if TYPE_CHECKING:
-    from agentload.target.checks import Finding
-
 EXIT_CHECK_FAILED = 3
 """A check failed (1 is an internal error, 2 a usage error)."""
-STATUS_WIDTH = 4
-NAME_WIDTH = 14
-DETAIL_INDENT = STATUS_WIDTH + 2 + NAME_WIDTH
-"""Where a check's detail starts, and its wrapped lines."""
-MIN_DETAIL_COLUMNS = 30
-"""The narrowest a detail is wrapped to, however narrow the terminal."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from agentload.doctor.diagnose import DoctorOptions, diagnose
+    from agentload.doctor.diagnose import DoctorOptions, diagnose, print_checks
     from agentload.errors import AgentloadError
     from agentload.target.checks import any_failed
     from agentload.target.context import Fit
@@ -89,25 +76,3 @@ def handle(args: argparse.Namespace) -> int:
     else:
         print_checks(checks, wide_console())
     return EXIT_CHECK_FAILED if any_failed(checks) else 0
-
-
-def print_checks(checks: list[Finding], console: Console) -> None:
-    """One check a paragraph: its status and name, then its detail wrapped to the console's
-    width under a hanging indent (between words: a number or a URL is never split)."""
-    from agentload.target.checks import STATUS_STYLES
-
-    room = max(MIN_DETAIL_COLUMNS, console.width - DETAIL_INDENT)
-    for check in checks:
-        lines = textwrap.wrap(
-            check.detail, room, break_long_words=False, break_on_hyphens=False
-        ) or [""]
-        style = STATUS_STYLES[check.status]
-        head = f"{check.status.upper():<{STATUS_WIDTH}}  {check.name:<{NAME_WIDTH}}"
-        console.print(
-            f"[{style}]{escape(head[:STATUS_WIDTH])}[/]{escape(head[STATUS_WIDTH:])}"
-            f"{escape(lines[0])}",
-            highlight=False,
-            soft_wrap=True,
-        )
-        for line in lines[1:]:
-            console.print(" " * DETAIL_INDENT + escape(line), highlight=False, soft_wrap=True)

@@ -15,17 +15,14 @@ from pathlib import Path
 
 from agentload.commands.options import DEFAULT_WORKLOAD
 from agentload.commands.target_options import add_engine_argument
-from agentload.console import err_console
 from agentload.engines.choice import install, resolve_model
 from agentload.engines.llamacpp import DEFAULT_PARALLEL, LocalEngine
 from agentload.engines.model_gen import GENERATED_MODEL
-from agentload.engines.process import default_threads
 from agentload.engines.server import EngineServer
 from agentload.errors import AgentloadError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add `engine` and its verbs."""
     parser = subparsers.add_parser(
         "engine", help="the embedded engine's server (install, start, stop, status)"
     )
@@ -130,43 +127,21 @@ def _start(args: argparse.Namespace) -> int:
             detach=True,
         )
     else:
-        engine = _sized_engine(args)
+        from agentload.target.local import start_sized
+        from agentload.workload.load import load_workload
+
+        engine = start_sized(
+            args.model,
+            args.parallel,
+            load_workload(args.workload),
+            args.port,
+            args.log_dir,
+            threads=args.threads,
+            engine=args.engine,
+        )
     state = record_detached(engine)
     print(json.dumps(state.model_dump(mode="json"), indent=2))
     return 0
-
-
-def _sized_engine(args: argparse.Namespace) -> EngineServer:
-    """The engine started detached with each slot sized to the workload's longest call (as
-    `search` sizes its own; `agentload.target.local`), every CPU and default priority."""
-    from agentload.client.endpoint import Endpoint
-    from agentload.home import agentload_home
-    from agentload.target.context import Fit
-    from agentload.target.local import LocalOptions, open_local
-    from agentload.workload.load import load_workload
-
-    workload = load_workload(args.workload)
-    options = LocalOptions(
-        model=args.model,
-        parallel=args.parallel,
-        slot_tokens=None,
-        threads=args.threads or default_threads(),
-        nice=0,
-        port=args.port,
-        detach=True,
-        model_option="--model",
-        engine=args.engine,
-    )
-    with open_local(
-        options,
-        api="chat",
-        endpoint_for=lambda api, engine: Endpoint(base_url=engine.url, model=engine.model, api=api),
-        tokenizer=None,
-        fit=Fit(workload),
-        log_dir=args.log_dir or agentload_home() / "logs",
-        console=err_console(),
-    ) as local:
-        return local.engine
 
 
 def _stop(_args: argparse.Namespace) -> int:

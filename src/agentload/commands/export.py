@@ -1,4 +1,5 @@
-"""`agentload export DIR --format csv|parquet`: a results directory as flat tables.
+"""`agentload export DIR --format csv|parquet`: write a results directory's records, probes and
+tiers as CSV or Parquet tables
 
 For people who analyse in pandas or a spreadsheet. Three tables, one file each, written to
 `--out` (default `DIR/export/`): `records` (one row per model call, `records.jsonl`, with
@@ -21,6 +22,7 @@ from pathlib import Path
 from rich.text import Text
 
 from agentload.analysis.export import TABLES, flat_tables, write_csv, write_parquet
+from agentload.commands.options import add_verb
 from agentload.console import wide_console
 from agentload.results.load import load_results
 
@@ -29,12 +31,7 @@ DEFAULT_FOLDER = "export"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add `agentload export`."""
-    parser = subparsers.add_parser(
-        "export",
-        help="write a results directory's records, probes and tiers as CSV or Parquet tables",
-        description=__doc__.split("\n\n")[1],
-    )
+    parser = add_verb(subparsers, "export", __doc__)
     parser.add_argument("results", type=Path, metavar="DIR", help="a results directory")
     parser.add_argument("--format", choices=FORMATS, default="csv", help="table format")
     parser.add_argument(

@@ -1,7 +1,15 @@
-"""`agentload frontier`: the Pareto frontier of tokens/s per GPU (and per MW) vs the output
-speed, tokens/s per request, its area, the k points that keep the most of it, look-ups on it
-(never extrapolated), and how points from elsewhere sit against it. The options are read into
-`FrontierInputs`; `agentload.analysis.frontier_tables.frontier_tables` draws and looks up.
+"""`agentload frontier`: Pareto frontier of tokens/s per GPU vs output speed per request: area, k
+best points, look-ups
+
+From many results (configurations) or typed points: the Pareto frontier of total tokens/s per GPU
+(y) vs the output speed, tokens/s per request (x: how fast each request streams, a leaderboard's
+tokens/s per user), the area it dominates (staircase; linear or log axes), the k points, both ends
+kept, that keep the most of it; look-ups on it (throughput per GPU and per MW at a speed, the speed
+at a throughput) by interpolation between neighbours, refused outside the measured range; and points
+from elsewhere against it.
+
+The options are read into `FrontierInputs`; `agentload.analysis.frontier_tables.frontier_tables`
+draws and looks up (never extrapolating).
 """
 
 from __future__ import annotations
@@ -12,42 +20,31 @@ from pathlib import Path
 from agentload.analysis.frontier import AREA_AXES
 from agentload.analysis.frontier_tables import (
     DEFAULT_KEEP,
+    POINT,
+    PRICED,
     FrontierInputs,
-    TypedPoint,
     frontier_tables,
+    typed_point,
 )
 from agentload.analysis.lookup import INTERPOLATIONS
 from agentload.analysis.results import load_results
 from agentload.commands.figures import (
+    Typed,
     add_number_option,
-    int_arg,
-    number_arg,
-    one_line_errors,
-    parse_number,
-    show_tables,
+    tables_verb,
 )
-from agentload.errors import InputError
+from agentload.commands.options import add_verb
 
-POINT = "SPEED,THROUGHPUT[,LABEL]"
-PRICED = "SPEED,DOLLARS_PER_M[,LABEL]"
+LOOK_UPS = (
+    ("--at-speed", "look up throughput at this output speed (tok/s per request)"),
+    ("--at-throughput", "look up the speed at this tok/s per GPU"),
+    ("--at-tokens-per-s-per-mw", "look up the speed at this tok/s per MW (at the GPU)"),
+)
+"""The look-ups on the frontier, each repeatable."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `frontier` verb."""
-    parser = subparsers.add_parser(
-        "frontier",
-        help="Pareto frontier of tokens/s per GPU vs output speed per request: area, k best "
-        "points, look-ups",
-        description=(
-            "From many results (configurations) or typed points: the Pareto frontier of total "
-            "tokens/s per GPU (y) vs the output speed, tokens/s per request (x: how fast each "
-            "request streams, a leaderboard's tokens/s per user), the area it dominates "
-            "(staircase; linear or log axes), the k points, both ends kept, that keep the most "
-            "of it; look-ups on it (throughput per GPU and per MW at a speed, the speed at a "
-            "throughput) by interpolation between neighbours, refused outside the measured range; "
-            "and points from elsewhere against it."
-        ),
-    )
+    parser = add_verb(subparsers, "frontier", __doc__)
     parser.add_argument("results", nargs="*", metavar="RESULTS_DIR", help="results directories")
     parser.add_argument(
         "--point",
@@ -71,21 +68,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="p25",
         help="output-speed percentile read from results (default p25, what tiers judge)",
     )
-    add_number_option(
-        parser,
-        "--at-speed",
-        "look up throughput at this output speed (tok/s per request)",
-        action="append",
-    )
-    add_number_option(
-        parser, "--at-throughput", "look up the speed at this tok/s per GPU", action="append"
-    )
-    add_number_option(
-        parser,
-        "--at-tokens-per-s-per-mw",
-        "look up the speed at this tok/s per MW (at the GPU)",
-        action="append",
-    )
+    for flag, help in LOOK_UPS:
+        add_number_option(parser, flag, help, action="append")
     parser.add_argument(
         "--interpolation",
         choices=INTERPOLATIONS,
@@ -107,51 +91,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_number_option(parser, "--gpu-hour-price", "$ per GPU-hour behind --against-price figures")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    parser.set_defaults(func=_frontier)
+    parser.set_defaults(func=tables_verb(_inputs, frontier_tables))
 
 
-@one_line_errors
-def _frontier(args: argparse.Namespace) -> int:
-    show_tables(args, frontier_tables(_inputs(args)))
-    return 0
-
-
-def _inputs(args: argparse.Namespace) -> FrontierInputs:
+def _inputs(typed: Typed) -> FrontierInputs:
     """The options as typed figures (numbers read one line per error), the results loaded."""
+    args = typed.args
     return FrontierInputs(
-        keep=int_arg(args, "keep", positive=True) or DEFAULT_KEEP,
-        watts_per_gpu=number_arg(args, "watts_per_gpu", positive=True),
-        point=tuple(_typed(text, "--point", POINT) for text in args.point or []),
+        keep=typed.whole("keep", positive=True) or DEFAULT_KEEP,
+        watts_per_gpu=typed.number("watts_per_gpu", positive=True),
+        point=tuple(typed_point(text, "--point") for text in args.point or []),
         results=tuple(load_results(path) for path in args.results),
         directories=tuple(Path(path).name for path in args.results),
         area_axes=args.area_axes,
         speed=args.speed,
-        at_speed=_numbers(args.at_speed, "--at-speed"),
-        at_throughput=_numbers(args.at_throughput, "--at-throughput"),
-        at_tokens_per_s_per_mw=_numbers(args.at_tokens_per_s_per_mw, "--at-tokens-per-s-per-mw"),
+        at_speed=typed.numbers("at_speed"),
+        at_throughput=typed.numbers("at_throughput"),
+        at_tokens_per_s_per_mw=typed.numbers("at_tokens_per_s_per_mw"),
         interpolation=args.interpolation,
-        against=tuple(_typed(text, "--against", POINT) for text in args.against or []),
-        against_price=tuple(_priced(text) for text in args.against_price or []),
-        gpu_hour_price=number_arg(args, "gpu_hour_price", positive=True),
+        against=tuple(typed_point(text, "--against") for text in args.against or []),
+        against_price=tuple(
+            typed_point(text, "--against-price", PRICED) for text in args.against_price or []
+        ),
+        gpu_hour_price=typed.number("gpu_hour_price", positive=True),
     )
-
-
-def _numbers(texts: list[str] | None, flag: str) -> tuple[float, ...]:
-    return tuple(parse_number(text, flag, positive=True) for text in texts or [])
-
-
-def _typed(text: str, flag: str, shape: str) -> TypedPoint:
-    """`SPEED,FIGURE[,LABEL]` as a typed point; one line naming the option when malformed."""
-    parts = text.split(",", 2)
-    if len(parts) < 2:
-        raise InputError(f"expected {shape}, got {text!r}", field=flag)
-    speed = parse_number(parts[0], flag)
-    value = parse_number(parts[1], flag)
-    return TypedPoint(speed=speed, value=value, label=parts[2] if len(parts) == 3 else None)
-
-
-def _priced(text: str) -> TypedPoint:
-    point = _typed(text, "--against-price", PRICED)
-    if point.value <= 0:
-        raise InputError(f"$ per M must be > 0, got {text!r}", field="--against-price")
-    return point

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from agentload.errors import AgentloadError
 from agentload.files import clean_label
@@ -19,6 +20,15 @@ from agentload.run.settings import AgentSettings
 from agentload.workload.synthetic import PROFILE, SPEC_PREFIX
 
 DEFAULT_WORKLOAD = SPEC_PREFIX + PROFILE
+
+
+def add_verb(subparsers: argparse._SubParsersAction, name: str, doc: str | None) -> Any:
+    """A verb's parser, its help and description from its module docstring (`doc`): the first
+    paragraph after "`agentload VERB ...`: ", and the second (argparse wraps both anew)."""
+    first, description = [*(doc or "").split("\n\n"), "", ""][:2]
+    return subparsers.add_parser(
+        name, help=first.split("`: ", 1)[-1], description=description or None
+    )
 
 
 def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,6 +44,15 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("server", "recorded"),
         default="server",
         help="assistant turns in the history: the server's reply or the recorded one",
+    )
+
+
+def add_turn_zero_argument(parser: argparse.ArgumentParser) -> None:
+    """--start-at-turn-zero (a search's agents start mid-session by default)."""
+    parser.add_argument(
+        "--start-at-turn-zero",
+        action="store_true",
+        help="agents start at their session's first call (default: a random call, full prefix)",
     )
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 import orjson
 from rich.text import Text
@@ -19,8 +18,8 @@ from rich.text import Text
 from agentload.console import wide_console
 from agentload.report.html import write_report
 from agentload.report.layouts import print_ranking, read_layouts, write_layouts_report
-from agentload.report.load import ResultsView, load_view
-from agentload.report.terminal import explanations, print_summary, summary_text
+from agentload.report.load import load_view
+from agentload.report.terminal import print_summary, summary_json, summary_text
 from agentload.results.files import REPORT_FILE, SUMMARY_FILE
 from agentload.results.layouts import LAYOUTS_FILE
 
@@ -68,32 +67,6 @@ def handle(args: argparse.Namespace) -> int:
         elif args.format != "json":
             sys.stdout.write(f"report: {path}\n")
     return 0
-
-
-def summary_json(view: ResultsView) -> dict[str, Any]:
-    """The figures the tables show, as JSON: tiers (with why), probes, power, notes."""
-    summary = view.summary
-    return {
-        "results": str(view.path),
-        "label": view.label,
-        "kind": view.kind,
-        "status": view.status,
-        "model": view.model,
-        "gpus": view.gpus,
-        "power": summary.power.model_dump(mode="json") if summary is not None else None,
-        "power_words": view.power_words,
-        "tiers_provisional": view.tiers_provisional,
-        "tiers": [t.model_dump(mode="json") for t in view.tiers],
-        "why": explanations(view),
-        "probes": [{"source": p.source, **p.figures.model_dump(mode="json")} for p in view.points],
-        "client_ok": summary.client_ok if summary is not None else None,
-        "selfcheck": (
-            summary.selfcheck.model_dump(mode="json")
-            if summary is not None and summary.selfcheck is not None
-            else None
-        ),
-        "notes": view.report_notes(),
-    }
 
 
 def _layout_search(args: argparse.Namespace) -> int:

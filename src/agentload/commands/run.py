@@ -1,20 +1,18 @@
-"""`agentload run`: N agents for a duration against a server (or the embedded engine), one
-steady-state window measured. Internally a search with one fixed probe, so it takes the same
-power, server-metrics, worker and resume options."""
+"""`agentload run`: run many agents against a server and measure one steady-state window
+
+Run N agents in a closed loop for a duration; records every call and reports window metrics. With no
+--url, starts the embedded llama.cpp engine.
+
+Internally a search with one fixed probe, so it takes the same power, server-metrics, worker and
+resume options.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from agentload.commands.measured_run import measured_run
-from agentload.commands.options import (
-    add_output_arguments,
-    add_power_arguments,
-    add_worker_arguments,
-    add_workload_arguments,
-)
-from agentload.commands.target_options import add_target_arguments
-from agentload.config_file import add_config_argument
+from agentload.commands.measured_run import add_measured_run_arguments, measured_run
+from agentload.commands.options import add_verb, add_workload_arguments
 from agentload.measure.window import STEADY_STATE_SETTLE_S
 from agentload.option_errors import named_options
 from agentload.run.arrivals import parse_arrivals
@@ -22,12 +20,7 @@ from agentload.run.search_settings import DEFAULT_DRAIN_S, SearchSettings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "run",
-        help="run many agents against a server and measure one steady-state window",
-        description="Run N agents in a closed loop for a duration; records every call and "
-        "reports window metrics. With no --url, starts the embedded llama.cpp engine.",
-    )
+    parser = add_verb(subparsers, "run", __doc__)
     add_workload_arguments(parser)
     load = parser.add_mutually_exclusive_group(required=True)
     load.add_argument("--agents", type=int, help="concurrent agents (closed loop)")
@@ -60,11 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="each agent starts at a random call of its first session (steady state comes sooner)",
     )
-    add_output_arguments(parser, "run")
-    add_worker_arguments(parser)
-    add_power_arguments(parser)
-    add_target_arguments(parser)
-    add_config_argument(parser)
+    add_measured_run_arguments(parser, "run")
     parser.set_defaults(func=handle)
 
 

@@ -1,19 +1,17 @@
-"""`agentload search`: the most concurrent agents that meet each SLO tier."""
+"""`agentload search`: find the most concurrent agents that meet each SLO tier
+
+Find each tier's most agents over a warm pool of agents: the sweep plan climbs the load, placing
+each probe where the curves fitted so far predict a tier's limit (--plan bisect: double, then
+bisect); every probe is judged over a steady-state window.
+"""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from agentload.commands.measured_run import measured_run
-from agentload.commands.options import (
-    add_output_arguments,
-    add_power_arguments,
-    add_worker_arguments,
-    add_workload_arguments,
-)
-from agentload.commands.target_options import add_target_arguments
-from agentload.config_file import add_config_argument
+from agentload.commands.measured_run import add_measured_run_arguments, measured_run
+from agentload.commands.options import add_turn_zero_argument, add_verb, add_workload_arguments
 from agentload.measure.verdict import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MAX_ERROR_RATE,
@@ -48,31 +46,16 @@ def add_search_arguments(parser: argparse.ArgumentParser, default_tiers: str = "
     bounds = parser.add_argument_group("search")
     bounds.add_argument("--start-agents", type=int, default=1)
     bounds.add_argument("--max-agents", type=int, default=defaults.DEFAULT_MAX_AGENTS)
-    bounds.add_argument(
-        "--settle",
-        type=float,
-        default=STEADY_STATE_SETTLE_S,
-        metavar="S",
-        help="each probe waits until every agent has been active this long (default: %(default)s)",
-    )
-    bounds.add_argument(
-        "--window",
-        type=float,
-        default=defaults.DEFAULT_WINDOW_S,
-        metavar="S",
-        help="shortest measurement window per probe (default: %(default)s)",
-    )
-    bounds.add_argument(
-        "--max-window",
-        type=float,
-        default=defaults.DEFAULT_MAX_WINDOW_S,
-        metavar="S",
-        help="a probe inside the noise is extended up to this (default: %(default)s)",
-    )
-    bounds.add_argument(
-        "--ramp", type=float, default=defaults.DEFAULT_RAMP_S, metavar="S",
-        help="new agents start over this many s",
-    )  # fmt: skip
+    for flag, default, help in (
+        ("--settle", STEADY_STATE_SETTLE_S, "each probe waits until every agent has been active "
+         "this long (default: %(default)s)"),
+        ("--window", defaults.DEFAULT_WINDOW_S, "shortest measurement window per probe "
+         "(default: %(default)s)"),
+        ("--max-window", defaults.DEFAULT_MAX_WINDOW_S, "a probe inside the noise is extended "
+         "up to this (default: %(default)s)"),
+        ("--ramp", defaults.DEFAULT_RAMP_S, "new agents start over this many s"),
+    ):  # fmt: skip
+        bounds.add_argument(flag, type=float, default=default, metavar="S", help=help)
     bounds.add_argument("--min-samples", type=int, default=DEFAULT_MIN_SAMPLES)
     bounds.add_argument(
         "--precision",
@@ -136,26 +119,10 @@ def search_settings_from(
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "search",
-        help="find the most concurrent agents that meet each SLO tier",
-        description="Find each tier's most agents over a warm pool of agents: the sweep plan "
-        "climbs the load, placing each probe where the curves fitted so far predict a tier's "
-        "limit (--plan bisect: double, then bisect); every probe is judged over a "
-        "steady-state window.",
-    )
+    parser = add_verb(subparsers, "search", __doc__)
     add_workload_arguments(parser)
-    parser.add_argument(
-        "--start-at-turn-zero",
-        action="store_true",
-        help="agents start at their session's first call (default: a random call, full prefix)",
-    )
-    add_output_arguments(parser, "search")
-    add_worker_arguments(parser)
-    add_power_arguments(parser)
-    add_search_arguments(parser)
-    add_target_arguments(parser)
-    add_config_argument(parser)
+    add_turn_zero_argument(parser)
+    add_measured_run_arguments(parser, "search", add_search_arguments)
     parser.set_defaults(func=handle)
 
 

@@ -28,6 +28,7 @@ from rich.text import Text
 
 from agentload.commands.options import (
     add_output_arguments,
+    add_turn_zero_argument,
     add_workload_arguments,
     agents_from,
     label_from,
@@ -65,11 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "matches, one row per layout; --backend narrows either",
     )
     add_workload_arguments(parser)
-    parser.add_argument(
-        "--start-at-turn-zero",
-        action="store_true",
-        help="agents start at their session's first call (default: a random call, full prefix)",
-    )
+    add_turn_zero_argument(parser)
     add_output_arguments(parser, "simulate")
     add_deployment_arguments(parser)
     add_search_arguments(parser)

@@ -27,7 +27,6 @@ SOURCE_HELP = (
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add `agentload workload stats`."""
     workload = subparsers.add_parser("workload", help="inspect a workload")
     verbs = workload.add_subparsers(dest="workload_command", metavar="VERB")
     stats = verbs.add_parser(

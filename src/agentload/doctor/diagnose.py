@@ -3,17 +3,20 @@
 reachable, model (a remote server, before anything else); context (the workload's longest calls
 against the server's window; a local engine is sized to them first); streaming, usage,
 ignore_eos (one forced call); cached tokens (a repeated prefix); metrics; power; client
-(headroom for the requested agents on this machine).
+(headroom for the requested agents on this machine). Printed one check a paragraph
+(`print_checks`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import tempfile
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from agentload.client.endpoint import Api
 from agentload.client.stream import StreamingClient
@@ -24,7 +27,7 @@ from agentload.doctor.server import cache_check, reachability
 from agentload.engines.choice import engine_class
 from agentload.errors import AgentloadError
 from agentload.measure.power_spec import PowerSpec
-from agentload.target.checks import Finding, failed, passed, warned
+from agentload.target.checks import STATUS_STYLES, Finding, failed, passed, warned
 from agentload.target.context import ContextCheck, Fit, check_context
 from agentload.target.deployment import OpenTarget, TargetOptions
 from agentload.target.preflight import call_checks, forced_call
@@ -32,6 +35,12 @@ from agentload.workload.text import TextMaker
 
 DOCTOR_ID_PREFIX = "doctor"
 TEXT_SALT = "doctor"
+STATUS_WIDTH = 4
+NAME_WIDTH = 14
+DETAIL_INDENT = STATUS_WIDTH + 2 + NAME_WIDTH
+"""Where a check's detail starts, and its wrapped lines."""
+MIN_DETAIL_COLUMNS = 30
+"""The narrowest a detail is wrapped to, however narrow the terminal."""
 
 
 @dataclass(frozen=True)
@@ -121,3 +130,23 @@ def context_check(context: ContextCheck) -> Finding:
         + ": serve with a longer context or use a workload with shorter calls",
         **figures,
     )
+
+
+def print_checks(checks: list[Finding], console: Console) -> None:
+    """One check a paragraph: its status and name, then its detail wrapped to the console's
+    width under a hanging indent (between words: a number or a URL is never split)."""
+    room = max(MIN_DETAIL_COLUMNS, console.width - DETAIL_INDENT)
+    for check in checks:
+        lines = textwrap.wrap(
+            check.detail, room, break_long_words=False, break_on_hyphens=False
+        ) or [""]
+        style = STATUS_STYLES[check.status]
+        head = f"{check.status.upper():<{STATUS_WIDTH}}  {check.name:<{NAME_WIDTH}}"
+        console.print(
+            f"[{style}]{escape(head[:STATUS_WIDTH])}[/]{escape(head[STATUS_WIDTH:])}"
+            f"{escape(lines[0])}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        for line in lines[1:]:
+            console.print(" " * DETAIL_INDENT + escape(line), highlight=False, soft_wrap=True)

@@ -303,9 +303,20 @@ def server_env(
     return env
 
 
+IPC_PATH_MAX = 107
+"""The longest Unix socket path (sizeof(sockaddr_un.sun_path) - 1 on Linux)."""
+IPC_NAME_CHARS = 37
+"""What vLLM appends to TMPDIR for an IPC socket: "/" and a 36-character UUID."""
+
+
 def scratch_folder(log_dir: Path, port: int) -> Path:
-    """Where the server on `port` keeps its temporary files: beside its log."""
-    return log_dir / f"vllm-{port}.tmp"
+    """Where the server on `port` keeps its temporary files: beside its log, unless that path
+    is too long for the IPC sockets vLLM makes there (a deep home, as pytest's temporary
+    folders are); then a short folder in /tmp."""
+    beside_log = log_dir / f"vllm-{port}.tmp"
+    if len(str(beside_log)) + IPC_NAME_CHARS <= IPC_PATH_MAX:
+        return beside_log
+    return Path("/tmp") / f"agentload-vllm-{port}"
 
 
 # --- the engine ---------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ probes at those counts:
   TTFT 12.5 s at 1 agent > 2 s ceiling (6.2x); unloaded, p25 output speed 69 tokens/s`;
 - **the cap** (passed at the largest probe, none failed): the figures there against the limits,
   and that --max-agents, not the deployment, ended the search;
-- **an answer**: the limit the first failing count broke, and by how much.
+- **an answer**: the limit the first failing count broke, and by how much (the quality gate,
+  when the outputs failed it there and every speed limit held: `agentload.quality.gate`).
 
 A limit's value is the tier's own percentile as judged (`ProbeFigures.checks`); for older
 results without it, the probe's p25 speed, p95 TTFT and 1/p90 interactivity when the tier
@@ -29,6 +30,9 @@ from agentload.results.tiers import (
 )
 from agentload.units import TENS, agents_words
 
+QUALITY_PREFIX = "quality: "
+"""What a quality failure's words start with (`limited by quality:` says it once)."""
+
 
 @dataclass(frozen=True)
 class Explanation:
@@ -44,6 +48,8 @@ class _Measured:
     ttft: float | None
     reason: str
     interactivity: float | None = None
+    quality: str | None = None
+    """Why the quality gate failed the probe (None: it did not)."""
 
 
 def explain(
@@ -97,6 +103,7 @@ def _limited(tier: Tier, bracket: Bracket, probe: ProbeFigures) -> Explanation:
     assert bracket.failing is not None
     m = _measured(tier, probe)
     limit, broken = _broken(tier, m)
+    broken = broken.removeprefix(QUALITY_PREFIX) if limit == "quality" else broken
     return Explanation(
         limit,
         f"limited by {_limit_name(limit)}: {broken} at {agents_words(bracket.failing)} "
@@ -106,12 +113,17 @@ def _limited(tier: Tier, bracket: Bracket, probe: ProbeFigures) -> Explanation:
 
 def _measured(tier: Tier, probe: ProbeFigures) -> _Measured:
     check = probe.checks.get(tier.name)
+    gate = probe.quality.gate if probe.quality is not None else None
+    failed = (
+        f"{QUALITY_PREFIX}{gate.reason}" if gate is not None and gate.outcome == "fail" else None
+    )
     if check is not None:
         return _Measured(
             check.output_speed_tokens_per_s,
             check.ttft_s,
             check.reason,
             check.interactivity_tokens_per_s,
+            failed,
         )
     return _fallback(tier, probe)
 
@@ -146,6 +158,8 @@ def _broken(tier: Tier, m: _Measured) -> tuple[Limit, str]:
         found.append(("interactivity", _floor_words(_e2e_name(tier), m.interactivity, e2e)))
     if found:
         return found[0][0], " and ".join(words for _, words in found)
+    if m.quality is not None:
+        return "quality", m.quality
     return "error_rate", m.reason or "the verdict failed (no figures recorded)"
 
 
@@ -218,6 +232,7 @@ def _limit_name(limit: Limit) -> str:
         "output_speed": "output speed",
         "interactivity": "e2e interactivity",
         "error_rate": "errors",
+        "quality": "quality",
         "max_agents": "the cap",
         "not_probed": "nothing",
     }[limit]

@@ -1,7 +1,8 @@
-"""What a run reads besides its records: accelerator power over a window, and the server's
-counters at each probe window's edges. The interfaces (`PowerMeter`, `ServerMetricsProbe`,
-`Meters`), and the real ones: a power sampler for the whole run (samples to `power.jsonl`) and
-Prometheus scrapes (to `server_metrics.jsonl`)."""
+"""What a run reads besides its records: accelerator power over a window, the server's
+counters at each probe window's edges, and the quality of its outputs over a window. The
+interfaces (`PowerMeter`, `ServerMetricsProbe`, `QualityMeter`, `Meters`), and the real ones: a
+power sampler for the whole run (samples to `power.jsonl`) and Prometheus scrapes (to
+`server_metrics.jsonl`); the quality checker is `agentload.quality.checker`."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from agentload.measure.power_spec import PowerSpec
 from agentload.measure.server_metrics import ServerMetricsScraper
 from agentload.measure.window import Window
 from agentload.results.files import POWER_FILE, SERVER_METRICS_FILE
+from agentload.results.quality import QualityFigures
 from agentload.results.samples import ServerScrape
 from agentload.results.summary import PowerFigures
 
@@ -40,12 +42,25 @@ class ServerMetricsProbe(Protocol):
         ...
 
 
+class QualityMeter(Protocol):
+    """Check calls beside the agents (`agentload.quality.checker`): paced to the agents a
+    probe runs, judged over its window."""
+
+    def pace(self, agents: int) -> None: ...
+
+    def window_figures(self, start: float, end: float, agent_calls: int) -> QualityFigures:
+        """The check calls that closed in [start, end), with the gate's verdict."""
+        ...
+
+
 @dataclass(frozen=True)
 class Meters:
-    """What a probe reads besides the records: accelerator power and server counters."""
+    """What a probe reads besides the records: accelerator power, server counters, and the
+    quality of the outputs."""
 
     power: PowerMeter | None = None
     server: ServerMetricsProbe | None = None
+    quality: QualityMeter | None = None
 
 
 @contextlib.contextmanager

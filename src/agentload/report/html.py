@@ -36,6 +36,7 @@ from agentload.report.load import STATUS_UNREADABLE, Point, ResultsView
 from agentload.report.over_time import over_time_section
 from agentload.report.palette import BLUE, tier_color
 from agentload.report.plan_section import plan_section
+from agentload.report.quality_section import quality_section
 from agentload.report.vega import CHART_STYLE, page_scripts
 from agentload.results.answer_words import (
     NOT_DECIDED,
@@ -114,6 +115,7 @@ def render_report(view: ResultsView) -> str:
         _headline(ctx),
         curve_section(ctx),
         _tables(ctx),
+        quality_section(ctx),
         _mix_section(ctx),
         distributions_section(ctx),
         over_time_section(ctx),

@@ -4,19 +4,22 @@ Built from a `ResultsView` alone (`agentload report DIR` and the end of `run`, `
 `demo` print the same thing): a head line, the headline per tier (tiers as columns) with, under
 it, why each tier has the answer it has; the probes (or a plain run's window); the notes. Each
 table is a `Grid` (`agentload.tables`), so it fits any terminal without cutting a number,
-and renders as plain text or Markdown for pipes (`summary_text`).
+and renders as plain text or Markdown for pipes (`summary_text`), or its figures as JSON
+(`summary_json`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from rich.console import Console
 from rich.text import Text
 
 from agentload.measure.metrics import WindowMetrics
 from agentload.measure.stats import Distribution
+from agentload.quality.words import probe_cell, probe_words, summary_words
 from agentload.report.formats import (
     arrival_rows,
     fmt,
@@ -31,7 +34,7 @@ from agentload.results.files import PROBES_FILE, SUMMARY_FILE
 from agentload.results.summary import ArrivalFigures, SelfCheckFigures, TierResult
 from agentload.results.tiers import slo_text
 from agentload.tables import Cell, Column, Grid, console_lines, markdown, plain
-from agentload.units import MS_PER_S, PERCENT
+from agentload.units import MS_PER_S, PERCENT, agents_words
 
 TextFormat = Literal["text", "markdown"]
 VERDICT_STYLES = {"pass": "green", "fail": "red", "uncertain": "yellow"}
@@ -80,7 +83,8 @@ def explanations(view: ResultsView) -> list[str]:
     """What the answers' brackets mean (when any has an interval), then `why cpu200: out of
     reach: ...`, one line per tier that has an explanation."""
     found = [repeat_note(view.tiers)] if any(t.max_agents_interval for t in view.tiers) else []
-    return found + [f"why {t.name}: {t.explanation}" for t in view.tiers if t.explanation]
+    found += [f"why {t.name}: {t.explanation}" for t in view.tiers if t.explanation]
+    return found + [f"quality {t.name}: {t.quality.words}" for t in view.tiers if t.quality]
 
 
 def repeat_note(tiers: Sequence[TierResult]) -> str:
@@ -140,10 +144,22 @@ def probe_grid(view: ResultsView) -> Grid | None:
         Column(power_header),
         *(Column(name) for name in tier_names),
     )
+    checked = any(p.figures.quality is not None for p in view.points)
+    if checked:
+        columns += (Column("quality, diverged / checks"),)
     return Grid(
         title=f"Probes (each over its steady-state window; {sources}){words.assumed_clause}",
         columns=columns,
-        rows=tuple(_probe_cells(view, p, tier_names, power_cell) for p in view.points),
+        rows=tuple(
+            _probe_cells(view, p, tier_names, power_cell)
+            + ((probe_cell(p.figures.quality),) if checked else ())
+            for p in view.points
+        ),
+        notes=tuple(
+            f"at {agents_words(p.figures.agents)}: {probe_words(p.figures.quality)}"
+            for p in view.points
+            if p.figures.quality is not None
+        ),
     )
 
 
@@ -256,6 +272,8 @@ def head_lines(view: ResultsView) -> list[tuple[str, str]]:
         lines.append((f"{view.status}: {view.summary_problem}", "bold red"))
     elif view.summary is not None and not view.summary.complete:
         lines.append(("INCOMPLETE: the run was interrupted", "bold red"))
+    if view.summary is not None and view.summary.quality is not None:
+        lines.append((summary_words(view.summary.quality), ""))
     if view.summary is not None and not view.summary.client_ok:
         lines.append(
             ("warning: the client fell behind its schedule; figures are suspect", "yellow")
@@ -274,7 +292,11 @@ def summary_grids(view: ResultsView) -> list[Grid]:
         window = view.run_window
         title = f"{view.label}: {window.description} (from {window.source})"
         arrivals = view.points[0].figures.arrivals if view.points else None
-        grids.append(window_grid(view.run_metrics, title=title, arrivals=arrivals))
+        grid = window_grid(view.run_metrics, title=title, arrivals=arrivals)
+        quality = view.points[0].figures.quality if view.points else None
+        if quality is not None:
+            grid = dataclasses.replace(grid, notes=(*grid.notes, probe_words(quality)))
+        grids.append(grid)
     else:
         probes = probe_grid(view)
         if probes is not None:
@@ -311,6 +333,32 @@ def summary_text(view: ResultsView, form: TextFormat) -> str:
         bullet = "- " if form == "markdown" else "note: "
         parts.append("\n".join(f"{bullet}{n}" for n in notes))
     return "\n\n".join(parts) + "\n"
+
+
+def summary_json(view: ResultsView) -> dict[str, Any]:
+    """The figures the tables show, as JSON: tiers (with why), probes, power, notes."""
+    summary = view.summary
+    return {
+        "results": str(view.path),
+        "label": view.label,
+        "kind": view.kind,
+        "status": view.status,
+        "model": view.model,
+        "gpus": view.gpus,
+        "power": summary.power.model_dump(mode="json") if summary is not None else None,
+        "power_words": view.power_words,
+        "tiers_provisional": view.tiers_provisional,
+        "tiers": [t.model_dump(mode="json") for t in view.tiers],
+        "why": explanations(view),
+        "probes": [{"source": p.source, **p.figures.model_dump(mode="json")} for p in view.points],
+        "client_ok": summary.client_ok if summary is not None else None,
+        "selfcheck": (
+            summary.selfcheck.model_dump(mode="json")
+            if summary is not None and summary.selfcheck is not None
+            else None
+        ),
+        "notes": view.report_notes(),
+    }
 
 
 def selfcheck_line(figures: SelfCheckFigures | None) -> str | None:

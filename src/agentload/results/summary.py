@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import Field
 
 from agentload.frozen import Frozen
+from agentload.results.quality import QualityFigures, QualitySummary, TierQuality
 
 SUMMARY_SCHEMA_VERSION = 2
 """2: a simulated deployment's units are engine instances and data-parallel ranks
@@ -182,6 +183,9 @@ class ProbeFigures(Frozen):
     """What the probe cost, s: from its resize (the new agents' ramp, or a shrink's wait for
     the leaving agents' calls in flight) through the settle to the window's end; None for a
     plain run and in older results."""
+    quality: QualityFigures | None = None
+    """The window's check calls against their references, and the gate's verdict
+    (`agentload.quality`); None without quality checks and in older results."""
 
 
 class AgentsInterval(Frozen):
@@ -203,9 +207,11 @@ class AgentsInterval(Frozen):
     """What the interval rests on, in words."""
 
 
-Limit = Literal["output_speed", "ttft", "interactivity", "error_rate", "max_agents", "not_probed"]
+Limit = Literal[
+    "output_speed", "ttft", "interactivity", "error_rate", "quality", "max_agents", "not_probed"
+]
 """What set a tier's answer: its output-speed floor, its TTFT ceiling, its e2e interactivity
-floor, the error rate, the search's --max-agents cap, or nothing measured."""
+floor, the error rate, the quality gate, the search's --max-agents cap, or nothing measured."""
 
 
 class TierResult(Frozen):
@@ -258,6 +264,8 @@ class TierResult(Frozen):
     """The answer in words a user acts on: which limit, by how much, and what the deployment
     did at the probe that decided it (e.g. `out of reach: p95 TTFT 12.5 s at 1 agent > 2 s
     ceiling (6.2x); unloaded, p25 output speed 69 tokens/s`)."""
+    quality: TierQuality | None = None
+    """The quality gate on this tier's answer (None without quality checks, older results)."""
     notes: tuple[str, ...] = ()
 
 
@@ -477,4 +485,7 @@ class Summary(Frozen):
     (`agentload.measure.methodology.summary_stamp`); None in older results."""
     search: SearchCost | None = None
     """A search's plan and what its probes cost (None for a run and in older results)."""
+    quality: QualitySummary | None = None
+    """What the quality checks were checked against and how (None without them, and in
+    older results; `measured` False for a simulated deployment)."""
     notes: tuple[str, ...] = ()

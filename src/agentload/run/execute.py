@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import dataclasses
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -28,9 +29,12 @@ from agentload.errors import AgentloadError
 from agentload.files import new_results_dir, owner_only_files, write_bytes_atomic
 from agentload.measure.meters import Meters
 from agentload.measure.power_spec import PowerSpec
+from agentload.quality.settings import QualityOptions
+from agentload.quality.words import probe_words
 from agentload.results.files import CONFIG_FILE, MANIFEST_FILE, RECORDS_FILE
 from agentload.results.summary import Summary
 from agentload.run.arrivals import ArrivalSchedule, schedule_arrivals
+from agentload.run.checks import quality_checks
 from agentload.run.host import INTERRUPT_DRAIN_S, Host, InProcessHost, ShareLost
 from agentload.run.probe import ProbeOutcome
 from agentload.run.progress import ProgressBoard, progress_display, report_progress
@@ -90,6 +94,8 @@ class Execution:
     hosts: HostOptions = field(default_factory=HostOptions)
     config: str | None = None
     """The effective options as TOML (`agentload.config_file`), saved as `config.toml`."""
+    quality: QualityOptions | None = None
+    """Check the outputs under load against references (`agentload.quality`); None: no."""
 
     @property
     def command(self) -> str:
@@ -176,8 +182,16 @@ def _execute_in(
             if execution.config is not None and not (out / CONFIG_FILE).exists():
                 write_bytes_atomic(out / CONFIG_FILE, execution.config.encode())
             lost: ShareLost | None = None
-            drive = _drive(
-                execution, workload, target, state, meters, resumption, console, arrivals
+            drive = _checked(
+                execution,
+                workload,
+                target,
+                state,
+                meters,
+                console,
+                lambda m: _drive(
+                    execution, workload, target, state, m, resumption, console, arrivals
+                ),
             )
             try:
                 if target.virtual:
@@ -279,6 +293,31 @@ def _times(execution: Execution, state: SearchState, started_at: float) -> dict[
     return times
 
 
+async def _checked(
+    execution: Execution,
+    workload: Workload,
+    target: Opened,
+    state: SearchState,
+    meters: Meters,
+    console: Console,
+    drive: Callable[[Meters], Awaitable[None]],
+) -> None:
+    """Check the target, record the quality references, then `drive` the agents with the
+    meters (the quality checker among them, when the outputs are checked)."""
+    # Ctrl-C here: nothing measured
+    await target.check(console, strict=not execution.search.is_run)
+    async with quality_checks(
+        execution.quality,
+        workload=workload,
+        target=target,
+        api=execution.agents.api,
+        out=execution.out,
+        state=state,
+        console=console,
+    ) as checker:
+        await drive(meters if checker is None else dataclasses.replace(meters, quality=checker))
+
+
 async def _drive(
     execution: Execution,
     workload: Workload,
@@ -289,9 +328,7 @@ async def _drive(
     console: Console,
     arrivals: ArrivalSchedule | None = None,
 ) -> None:
-    """Check the target, start the host, search, close; fills `state`."""
-    # Ctrl-C here: nothing measured
-    await target.check(console, strict=not execution.search.is_run)
+    """Start the host, search, close; fills `state`."""
     played = workload
     if arrivals is not None:  # agent k plays arrival k's session
         played = workload.model_copy(update={"sessions": arrivals.sessions})
@@ -406,3 +443,5 @@ def print_probe(outcome: ProbeOutcome, console: Console, gpus: int | None = None
         highlight=False,
         soft_wrap=True,
     )
+    if f.quality is not None:
+        console.print(f"  {probe_words(f.quality)}", highlight=False, soft_wrap=True)

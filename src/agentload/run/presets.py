@@ -26,3 +26,7 @@ range of 2-3; with 30 s windows after a 10 s settle `cpu60` agreed in five demos
 DEMO_RAMP_S = 2.0
 DEMO_MIN_SAMPLES = 30
 DEMO_PRECISION = 0.25
+DEMO_CHECK_SHARE = 0.25
+"""The demo's quality check calls per agent call: its windows (30 s, a few to a few hundred
+calls) need this many for the gate to judge most probes (`agentload.quality.settings`: 5 check
+calls a window); the report states the share and that the checks add their load."""

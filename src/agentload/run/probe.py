@@ -2,7 +2,8 @@
 
 A search probe resizes the agents, waits until every agent has been active `settle_s`, measures
 a window of at least `window_s`, and extends it (up to `max_window_s`) while a verdict the plan
-holds it for (`hold`: by default every verdict, either outcome) is inside the noise. Its
+holds it for (`hold`: by default every verdict, either outcome) is inside the noise, or while the
+quality gate has too few check calls to judge it (`agentload.quality`). Its
 `probe_s` is what it cost: from the resize (a ramp, or a shrink's wait for the leaving agents'
 calls, none when the plan cuts them off) through the settle to the window's end. A shrink needs
 no settle by AgentPerf's rule (every agent has been active long enough), but the server may
@@ -48,6 +49,7 @@ from agentload.measure.sessions import (
 )
 from agentload.measure.verdict import Criterion, Verdict, judge
 from agentload.measure.window import Window
+from agentload.quality.gate import gate_tiers
 from agentload.results.record import RequestRecord
 from agentload.results.summary import ArrivalFigures, ProbeFigures, TierCheck
 from agentload.run.search_settings import SearchSettings
@@ -135,6 +137,8 @@ async def measure_probe(
     before = len(load.running_starts())
     ramp_s = paced_ramp_s(settings.ramp_s, before, agents) if choice.paced_ramp else settings.ramp_s
     await load.resize(agents, ramp_s, phase, cancel_leaving=choice.cancel_leaving)
+    if meters.quality is not None:
+        meters.quality.pace(agents)
     steady = (load.last_start() or began) + settings.settle_s
     if choice.settle_shrink and agents < before:  # the wait for the leaving calls counts
         steady = max(steady, began + settings.settle_s)
@@ -164,12 +168,13 @@ async def measure_probe(
         verdicts = _judge_all(samples, metrics, settings)
         confident = _confident(samples, verdicts, settings, alpha, sequential=hold is not None)
         noisy = undecided(verdicts, hold, confident)
-        if not noisy:
+        if not noisy and not _too_few_checks(meters, window, metrics):
             break
         if window.duration_s >= settings.max_window_s:
-            notes.append(
-                f"decided inside the noise after {window.duration_s:.0f} s: {', '.join(noisy)}"
-            )
+            if noisy:
+                notes.append(
+                    f"decided inside the noise after {window.duration_s:.0f} s: " + ", ".join(noisy)
+                )
             break
         extension = min(
             settings.window_s * EXTENSION_SHARE, settings.max_window_s - window.duration_s
@@ -179,6 +184,16 @@ async def measure_probe(
     outcome = await _outcome(load, settings, judged, agents, index, meters, notes, baseline)
     outcome.figures = outcome.figures.model_copy(update={"probe_s": window.end - began})
     return outcome
+
+
+def _too_few_checks(meters: Meters, window: Window, metrics: WindowMetrics) -> bool:
+    """The quality gate cannot judge the window yet: too few check calls closed in it (the
+    window is held open for them, as for a verdict inside the noise, up to `max_window_s`)."""
+    if meters.quality is None:
+        return False
+    calls = metrics.requests_ok + metrics.requests_failed
+    gate = meters.quality.window_figures(window.start, window.end, calls).gate
+    return gate is not None and gate.outcome == "unjudged"
 
 
 async def _after_joins(
@@ -391,15 +406,29 @@ async def _outcome(
         settle_s=settings.settle_s,
         agent_starts=load.running_starts(),
     )
+    quality = (
+        meters.quality.window_figures(
+            window.start,
+            window.end,
+            judged.metrics.requests_ok + judged.metrics.requests_failed,
+        )
+        if meters.quality is not None
+        else None
+    )
+    verdicts, checks, gate = gate_tiers(
+        {name: _decided(v) for name, v in judged.verdicts.items()},
+        {
+            name: _check(v, judged.confident[name], settings.confidence)
+            for name, v in judged.verdicts.items()
+        },
+        quality.gate if quality is not None else None,
+    )
     figures = probe_figures(
         judged.metrics,
         agents=agents,
         index=index,
-        verdicts={name: _decided(v) for name, v in judged.verdicts.items()},
-        checks={
-            name: _check(v, judged.confident[name], settings.confidence)
-            for name, v in judged.verdicts.items()
-        },
+        verdicts=verdicts,
+        checks=checks,
         goodput=goodput_by_tier(judged.table, window, settings.tiers),
         sessions=session_figures(records, window, baseline=baseline),
         methodology=stamp,
@@ -407,6 +436,8 @@ async def _outcome(
         power=watts,
         notes=notes,
     )
+    if quality is not None:
+        figures = figures.model_copy(update={"quality": quality.model_copy(update={"gate": gate})})
     return ProbeOutcome(
         figures=figures, verdicts=judged.verdicts, metrics=judged.metrics, baseline=baseline
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from agentload.measure.meters import Meters
 from agentload.measure.sessions import OneAgentBaseline
+from agentload.results.quality import QualitySummary
 from agentload.results.summary import ProbeFigures, SelfCheckFigures
 from agentload.run.probe import ProbeLoad, ProbeOutcome, measure_probe
 from agentload.run.search_settings import SearchSettings
@@ -44,6 +45,8 @@ class SearchState:
     """When every agent started, epoch s."""
     baseline: OneAgentBaseline | None = None
     """The one-agent probe's call latency model (per-session slowdowns use it)."""
+    quality: QualitySummary | None = None
+    """What the quality checks checked against, and how (None: no checks)."""
 
     def figures(self) -> tuple[ProbeFigures, ...]:
         """Every probe's figures, the earlier ones first."""

@@ -11,6 +11,8 @@ from agentload import __version__
 from agentload.measure.headline import tier_results
 from agentload.measure.methodology import summary_stamp
 from agentload.measure.power_spec import PowerSpec
+from agentload.quality.words import NOT_SIMULATED, tier_quality
+from agentload.results.quality import QualitySummary
 from agentload.results.summary import (
     MethodologyStamp,
     PowerFigures,
@@ -59,6 +61,10 @@ def build_summary(
             max_agents=search.max_agents,
             gpus=asked.gpus,
         )
+        tiers = tuple(
+            t.model_copy(update={"quality": tier_quality(state.finished, t.max_agents)})
+            for t in tiers
+        )
     notes: list[str] = []
     if not state.done:
         notes.append(
@@ -91,8 +97,16 @@ def build_summary(
         selfcheck=selfcheck,
         methodology=_stamp(probes) if probes else None,
         search=None if run else search_cost(probes, search.plan, search.prior_source, asked.gpus),
+        quality=_quality(asked, state),
         notes=tuple(notes),
     )
+
+
+def _quality(asked: Asked, state: SearchState) -> QualitySummary | None:
+    """The quality checks' summary; a simulated deployment's says it has none."""
+    if asked.simulated is not None:
+        return QualitySummary(measured=False, notes=(NOT_SIMULATED,))
+    return state.quality
 
 
 def _stamp(probes: Sequence[ProbeFigures]) -> MethodologyStamp:

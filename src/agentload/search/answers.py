@@ -28,7 +28,7 @@ from agentload.results.answer_words import interval_words, undecided_words
 from agentload.results.brackets import Bracket, bracket
 from agentload.results.summary import AgentsInterval, ProbeFigures, SearchCost, TierResult
 from agentload.results.tiers import Tier
-from agentload.search.interval import answer_interval, run_drift
+from agentload.search.interval import answer_interval, gate_interval, run_drift
 from agentload.search.plan import width
 from agentload.units import agents_words
 
@@ -132,7 +132,9 @@ def annotate(
         probe_s, gpu_s = answer_costs(probes, result.name, precision, max_agents, gpus)
         notes = [n for n in (monotone_note(probes, b), noise_note(probes, b)) if n]
         interval = None
-        if b.resolved(precision, max_agents) and result.name in by_name:
+        if b.resolved(precision, max_agents) and result.limit == "quality":
+            interval = gate_interval(b, precision)
+        elif b.resolved(precision, max_agents) and result.name in by_name:
             interval = answer_interval(
                 probes,
                 by_name[result.name],

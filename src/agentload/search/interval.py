@@ -326,6 +326,13 @@ def _out_of_reach(
     )
 
 
+def gate_interval(b: Bracket, precision: float, level: float = DEFAULT_LEVEL) -> AgentsInterval:
+    """An answer the quality gate set: the bracket's width either side (the gate's verdicts are
+    no speed curve to fit a crossing to)."""
+    basis = "the bracket's width (the quality gate set the answer)"
+    return _bracket_only(b, precision, level).model_copy(update={"basis": basis})
+
+
 def _bracket_only(b: Bracket, precision: float, level: float) -> AgentsInterval:
     """No reading near the bracket: its width either side."""
     assert b.failing is not None

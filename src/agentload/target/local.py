@@ -13,6 +13,9 @@ without starving it, and with room for the workload's longest calls.
   fit. A call cannot exceed the model's trained context (llama.cpp caps a slot there, vLLM's
   length is capped there); a workload that needs more, or an explicit `--engine-ctx` that is
   too small, is refused before any load, in one line naming the fix.
+
+`engine start` starts it detached the same way (`start_sized`), so `search --url` against it
+finds every call fits.
 """
 
 from __future__ import annotations
@@ -27,11 +30,13 @@ from rich.console import Console
 
 from agentload.client.endpoint import Api, Endpoint
 from agentload.client.facts import context_window
+from agentload.console import err_console
 from agentload.engines.choice import engine_class
 from agentload.engines.model_gen import GENERATED_CONTEXT
-from agentload.engines.process import LOCAL_ENGINE_NICE, engine_threads
+from agentload.engines.process import LOCAL_ENGINE_NICE, default_threads, engine_threads
 from agentload.engines.server import DEFAULT_ENGINE, EngineName, EngineServer
 from agentload.errors import AgentloadError
+from agentload.home import agentload_home
 from agentload.target.context import (
     SLOT_ROUND_TOKENS,
     ChatTokenizeCounter,
@@ -41,7 +46,7 @@ from agentload.target.context import (
     PromptCounter,
     measure_need,
 )
-from agentload.workload.model import prompt_tokens
+from agentload.workload.model import Workload, prompt_tokens
 from agentload.workload.text import TextMaker
 from agentload.workload.tokenizers import Tokenizer, load_tokenizer
 
@@ -146,6 +151,40 @@ def open_local(
 def _room(engine: EngineName) -> str:
     """What the engine's `parallel` calls get: llama.cpp's slots, vLLM's requests at once."""
     return "slots" if engine == "llama.cpp" else "requests at once"
+
+
+def start_sized(
+    model: str,
+    parallel: int,
+    workload: Workload,
+    port: int | None,
+    log_dir: Path | None,
+    threads: int | None = None,
+    engine: EngineName = DEFAULT_ENGINE,
+) -> EngineServer:
+    """The engine started detached, each slot sized to the workload's longest call as `search`
+    sizes its own, on every CPU at default priority."""
+    options = LocalOptions(
+        model=model,
+        parallel=parallel,
+        slot_tokens=None,
+        threads=threads or default_threads(),
+        nice=0,
+        port=port,
+        detach=True,
+        model_option="--model",
+        engine=engine,
+    )
+    with open_local(
+        options,
+        api="chat",
+        endpoint_for=lambda api, engine: Endpoint(base_url=engine.url, model=engine.model, api=api),
+        tokenizer=None,
+        fit=Fit(workload),
+        log_dir=log_dir or agentload_home() / "logs",
+        console=err_console(),
+    ) as local:
+        return local.engine
 
 
 def _capped(check: ContextCheck, asked: int) -> bool:
