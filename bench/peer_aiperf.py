@@ -8,7 +8,8 @@ One vLLM server (vLLM's CPU build, as agentload's embedded engine starts it: the
 `MAX_CONCURRENCY` requests at once, one thread, nice 5) serves both clients, one after the other,
 on one workload shape: conversations of `TURNS` calls, each adding `TURN_INPUT` tokens of input
 to the history, `OUTPUT` tokens out (forced: ignore_eos), `DELAY_S` between a reply and the next
-call; one tier, p25 output speed >= `FLOOR` tokens/s and p95 TTFT <= `TTFT_S`; 1 to
+call; one tier, p25 output speed >= `--floor` tokens/s (default `FLOOR`) and p95 TTFT <=
+`--ttft-s` (default `TTFT_S`: the issue's tier); 1 to
 `MAX_CONCURRENCY` concurrent conversations (AIPerf's session concurrency, agentload's agents).
 
 - **AIPerf** (`aiperf` 0.13.0 in its own venv, `--aiperf`): `profile --search-recipe
@@ -77,7 +78,6 @@ SHAPE = (
 )
 """agentload's generator at that shape: every session 12 calls, the first 300 tokens of task,
 each later one 31 of reply and 300 of tool result more, 0.3 s between calls."""
-TIER = f"sla:{FLOOR:g}@p25:{TTFT_S:g}@p95"
 CLIENT_CORE = 0
 SERVER_CORE = 1
 ENGINE_NICE = 5
@@ -119,7 +119,22 @@ class Run:
         return self.client_cpu_s / self.wall_s if self.wall_s else 0.0
 
 
-def aiperf_command(aiperf: Path, engine: VllmEngine, out: Path) -> list[str]:
+@dataclass(frozen=True)
+class Sla:
+    """The one tier both searches look for."""
+
+    floor: float = FLOOR
+    """p25 output speed per request, tokens/s (AIPerf: output_token_throughput_per_user)."""
+    ttft_s: float = TTFT_S
+    """p95 time to first token, s."""
+
+    @property
+    def tier(self) -> str:
+        """agentload's --tier."""
+        return f"sla:{self.floor:g}@p25:{self.ttft_s:g}@p95"
+
+
+def aiperf_command(aiperf: Path, engine: VllmEngine, out: Path, sla: Sla) -> list[str]:
     """AIPerf's SLA search at the shape (module docstring)."""
     model_dir = engine.resolved.path
     return [
@@ -129,19 +144,20 @@ def aiperf_command(aiperf: Path, engine: VllmEngine, out: Path) -> list[str]:
         "--conversation-num", str(CONVERSATIONS), "--conversation-turn-mean", str(TURNS),
         "--conversation-turn-delay-mean", str(int(DELAY_S * 1000)),
         "--extra-inputs", "ignore_eos:true", "--random-seed", "0", "--ui-type", "none",
-        "--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", str(int(TTFT_S * 1000)),
-        "--search-sla", f"output_token_throughput_per_user:p25:ge:{FLOOR:g}",
+        "--search-recipe", "max-concurrency-under-sla",
+        "--ttft-sla-ms", str(int(sla.ttft_s * 1000)),
+        "--search-sla", f"output_token_throughput_per_user:p25:ge:{sla.floor:g}",
         "--concurrency-min", "1", "--concurrency-max", str(MAX_CONCURRENCY),
         "--benchmark-duration", str(PROBE_S), "--artifact-dir", str(out),
     ]  # fmt: skip
 
 
-def agentload_command(engine: VllmEngine, out: Path) -> list[str]:
+def agentload_command(engine: VllmEngine, out: Path, sla: Sla) -> list[str]:
     """agentload's search at the shape, against the running server."""
     return [
         sys.executable, "-m", "agentload", "search", "--url", f"{engine.url}/v1",
         "--model", engine.model, "--tokenizer", str(engine.tokenizer_path),
-        "--workload", SHAPE, "--tier", TIER, "--max-agents", str(MAX_CONCURRENCY),
+        "--workload", SHAPE, "--tier", sla.tier, "--max-agents", str(MAX_CONCURRENCY),
         "--label", "peer-agentload", "--out", str(out),
     ]  # fmt: skip
 
@@ -302,6 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--aiperf", type=Path, default=AIPERF, help="the aiperf command")
     parser.add_argument("--no-pin", action="store_true", help="leave the processes unpinned")
     parser.add_argument("--only", nargs="*", choices=("aiperf", "agentload"))
+    parser.add_argument("--floor", type=float, default=FLOOR, help="p25 output speed, tokens/s")
+    parser.add_argument("--ttft-s", type=float, default=TTFT_S, help="p95 TTFT, s")
     args = parser.parse_args(argv)
     tools = args.only or ["aiperf", "agentload"]
     aiperf = shutil.which(str(args.aiperf))
@@ -314,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         tools.remove("aiperf")
     args.out.mkdir(parents=True, exist_ok=True)
     pin = not args.no_pin
+    sla = Sla(args.floor, args.ttft_s)
     engine = VllmEngine.start(
         parallel=MAX_CONCURRENCY, slot_tokens=SLOT_TOKENS, threads=1, nice=ENGINE_NICE,
         log_dir=args.out / "engine",
@@ -327,9 +346,9 @@ def main(argv: list[str] | None = None) -> int:
         for tool in tools:
             folder = args.out / tool
             if tool == "aiperf":
-                run = Run(tool, aiperf_command(Path(str(aiperf)), engine, folder))
+                run = Run(tool, aiperf_command(Path(str(aiperf)), engine, folder, sla))
             else:
-                run = Run(tool, agentload_command(engine, folder))
+                run = Run(tool, agentload_command(engine, folder, sla))
             print(f"== {tool}: {' '.join(run.command)}", file=sys.stderr, flush=True)
             run_client(run, engine, pin=pin)
             answer = aiperf_answer if tool == "aiperf" else agentload_answer
@@ -340,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         engine.stop()
     result = {
         "shape": {"turns": TURNS, "turn_input": TURN_INPUT, "output": OUTPUT, "delay_s": DELAY_S,
-                  "floor": FLOOR, "ttft_s": TTFT_S, "max_concurrency": MAX_CONCURRENCY},
+                  "floor": sla.floor, "ttft_s": sla.ttft_s, "max_concurrency": MAX_CONCURRENCY},
         "pinned": pin,
         "engine": facts,
         "runs": [asdict(r) | {"client_core_share": r.client_core_share} for r in runs],

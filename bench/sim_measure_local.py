@@ -2,7 +2,7 @@
 
     PYTHONPATH=src .venv/bin/python bench/sim_measure_local.py OUT_DIR [--only NAME ...]
     PYTHONPATH=src /work/venvs/vllm/bin/python bench/sim_measure_local.py OUT_DIR \
-        --engine vllm --engine-nice 5                 # vLLM's CPU build: search-4, search-demo
+        --engine vllm --engine-nice 5                 # vLLM's CPU build: search-demo, pressure
 
 Runs of the embedded engine (llama.cpp by default, or vLLM's CPU build with `--engine
 vllm`; the generated 4-layer llama, one engine thread at nice 10, the client on the other
@@ -14,8 +14,6 @@ core), one after another, each into OUT_DIR/NAME:
 - `search-demo`: a search up to 12 agents on the demo workload (`run/presets.py`
   LOCAL_WORKLOAD, the demo's settle/window/ramp/precision), with the `local-cpu` tiers plus two
   laxer ones (`reach`, `mid`) so the search doubles up to 12 agents and bisects in between;
-- `search-4` (vLLM's calibration source, in place of `demo`): the `search-demo` search up to
-  4 agents, on an engine sized as `search-demo`'s (12 requests at once);
 - `pressure` (vLLM only): 12 agents on the demo workload for a fixed probe against a vLLM
   started here with a KV cache of a third of `search-demo`'s (`PRESSURE_KV_TOKENS`), so idle
   sessions' prefixes are evicted and vLLM may preempt; its engine's facts in `engine.json`;
@@ -26,7 +24,7 @@ core), one after another, each into OUT_DIR/NAME:
 
 The machine is shared: the load average, the busiest processes and the CPU time the engine has
 used (every process below the run's: llama.cpp's `llama-server`; vLLM's API server, engine core
-and worker, `engine_processes` by name) are sampled every `LOAD_EVERY_S` into
+and worker, by name: `bench/cores.py`) are sampled every `LOAD_EVERY_S` into
 OUT_DIR/NAME/load.jsonl, so the validation can say how loaded the machine was and how much of
 a core the engine got in each probe's window. `--engine-nice N` sets the
 engine's niceness (default: the local engine's, 10). `--pin` puts the client on core 0 and
@@ -105,21 +103,16 @@ def runs(out: Path) -> dict[str, list[str]]:
             *AGENTLOAD, "search", "--workload", str(TRACES), "--start-at-turn-zero", *common,
             *TRACE_SEARCH, "--label", "search-agentperf", "--out", str(out / "search-agentperf"),
         ],
-        "search-4": [
-            *AGENTLOAD, "search", "--workload", presets.LOCAL_WORKLOAD, "--tiers", "local-cpu",
-            *EXTRA_TIERS, "--max-agents", "4", "--engine-parallel", "12", *DEMO_SEARCH,
-            "--label", "search-4", "--out", str(out / "search-4"),
-        ],
     }  # fmt: skip
 
 
 DEFAULT_RUNS = {
     "llama.cpp": ("demo", "search-demo", "search-agentperf"),
-    "vllm": ("search-4", "search-demo", "pressure"),
+    "vllm": ("search-demo", "pressure"),
 }
-"""What each engine runs without --only. vLLM's calibration source is `search-4` (the laxer
-tiers too, up to 4 agents), not the demo: on a loaded machine the demo's tiers can all fail at
-one agent, which ends its search after one probe."""
+"""What each engine runs without --only. vLLM's validation calibrates on `search-demo`'s own
+probes at 1-4 agents, not on the demo: on a loaded machine the demo's tiers can all fail at one
+agent, which ends its search after one probe."""
 
 
 def _busiest() -> list[str]:
