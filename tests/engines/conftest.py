@@ -150,3 +150,5 @@ def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EngineStat
         left = group_members(state.pid)
         assert stopped.returncode == 0 and not left, (stopped.stderr, left)
         assert json.loads(engine_cli(booting.home, "status").stdout)["running"] is False
+        scratch = vllm.scratch_folder(state.log_path.parent, state.port)
+        assert not scratch.exists(), f"engine stop left {scratch}"

