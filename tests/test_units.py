@@ -53,9 +53,11 @@ def test_figures_from_a_million_up_carry_a_multiplier() -> None:
     assert number(999_960.0) == "999,960"
     assert compact(999_960.0) == "1.00 M"
     assert number(185_382.0) == "185,382"
-    assert number(2.2) == "2.20" and number(0.019) == "0.019"
+    assert number(2.2) == "2.20" and number(0.019) == "0.0190"
 
 
 def test_a_small_figure_is_never_in_e_notation() -> None:
     assert number(8.33e-06) == "0.00000833"  # electricity $/M tokens was `8.33e-06`
-    assert number(0.0758) == "0.0758" and number(0.5) == "0.5"
+    assert number(0.0758) == "0.0758" and number(0.5) == "0.500"
+    assert number(0.004) == "0.00400" and number(0.999999) == "1.00"  # one style in a column
+    assert number(0.000123) == "0.000123"  # energy per token was `0.0001`

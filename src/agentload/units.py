@@ -8,7 +8,11 @@ report's, the plan's):
 - `scaled`: a figure in the unit of its kind that reads best (`7.48e-05 MW` is `74.8 W`,
   `70,522 kWh` is `70.5 MWh`, `1,728 GB` is `1.73 TB`); a unit with no kind here (tokens/s, $,
   agents, and seconds, which every TTFT and window is said in) stays as given;
-- `quantity`: both, as text, to three significant digits (`74.8 W`, `700 W`).
+- `quantity`: both, as text, to three significant digits (`74.8 W`, `700 W`);
+- `given`: a figure a person typed, as typed (`4` years, `2` agents, `0.019`), never `4.00`;
+- `dollars`: money, in cents where cents say it (`$0.10`, `$2.26`, `$26,397`), else to three
+  significant digits (`$0.0866`);
+- `count_words`: a count and its noun, singular for one (`1 GPU`, `2 GPUs`), never `GPU(s)`.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ PERCENT = 100.0
 """A share times PERCENT is a percentage."""
 
 MISSING = "—"
+CENTS = 0.10
+"""Money from here up is written in cents (`$0.10`); below, to three significant digits."""
 """How a figure that is unknown or not a number is written."""
 THOUSANDS = 1000.0
 TENS = 10.0
@@ -58,7 +64,9 @@ def agents_words(n: int) -> str:
 
 
 def number(value: float) -> str:
-    """A figure to the precision a reader needs: 185,382 · 40.9 · 1.25 · 0.0190 · 1.36M."""
+    """A figure to the precision a reader needs: 185,382 · 40.9 · 1.25 · 0.0190 · 1.36M; below
+    1,000 always three significant digits, trailing zeros kept (`0.00400` beside `0.00333`,
+    `1.00` beside `0.998`), so a column reads in one style."""
     if math.isnan(value):
         return MISSING
     if math.isinf(value):
@@ -75,7 +83,27 @@ def number(value: float) -> str:
     if size == 0.0:
         return "0"
     digits = SIGNIFICANT - 1 - math.floor(math.log10(float(f"{size:.{SIGNIFICANT}g}")))
-    return f"{value:.{digits}f}".rstrip("0").rstrip(".") if digits > 0 else f"{value:.0f}"
+    return f"{value:.{digits}f}" if digits > 0 else f"{value:.0f}"
+
+
+def given(value: float) -> str:
+    """A figure as a person typed it: `4`, `2`, `0.1`, `2.26`, `30,000` (not `4.00`)."""
+    if not math.isfinite(value):
+        return number(value)
+    return f"{value:,.6g}" if abs(value) < MULTIPLIED_FROM else number(value)
+
+
+def dollars(value: float | None) -> str:
+    """Money: whole dollars from $1,000 (`$26,397`), cents from 10 cents (`$0.10`, `$2.26`),
+    three significant digits below (`$0.0866`); an em dash when unknown."""
+    if value is None or not math.isfinite(value):
+        return MISSING
+    sign, size = ("-" if value < 0 else ""), abs(value)
+    if size >= THOUSANDS:
+        return f"{sign}${size:,.0f}"
+    if size >= CENTS or size == 0 or round(size, 2) == size:
+        return f"{sign}${size:,.2f}"
+    return f"{sign}${number(size)}"
 
 
 def compact(value: float | None, sep: str = " ") -> str:

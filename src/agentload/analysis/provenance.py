@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
+from agentload.analysis.table import TYPED
 from agentload.results.summary import PowerFigures, Summary
 
 MEASURED: Final = "measured"
 SIMULATED: Final = "simulated"
-TYPED_IN: Final = "typed in"
+TYPED_IN: Final = TYPED
 COMPUTED: Final = "computed"
 """A figure worked out from others (typed or read); its inputs say where they came from."""
 
@@ -32,6 +33,8 @@ def describe_source(provenance: str, origin: str) -> str:
 
 
 ASSUMED_POWER: Final = "ASSUMED, not measured"
+ASSUMED: Final = "assumed"
+"""The word a figure on an assumed power is written with, in its own cell (`3.88G assumed`)."""
 GPUS_NOT_GIVEN: Final = (
     "GPU count not given (a CPU engine, or no --gpus): 1 assumed, so 'per GPU' is the whole "
     "deployment"

@@ -247,7 +247,7 @@ def _tier_source(ctx: ReportContext) -> str:
 
 
 def _tier_card(ctx: ReportContext, tier: TierResult, color: str) -> str:
-    slo = slo_text(tier, unicode=True).replace(", ", " · ")
+    slo = slo_text(tier).replace(", ", " · ")
     rows: list[tuple[str, str]] = []
     settled = ctx.view.decided(tier)
     if not settled:
