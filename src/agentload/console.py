@@ -14,7 +14,8 @@ A figure is never parted from what follows it (`2 s`, `1,068 / 0`, `8 probes`, `
 space after a number, after an operator (`/`, `≤`, `×`) and after `per` does not break
 (`atoms`, which tables use for their cells too). Nothing is left to the terminal to wrap (rich's
 `soft_wrap` is overridden), since a terminal breaks a long line wherever its edge falls,
-mid-word.
+mid-word. The one exception is a log line, printed with `no_wrap=True` (`Console.out`): one
+physical line however long, as a log or a `grep` wants it (progress in a pipe).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ FOLD_AFTER = "&/,?;"
 
 class FittedConsole(Console):
     """A rich console that fits every line of text it prints to its width (module docstring):
-    strings and `Text` are wrapped by `wrapped`; other renderables (tables) fit themselves."""
+    strings and `Text` are wrapped by `wrapped` (unless `no_wrap`: a log line); other
+    renderables (tables) fit themselves."""
 
     def print(
         self,
@@ -71,7 +73,7 @@ class FittedConsole(Console):
         soft_wrap: bool | None = None,
         new_line_start: bool = False,
     ) -> None:
-        if objects and all(isinstance(o, str | Text) for o in objects):
+        if objects and not no_wrap and all(isinstance(o, str | Text) for o in objects):
             parts = [
                 self.render_str(o, emoji=emoji, markup=markup, highlight=highlight)
                 if isinstance(o, str)
