@@ -158,6 +158,20 @@ def write_report(view: ResultsView, out: Path | None = None) -> Path:
 # --- header and headline -----------------------------------------------------------------
 
 
+def _served_at(endpoint: dict[str, Any], *, simulated: bool) -> list[str]:
+    """Where the calls went: `at <url> · API chat`, or, for a simulated run (no server, no
+    API), `simulated <system>`; a fact the manifest lacks is left out, not written `unknown`."""
+    if simulated:
+        system = endpoint.get("system")
+        return [f"simulated <b>{e(system)}</b>" if system else "simulated"]
+    bits = []
+    if endpoint.get("base_url"):
+        bits.append(f"at <code>{e(endpoint['base_url'])}</code>")
+    if endpoint.get("api"):
+        bits.append(f"API {e(endpoint['api'])}")
+    return bits
+
+
 def _header(ctx: ReportContext) -> str:
     view = ctx.view
     manifest = view.manifest
@@ -168,8 +182,7 @@ def _header(ctx: ReportContext) -> str:
     version = tool.get("version") or (view.summary.tool_version if view.summary else None)
     bits = [
         f"model <b>{e(view.model or 'unknown')}</b>",
-        f"at <code>{e(endpoint.get('base_url', 'unknown'))}</code>",
-        f"API {e(endpoint.get('api', '—'))}",
+        *_served_at(endpoint, simulated=view.simulated),
         f"workload <b>{e(workload.get('name') or workload.get('spec') or 'unknown')}</b>",
         e(ctx.words.size),
         f"agentload {e(version or '?')}",
