@@ -18,6 +18,7 @@ report's, the plan's):
 from __future__ import annotations
 
 import math
+import re
 
 WATTS_PER_MW = 1e6
 """Watts in a megawatt: tokens/s per MW = tokens/s / watts x WATTS_PER_MW."""
@@ -56,6 +57,17 @@ _KIND_OF = {name: kind for kind in _KINDS for name, _ in kind}
 def count_words(n: int, noun: str) -> str:
     """`1 call`, `16 calls`: a count and a noun with a regular plural."""
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+_OPTIONAL_PLURAL = re.compile(r"\b(\d[\d,]*) ([A-Za-z][\w-]*)\(s\)")
+
+
+def fix_plurals(text: str) -> str:
+    """`1 vCPU(s)` -> `1 vCPU`, `2 device(s)` -> `2 devices`: words written by an older version
+    (a results directory's), read today as `count_words` writes them."""
+    return _OPTIONAL_PLURAL.sub(
+        lambda m: count_words(int(m.group(1).replace(",", "")), m.group(2)), text
+    )
 
 
 def agents_words(n: int) -> str:

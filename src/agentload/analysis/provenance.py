@@ -11,6 +11,7 @@ from typing import Final, Literal
 
 from agentload.analysis.table import TYPED
 from agentload.results.summary import PowerFigures, Summary
+from agentload.units import fix_plurals
 
 MEASURED: Final = "measured"
 SIMULATED: Final = "simulated"
@@ -49,7 +50,13 @@ def power_words(power: PowerFigures) -> str:
 
 
 def power_note(power: PowerFigures) -> str:
-    """`power source: nvml`, or `power: ASSUMED, not measured (assumed 2.2 W per ...)`."""
+    """`power source: nvml`, or `power: ASSUMED, not measured: 2.2 W (1 vCPU serving x ...)`."""
     if power.assumed:
-        return f"power: {power_words(power)} ({power.description or power.source})"
+        return f"power: {power_words(power)}: {declared_words(power)}"
     return f"power source: {power_words(power)}"
+
+
+def declared_words(power: PowerFigures) -> str:
+    """What a declared power stands for, once (`2.2 W (1 vCPU serving x 2.2 W: ...)`), not
+    `ASSUMED ... assumed 2.2 W`; older results' `(s)` plurals read as today's."""
+    return fix_plurals((power.description or power.source).removeprefix(f"{ASSUMED} "))

@@ -22,6 +22,7 @@ from agentload.report.charts import cache_section, curve_section, mix_chart
 from agentload.report.context import ReportContext, report_context
 from agentload.report.distributions import distributions_section
 from agentload.report.formats import (
+    DASH,
     arrival_rows,
     e,
     fmt,
@@ -53,7 +54,7 @@ from agentload.results.files import (
 )
 from agentload.results.summary import AgentsInterval, ProbeFigures, TierResult
 from agentload.results.tiers import slo_text
-from agentload.units import agents_words
+from agentload.units import agents_words, number
 from agentload.vocabulary import PER_ACTIVE_AGENT, PER_REQUEST, TOOL_TIME_INCLUDED
 
 DETAIL_CHARS = 240
@@ -390,9 +391,9 @@ def _tier_table(ctx: ReportContext) -> str:
         (
             "energy per output token",
             "J/token",
-            lambda t: words.marked(fmt(t.joules_per_output_token, 3)),
+            lambda t: words.marked(_figure(t.joules_per_output_token)),
         ),
-        ("energy per token", "J/token", lambda t: words.marked(fmt(t.joules_per_token, 4))),
+        ("energy per token", "J/token", lambda t: words.marked(_figure(t.joules_per_token))),
     ]
     rows = []
     for name, unit, get in figures:
@@ -677,3 +678,8 @@ def _notes(ctx: ReportContext) -> str:
         return ""
     items = "".join(f"<li>{e(n)}</li>" for n in notes)
     return f'<h2>Notes</h2><ul class="notes">{items}</ul>'
+
+
+def _figure(value: float | None) -> str:
+    """A figure to its significant digits (`0.000123`, not `0.0001`), an em dash unknown."""
+    return DASH if value is None else number(value)
