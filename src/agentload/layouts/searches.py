@@ -30,6 +30,7 @@ from agentload.results.summary import Summary
 from agentload.run.execute import Execution, execute
 from agentload.search.prior import PriorProbe, load_prior
 from agentload.sim.target import SimOptions
+from agentload.units import count_words
 
 STOP_SHARE = 0.5
 """Stop searching when the best corrected estimate left is under this share of the best
@@ -219,5 +220,12 @@ def _searched_line(
     first = summary.tiers[0].name if summary.tiers else "-"
     return (
         f"searched {done}/{searches}: {target.candidate.name}: {answers} (simulated; estimate "
-        f"~{target.score:,.0f} at {first}), {searched.probes} probes, {searched.wall_s:,.0f} s"
+        f"{_about(target.score)} at {first}), {count_words(searched.probes, 'probe')}, "
+        f"{searched.wall_s:,.0f} s"
     )
+
+
+def _about(score: float) -> str:
+    """An estimate in words: `~560`, or `under 1` (its margin puts even one agent below the
+    tier's floor)."""
+    return f"~{score:,.0f}" if score >= 1 else "under 1"
