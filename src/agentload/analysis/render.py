@@ -30,8 +30,10 @@ p.source, p.note { color: #555; font-size: 0.9em; margin: 0.2em 0; }
 
 def print_tables(tables: Sequence[Table], console: Console | None = None) -> None:
     """Print each table fitted to the console (`agentload.tables`: split over stacked parts,
-    its first column repeated, never a number cut), with its source and notes."""
+    its first column repeated, never a number cut), with its source and notes. A note that
+    several tables carry (a price, where per MW comes from) is said once, under the last."""
     console = console or wide_console()
+    shared = _shared_notes(tables)
     for table in tables:
         columns = tuple(
             Column(header, key=index == 0, justify=_justify(table, index))
@@ -41,8 +43,20 @@ def print_tables(tables: Sequence[Table], console: Console | None = None) -> Non
         if table.source:
             console.print(Text(f"  from: {table.source}"))
         for note in table.notes:
-            console.print(Text(f"  note: {note}"))
+            if note not in shared:
+                console.print(Text(f"  note: {note}"))
         console.print()
+    for note in shared:
+        console.print(Text(f"note (tables above): {note}"))
+
+
+def _shared_notes(tables: Sequence[Table]) -> list[str]:
+    """The notes more than one table carries, in the order first carried."""
+    counts: dict[str, int] = {}
+    for table in tables:
+        for note in dict.fromkeys(table.notes):
+            counts[note] = counts.get(note, 0) + 1
+    return [note for note, n in counts.items() if n > 1]
 
 
 def _justify(table: Table, index: int) -> JustifyMethod:

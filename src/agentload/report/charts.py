@@ -52,7 +52,7 @@ from agentload.report.palette import (
     tier_color,
 )
 from agentload.report.vega import Spec, chart_html, empty_chart
-from agentload.units import agents_words
+from agentload.units import agents_words, count_words
 from agentload.vocabulary import PER_REQUEST, output_speed
 
 CURVE_HEIGHT = 420
@@ -226,7 +226,8 @@ def _curve(ctx: ReportContext) -> str:
     )
     missing = len(ctx.points) - len(probes)
     note = (
-        f'<p class="source">{missing} probe(s) without an output-speed sample are not drawn.</p>'
+        f'<p class="source">{count_words(missing, "probe")} without an output-speed sample '
+        f"{'is' if missing == 1 else 'are'} not drawn.</p>"
         if missing
         else ""
     )
