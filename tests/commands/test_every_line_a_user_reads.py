@@ -237,3 +237,25 @@ def test_numbers_read_in_one_style(
     for old in ("tok/s/GPU", "tok/s/MW", "$/M tok ", "$/M out"):
         assert old not in compare
     assert "tok/s per GPU" in compare and "tokens/s per MW" in compare
+
+
+@pytest.mark.parametrize("verb", ["cost", "decode", "plan", "frontier", "search", "simulate"])
+def test_help_never_breaks_an_option_at_its_hyphen(
+    verb: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cost --help` broke `--capex-` / `per-gpu`: argparse's wrap breaks at hyphens."""
+    out, _ = _read([verb, "--help"], 80, monkeypatch, capsys)
+    assert not [line for line in out.splitlines() if re.search(r"\w-$", line)]
+
+
+def test_a_workload_spec_breaks_after_an_ampersand(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`workload stats` broke the demo's spec mid-word (`&m` / `ax_input=16000`)."""
+    out, _ = _read(["workload", "stats", SIM_WORKLOAD], 80, monkeypatch, capsys)
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("source: synthetic"))
+    spec = [lines[start]]
+    while lines[start + len(spec)].startswith("  "):
+        spec.append(lines[start + len(spec)])
+    assert len(spec) > 1 and all(line.endswith("&") for line in spec[:-1])

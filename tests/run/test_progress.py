@@ -278,3 +278,11 @@ def test_in_a_pipe_progress_is_a_log_line_per_state_change_never_wrapped(
         "measuring",
     ]
     assert lines[0].startswith("0:02  probe 0") and len(lines[0]) > 40  # one line, not wrapped
+
+
+def test_a_tier_settled_at_the_cap_reads_as_its_answer_does() -> None:
+    """`tps20 done: 64..?` read as if its upper end were still sought: it is `64+`."""
+    settings = SearchSettings(tiers=TIERS, max_agents=2, window_s=60.0, settle_s=30.0)
+    board = ProgressBoard(settings, started_at=1000.0)
+    board.finish_probe([probe(1, TIERS, index=0), probe(2, TIERS, index=1)])
+    assert board.tier_words() == "fast done: 2+  slow done: 2+"

@@ -26,7 +26,7 @@ from agentload.report.vega import Spec, chart_html
 from agentload.results.files import REPORT_FILE
 from agentload.results.layouts import LAYOUTS_FILE, LayoutSearch, RankedRow, RankedTier
 from agentload.tables import Column, Grid, console_lines
-from agentload.units import count_words, dollars, number
+from agentload.units import agents_words, count_words, dollars, number
 
 BAR_HEIGHT = 320
 
@@ -56,7 +56,7 @@ def _bar_words(tier: str, row: RankedRow) -> str:
         else ""
     )
     return (
-        f"{tier}: {row.max_agents or 0:,} agents{interval}, {_figure(row.agents_per_gpu)} per "
+        f"{tier}: {agents_words(row.max_agents or 0)}{interval}, {_figure(row.agents_per_gpu)} per "
         f"GPU, {_figure(row.agents_per_mw)} per MW, {dollars(row.dollars_per_agent_hour)} per "
         f"agent-hour, limit {limit_words(row.limit)} (simulated)"
     )
@@ -231,7 +231,8 @@ def _facts(ranking: LayoutSearch) -> str:
     notes = "".join(f"<li>{e(n)}</li>" for n in (*ranking.space.notes, *ranking.notes))
     return (
         "<h2>What was searched</h2>"
-        f"<p>{ranking.candidates:,} deployments of {ranking.budget_gpus} GPUs enumerated from "
+        f"<p>{ranking.candidates:,} deployments of {count_words(ranking.budget_gpus, 'GPU')} "
+        "enumerated from "
         f"{len(ranking.space.layouts)} pool layouts ({e(', '.join(ranking.space.layouts))}); "
         f"pruned {sum(ranking.pruned.values()):,} ({e(pruned)}); {len(ranking.estimated):,} "
         f"estimated at every tier (ranked at {e(ranking.ranking_tier)}); "

@@ -185,12 +185,17 @@ class ProgressBoard:
         return f"{head}, measuring {elapsed:.1f} / {stage.needed_s:.0f} s{upto}"
 
     def tier_words(self) -> str:
-        """`cpu60 4-8  cpu120 done: 1  cpu200 0-1`: each tier's bracket so far."""
+        """`cpu60 4..8  cpu120 done: 1..2  tps20 done: 64+`: each tier's bracket so far, the
+        most agents passed .. the fewest failed (`?` while none failed); a tier settled at the
+        search's cap reads `64+`, as its answer does."""
         parts = []
         for b in self.brackets:
-            high = "?" if b.failing is None else str(b.failing)
             done = b.resolved(self.settings.precision, self.settings.max_agents)
-            parts.append(f"{b.tier} {'done: ' if done else ''}{b.passing}..{high}")
+            if b.failing is None:
+                shown = f"{b.passing}+" if done else f"{b.passing}..?"
+            else:
+                shown = f"{b.passing}..{b.failing}"
+            parts.append(f"{b.tier} {'done: ' if done else ''}{shown}")
         return "  ".join(parts)
 
     def time_words(self, now: float) -> str:
