@@ -4,7 +4,7 @@ report's, the plan's):
 
 - `number`: the precision a reader needs by magnitude (`185,382`, `40.9`, `1.25`, `0.0190`),
   and a multiplier from a million up (`1.36M`, `5.15G`), where the digits after the third are
-  noise;
+  noise; per-MW figures from a thousand up (`455k`, `per_mw`), every verb alike;
 - `scaled`: a figure in the unit of its kind that reads best (`7.48e-05 MW` is `74.8 W`,
   `70,522 kWh` is `70.5 MWh`, `1,728 GB` is `1.73 TB`); a unit with no kind here (tokens/s, $,
   agents, and seconds, which every TTFT and window is said in) stays as given;
@@ -75,7 +75,12 @@ def agents_words(n: int) -> str:
     return count_words(n, "agent")
 
 
-def number(value: float) -> str:
+PER_MW_FROM = THOUSANDS
+"""Per-MW figures (a throughput or a count over a power reading good to about three digits)
+carry a multiplier from a thousand up: `455k` agents per MW, not a falsely exact `454,545`."""
+
+
+def number(value: float, multiplied_from: float = MULTIPLIED_FROM) -> str:
     """A figure to the precision a reader needs: 185,382 · 40.9 · 1.25 · 0.0190 · 1.36M; below
     1,000 always three significant digits, trailing zeros kept (`0.00400` beside `0.00333`,
     `1.00` beside `0.998`), so a column reads in one style."""
@@ -84,7 +89,7 @@ def number(value: float) -> str:
     if math.isinf(value):
         return "∞" if value > 0 else "-∞"
     size = abs(value)
-    if size >= MULTIPLIED_FROM:
+    if size >= multiplied_from:
         return compact(value, sep="")
     if size >= THOUSANDS:
         return f"{value:,.0f}"
@@ -96,6 +101,11 @@ def number(value: float) -> str:
         return "0"
     digits = SIGNIFICANT - 1 - math.floor(math.log10(float(f"{size:.{SIGNIFICANT}g}")))
     return f"{value:.{digits}f}" if digits > 0 else f"{value:.0f}"
+
+
+def per_mw(value: float) -> str:
+    """A per-MW figure, as every verb and the report write it: `455k`, `1.36M`, `940`."""
+    return number(value, PER_MW_FROM)
 
 
 def given(value: float) -> str:

@@ -15,7 +15,7 @@ from typing import Final
 from pydantic import Field
 
 from agentload.frozen import Frozen
-from agentload.units import MISSING, dollars, given, number, scaled
+from agentload.units import MISSING, dollars, given, number, per_mw, scaled
 
 Cell = str | bool | int | float | None
 FIGURE_HEADERS = ("figure", "value", "unit", "from")
@@ -57,13 +57,30 @@ def format_cell(value: Cell) -> str:
 
 
 def marked_cells(table: Table) -> tuple[tuple[str, ...], ...]:
-    """The rows as text (`shown_rows`, each cell by `format_cell`), each mark after its
-    figure."""
+    """The rows as text (`shown_rows`, each cell by `format_cell`; a per-MW figure, by its
+    column's header or its row's unit, as `agentload.units.per_mw` writes it), each mark after
+    its figure."""
     words = {(row, column): word for row, column, word in table.marks}
-    return tuple(
-        tuple(_with_mark(format_cell(cell), words.get((r, c))) for c, cell in enumerate(row))
-        for r, row in enumerate(shown_rows(table))
-    )
+    by_column = [MW in header for header in table.headers]
+    unit = table.headers.index(UNIT) if UNIT in table.headers else None
+    out = []
+    for r, row in enumerate(shown_rows(table)):
+        by_row = unit is not None and isinstance(row[unit], str) and MW in row[unit]
+        texts = [
+            per_mw(float(cell)) if _figure(cell) and (by_row or by_column[c]) else format_cell(cell)
+            for c, cell in enumerate(row)
+        ]
+        out.append(tuple(_with_mark(text, words.get((r, c))) for c, text in enumerate(texts)))
+    return tuple(out)
+
+
+MW = "MW"
+"""A header or a unit naming it: a per-MW figure (`agentload.units.per_mw`)."""
+UNIT = "unit"
+
+
+def _figure(cell: Cell) -> bool:
+    return isinstance(cell, float | int) and not isinstance(cell, bool)
 
 
 def _with_mark(text: str, word: str | None) -> str:

@@ -14,7 +14,7 @@ from html import escape
 from typing import Any
 
 from agentload.results.summary import ArrivalFigures, TierResult
-from agentload.units import PERCENT, count_words, number, quantity, unit_for
+from agentload.units import PERCENT, count_words, number, per_mw, quantity, unit_for
 from agentload.vocabulary import PER_REQUEST
 
 DASH = "—"
@@ -146,11 +146,11 @@ class DeploymentWords:
         return shown + (f" {ASSUMED}" if self.assumed and shown != DASH else "")
 
     def per_mw(self, value: float | None) -> str:
-        """A per-MW figure as every verb writes it (`agentload.units.number`): `1.36M`,
-        `454,545 assumed`; an em dash without power."""
+        """A per-MW figure as every verb writes it (`agentload.units.per_mw`): `1.36M`,
+        `455k assumed`; an em dash without power."""
         if value is None:
             return DASH
-        return self.marked(number(value))
+        return self.marked(per_mw(value))
 
 
 TierRow = tuple[str, str, Callable[[TierResult], str]]

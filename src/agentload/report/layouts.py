@@ -26,7 +26,7 @@ from agentload.report.vega import Spec, chart_html
 from agentload.results.files import REPORT_FILE
 from agentload.results.layouts import LAYOUTS_FILE, LayoutSearch, RankedRow, RankedTier
 from agentload.tables import Column, Grid, console_lines
-from agentload.units import agents_words, count_words, dollars, number
+from agentload.units import agents_words, count_words, dollars, number, per_mw
 
 BAR_HEIGHT = 320
 
@@ -57,7 +57,7 @@ def _bar_words(tier: str, row: RankedRow) -> str:
     )
     return (
         f"{tier}: {agents_words(row.max_agents or 0)}{interval}, {_figure(row.agents_per_gpu)} per "
-        f"GPU, {_figure(row.agents_per_mw)} per MW, {dollars(row.dollars_per_agent_hour)} per "
+        f"GPU, {_per_mw(row.agents_per_mw)} per MW, {dollars(row.dollars_per_agent_hour)} per "
         f"agent-hour, limit {limit_words(row.limit)} (simulated)"
     )
 
@@ -126,7 +126,7 @@ def tier_grid(ranking: LayoutSearch, tier: RankedTier) -> Grid:
             f"{r.max_agents:,}" if r.max_agents is not None else "none",
             _interval(r.interval_low, r.interval_high) if r.max_agents else DASH,
             _figure(r.agents_per_gpu),
-            _figure(r.agents_per_mw),
+            _per_mw(r.agents_per_mw),
             dollars(r.dollars_per_agent_hour),
             limit_words(r.limit),
             _estimate(r.estimate),
@@ -166,6 +166,10 @@ def limit_words(limit: str | None) -> str:
 
 def _figure(value: float | None) -> str:
     return DASH if value is None else number(value)
+
+
+def _per_mw(value: float | None) -> str:
+    return DASH if value is None else per_mw(value)
 
 
 def _estimate(value: float | None) -> str:
