@@ -65,9 +65,14 @@ def marked_cells(table: Table) -> tuple[tuple[str, ...], ...]:
     unit = table.headers.index(UNIT) if UNIT in table.headers else None
     out = []
     for r, row in enumerate(shown_rows(table)):
-        by_row = unit is not None and isinstance(row[unit], str) and MW in row[unit]
+        named = row[unit] if unit is not None else None
+        by_row = isinstance(named, str) and MW in named
         texts = [
-            per_mw(float(cell)) if _figure(cell) and (by_row or by_column[c]) else format_cell(cell)
+            per_mw(float(cell))
+            if isinstance(cell, float | int)
+            and not isinstance(cell, bool)
+            and (by_row or by_column[c])
+            else format_cell(cell)
             for c, cell in enumerate(row)
         ]
         out.append(tuple(_with_mark(text, words.get((r, c))) for c, text in enumerate(texts)))
@@ -77,10 +82,6 @@ def marked_cells(table: Table) -> tuple[tuple[str, ...], ...]:
 MW = "MW"
 """A header or a unit naming it: a per-MW figure (`agentload.units.per_mw`)."""
 UNIT = "unit"
-
-
-def _figure(cell: Cell) -> bool:
-    return isinstance(cell, float | int) and not isinstance(cell, bool)
 
 
 def _with_mark(text: str, word: str | None) -> str:
