@@ -40,8 +40,8 @@ MIN_PIECE = 8
 _WORD = re.compile(r"\S+")
 _NUMBER = re.compile(r"[(\[~≈<>≤≥±$+\-−]*\d[\d,.]*(?:[-–]\d[\d,.]*)?[%kMGT×x]?")
 """A word that is a figure (`2`, `1,068`, `(1.09`, `≤2`, `96.5%`, `1.36M`, `4-5`): the space
-after it does not break, unless another figure follows. A figure ending a clause (`3,` `4;`)
-is not one: the space after it may."""
+after it does not break, unless another figure or an aside in brackets follows. A figure
+ending a clause (`3,` `4;`) is not one: the space after it may."""
 JOINS_NEXT = frozenset({"/", "×", "x", "≤", "≥", "<", ">", "=", "~", "≈", "±", "per", "$"})
 """Words the next word stays with: `/ 0`, `≤ 2`, `per GPU`."""
 JOINED_UP_TO = 16
@@ -148,7 +148,10 @@ def _joins(plain: str, last: tuple[int, int], start: int, end: int) -> bool:
     before = plain[last[0] : last[1]].rsplit(" ", 1)[-1]
     if before in JOINS_NEXT:
         return True
-    return _NUMBER.fullmatch(before) is not None and _NUMBER.fullmatch(plain[start:end]) is None
+    after = plain[start:end]
+    if after.startswith("(") or _NUMBER.fullmatch(after) is not None:
+        return False  # a figure's aside (`81,536 (10,192/GPU)`) or another figure
+    return _NUMBER.fullmatch(before) is not None
 
 
 def atom_width(text: str) -> int:
