@@ -133,6 +133,26 @@ def test_every_verb_reads_it_and_says_simulated(
         json.loads(out)
 
 
+def test_its_report_names_the_simulated_system_and_its_gpus_not_a_server(simulated: Path) -> None:
+    """No `at unknown · API —` (a simulated run has no server), no `sum of 1 device(s)` for
+    the simulator's one power series of 2 GPUs; and the plan says simulated, not as measured."""
+    page = (simulated / "report.html").read_text()
+    assert "simulated <b>h200_sxm</b>" in page
+    assert "at <code>unknown" not in page and "API —" not in page
+    assert "Accelerator power (simulated, 2 GPUs together)" in page and "device(s)" not in page
+
+
+def test_a_plan_on_it_says_simulated_not_as_measured(
+    simulated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    team = ["--developers", "100", "--agents-per-developer", "2", "--active-share", "50%"]
+    prices = ["--capex-per-gpu", "30000", "--years", "4", "--kwh-price", "0.1"]
+    assert main(["plan", str(simulated), "--tier", "slow", *team, *prices]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "one deployment = 2 GPUs as simulated" in out and "as measured" not in out
+    assert "│ 4 │ years" in out and "│ 2 │ agents" in out and "│ $0.10 │ per kWh" in out
+
+
 def test_an_unknown_system_or_a_missing_option_is_one_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -42,7 +42,7 @@ def add_search_arguments(
         action="append",
         default=[],
         metavar="NAME:FLOOR[@pQ]:TTFT[@pQ]",
-        help="a custom tier, e.g. fast:100:2.0 (output p25 >= 100 tokens/s, p95 TTFT <= 2 s), "
+        help="a custom tier, e.g. fast:100:2.0 (output p25 ≥ 100 tokens/s, p95 TTFT ≤ 2 s), "
         "or with keyword criteria speed=, ttft=, e2e= (end-to-end interactivity, 1/p90 of "
         "e2e s per output token: AgentX), e.g. agentx:e2e=20 or fast:100:2:e2e=30; repeatable",
     )

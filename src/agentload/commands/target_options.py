@@ -50,8 +50,8 @@ def add_engine_argument(parser: argparse.ArgumentParser | argparse._ArgumentGrou
         "--engine",
         choices=ENGINE_NAMES,
         default=DEFAULT_ENGINE,
-        help="the embedded engine: llama.cpp, or vLLM's CPU build (installed by `agentload "
-        "engine install --engine vllm`) (default: %(default)s)",
+        help="the embedded engine: llama.cpp, or vLLM's CPU build (installed by agentload "
+        "engine install --engine vllm) (default: %(default)s)",
     )
 
 

@@ -37,6 +37,7 @@ from agentload.run.search_settings import CAP_FACTOR, MIN_CAP
 from agentload.search.prior import PriorProbe, load_prior
 from agentload.sim.setup.build import DeploymentSpec
 from agentload.sim.target import SimOptions
+from agentload.units import count_words
 from agentload.workload.load import load_workload
 
 STOP_SHARE = 0.5
@@ -271,5 +272,12 @@ def _searched_line(
     first = summary.tiers[0].name if summary.tiers else "-"
     return (
         f"searched {done}/{searches}: {target.candidate.name}: {answers} (simulated; estimate "
-        f"~{target.score:,.0f} at {first}), {searched.probes} probes, {searched.wall_s:,.0f} s"
+        f"{_about(target.score)} at {first}), {count_words(searched.probes, 'probe')}, "
+        f"{searched.wall_s:,.0f} s"
     )
+
+
+def _about(score: float) -> str:
+    """An estimate in words: `~560`, or `under 1` (its margin puts even one agent below the
+    tier's floor)."""
+    return f"~{score:,.0f}" if score >= 1 else "under 1"

@@ -228,7 +228,7 @@ def _search(search: Mapping[str, Any]) -> list[Row]:
     if isinstance(tiers, list):
         for raw in tiers:
             tier = Tier.model_validate(raw)
-            rows.append((f"tier {tier.name}", slo_text(tier, unicode=True)))
+            rows.append((f"tier {tier.name}", slo_text(tier)))
     if search.get("length_s") is not None:
         rows.append(("one probe", f"{search.get('max_agents')} agents for {search['length_s']} s"))
         return rows

@@ -21,6 +21,7 @@ from agentload.report.context import ReportContext, report_context
 from agentload.report.distributions import distributions_section
 from agentload.report.facts import facts_section, workload_words
 from agentload.report.formats import (
+    DASH,
     arrival_rows,
     e,
     fmt,
@@ -51,7 +52,7 @@ from agentload.results.files import (
 )
 from agentload.results.summary import AgentsInterval, ProbeFigures, TierResult
 from agentload.results.tiers import slo_text
-from agentload.units import agents_words
+from agentload.units import agents_words, number
 from agentload.vocabulary import PER_ACTIVE_AGENT, PER_REQUEST, TOOL_TIME_INCLUDED
 
 DETAIL_CHARS = 240
@@ -164,6 +165,20 @@ def write_report(view: ResultsView, out: Path | None = None) -> Path:
 # --- header and headline -----------------------------------------------------------------
 
 
+def _served_at(endpoint: dict[str, Any], *, simulated: bool) -> list[str]:
+    """Where the calls went: `at <url> · API chat`, or, for a simulated run (no server, no
+    API), `simulated <system>`; a fact the manifest lacks is left out, not written `unknown`."""
+    if simulated:
+        system = endpoint.get("system")
+        return [f"simulated <b>{e(system)}</b>" if system else "simulated"]
+    bits = []
+    if endpoint.get("base_url"):
+        bits.append(f"at <code>{e(endpoint['base_url'])}</code>")
+    if endpoint.get("api"):
+        bits.append(f"API {e(endpoint['api'])}")
+    return bits
+
+
 def _header(ctx: ReportContext) -> str:
     view = ctx.view
     manifest = view.manifest
@@ -174,8 +189,7 @@ def _header(ctx: ReportContext) -> str:
     version = tool.get("version") or (view.summary.tool_version if view.summary else None)
     bits = [
         f"model <b>{e(view.model or 'unknown')}</b>",
-        f"at <code>{e(endpoint.get('base_url', 'unknown'))}</code>",
-        f"API {e(endpoint.get('api', '—'))}",
+        *_served_at(endpoint, simulated=view.simulated),
         f"workload <b>{e(workload.get('name') or workload.get('spec') or 'unknown')}</b>",
         e(ctx.words.size),
         f"agentload {e(version or '?')}",
@@ -255,7 +269,7 @@ def _tier_source(ctx: ReportContext) -> str:
 
 
 def _tier_card(ctx: ReportContext, tier: TierResult, color: str) -> str:
-    slo = slo_text(tier, unicode=True).replace(", ", " · ")
+    slo = slo_text(tier).replace(", ", " · ")
     rows: list[tuple[str, str]] = []
     settled = ctx.view.decided(tier)
     if not settled:
@@ -385,9 +399,9 @@ def _tier_table(ctx: ReportContext) -> str:
         (
             "energy per output token",
             "J/token",
-            lambda t: words.marked(fmt(t.joules_per_output_token, 3)),
+            lambda t: words.marked(_figure(t.joules_per_output_token)),
         ),
-        ("energy per token", "J/token", lambda t: words.marked(fmt(t.joules_per_token, 4))),
+        ("energy per token", "J/token", lambda t: words.marked(_figure(t.joules_per_token))),
     ]
     rows = []
     for name, unit, get in figures:
@@ -639,3 +653,8 @@ def _notes(ctx: ReportContext) -> str:
         return ""
     items = "".join(f"<li>{e(n)}</li>" for n in notes)
     return f'<h2>Notes</h2><ul class="notes">{items}</ul>'
+
+
+def _figure(value: float | None) -> str:
+    """A figure to its significant digits (`0.000123`, not `0.0001`), an em dash unknown."""
+    return DASH if value is None else number(value)

@@ -37,7 +37,12 @@ from agentload.run.arrivals import ArrivalSchedule, schedule_arrivals
 from agentload.run.checks import quality_checks
 from agentload.run.host import INTERRUPT_DRAIN_S, Host, InProcessHost, ShareLost
 from agentload.run.probe import ProbeOutcome
-from agentload.run.progress import ProgressBoard, progress_display, report_progress
+from agentload.run.progress import (
+    ProgressBoard,
+    probe_cost_words,
+    progress_display,
+    report_progress,
+)
 from agentload.run.results_dir import (
     append_probe,
     build_manifest,
@@ -337,7 +342,9 @@ async def _drive(
         played = workload.model_copy(update={"sessions": arrivals.sessions})
     host = _host(execution, played, target, resumption.id_prefix if resumption else "")
     _say_where(execution.hosts, host, console)
-    board = ProgressBoard(execution.search, clock.now(), gpus=execution.gpus)
+    board = ProgressBoard(
+        execution.search, clock.now(), gpus=execution.gpus, simulated=target.virtual
+    )
     async with host:
         display = contextlib.ExitStack()
         on_progress = display.enter_context(progress_display(console, board))
@@ -347,7 +354,7 @@ async def _drive(
             if not outcome.interrupted:
                 append_probe(execution.out, outcome.figures)
             if not execution.search.is_run:
-                print_probe(outcome, console, execution.gpus)
+                print_probe(outcome, console, execution.gpus, simulated=target.virtual)
                 console.print(board.cost_words(clock.now()), highlight=False, soft_wrap=True)
 
         try:
@@ -427,18 +434,16 @@ async def _close(host: Host, drain_s: float) -> int:
         return await host.close(0.0)
 
 
-def _gpu_s(probe_s: float, gpus: int | None) -> str:
-    return "" if gpus is None else f" ({probe_s * gpus:,.0f} GPU-s)"
-
-
-def print_probe(outcome: ProbeOutcome, console: Console, gpus: int | None = None) -> None:
-    """One line per finished probe of a search, with what it cost (its probe time, and GPU
-    time with --gpus)."""
+def print_probe(
+    outcome: ProbeOutcome, console: Console, gpus: int | None = None, *, simulated: bool = False
+) -> None:
+    """One line per finished probe of a search, with what it cost (its probe time, simulated
+    time said so, and GPU time with --gpus)."""
     f = outcome.figures
     verdicts = "  ".join(f"{name} {v}" for name, v in f.verdicts.items())
     p25 = "—" if f.p25_output_tokens_per_s is None else f"{f.p25_output_tokens_per_s:,.1f}"
     ttft = "—" if f.p95_ttft_s is None else f"{f.p95_ttft_s:.3f}"
-    cost = "" if f.probe_s is None else f"  |  cost {f.probe_s:.0f} s{_gpu_s(f.probe_s, gpus)}"
+    cost = probe_cost_words(f.probe_s, gpus, simulated)
     console.print(
         f"probe {f.index}: {agents_words(f.agents)} over {f.window_s:.0f} s: "
         f"{f.total_tokens_per_s:,.0f} tokens/s total, p25 output {p25} tokens/s, "
