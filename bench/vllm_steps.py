@@ -223,7 +223,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--factors", type=Path, help="a validation.json (calibration.factors)")
+    parser.add_argument(
+        "--refit",
+        action="store_true",
+        help="no server: fit OUT/steps.json's measured times again (after the step model changed)",
+    )
     args = parser.parse_args(argv)
+    if args.refit:
+        return refit(args.out / "steps.json", args.factors)
     args.out.mkdir(parents=True, exist_ok=True)
     engine = VllmEngine.start(
         parallel=PARALLEL, slot_tokens=SLOT_TOKENS, threads=1, nice=ENGINE_NICE,
@@ -244,6 +251,23 @@ def main(argv: list[str] | None = None) -> int:
         result["calibrated"] = {"factors": factors, **modelled(engine.model, factors)}
     (args.out / "steps.json").write_text(json.dumps(result, indent=1, default=str) + "\n")
     print(json.dumps(result, indent=1, default=str))
+    return 0
+
+
+def refit(path: Path, factors_from: Path | None) -> int:
+    """The roofline's factors fitted again to the step times `path` holds, and its step times at
+    them (and at `factors_from`'s) written back; the measured times are kept as they are."""
+    result = json.loads(path.read_text())
+    model = result["engine"]["model"]["name"]
+    fitted = fit_factors(model, result["measured"])
+    result["fitted"] = {"factors": fitted, **modelled(model, fitted)}
+    calibrated = result.get("calibrated", {}).get("factors")
+    if factors_from:
+        calibrated = json.loads(factors_from.read_text())["calibration"]["factors"]
+    if calibrated:
+        result["calibrated"] = {"factors": calibrated, **modelled(model, calibrated)}
+    path.write_text(json.dumps(result, indent=1, default=str) + "\n")
+    print(json.dumps(result["fitted"]["factors"], indent=1))
     return 0
 
 

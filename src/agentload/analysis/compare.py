@@ -17,7 +17,6 @@ can tell the two apart at all.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 from agentload.analysis.cost import dollars_per_million, per_output_million
@@ -31,7 +30,14 @@ from agentload.analysis.provenance import (
 )
 from agentload.analysis.results import OperatingPoint, Results
 from agentload.analysis.table import Cell, Table, marks_where
-from agentload.results.answer_words import NONE, UNDECIDED, inside_each_other, interval_words
+from agentload.results.answer_words import (
+    NONE,
+    UNDECIDED,
+    combined_band,
+    inside_each_other,
+    interval_words,
+    within_band,
+)
 from agentload.units import PERCENT
 from agentload.vocabulary import (
     DOLLARS_PER_M_TOKENS,
@@ -304,11 +310,6 @@ def _band_words(label: str, result: Results) -> str:
     return f"{label}: simulated, {kind}, {band} ({facts.basis})"
 
 
-def combined_band(a: float, b: float) -> float:
-    """Two relative error bands combined, their log errors added in quadrature."""
-    return math.exp(math.hypot(math.log1p(a), math.log1p(b))) - 1.0
-
-
 def _uncertainty_notes(
     labels: Sequence[str],
     results: Sequence[Results],
@@ -335,7 +336,7 @@ def _uncertainty_notes(
         both = combined_band(base_band, band)
         if not both:
             continue
-        inside = abs(math.log(ratio)) <= math.log1p(both)
+        inside = within_band(ratio, both)
         verdict = (
             "INSIDE the combined uncertainty: the simulation cannot rank them"
             if inside

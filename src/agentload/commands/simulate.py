@@ -16,12 +16,14 @@ left out are taken from the run where it says (the embedded engine's model, thre
 `--roofline` gives the factors directly (e.g. those a calibration found, on other hardware).
 
 `--choose-layout --gpus N` searches the layout instead of taking it (`agentload.layouts`; its
-options in `agentload.commands.simulate_layouts`).
+options in `agentload.commands.simulate_layouts`); `--compare-systems gb300:72,b300_sxm:8` runs
+that search on each system and ranks them (`agentload.layouts.systems`).
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -35,7 +37,11 @@ from agentload.commands.options import (
     out_from,
 )
 from agentload.commands.search import add_search_arguments, search_settings_from
-from agentload.commands.simulate_layouts import add_layout_arguments, layout_request_from
+from agentload.commands.simulate_layouts import (
+    add_layout_arguments,
+    layout_request_from,
+    systems_request_from,
+)
 from agentload.commands.simulate_options import add_deployment_arguments, deployment_from
 from agentload.config_file import add_config_argument, effective_config
 from agentload.console import err_console, wide_console
@@ -89,6 +95,8 @@ def handle(args: argparse.Namespace) -> int:
 
         console_lines(catalog_grid(args.system, args.engine, args.model), wide_console())
         return 0
+    if args.compare_systems:
+        return compare_systems(args)
     if args.choose_layout:
         return choose_layout(args)
     from agentload.commands.finish import finish
@@ -136,8 +144,25 @@ def choose_layout(args: argparse.Namespace) -> int:
     result = search(layout_request_from(args))
     page = write_layouts_report(result.out, result.layouts)
     print_ranking(result.layouts, wide_console())
+    return _wrote(result.out, page)
+
+
+def compare_systems(args: argparse.Namespace) -> int:
+    """The comparison of systems (`agentload.layouts.systems`): its table, its page, where it
+    wrote."""
+    from agentload.layouts.systems import compare_systems as compare
+    from agentload.report.systems import print_comparison, write_systems_report
+
+    result = compare(systems_request_from(args))
+    page = write_systems_report(result.out, result.comparison)
+    print_comparison(result.comparison, wide_console())
+    return _wrote(result.out, page)
+
+
+def _wrote(out: Path, page: Path) -> int:
+    """Where a layout search or a comparison wrote."""
     console = err_console()
-    console.print(Text(f"results: {result.out}"))
+    console.print(Text(f"results: {out}"))
     console.print(Text(f"report: {page}"))
     return 0
 

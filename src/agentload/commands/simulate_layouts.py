@@ -4,6 +4,10 @@ chosen for you) and the layout request built from them, for `agentload.layouts`.
 An option of `simulate`, not a verb of its own: a layout search takes every option `simulate`
 takes (workload, tiers, search settings, system, engine, model, routing, step source) and
 differs only in that the layout is searched instead of given; a verb would repeat them all.
+
+`--compare-systems gb300:72,b300_sxm:8` runs that layout search on each system's GPUs and ranks
+the picks (`agentload.layouts.systems`): one option names each system with its budget, since a
+buyer compares a rack with a node, not equal GPU counts.
 """
 
 from __future__ import annotations
@@ -22,9 +26,14 @@ from agentload.run.search_settings import DEFAULT_PRECISION, MIN_CAP
 
 if TYPE_CHECKING:
     from agentload.layouts.request import LayoutRequest
+    from agentload.layouts.systems import SystemsRequest
 
+OPTION = "--compare-systems"
 DEFAULT_SEARCHES = 4
 """Full simulated searches at most (`--searches`)."""
+COMPARE_SEARCHES = 2
+"""The same for each system of `--compare-systems`: the pick and one more, so that four
+systems (a 72-GPU rack among them) compare within 15 minutes of one core."""
 
 
 def add_layout_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,11 +47,20 @@ def add_layout_arguments(parser: argparse.ArgumentParser) -> None:
         "tier; writes layouts.json, report.html and each searched candidate's results",
     )
     group.add_argument(
+        "--compare-systems",
+        metavar="SYSTEM:GPUS,...",
+        help="compare systems (e.g. gb300:72,b300_sxm:8,mi355x:8,h200_sxm:16): the layout "
+        "search of each system's GPUs (the other options as for --choose-layout), its pick "
+        "ranked by agents per MW with each figure's repeat interval and calibration error; "
+        "writes systems.json, report.html and each system's layout search",
+    )
+    group.add_argument(
         "--searches",
         type=int,
-        default=DEFAULT_SEARCHES,
+        default=None,
         metavar="N",
-        help="full simulated searches at most, on the best estimates (default: %(default)s)",
+        help="full simulated searches at most, on the best estimates (default: "
+        f"{DEFAULT_SEARCHES}; {COMPARE_SEARCHES} per system with --compare-systems)",
     )
     group.add_argument(
         "--gpu-hour-price",
@@ -76,12 +94,44 @@ def layout_request_from(args: argparse.Namespace) -> LayoutRequest:
         search=settings,
         max_agents=args.max_agents,
         agents=agents_from(args, start_mid_session=not args.start_at_turn_zero),
-        searches=args.searches,
+        searches=searches_from(args),
         price=price_of(args.gpu_hour_price, args.kwh_price),
         out=args.out,
         skip_bad_lines=args.skip_bad_lines,
         config=effective_config(args, "simulate"),
     )
+
+
+def systems_request_from(args: argparse.Namespace) -> SystemsRequest:
+    """The comparison `--compare-systems` asks for: each system's layout search as
+    `--choose-layout` would run it on that system's GPUs."""
+    from agentload.layouts.systems import SystemsRequest, parse_systems
+
+    for name, flag in (("system", "--system"), ("gpus", "--gpus"), ("choose_layout", None)):
+        if getattr(args, name):
+            raise InputError(
+                f"--compare-systems names each system and its GPUs: leave out "
+                f"{flag or '--choose-layout'}",
+                field=OPTION,
+            )
+    systems = parse_systems(args.compare_systems)
+    first = argparse.Namespace(**{**vars(args), "system": systems[0].system})
+    first.gpus = systems[0].gpus
+    layout = layout_request_from(first).model_copy(update={"out": None})
+    return SystemsRequest(
+        systems=systems,
+        layout=layout,
+        gpu_hour=args.gpu_hour_price,
+        kwh=args.kwh_price,
+        out=args.out,
+    )
+
+
+def searches_from(args: argparse.Namespace) -> int:
+    """`--searches`, else the default of a layout search or of a comparison of systems."""
+    if args.searches is not None:
+        return int(args.searches)
+    return COMPARE_SEARCHES if getattr(args, "compare_systems", None) else DEFAULT_SEARCHES
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -102,7 +152,7 @@ def _check(args: argparse.Namespace) -> None:
         raise InputError(
             "--choose-layout runs its own searches: leave out --calibrate, --resume and --prior"
         )
-    if args.searches < 1:
+    if searches_from(args) < 1:
         raise InputError(f"--searches: at least 1, got {args.searches}", field="--searches")
     for name in ("gpu_hour_price", "kwh_price"):
         value = getattr(args, name)

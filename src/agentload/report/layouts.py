@@ -12,7 +12,9 @@ simulated; strings from the file are escaped.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
 
+from pydantic import BaseModel
 from rich.console import Console
 from rich.text import Text
 
@@ -24,11 +26,19 @@ from agentload.report.html import page
 from agentload.report.palette import tier_color
 from agentload.report.vega import Spec, chart_html
 from agentload.results.files import REPORT_FILE
-from agentload.results.layouts import LAYOUTS_FILE, LayoutSearch, RankedRow, RankedTier
+from agentload.results.layouts import (
+    LAYOUTS_FILE,
+    POOL_SEPARATOR,
+    LayoutSearch,
+    RankedRow,
+    RankedTier,
+)
 from agentload.tables import Column, Grid, console_lines
 from agentload.units import agents_words, count_words, dollars, number, per_mw
 
+Model = TypeVar("Model", bound=BaseModel)
 BAR_HEIGHT = 320
+ACROSS = " (across domains)"
 
 
 def layout_rows(ranking: LayoutSearch) -> list[Spec]:
@@ -120,7 +130,7 @@ def tier_grid(ranking: LayoutSearch, tier: RankedTier) -> Grid:
     rows = tuple(
         (
             str(r.rank),
-            r.candidate.layout,
+            r.candidate.layout + across_words(ranking, r.candidate.layout),
             r.candidate.speculative or "off",
             fmt(host.get(r.candidate.name) or None, 0) if r.candidate.host_kv else "off",
             f"{r.max_agents:,}" if r.max_agents is not None else "none",
@@ -138,6 +148,12 @@ def tier_grid(ranking: LayoutSearch, tier: RankedTier) -> Grid:
         f"{ranking.model}, tier {tier.name} ({_slo(tier)})"
     )
     return Grid(title, columns, rows)
+
+
+def across_words(ranking: LayoutSearch, layout: str) -> str:
+    """` (across domains)` when a pool's model copy crosses the scale-up domain."""
+    pools = {part.split(":", 1)[-1] for part in layout.split(POOL_SEPARATOR)}
+    return ACROSS if pools & set(ranking.space.across_domains) else ""
 
 
 LIMIT_WORDS = {
@@ -194,6 +210,15 @@ def table_notes(ranking: LayoutSearch) -> tuple[str, ...]:
         f"(docs/simulation.md, 'The layout chosen for you'); '{BELOW_ONE}': with the 25% "
         "speed margin the estimate assumes, even one agent falls below the tier's floor, "
         "while the search, which simulates, may still find a few (it ranks, it does not answer)",
+        *(
+            (
+                f"{ACROSS.strip()}: a model copy over more than one scale-up domain of "
+                f"{ranking.space.domain_gpus} GPUs (its tensor, expert or pipeline traffic "
+                "over the network)",
+            )
+            if ranking.space.across_domains
+            else ()
+        ),
     )
 
 
@@ -203,8 +228,8 @@ def _interval(low: int | None, high: int | None) -> str:
     return f"{low:,}-{high:,}" if high is not None else f"{low:,}+"
 
 
-def _tier_table(ranking: LayoutSearch, tier: RankedTier) -> str:
-    grid = tier_grid(ranking, tier)
+def grid_html(grid: Grid) -> str:
+    """A table (the terminal's `Grid`) as HTML, every cell escaped, numbers right-aligned."""
     header = "".join(f"<th>{e(c.header)}</th>" for c in grid.columns)
     kinds = ["" if c.justify == "left" else "num" for c in grid.columns]
     body = "".join(
@@ -216,10 +241,13 @@ def _tier_table(ranking: LayoutSearch, tier: RankedTier) -> str:
         for row in grid.rows
     )
     return (
-        f"<h3>{e(tier.name)} ({e(_slo(tier))})</h3>"
         f'<div class="wide"><table><thead><tr>{header}</tr></thead>'
         f"<tbody>{body}</tbody></table></div>"
     )
+
+
+def _tier_table(ranking: LayoutSearch, tier: RankedTier) -> str:
+    return f"<h3>{e(tier.name)} ({e(_slo(tier))})</h3>{grid_html(tier_grid(ranking, tier))}"
 
 
 def _facts(ranking: LayoutSearch) -> str:
@@ -237,7 +265,8 @@ def _facts(ranking: LayoutSearch) -> str:
         "<h2>What was searched</h2>"
         f"<p>{ranking.candidates:,} deployments of {count_words(ranking.budget_gpus, 'GPU')} "
         "enumerated from "
-        f"{len(ranking.space.layouts)} pool layouts ({e(', '.join(ranking.space.layouts))}); "
+        f"{len(ranking.space.layouts)} pool layouts ({e(', '.join(ranking.space.layouts))}"
+        f"{_across_facts(ranking)}); "
         f"pruned {sum(ranking.pruned.values()):,} ({e(pruned)}); {len(ranking.estimated):,} "
         f"estimated at every tier (ranked at {e(ranking.ranking_tier)}); "
         f"{len(ranking.searched)} searched. {ranking.cpu_s:,.0f} s of CPU in all, "
@@ -246,6 +275,13 @@ def _facts(ranking: LayoutSearch) -> str:
         f'<ul class="notes">{searched}</ul><h3>Notes</h3><ul class="notes">{notes}</ul>'
         f'<p class="source">{e("; ".join(table_notes(ranking)))}. Source: {e(LAYOUTS_FILE)}.</p>'
     )
+
+
+def _across_facts(ranking: LayoutSearch) -> str:
+    across = ranking.space.across_domains
+    if not across:
+        return ""
+    return f"; across the {ranking.space.domain_gpus}-GPU scale-up domain: {e(', '.join(across))}"
 
 
 def render_layouts_report(ranking: LayoutSearch) -> str:
@@ -263,19 +299,29 @@ def render_layouts_report(ranking: LayoutSearch) -> str:
 
 
 def write_layouts_report(directory: Path, ranking: LayoutSearch, out: Path | None = None) -> Path:
-    """Write the page (default: `report.html` in the layout search's directory), atomically,
-    owner-only, never through a symlink."""
+    """Write the page (default: `report.html` in the layout search's directory)."""
+    return write_page(directory, render_layouts_report(ranking), out)
+
+
+def write_page(directory: Path, text: str, out: Path | None = None) -> Path:
+    """Write a page (default: `report.html` in `directory`), atomically, owner-only, never
+    through a symlink."""
     path = out if out is not None else directory / REPORT_FILE
-    write_text_atomic(path, render_layouts_report(ranking))
+    write_text_atomic(path, text)
     return path
 
 
 def read_layouts(directory: Path) -> LayoutSearch | None:
     """The layout search a directory holds (None: it holds none)."""
-    path = directory / LAYOUTS_FILE
+    return read_model(directory / LAYOUTS_FILE, LayoutSearch, "a layout search")
+
+
+def read_model(path: Path, model: type[Model], what: str) -> Model | None:
+    """The frozen model a file holds (None: no such file); one line when it does not read as
+    `what`."""
     if not path.is_file():
         return None
     try:
-        return LayoutSearch.model_validate_json(path.read_bytes())
+        return model.model_validate_json(path.read_bytes())
     except ValueError as exc:
-        raise InputError(f"does not read as a layout search: {exc}", path=path) from None
+        raise InputError(f"does not read as {what}: {exc}", path=path) from None

@@ -82,10 +82,9 @@ class RankConfig(Frozen):
     """An aggregated rank's admission and memory (`Scheduler`); prefill and decode ranks
     reserve."""
     group_size: int = Field(default=1, ge=1)
-    """Attention-DP ranks a model copy spans, for a prefill pool: consecutive ranks in groups
-    of this many share their MoE layers, so a rank's chunk costs at its group's mean load (1:
-    every rank costed as if its siblings prefilled as much, the step tables' assumption, kept
-    for aggregated pools whose ranks also decode: see docs/simulation.md)."""
+    """Attention-DP ranks a model copy spans: consecutive ranks in groups of this many run
+    their MoE layers on the group's tokens together and so step in lockstep
+    (`agentload.sim.engine.lockstep`; 1: every rank steps alone)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> RankConfig:

@@ -39,6 +39,9 @@ class GpuSpec(Frozen):
     idle_w: float = Field(ge=0)
     host_link_bytes_per_s: float = Field(gt=0)
     sources: dict[str, str]
+    cpu: bool = False
+    """A CPU (its "GPUs" are cores or sockets sharing memory): the roofline's GPU structure
+    (collectives, tensor-core attention, kernel latencies) does not apply."""
 
     def peak_flops(self, dtype: Dtype) -> float:
         """Dense FLOP/s at `dtype` (or the next wider dtype the device has)."""
