@@ -819,7 +819,7 @@ def systems_part(scratch: Path, systems: str = SYSTEMS) -> dict[str, Any]:
     aa = json.loads(PUBLISHED.read_text())
     out = scratch / "systems"
     command = [
-        *AGENTLOAD, "simulate", "--compare-systems", systems, "--backend", AA_BACKEND,
+        *AGENTLOAD, "simulate", "--compare-systems", systems, "--engine", AA_BACKEND,
         "--model", AA_MODEL, "--routing", "cache_aware", "--workload", AA_WORKLOAD,
         "--tier", aa_tier(aa["aa_agentperf_deepseek_v4_pro"]), "--salt", "validate",
         "--out", str(out),
