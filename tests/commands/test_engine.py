@@ -13,7 +13,7 @@ from agentload.cli import main
 from agentload.engines.llamacpp import DEFAULT_SLOT_CONTEXT
 from agentload.engines.process import engine_threads, pid_alive
 from tests.conftest import require_engine
-from tests.engines.conftest import engine_cli, fresh_home
+from tests.engines.conftest import engine_cli, engine_verb, fresh_home
 
 pytestmark = pytest.mark.engine
 
@@ -24,22 +24,7 @@ LONGER_WORKLOAD = (
 """Calls up to 39,112 tokens: past 32,768, `engine start`'s slot size whatever the workload."""
 
 
-def _verb(
-    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str
-) -> tuple[int, str, str]:
-    """`agentload engine ARGS` in this process with `home` as the agentload home: (exit
-    status, stdout, stderr). The server it finds was started detached by another process, so
-    the state file is all that leads to it; a fresh CLI process costs a second and a half of
-    imports, no more."""
-    monkeypatch.setenv("AGENTLOAD_HOME", str(home))
-    code = main(["engine", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def test_start_status_stop_cycle(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_start_status_stop_cycle(tmp_path: Path) -> None:
     require_engine()
     home = fresh_home(tmp_path)
     started = engine_cli(home, "start", "--parallel", "2", "--ctx-size", "4096")
@@ -49,20 +34,20 @@ def test_start_status_stop_cycle(
         assert pid_alive(state["pid"])  # outlived the process that started it
         assert Path(state["log_path"]).is_relative_to(home)
 
-        code, _, err = _verb(home, capsys, monkeypatch, "start")
+        code, _, err = engine_verb(home, "start")
         assert code == 2 and "already running" in err
 
-        code, out, _ = _verb(home, capsys, monkeypatch, "status")
+        code, out, _ = engine_verb(home, "status")
         assert code == 0
         live = json.loads(out)
         assert live["running"] and live["healthy"]
         assert live["pid"] == state["pid"] and live["url"] == state["url"]
         assert live["parallel"] == 2
 
-        code, out, _ = _verb(home, capsys, monkeypatch, "stop")
+        code, out, _ = engine_verb(home, "stop")
         assert code == 0 and str(state["pid"]) in out
         assert not pid_alive(state["pid"])
-        code, out, _ = _verb(home, capsys, monkeypatch, "status")
+        code, out, _ = engine_verb(home, "status")
         assert code == 1 and json.loads(out)["running"] is False
     finally:
         if pid_alive(state["pid"]):
@@ -108,6 +93,6 @@ def test_start_sizes_its_slots_to_the_workload_so_doctor_passes_against_it(
         assert checks["metrics"]["status"] == "pass", checks["metrics"]["detail"]
         assert "found beside --url" in checks["metrics"]["detail"]
     finally:
-        _verb(home, capsys, monkeypatch, "stop")
+        engine_verb(home, "stop")
         if pid_alive(state["pid"]):
             os.kill(state["pid"], 9)
