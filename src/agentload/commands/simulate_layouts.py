@@ -30,10 +30,10 @@ if TYPE_CHECKING:
 
 OPTION = "--compare-systems"
 DEFAULT_SEARCHES = 4
-"""Full simulated searches at most (`--searches`)."""
-COMPARE_SEARCHES = 2
-"""The same for each system of `--compare-systems`: the pick and one more, so that four
-systems (a 72-GPU rack among them) compare within 15 minutes of one core."""
+"""Full simulated searches at most (`--searches`), for a layout search and for each system of
+`--compare-systems` alike, so that a comparison's pick is `--choose-layout`'s (with two, 72
+GB300 picked a split at 39 agents per GPU where four find one at 52; four systems, a 72-GPU
+rack among them, still compare in about 9 minutes of one core)."""
 
 
 def add_layout_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,7 +60,7 @@ def add_layout_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="full simulated searches at most, on the best estimates (default: "
-        f"{DEFAULT_SEARCHES}; {COMPARE_SEARCHES} per system with --compare-systems)",
+        f"{DEFAULT_SEARCHES}, per system with --compare-systems)",
     )
     group.add_argument(
         "--gpu-hour-price",
@@ -128,10 +128,8 @@ def systems_request_from(args: argparse.Namespace) -> SystemsRequest:
 
 
 def searches_from(args: argparse.Namespace) -> int:
-    """`--searches`, else the default of a layout search or of a comparison of systems."""
-    if args.searches is not None:
-        return int(args.searches)
-    return COMPARE_SEARCHES if getattr(args, "compare_systems", None) else DEFAULT_SEARCHES
+    """`--searches`, else the default (a layout search's, each system's of a comparison)."""
+    return int(args.searches) if args.searches is not None else DEFAULT_SEARCHES
 
 
 def _check(args: argparse.Namespace) -> None:

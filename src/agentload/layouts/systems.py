@@ -216,13 +216,17 @@ def _spread(pick: RankedRow, value: float | None, error: float | None) -> Spread
 
 
 def calibration_error(facts: SimulationFacts | None) -> float | None:
-    """The one place a system's calibration error is read (None: unknown): the error band its
-    simulated summary states for its step times (`simulated.uncertainty.error_band`: a roofline
-    calibrated on the system's published figures states its held-out error; aiconfigurator-core's
-    operator data states none here)."""
+    """The one place a system's calibration error is read (None: unknown): the long-context
+    band its simulated summary states for its step times (`simulated.uncertainty`: a roofline
+    calibrated on the system's published figures, its held-out 8K-input error; operator data,
+    its error on the published long-context points where checked, else the largest checked),
+    else its error band."""
     if facts is None or facts.uncertainty is None:
         return None
-    return facts.uncertainty.error_band
+    uncertainty = facts.uncertainty
+    if uncertainty.long_context_band is not None:
+        return uncertainty.long_context_band
+    return uncertainty.error_band
 
 
 def power_error(facts: SimulationFacts | None) -> float | None:
