@@ -142,7 +142,7 @@ def simulated_search(request: DeploymentSpec, run: MeasuredRun, out: Path) -> di
     """`agentload simulate` with the calibrated factors and the measured search's settings;
     each tier's most agents (None: none passed)."""
     command = [
-        *AGENTLOAD, "simulate", "--system", request.system, "--backend", request.backend,
+        *AGENTLOAD, "simulate", "--system", request.system, "--engine", request.backend,
         "--model", request.model, "--gpus", str(request.gpus),
         "--max-batch-tokens", str(request.max_batch_tokens),
         "--max-running", str(request.max_running),
@@ -719,7 +719,7 @@ def aa_part(scratch: Path) -> dict[str, Any]:
     for i, case in enumerate(AA_CASES):
         out = scratch / f"aa-{i}"
         command = [
-            *AGENTLOAD, "simulate", "--system", "gb300", "--backend", AA_BACKEND,
+            *AGENTLOAD, "simulate", "--system", "gb300", "--engine", AA_BACKEND,
             "--model", AA_MODEL, *aa_layout_flags(case),
             "--workload", AA_WORKLOAD, "--tier", aa_tier(data),
             "--start-agents", str(AA_START_AGENTS), "--max-agents", str(AA_MAX_AGENTS),
@@ -763,7 +763,7 @@ def aa_layout_search(
 
     command = [
         *AGENTLOAD, "simulate", "--choose-layout", "--gpus", str(AA_RACK_GPUS),
-        "--system", "gb300", "--backend", AA_BACKEND, "--model", AA_MODEL,
+        "--system", "gb300", "--engine", AA_BACKEND, "--model", AA_MODEL,
         "--routing", "cache_aware", "--workload", AA_WORKLOAD, "--tier", aa_tier(data),
         "--searches", str(AA_LAYOUT_SEARCHES), "--salt", "validate", "--out", str(out),
     ]  # fmt: skip
@@ -824,7 +824,7 @@ def systems_part(scratch: Path, systems: str = SYSTEMS) -> dict[str, Any]:
     aa = json.loads(PUBLISHED.read_text())
     out = scratch / "systems"
     command = [
-        *AGENTLOAD, "simulate", "--compare-systems", systems, "--backend", AA_BACKEND,
+        *AGENTLOAD, "simulate", "--compare-systems", systems, "--engine", AA_BACKEND,
         "--model", AA_MODEL, "--routing", "cache_aware", "--workload", AA_WORKLOAD,
         "--tier", aa_tier(aa["aa_agentperf_deepseek_v4_pro"]), "--salt", "validate",
         "--out", str(out),

@@ -6,6 +6,7 @@ Checked on the source: imports inside functions and under `if TYPE_CHECKING` inc
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator, Mapping
 from itertools import pairwise
 from pathlib import Path
@@ -57,10 +58,15 @@ def _package(path: Path) -> str:
     return part.removesuffix(".py")
 
 
+@functools.cache
+def _nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of a source file, parsed once a session (each test below walks them all)."""
+    return tuple(ast.walk(ast.parse(path.read_text(), filename=str(path))))
+
+
 def _imports(path: Path) -> Iterator[tuple[int, str]]:
     """(line, imported agentload package) of every import in a file."""
-    tree = ast.parse(path.read_text(), filename=str(path))
-    for node in ast.walk(tree):
+    for node in _nodes(path):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -120,7 +126,7 @@ def _module(path: Path) -> str:
 def _file_imports(path: Path, modules: Mapping[str, Path]) -> Iterator[tuple[int, str]]:
     """(line, agentload module) of every import in a file: `from a.b import c` is a.b.c when
     that is a module, else a.b."""
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in _nodes(path):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name in modules:
@@ -199,7 +205,7 @@ def test_the_file_graph_sees_imports_inside_functions_and_type_checking() -> Non
 def _imports_by_name(path: Path) -> Iterator[int]:
     """Lines of `importlib.import_module(...)` / `__import__(...)` calls naming an agentload
     module (a literal or an f-string): imports the graph above cannot see."""
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in _nodes(path):
         if not isinstance(node, ast.Call) or not node.args:
             continue
         func = node.func

@@ -11,9 +11,9 @@ import pytest
 
 from agentload.cli import main
 from agentload.engines.llamacpp import DEFAULT_SLOT_CONTEXT
-from agentload.engines.process import pid_alive
+from agentload.engines.process import engine_threads, pid_alive
 from tests.conftest import require_engine
-from tests.engines.conftest import engine_cli, fresh_home
+from tests.engines.conftest import engine_cli, engine_verb, fresh_home
 
 pytestmark = pytest.mark.engine
 
@@ -24,31 +24,31 @@ LONGER_WORKLOAD = (
 """Calls up to 39,112 tokens: past 32,768, `engine start`'s slot size whatever the workload."""
 
 
-def test_start_status_stop_cycle(tmp_path: Path, tokenizer_path: Path) -> None:
+def test_start_status_stop_cycle(tmp_path: Path) -> None:
     require_engine()
     home = fresh_home(tmp_path)
     started = engine_cli(home, "start", "--parallel", "2", "--ctx-size", "4096")
     assert started.returncode == 0, started.stderr
     state = json.loads(started.stdout)
     try:
-        assert pid_alive(state["pid"])
+        assert pid_alive(state["pid"])  # outlived the process that started it
         assert Path(state["log_path"]).is_relative_to(home)
 
-        again = engine_cli(home, "start")
-        assert again.returncode == 2 and "already running" in again.stderr
+        code, _, err = engine_verb(home, "start")
+        assert code == 2 and "already running" in err
 
-        status = engine_cli(home, "status")
-        assert status.returncode == 0
-        live = json.loads(status.stdout)
+        code, out, _ = engine_verb(home, "status")
+        assert code == 0
+        live = json.loads(out)
         assert live["running"] and live["healthy"]
         assert live["pid"] == state["pid"] and live["url"] == state["url"]
         assert live["parallel"] == 2
 
-        stopped = engine_cli(home, "stop")
-        assert stopped.returncode == 0 and str(state["pid"]) in stopped.stdout
+        code, out, _ = engine_verb(home, "stop")
+        assert code == 0 and str(state["pid"]) in out
         assert not pid_alive(state["pid"])
-        after = engine_cli(home, "status")
-        assert after.returncode == 1 and json.loads(after.stdout)["running"] is False
+        code, out, _ = engine_verb(home, "status")
+        assert code == 1 and json.loads(out)["running"] is False
     finally:
         if pid_alive(state["pid"]):
             os.kill(state["pid"], 9)
@@ -70,7 +70,10 @@ def test_start_sizes_its_slots_to_the_workload_so_doctor_passes_against_it(
     beside its URL without --metrics-url."""
     require_engine()
     home = fresh_home(tmp_path)
-    started = engine_cli(home, "start", "--parallel", "1", "--workload", LONGER_WORKLOAD)
+    threads = str(engine_threads())  # on two loaded cores, two threads stall each other
+    started = engine_cli(
+        home, "start", "--parallel", "1", "--threads", threads, "--workload", LONGER_WORKLOAD
+    )
     assert started.returncode == 0, started.stderr
     state = json.loads(started.stdout)
     try:
@@ -90,6 +93,6 @@ def test_start_sizes_its_slots_to_the_workload_so_doctor_passes_against_it(
         assert checks["metrics"]["status"] == "pass", checks["metrics"]["detail"]
         assert "found beside --url" in checks["metrics"]["detail"]
     finally:
-        engine_cli(home, "stop")
+        engine_verb(home, "stop")
         if pid_alive(state["pid"]):
             os.kill(state["pid"], 9)

@@ -5,6 +5,8 @@ itself)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from agentload.cli import main
 from agentload.engines import vllm
 from agentload.engines.process import engine_threads, group_members
 from agentload.engines.server import EngineState
@@ -52,6 +55,22 @@ def engine_cli(
         text=True,
         timeout=timeout_s,
     )
+
+
+def engine_verb(home: Path, *args: str) -> tuple[int, str, str]:
+    """`agentload engine ARGS` in this process with `home` as the agentload home: (exit
+    status, stdout, stderr). For the verbs that find a detached server again (start refused,
+    status, stop): its state file is all that leads to it, whichever process reads it, and a
+    fresh CLI process would add a second and a half of imports."""
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        pytest.MonkeyPatch.context() as patch,
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        patch.setenv("AGENTLOAD_HOME", str(home))
+        code = main(["engine", *args])
+    return code, out.getvalue(), err.getvalue()
 
 
 def fresh_home(folder: Path) -> Path:
@@ -93,6 +112,13 @@ class _Booting:
 _BOOTING: list[_Booting] = []
 
 
+NO_TORCH_COMPILE = {"TORCHDYNAMO_DISABLE": "1"}
+"""The server runs its model eagerly (`--enforce-eager`), but vLLM compiles a few sampler
+helpers with torch.compile on their first use: the first call asking for log-probabilities
+(test_vllm's) waited 25-40 s for inductor's C++ build (25 s of CPU). Without torch.compile they
+run as plain PyTorch, with the same results."""
+
+
 def _start_vllm(home: Path) -> subprocess.Popen[str]:
     """`engine start` in `home`; its temporary files (vLLM's) beside the home, in pytest's own
     folder, since it may begin before the session's temporary directory is set."""
@@ -100,7 +126,12 @@ def _start_vllm(home: Path) -> subprocess.Popen[str]:
     argv += ["--threads", str(engine_threads()), "--workload", VLLM_WORKLOAD]
     return subprocess.Popen(
         [sys.executable, "-m", "agentload", "engine", *argv],
-        env={**os.environ, "AGENTLOAD_HOME": str(home), "TMPDIR": str(home.parent)},
+        env={
+            **os.environ,
+            **NO_TORCH_COMPILE,
+            "AGENTLOAD_HOME": str(home),
+            "TMPDIR": str(home.parent),
+        },
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -110,6 +141,8 @@ def _start_vllm(home: Path) -> subprocess.Popen[str]:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the shared vLLM server as soon as the selected tests show one is needed, so its
     minute of start-up overlaps the tests that run before the vLLM tests."""
+    if session.config.option.collectonly:
+        return  # nothing runs: no server to wait for at the end (a minute)
     wanted = any("vllm_server" in getattr(i, "fixturenames", ()) for i in session.items)
     factory = getattr(session.config, "_tmp_path_factory", None)
     if wanted and factory is not None and vllm.is_installed():
@@ -146,7 +179,9 @@ def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EngineStat
         yield state
     finally:
         booting.stopped = True
-        stopped = engine_cli(booting.home, "stop")
+        code, _, err = engine_verb(booting.home, "stop")
         left = group_members(state.pid)
-        assert stopped.returncode == 0 and not left, (stopped.stderr, left)
-        assert json.loads(engine_cli(booting.home, "status").stdout)["running"] is False
+        assert code == 0 and not left, (err, left)
+        assert json.loads(engine_verb(booting.home, "status")[1])["running"] is False
+        scratch = vllm.scratch_folder(state.log_path.parent, state.port)
+        assert not scratch.exists(), f"engine stop left {scratch}"

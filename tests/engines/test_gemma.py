@@ -13,6 +13,7 @@ import pytest
 from agentload.engines.errors import EngineError
 from agentload.engines.gemma import GEMMA_MODEL_NAME, GEMMA_MODULE, GEMMA_PACKAGE, gemma_installed
 from agentload.engines.llamacpp import LocalEngine, resolve_model
+from agentload.engines.process import engine_threads
 from tests.conftest import require_engine
 
 HTTP_TIMEOUT_S = 120
@@ -42,7 +43,11 @@ def test_gemma_serves_chat_in_its_own_format(tmp_path: Path) -> None:
         {"role": "system", "content": "Be terse."},
         {"role": "user", "content": "Name a prime."},
     ]
-    with LocalEngine.start(GEMMA_MODEL_NAME, parallel=1, ctx_size=2048, log_dir=tmp_path) as e:
+    # One thread, as the session's server: llama.cpp's threads wait on each other at every
+    # step, and on two loaded cores two of them took 17 s here where one takes 9.
+    with LocalEngine.start(
+        GEMMA_MODEL_NAME, parallel=1, ctx_size=2048, log_dir=tmp_path, threads=engine_threads()
+    ) as e:
         rendered = _post(f"{e.url}/apply-template", {"messages": messages})["prompt"]
         assert rendered.startswith("<start_of_turn>user\nBe terse.\n\nName a prime.<end_of_turn>")
         assert rendered.endswith("<start_of_turn>model\n")

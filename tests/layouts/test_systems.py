@@ -127,7 +127,7 @@ def compared(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two tiny budgets compared by the command."""
     out = tmp_path_factory.mktemp("systems") / "cmp"
     argv = [
-        "simulate", "--compare-systems", "h200_sxm:2,b200_sxm:2", "--backend", "sglang",
+        "simulate", "--compare-systems", "h200_sxm:2,b200_sxm:2", "--engine", "sglang",
         "--model", MODEL, "--workload", WORKLOAD, *SEARCH, "--searches", "1",
         "--kv-host-gb", "0", "--routing", "cache_aware", "--out", str(out),
     ]  # fmt: skip

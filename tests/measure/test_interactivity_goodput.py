@@ -82,7 +82,7 @@ def test_a_tier_on_interactivity_passes_and_fails_on_its_inverse_percentile() ->
     assert verdict.interactivity is not None
     assert verdict.interactivity.value == pytest.approx(1 / np.percentile(fast, 90))
     assert verdict.interactivity.low <= verdict.interactivity.value <= verdict.interactivity.high
-    assert "interactivity" in verdict.reason
+    assert verdict.basis == "estimates" and verdict.interactivity.met
     assert judge(samples, parse_tier("agentx:e2e=80"), error_rate=0.0).outcome == "fail"
     edge = Tier(name="e", interactivity_floor_tokens_per_s=1 / np.percentile(fast, 90))
     assert judge(samples, edge, error_rate=0.0).outcome == "uncertain"

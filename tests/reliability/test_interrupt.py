@@ -17,6 +17,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from agentload.cli import main
 from agentload.client import errors
 from agentload.engines.llamacpp import LocalEngine
 from agentload.engines.process import engine_threads, free_port
@@ -89,14 +90,20 @@ def _stop(process: subprocess.Popen[bytes], signum: int) -> tuple[int, float, st
     return process.returncode, took, _output(process)
 
 
-def _slow_command(
+def _slow_args(
     server: PlannedServer, verb: str, out: Path | None, workload: str, *extra: str
 ) -> list[str]:
-    return agentload_command(
+    return [
         verb, "--url", server.base_url, "--model", "fake-model",
         "--tokenizer", str(default_tokenizer_path()), "--workload", workload, *extra,
         *(["--out", str(out)] if out is not None else []),
-    )  # fmt: skip
+    ]  # fmt: skip
+
+
+def _slow_command(
+    server: PlannedServer, verb: str, out: Path | None, workload: str, *extra: str
+) -> list[str]:
+    return agentload_command(*_slow_args(server, verb, out, workload, *extra))
 
 
 def _check_partial(out: Path, output: str, *, in_flight: bool) -> dict:
@@ -120,7 +127,7 @@ def _check_partial(out: Path, output: str, *, in_flight: bool) -> dict:
 HOSTS = {
     "one-process": (),
     "two-workers": ("--workers", "2"),
-    "ray": ("--backend", "ray", "--workers", "2"),
+    "ray": ("--host", "ray", "--workers", "2"),
 }
 """Where a run's agents run: the Ctrl-C guarantees hold for each."""
 RAY_STOP_BUDGET_S = 6.0
@@ -163,7 +170,7 @@ def test_ctrl_c_ends_a_run_on_a_slow_server_quickly_and_it_resumes(
 
 
 def test_an_interrupted_run_resumes_and_measures_its_probe_whole(
-    planned_server: StartServer, tmp_path: Path
+    planned_server: StartServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     server = planned_server(defaults={"first_ms": 20.0, "gap_ms": 10.0})
     out = tmp_path / "run"
@@ -179,23 +186,12 @@ def test_an_interrupted_run_resumes_and_measures_its_probe_whole(
     code, _, output = _stop(process, signal.SIGINT)
     assert code == EXIT_INTERRUPTED, output
     assert not (out / "probes.jsonl").exists()  # a cut-short probe is not a finished one
-    other = subprocess.run(
-        [
-            *_slow_command(server, "run", None, workload, "--agents", "3", "--duration", "4"),
-            *("--settle", "0.5", "--resume", str(out)),
-        ],
-        capture_output=True,
-        env=subprocess_env(),
-        timeout=60,
-    )
-    assert other.returncode == 2 and b"cannot resume" in other.stderr
-    resumed = subprocess.run(
-        [*_slow_command(server, "run", None, workload, *options), "--resume", str(out)],
-        capture_output=True,
-        env=subprocess_env(),
-        timeout=60,
-    )
-    assert resumed.returncode == 0, resumed.stderr.decode()
+    # The resumes in this process: only the interrupted command had to be a process of its own.
+    other = ("--agents", "3", "--duration", "4", "--settle", "0.5")
+    code = main([*_slow_args(server, "run", None, workload, *other), "--resume", str(out)])
+    assert code == 2 and "cannot resume" in capsys.readouterr().err
+    code = main([*_slow_args(server, "run", None, workload, *options), "--resume", str(out)])
+    assert code == 0, capsys.readouterr().err
     final = orjson.loads((out / "summary.json").read_bytes())
     assert final["complete"] is True and final["kind"] == "run"
     assert [p["agents"] for p in final["probes"]] == [2]
@@ -206,7 +202,7 @@ def test_an_interrupted_run_resumes_and_measures_its_probe_whole(
 
 @pytest.mark.parametrize("workers", [1, 2], ids=["one-process", "two-workers"])
 def test_ctrl_c_ends_a_search_within_two_seconds_and_it_resumes(
-    planned_server: StartServer, tmp_path: Path, workers: int
+    planned_server: StartServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], workers: int
 ) -> None:
     server = planned_server(defaults={"first_ms": 20.0, "gap_ms": 10.0})
     out = tmp_path / "search"
@@ -231,13 +227,8 @@ def test_ctrl_c_ends_a_search_within_two_seconds_and_it_resumes(
     finished = summary["probes"]
     assert finished and [p["agents"] for p in finished] == [1, 2][: len(finished)]
 
-    resumed = subprocess.run(
-        [*_slow_command(server, "search", None, workload, *options), "--resume", str(out)],
-        capture_output=True,
-        env=subprocess_env(),
-        timeout=120,
-    )
-    assert resumed.returncode == 0, resumed.stderr.decode()
+    code = main([*_slow_args(server, "search", None, workload, *options), "--resume", str(out)])
+    assert code == 0, capsys.readouterr().err  # resumed in this process
     final = orjson.loads((out / "summary.json").read_bytes())
     assert final["complete"] is True
     agents = [p["agents"] for p in final["probes"]]

@@ -5,12 +5,10 @@ search)."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import random
 import shutil
-import signal
-import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,21 +18,17 @@ import pytest
 from agentload.cli import main
 from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.results.record import load_records
-from tests.reliability.conftest import (
-    SMALL_WORKLOAD,
-    PlannedServer,
-    StartServer,
-    agentload_command,
-    subprocess_env,
-    write_usage_log,
-)
+from tests.reliability.conftest import SMALL_WORKLOAD, PlannedServer, StartServer, write_usage_log
+from tests.reliability.forked import Forks
 
 KILLS = 20
 """Runs killed with SIGKILL (the issue asks for at least 20)."""
 AT_ONCE = 4
 """Runs started together; each is killed at its own moment."""
 EARLY_SHARE = 0.25
-"""Share of runs killed during start-up: a uniform moment in `EARLY_KILL_S` after launch."""
+"""Share of runs killed during start-up: a uniform moment in `EARLY_KILL_S` after launch (each
+run is forked from a process that has imported agentload, `tests/reliability/forked.py`, so
+start-up is the command's own: its options, workload, tokenizer, server check, directory)."""
 EARLY_KILL_S = (0.05, 1.5)
 LATE_KILL_S = (0.0, 2.0)
 """The other runs are killed a uniform moment in this range after their results directory
@@ -45,17 +39,17 @@ TORN = b'{"v":1,"id":"torn-'
 """A record cut short mid-line, as a kill mid-write leaves it."""
 
 
-def _run_command(server: PlannedServer, workload: str, out: Path) -> list[str]:
-    return agentload_command(
+def _run_args(server: PlannedServer, workload: str, out: Path) -> list[str]:
+    return [
         "run", "--url", server.base_url, "--model", "fake-model",
         "--tokenizer", str(default_tokenizer_path()), "--workload", workload,
         "--agents", "3", "--duration", "60", "--settle", "0.5", "--out", str(out),
-    )  # fmt: skip
+    ]  # fmt: skip
 
 
-def _kill_all(running: list[tuple[subprocess.Popen[bytes], Path, bool, float]]) -> None:
-    """SIGKILL each (process, out, early, delay): `delay` after launch when `early`, else
-    `delay` after its results directory appears."""
+def _kill_all(forks: Forks, running: list[tuple[int, Path, bool, float]]) -> None:
+    """SIGKILL each (pid, out, early, delay): `delay` after launch when `early`, else `delay`
+    after its results directory appears."""
     launched = time.monotonic()
     due: dict[int, float] = {}
     pending = list(running)
@@ -63,12 +57,11 @@ def _kill_all(running: list[tuple[subprocess.Popen[bytes], Path, bool, float]]) 
         now = time.monotonic()
         assert now - launched < WAIT_S, "a run never created its results directory"
         for item in list(pending):
-            process, out, early, delay = item
-            if process.pid not in due and (early or out.exists()):
-                due[process.pid] = (launched if early else now) + delay
-            if process.pid in due and now >= due[process.pid]:
-                os.kill(process.pid, signal.SIGKILL)
-                process.wait()
+            pid, out, early, delay = item
+            if pid not in due and (early or out.exists()):
+                due[pid] = (launched if early else now) + delay
+            if pid in due and now >= due[pid]:
+                forks.kill(pid)
                 pending.remove(item)
         time.sleep(0.005)
 
@@ -79,9 +72,22 @@ def _report_code(out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, st
     return code, captured.out + captured.err
 
 
+@pytest.fixture(scope="module")
+def forks() -> Iterator[Forks]:
+    """The process the runs under test are forked from."""
+    forking = Forks()
+    try:
+        yield forking
+    finally:
+        forking.close()
+
+
 @pytest.mark.slow
 def test_sigkill_at_random_moments_never_loses_a_directory(
-    planned_server: StartServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    planned_server: StartServer,
+    forks: Forks,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     server = planned_server()
     workload = write_usage_log(tmp_path / "usage.jsonl")
@@ -93,15 +99,9 @@ def test_sigkill_at_random_moments_never_loses_a_directory(
             out = tmp_path / f"kill-{batch}-{k}"
             early = rng.random() < EARLY_SHARE
             delay = rng.uniform(*(EARLY_KILL_S if early else LATE_KILL_S))
-            process = subprocess.Popen(
-                _run_command(server, workload, out),
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env=subprocess_env(),
-            )
-            running.append((process, out, early, delay))
+            running.append((forks.start(_run_args(server, workload, out)), out, early, delay))
             outs.append(out)
-        _kill_all(running)
+        _kill_all(forks, running)
 
     with_records = 0
     for out in outs:
@@ -161,26 +161,20 @@ class Killed:
 
 @pytest.fixture(scope="module")
 def killed_template(
-    planned_server: StartServer, tmp_path_factory: pytest.TempPathFactory
+    planned_server: StartServer, forks: Forks, tmp_path_factory: pytest.TempPathFactory
 ) -> Killed:
     """The killed search, once per module."""
     folder = tmp_path_factory.mktemp("killed-search")
     killed = Killed(planned_server(), write_usage_log(folder / "usage.jsonl"), folder / "search")
     out = killed.out
-    process = subprocess.Popen(
-        agentload_command(*killed.args("--out", str(out))),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=subprocess_env(),
-    )
+    pid = forks.start(killed.args("--out", str(out)))
     deadline = time.monotonic() + WAIT_S
     probes = out / "probes.jsonl"
     while not (probes.exists() and probes.read_bytes().count(b"\n") >= 2):
         assert time.monotonic() < deadline, "the search finished no probe"
-        assert process.poll() is None, "the search ended by itself"
+        assert forks.running(pid), "the search ended by itself"
         time.sleep(0.02)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
+    forks.kill(pid)
     for name in ("records.jsonl", "probes.jsonl"):
         with (out / name).open("ab") as handle:
             handle.write(TORN)

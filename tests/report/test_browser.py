@@ -25,6 +25,8 @@ from tests.report.builder import build_results
 from tests.report.chromium import WINDOW, Drawn, find_chromium, open_page
 from tests.report.specs import charts, rows
 
+pytestmark = pytest.mark.slow  # Chromium: seconds a test on 2 cores
+
 GPUS = 2
 COLOR_TOLERANCE = 24
 """Largest per-channel difference from the probe colour that still counts as a probe pixel."""

@@ -24,7 +24,9 @@ def test_clear_pass_and_clear_fail() -> None:
     assert judge(fast, TIER, error_rate=0.0).outcome == "pass"
     slow = _samples(rng.normal(20, 5, 500), rng.uniform(0.1, 0.3, 500))
     verdict = judge(slow, TIER, error_rate=0.0)
-    assert verdict.outcome == "fail" and "output" in verdict.reason
+    assert verdict.outcome == "fail" and verdict.basis == "estimates"
+    assert verdict.speed is not None and not verdict.speed.met
+    assert verdict.ttft is not None and verdict.ttft.met
     late = _samples(rng.normal(100, 5, 500), rng.uniform(1.5, 2.0, 500))
     assert judge(late, TIER, error_rate=0.0).outcome == "fail"
 
@@ -34,16 +36,17 @@ def test_a_percentile_at_the_threshold_is_uncertain() -> None:
     # p25 of N(55, 8) is about 49.6: the interval straddles the floor of 50.
     edge = _samples(rng.normal(55, 8, 200), rng.uniform(0.1, 0.3, 200))
     verdict = judge(edge, TIER, error_rate=0.0)
-    assert verdict.outcome == "uncertain"
+    assert verdict.outcome == "uncertain" and verdict.basis == "noise"
     assert verdict.speed.low is not None and verdict.speed.low <= 50 <= verdict.speed.high
 
 
 def test_too_few_samples_is_uncertain_and_errors_fail() -> None:
     few = _samples(np.full(10, 100.0), np.full(10, 0.1))
-    assert judge(few, TIER, error_rate=0.0).outcome == "uncertain"
+    uncertain = judge(few, TIER, error_rate=0.0)
+    assert (uncertain.outcome, uncertain.basis) == ("uncertain", "few_requests")
     many = _samples(np.full(100, 100.0), np.full(100, 0.1))
     failing = judge(many, TIER, error_rate=0.2)
-    assert failing.outcome == "fail" and "error rate" in failing.reason
+    assert (failing.outcome, failing.basis) == ("fail", "error_rate")
 
 
 def test_tier_specs_and_presets() -> None:
@@ -73,7 +76,7 @@ def test_extended_tier_specs_name_the_criteria_they_hold() -> None:
         40,
     )
     assert both.describe() == (
-        "p25 output >= 60 tokens/s, p95 TTFT <= 5 s, e2e interactivity 1/p75 >= 30 tokens/s"
+        "p25 output ≥ 60 tokens/s, p95 TTFT ≤ 5 s, e2e interactivity 1/p75 ≥ 30 tokens/s"
     )
 
 

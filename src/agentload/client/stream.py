@@ -33,7 +33,7 @@ from agentload.client.events import Reply, StreamSummary, summarise
 from agentload.client.sse import parse_sse
 from agentload.clock import now
 from agentload.errors import ServerError
-from agentload.frozen import Frozen
+from agentload.frozen import Frozen, same_named
 from agentload.results.record import RequestRecord
 from agentload.tasks import cancel
 
@@ -63,6 +63,14 @@ server that fails later (crashed during prefill) gets no second request."""
 STALE_SWITCH = 3
 """After this many such closes the client stops pooling and opens a connection per request
 (llama.cpp closes its connection after every streamed response)."""
+USAGE_AS_NAMED = (
+    "prompt_tokens",
+    "cached_tokens",
+    "completion_tokens",
+    "reasoning_tokens",
+    "finish_reason",
+)
+"""What a request record keeps of a stream's summary, by the same names."""
 
 
 class CallMeta(Frozen):
@@ -328,15 +336,11 @@ class StreamingClient:
             token_events=len(times),
             gaps_s=gaps,
             bytes_in=sum(len(chunk) for _, chunk in reads),
-            prompt_tokens=summary.prompt_tokens,
-            cached_tokens=summary.cached_tokens,
-            completion_tokens=summary.completion_tokens,
-            reasoning_tokens=summary.reasoning_tokens,
-            finish_reason=summary.finish_reason,
             status=status,
             error=error,
             error_detail=None if detail is None else self.redact(_clip(detail)),
             reconnects=reconnects,
+            **same_named(summary, USAGE_AS_NAMED),
         )
         return CallResult(record, summary.reply)
 

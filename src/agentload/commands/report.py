@@ -1,7 +1,8 @@
 """`agentload report DIR`: the terminal summary and the HTML report, from a results directory alone.
 
 Works on a finished run, an interrupted one (no `summary.json`: figures from the records,
-marked INCOMPLETE) and one whose summary an older tool wrote. Every figure names its unit.
+marked INCOMPLETE) and one whose summary an older tool wrote. Every figure names its unit; the
+client's self-check follows the summary, as at the end of the run (JSON: its `selfcheck`).
 `--format`: `table` (rich tables fitted to the terminal, never cutting a number), `text`
 (plain lines for pipes and logs), `markdown`, or `json` (the figures the tables show).
 """
@@ -21,7 +22,7 @@ from agentload.report.html import write_report
 from agentload.report.layouts import print_ranking, read_layouts, write_layouts_report
 from agentload.report.load import load_view
 from agentload.report.systems import print_comparison, read_systems, write_systems_report
-from agentload.report.terminal import print_summary, summary_json, summary_text
+from agentload.report.terminal import print_summary, selfcheck_line, summary_json, summary_text
 from agentload.results.files import REPORT_FILE, SUMMARY_FILE
 from agentload.results.layouts import LAYOUTS_FILE
 from agentload.results.systems import SYSTEMS_FILE
@@ -57,14 +58,19 @@ def handle(args: argparse.Namespace) -> int:
     if (args.results / LAYOUTS_FILE).is_file() and not (args.results / SUMMARY_FILE).exists():
         return _layout_search(args)
     view = load_view(args.results)
+    check = selfcheck_line(view.summary.selfcheck) if view.summary is not None else None
     if args.format == "table":
         console = wide_console()
         print_summary(view, console)
+        if check:
+            console.print(check)
     elif args.format == "json":
         sys.stdout.write(orjson.dumps(summary_json(view), option=orjson.OPT_INDENT_2).decode())
         sys.stdout.write("\n")
     else:
         sys.stdout.write(summary_text(view, args.format))
+        if check:
+            sys.stdout.write(Text.from_markup(check).plain + "\n")
     if not args.no_html:
         path = write_report(view, args.html)
         if args.format == "table":

@@ -2,7 +2,7 @@
 chosen for you) and the layout request built from them, for `agentload.layouts`.
 
 An option of `simulate`, not a verb of its own: a layout search takes every option `simulate`
-takes (workload, tiers, search settings, system, backend, model, routing, step source) and
+takes (workload, tiers, search settings, system, engine, model, routing, step source) and
 differs only in that the layout is searched instead of given; a verb would repeat them all.
 
 `--compare-systems gb300:72,b300_sxm:8` runs that layout search on each system's GPUs and ranks
@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 from agentload.commands.options import agents_from
 from agentload.commands.search import search_settings_from
 from agentload.commands.simulate_options import deployment_from
+from agentload.config_file import effective_config
 from agentload.errors import InputError
 from agentload.layouts.price import ASSUMED_GPU_HOUR, price_of
-from agentload.run.search_settings import DEFAULT_MAX_AGENTS, DEFAULT_PRECISION
+from agentload.run.search_settings import DEFAULT_PRECISION, MIN_CAP
 
 if TYPE_CHECKING:
     from agentload.layouts.request import LayoutRequest
@@ -77,11 +78,12 @@ def add_layout_arguments(parser: argparse.ArgumentParser) -> None:
 
 def layout_request_from(args: argparse.Namespace) -> LayoutRequest:
     """The layout search the options ask for; its searches coarse (`LAYOUT_PRECISION`) and
-    capped by each candidate's estimate unless `--precision` and `--max-agents` are given."""
+    capped by each candidate's estimate unless `--precision` and `--max-agents` are given;
+    with the options as run, for its `config.toml`."""
     from agentload.layouts.request import LAYOUT_PRECISION, LayoutRequest
 
     _check(args)
-    settings = search_settings_from(args)
+    settings = search_settings_from(args, max_agents=MIN_CAP)  # each search's cap is its own
     if args.precision == DEFAULT_PRECISION:
         settings = settings.model_copy(update={"precision": LAYOUT_PRECISION})
     return LayoutRequest(
@@ -90,12 +92,13 @@ def layout_request_from(args: argparse.Namespace) -> LayoutRequest:
         speculative=args.speculative,
         kv_host_gb=args.kv_host_gb,
         search=settings,
-        max_agents=None if args.max_agents == DEFAULT_MAX_AGENTS else args.max_agents,
+        max_agents=args.max_agents,
         agents=agents_from(args, start_mid_session=not args.start_at_turn_zero),
         searches=searches_from(args),
         price=price_of(args.gpu_hour_price, args.kwh_price),
         out=args.out,
         skip_bad_lines=args.skip_bad_lines,
+        config=effective_config(args, "simulate"),
     )
 
 
@@ -139,8 +142,10 @@ def _check(args: argparse.Namespace) -> None:
         raise InputError(
             "--choose-layout searches the layout: leave out --parallel", field="--parallel"
         )
-    if args.gpus is None or args.gpus < 1:
+    if args.gpus is None:
         raise InputError("--choose-layout needs a GPU budget: --gpus N", field="--gpus")
+    if args.gpus < 1:
+        raise InputError(f"a GPU budget is at least 1 GPU, got {args.gpus}", field="--gpus")
     if args.calibrate or args.resume is not None or args.prior is not None:
         raise InputError(
             "--choose-layout runs its own searches: leave out --calibrate, --resume and --prior"

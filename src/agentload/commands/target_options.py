@@ -14,10 +14,23 @@ from rich.text import Text
 from agentload.console import err_console
 from agentload.engines.server import DEFAULT_ENGINE, ENGINE_NAMES
 from agentload.errors import AgentloadError
+from agentload.frozen import same_named
 from agentload.target.deployment import TargetOptions
 
 MAX_NICE = 19
 """The most a process's priority can be lowered (Linux niceness 0..19 without privileges)."""
+_AS_GIVEN = (
+    "url",
+    "model",
+    "api_key_env",
+    "tokenizer",
+    "engine",
+    "engine_model",
+    "metrics_url",
+    "ca_bundle",
+    "insecure",
+)
+"""The target's options taken as given, named as `TargetOptions` names them."""
 
 
 class _RefuseKey(argparse.Action):
@@ -37,8 +50,8 @@ def add_engine_argument(parser: argparse.ArgumentParser | argparse._ArgumentGrou
         "--engine",
         choices=ENGINE_NAMES,
         default=DEFAULT_ENGINE,
-        help="the embedded engine: llama.cpp, or vLLM's CPU build (installed by `agentload "
-        "engine install --engine vllm`) (default: %(default)s)",
+        help="the embedded engine: llama.cpp, or vLLM's CPU build (installed by agentload "
+        "engine install --engine vllm) (default: %(default)s)",
     )
 
 
@@ -57,7 +70,13 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument(
         "--api-key", nargs="?", action=_RefuseKey, help=argparse.SUPPRESS, metavar="KEY"
     )
-    target.add_argument("--api", choices=("chat", "completions"), default="chat")
+    target.add_argument(
+        "--api",
+        choices=("chat", "completions"),
+        default="chat",
+        help="the endpoint calls go to: /chat/completions (messages) or /completions (one "
+        "prompt) (default: %(default)s)",
+    )
     target.add_argument(
         "--tokenizer",
         help="tokenizer.json for making prompts of exact length "
@@ -127,22 +146,14 @@ def target_from(args: argparse.Namespace) -> TargetOptions:
             Text("agentload: warning: --insecure: the server's TLS certificate is not verified")
         )
     return TargetOptions(
-        url=args.url,
-        model=args.model,
-        api_key_env=args.api_key_env,
-        tokenizer=args.tokenizer,
-        engine=args.engine,
-        engine_model=args.engine_model,
         engine_parallel=_positive(args.engine_parallel, "--engine-parallel"),
         engine_ctx_per_slot=_positive(args.engine_ctx, "--engine-ctx"),
         engine_threads=_positive(args.engine_threads, "--engine-threads"),
         engine_nice=_nice(args.engine_nice),
         request_timeout_s=args.request_timeout,
-        metrics_url=args.metrics_url,
         headers=tuple(_header(spec) for spec in args.header),
         extra_body=_extra_body(args.extra_body),
-        ca_bundle=args.ca_bundle,
-        insecure=args.insecure,
+        **same_named(args, _AS_GIVEN),
     )
 
 

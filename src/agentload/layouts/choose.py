@@ -10,7 +10,7 @@
    variant estimates as well (`prune.dominance`);
 4. **search** the promising few with the real simulated search (`agentload.layouts.searches`);
 5. **rank** the searched per tier by simulated most agents (`agentload.layouts.rank`) and write
-   `layouts.json` last, atomically.
+   `layouts.json` last, atomically (the options as run, `config.toml`, first, as every run's).
 
 Progress goes to the console in one line a step; the tables and the page are the caller's
 (`agentload.report.layouts`).
@@ -26,13 +26,20 @@ from rich.console import Console
 from agentload import __version__
 from agentload.console import err_console
 from agentload.errors import AgentloadError
-from agentload.files import clean_label, make_results_dir, owner_only_files, write_json_atomic
+from agentload.files import (
+    clean_label,
+    make_results_dir,
+    owner_only_files,
+    write_bytes_atomic,
+    write_json_atomic,
+)
 from agentload.layouts.estimate import WorkloadShape
 from agentload.layouts.prune import examples, prune, prune_counts
 from agentload.layouts.rank import estimates_by_name, ranked_tiers, search_notes
 from agentload.layouts.request import LayoutRequest, LayoutResult
 from agentload.layouts.searches import search_few
 from agentload.layouts.simulated import Simulated
+from agentload.results.files import CONFIG_FILE
 from agentload.results.layouts import LAYOUTS_FILE, LayoutSearch, Pruned, Space
 from agentload.results.tiers import slo_text
 from agentload.run.execute import default_out_dir
@@ -56,6 +63,8 @@ def choose_layout(request: LayoutRequest, console: Console | None = None) -> Lay
         raise AgentloadError(f"--choose-layout: {refusal(space, pruned)}")
     with owner_only_files():
         make_results_dir(out)
+        if request.config is not None:
+            write_bytes_atomic(out / CONFIG_FILE, request.config.encode())
     tiers = request.search.tiers
     estimated, missing = simulated.estimate_all(kept, tiers, shape, request.kv_host_gb)
     pruned = (*pruned, *missing)
@@ -68,7 +77,7 @@ def choose_layout(request: LayoutRequest, console: Console | None = None) -> Lay
         f"of CPU; best at {tiers[0].name}: {best.candidate.name} (~{best.score:,.0f} agents, "
         "an analytic estimate)"
     )
-    searched = search_few(request, simulated, estimated, out, console)
+    searched = search_few(request, simulated, estimated, shape, out, console)
     base = request.deployment
     layouts = LayoutSearch(
         tool_version=__version__,

@@ -35,6 +35,8 @@ from agentload.sim.steps.catalog import catalog_for
 from agentload.sim.steps.ep import EP_SIZES
 from agentload.units import BYTES_PER_GB
 
+AS_GIVEN = "as given"
+"""The key of the deployment's own speculative decoding (`estimates`)."""
 PoolKey = tuple[str, str, str | None, float]
 """A pool model's role, layout, speculative option and host tier (GB)."""
 
@@ -228,6 +230,22 @@ class Simulated:
             )
             self.pools[key] = found
         return found.model_copy(update={"ranks": pool.ranks})
+
+    def own_pools(self) -> tuple[PoolModel, ...]:
+        """The deployment `base` itself, as named (its layout, speculative decoding and host
+        tier), as the estimate sees it."""
+        base = self.base
+        self.speculative[AS_GIVEN] = base.speculative
+        spec = AS_GIVEN if base.speculative is not None else None
+        return tuple(self._pool_model(pool, spec, base.kv_host_gb) for pool in base.pools())
+
+    def candidate_pools(self, target: Estimated) -> tuple[PoolModel, ...]:
+        """An estimated candidate's pools as the estimate saw them."""
+        candidate = target.candidate
+        return tuple(
+            self._pool_model(pool, candidate.speculative, target.kv_host_gb)
+            for pool in parse_layout(candidate.layout)
+        )
 
     def deployment(self, target: Estimated) -> DeploymentSpec:
         """An estimated candidate as the deployment its search simulates."""

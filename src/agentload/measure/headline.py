@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agentload.frozen import same_named
 from agentload.measure.explain import explain
 from agentload.measure.metrics import TokenCounts
 from agentload.measure.power import energy_figures
@@ -16,6 +17,18 @@ from agentload.results.brackets import bracket
 from agentload.results.summary import PowerFigures, ProbeFigures, TierResult
 from agentload.results.tiers import Tier
 
+AS_PROBED = (
+    "total_tokens_per_s",
+    "output_tokens_per_s",
+    "cached_input_tokens_per_s",
+    "uncached_input_tokens_per_s",
+    "p25_output_tokens_per_s",
+    "p50_output_tokens_per_s",
+    "p95_ttft_s",
+    "p90_interactivity_tokens_per_s",
+    "cache_hit_rate",
+)
+"""The answering probe's figures a tier's result repeats as they are."""
 NOT_PROBED = "not probed"
 """A tier no finished probe judged (`search.answers` says why, for a search's summary)."""
 
@@ -86,21 +99,13 @@ def _tier(
     return TierResult(
         max_agents=b.passing,
         first_failing_agents=b.failing,
-        total_tokens_per_s=probe.total_tokens_per_s,
-        output_tokens_per_s=probe.output_tokens_per_s,
-        cached_input_tokens_per_s=probe.cached_input_tokens_per_s,
-        uncached_input_tokens_per_s=probe.uncached_input_tokens_per_s,
         total_tokens_per_s_per_gpu=_per(probe.total_tokens_per_s, gpus),
-        p25_output_tokens_per_s=probe.p25_output_tokens_per_s,
-        p50_output_tokens_per_s=probe.p50_output_tokens_per_s,
-        p95_ttft_s=probe.p95_ttft_s,
-        p90_interactivity_tokens_per_s=probe.p90_interactivity_tokens_per_s,
         goodput_calls_per_s=probe.goodput_calls_per_s.get(tier.name),
-        cache_hit_rate=probe.cache_hit_rate,
         power_source=probe.power_source if probe.mean_watts is not None else "none",
         limit=why.limit,
         explanation=why.words,
         notes=tuple(notes),
+        **same_named(probe, AS_PROBED),
         **energy.model_dump(),
         **common,
     )

@@ -66,16 +66,11 @@ def percentile_ci(
     Deterministic for a given seed. Exact in distribution to resampling the values `resamples`
     times, but costs O(n log n + resamples) rather than O(n * resamples).
     """
-    _check_q(q)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be within (0, 1), got {confidence}")
     if resamples < 1:
         raise ValueError(f"resamples must be at least 1, got {resamples}")
-    arr = np.sort(_as_finite_array(values))
-    n = arr.size
-    if n == 0:
-        raise ValueError("confidence interval of no values")
-    estimates = bootstrap_percentiles(arr, q, resamples=resamples, seed=seed, presorted=True)
+    estimates = bootstrap_percentiles(values, q, resamples=resamples, seed=seed)
     tail = (1.0 - confidence) / 2.0 * PERCENT
     low, high = np.percentile(estimates, [tail, 100.0 - tail])
     return float(low), float(high)
@@ -87,13 +82,10 @@ def bootstrap_percentiles(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
-    presorted: bool = False,
 ) -> np.ndarray:
     """The q-th percentile of each of `resamples` bootstrap resamples (see the module notes)."""
     _check_q(q)
-    arr = _as_finite_array(values)
-    if not presorted:
-        arr = np.sort(arr)
+    arr = np.sort(_as_finite_array(values))
     n = arr.size
     if n == 0:
         raise ValueError("bootstrap of no values")

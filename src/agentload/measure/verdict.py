@@ -21,6 +21,9 @@ from agentload.measure.stats import percentile, percentile_ci
 from agentload.results.tiers import Tier
 
 Outcome = Literal["pass", "fail", "uncertain"]
+Basis = Literal["error_rate", "few_requests", "noise", "estimates"]
+"""What decided a verdict: the error rate, too few requests, an interval holding a threshold,
+or the criteria's point estimates."""
 
 DEFAULT_MIN_SAMPLES = 40
 """Fewest requests a window needs before its percentiles are trusted."""
@@ -52,6 +55,7 @@ class Verdict:
     speed: Criterion | None
     ttft: Criterion | None
     reason: str
+    basis: Basis
     interactivity: Criterion | None = None
 
 
@@ -124,20 +128,22 @@ def judge(
         sizes.append(samples.e2e_s_per_token.size)
     criteria = [c for c in (speed, ttft, interactivity) if c is not None]
 
-    def verdict(outcome: Outcome, passed: bool, reason: str) -> Verdict:
-        return Verdict(tier.name, outcome, passed, speed, ttft, reason, interactivity)
+    def verdict(outcome: Outcome, passed: bool, basis: Basis, reason: str) -> Verdict:
+        return Verdict(tier.name, outcome, passed, speed, ttft, reason, basis, interactivity)
 
     if error_rate is not None and error_rate > max_error_rate:
-        return verdict("fail", False, f"error rate {error_rate:.1%} above {max_error_rate:.1%}")
+        why = f"error rate {error_rate:.1%} above {max_error_rate:.1%}"
+        return verdict("fail", False, "error_rate", why)
     passed = all(c.met for c in criteria)
     if min(sizes) < min_samples:
-        return verdict("uncertain", passed, f"fewer than {min_samples} requests measured")
+        why = f"fewer than {min_samples} requests measured"
+        return verdict("uncertain", passed, "few_requests", why)
     deciding = [c for c in criteria if not c.met] if not passed else criteria
     if any(c.noisy for c in deciding):
-        return verdict(
-            "uncertain", passed, "a percentile's confidence interval holds its threshold"
-        )
-    return verdict("pass" if passed else "fail", passed, _why(speed, ttft, interactivity))
+        why = "a percentile's confidence interval holds its threshold"
+        return verdict("uncertain", passed, "noise", why)
+    outcome: Outcome = "pass" if passed else "fail"
+    return verdict(outcome, passed, "estimates", _why(speed, ttft, interactivity))
 
 
 def _why(speed: Criterion | None, ttft: Criterion | None, interactivity: Criterion | None) -> str:

@@ -3,6 +3,7 @@ task question whether the answer was right."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from agentload.quality.call import CheckReply
@@ -15,7 +16,8 @@ from agentload.results.quality import CheckRecord
 def check_record(
     call_id: str, reference: Reference, reply: CheckReply, *, agents: int, tie_margin_nats: float
 ) -> CheckRecord:
-    """The record of one check call of `reference`'s conversation."""
+    """The record of one check call of `reference`'s conversation (the comparison's figures
+    under their own names)."""
     conversation = reference.conversation
     common: dict[str, Any] = {
         "id": call_id,
@@ -30,14 +32,7 @@ def check_record(
     seen = compare(reference.reply, reply.reply, tie_margin_nats=tie_margin_nats)
     answer = conversation.answer
     return CheckRecord(
-        tokens=seen.tokens,
-        exact=seen.exact,
-        first_diff=seen.first_diff,
-        near_tie=seen.near_tie,
-        agreement_after=seen.agreement_after,
-        logprob_tokens=seen.logprob_tokens,
-        logprob_drift_nats=seen.logprob_drift_nats,
-        logprob_shift_nats=seen.logprob_shift_nats,
         correct=correct(reply.reply.text, answer) if answer is not None else None,
+        **asdict(seen),
         **common,
     )

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from agentload.results.quality import QualityFigures, QualityGate, QualityThresholds
+from agentload.results.quality import GateCheck, QualityFigures, QualityGate, QualityThresholds
 from agentload.results.summary import TierCheck
 
 NATS_DECIMALS_FROM = 0.001
@@ -56,12 +56,11 @@ def _divergence(
     if interval[0] <= allowed:
         return None
     where = "" if figures.first_diff_p50 is None else f" from token {figures.first_diff_p50:.0f} on"
-    return QualityGate(
-        outcome="fail",
-        check="divergence",
-        value=share,
-        threshold=allowed,
-        reason=f"{share:.0%} of {figures.checks} check calls diverge from their reference{where} "
+    return _failed(
+        "divergence",
+        share,
+        allowed,
+        f"{share:.0%} of {figures.checks} check calls diverge from their reference{where} "
         f"(at least {interval[0]:.0%} at {figures.interval_level:.0%}; {allowed:.0%} allowed)",
     )
 
@@ -76,12 +75,11 @@ def _drift(
     allowed = base + thresholds.max_logprob_drift_nats
     if drift <= allowed:
         return None
-    return QualityGate(
-        outcome="fail",
-        check="logprob",
-        value=drift,
-        threshold=allowed,
-        reason=f"the reference tokens' log-probabilities drift {nats(drift)} nats per token "
+    return _failed(
+        "logprob",
+        drift,
+        allowed,
+        f"the reference tokens' log-probabilities drift {nats(drift)} nats per token "
         f"(median of {figures.logprob_checks} check calls; {nats(allowed)} allowed)",
     )
 
@@ -97,15 +95,18 @@ def _task(
     floor = alone.task_score - thresholds.max_task_drop
     if interval[1] >= floor:
         return None
-    return QualityGate(
-        outcome="fail",
-        check="task",
-        value=alone.task_score - score,
-        threshold=thresholds.max_task_drop,
-        reason=f"the task score fell to {score:.0%} of {figures.task_attempts} (at most "
+    return _failed(
+        "task",
+        alone.task_score - score,
+        thresholds.max_task_drop,
+        f"the task score fell to {score:.0%} of {figures.task_attempts} (at most "
         f"{interval[1]:.0%} at {figures.interval_level:.0%}) from {alone.task_score:.0%} "
         f"alone ({thresholds.max_task_drop:.0%} drop allowed)",
     )
+
+
+def _failed(check: GateCheck, value: float, threshold: float, reason: str) -> QualityGate:
+    return QualityGate(outcome="fail", check=check, value=value, threshold=threshold, reason=reason)
 
 
 def passed_words(figures: QualityFigures) -> str:

@@ -1,4 +1,5 @@
-"""The messages between a run's host and the shares of agents it drives, typed by kind.
+"""The messages between a run's host and the shares of agents it drives, one class a kind
+(told apart by their type).
 
 One vocabulary for every transport: the same objects are passed as method arguments in this
 process, pickled over a pipe to a worker process, or returned from Ray actor calls. Host
@@ -8,8 +9,7 @@ for one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass, fields
 
 from agentload.results.summary import SelfCheckFigures
 
@@ -20,26 +20,9 @@ StartSchedule = tuple[tuple[int, float], ...]
 """(agent index, start time epoch s) pairs, in start order."""
 
 
-class Kind(StrEnum):
-    """What a message is."""
-
-    READY = "ready"
-    PHASE = "phase"
-    GROW = "grow"
-    GROWN = "grown"
-    SHRINK = "shrink"
-    SHRUNK = "shrunk"
-    PROGRESS = "progress"
-    CLOSE = "close"
-    CLOSED = "closed"
-    FAILED = "failed"
-
-
 @dataclass(frozen=True)
 class Ready:
     """Share -> host: workload, tokenizer and client loaded; agents can start."""
-
-    kind: Kind = field(default=Kind.READY, init=False)
 
 
 @dataclass(frozen=True)
@@ -47,7 +30,6 @@ class SetPhase:
     """Host -> share: later calls belong to this probe (no reply)."""
 
     phase: str
-    kind: Kind = field(default=Kind.PHASE, init=False)
 
 
 @dataclass(frozen=True)
@@ -55,7 +37,6 @@ class Grow:
     """Host -> share: start these agents on schedule."""
 
     schedule: StartSchedule
-    kind: Kind = field(default=Kind.GROW, init=False)
 
 
 @dataclass(frozen=True)
@@ -63,7 +44,6 @@ class Grown:
     """Share -> host: the agents' actual start times (epoch s) by index."""
 
     starts: dict[int, float]
-    kind: Kind = field(default=Kind.GROWN, init=False)
 
 
 @dataclass(frozen=True)
@@ -73,14 +53,11 @@ class Shrink:
 
     indices: tuple[int, ...]
     cancel: bool = False
-    kind: Kind = field(default=Kind.SHRINK, init=False)
 
 
 @dataclass(frozen=True)
 class Shrunk:
     """Share -> host: the agents asked to stop have stopped."""
-
-    kind: Kind = field(default=Kind.SHRUNK, init=False)
 
 
 @dataclass(frozen=True)
@@ -95,14 +72,8 @@ class Counters:
     prompt_tokens: int = 0
 
     def __add__(self, other: Counters) -> Counters:
-        return Counters(
-            self.agents_started + other.agents_started,
-            self.in_flight + other.in_flight,
-            self.calls + other.calls,
-            self.errors + other.errors,
-            self.output_tokens + other.output_tokens,
-            self.prompt_tokens + other.prompt_tokens,
-        )
+        """Both shares' counters, field by field."""
+        return Counters(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
 
 
 @dataclass(frozen=True)
@@ -110,7 +81,6 @@ class Progress:
     """Share -> host, unasked, every few seconds: its counters."""
 
     counters: Counters
-    kind: Kind = field(default=Kind.PROGRESS, init=False)
 
 
 @dataclass(frozen=True)
@@ -118,7 +88,6 @@ class Close:
     """Host -> share: stop every agent; calls in flight get `drain_s` to finish."""
 
     drain_s: float
-    kind: Kind = field(default=Kind.CLOSE, init=False)
 
 
 @dataclass(frozen=True)
@@ -128,7 +97,6 @@ class Closed:
     cancelled: int
     selfcheck: SelfCheckFigures | None
     """None when the share was not checked (a virtual clock)."""
-    kind: Kind = field(default=Kind.CLOSED, init=False)
 
 
 @dataclass(frozen=True)
@@ -136,7 +104,6 @@ class Failed:
     """Share -> host: the share failed and is gone (why, in a line)."""
 
     reason: str
-    kind: Kind = field(default=Kind.FAILED, init=False)
 
 
 HostMessage = SetPhase | Grow | Shrink | Close

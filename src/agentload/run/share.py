@@ -14,6 +14,7 @@ import gc
 from dataclasses import dataclass
 
 from agentload import clock
+from agentload.frozen import same_named
 from agentload.measure.selfcheck import SelfCheck
 from agentload.results.jsonl import JsonlAppender
 from agentload.results.record import RequestRecord
@@ -24,6 +25,9 @@ from agentload.run.pool import AgentPool
 from agentload.run.settings import AgentSettings
 from agentload.target.call import TargetSpec
 from agentload.workload.model import Workload
+
+AS_SET = ("run_salt", "seed", "start_mid_session", "start_draw", "one_session", "keep_history")
+"""How agents play, as the run's settings name it (`AgentSettings` -> `AgentOptions`)."""
 
 
 @dataclass(frozen=True)
@@ -66,15 +70,10 @@ class ShareDriver:
         self._sender = CallSender(target, writer, job.phase, id_prefix=job.id_prefix)
         settings = job.agents
         options = AgentOptions(
-            run_salt=settings.run_salt,
             stride=job.stride,
-            seed=settings.seed,
-            start_mid_session=settings.start_mid_session,
-            start_draw=settings.start_draw,
             recorded_history=settings.reply_history == "recorded",
             selfcheck=self._selfcheck,
-            one_session=settings.one_session,
-            keep_history=settings.keep_history,
+            **same_named(settings, AS_SET),
         )
         self._pool = AgentPool(job.workload, self._sender.for_agent, options)
         quiet_collector()

@@ -22,6 +22,7 @@ from rich.console import Console
 
 from agentload.client.endpoint import Api
 from agentload.client.stream import CallMeta
+from agentload.frozen import same_named
 from agentload.measure.meters import Meters
 from agentload.measure.power_spec import PowerSpec
 from agentload.results.record import RequestRecord
@@ -61,15 +62,13 @@ class Call:
 
     @property
     def meta(self) -> CallMeta:
-        """Who sends this call and what it is meant to be, as its record names them."""
+        """Who sends this call and what it is meant to be, as its record names them (the
+        request id, agent, turn and phase by the same names)."""
         return CallMeta(
-            request_id=self.request_id,
-            agent=self.agent,
             session=self.instance,
-            turn=self.turn,
-            phase=self.phase,
             intended_prompt_tokens=self.prompt_tokens,
             intended_output_tokens=self.output_tokens,
+            **same_named(self, ("request_id", "agent", "turn", "phase")),
         )
 
 

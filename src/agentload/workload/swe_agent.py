@@ -31,8 +31,14 @@ import numpy as np
 from pydantic import Field
 
 from agentload.workload.draws import Shape, lognormal, lognormal_mixture, stratified_normal
-from agentload.workload.model import Segment, Session, Turn, Workload
-from agentload.workload.synthetic import SPEC_PREFIX, ProfileParams, parse_params
+from agentload.workload.model import Workload
+from agentload.workload.synthetic import (
+    ProfileParams,
+    SessionDraws,
+    assembled,
+    fitting_calls,
+    parse_params,
+)
 
 PROFILE = "swe-agent"
 MIN_TOKENS = 1
@@ -162,33 +168,6 @@ def generate(params: SweAgentParams | None = None) -> Workload:
     p = params or SweAgentParams()
     d = draw(p, p.sessions, np.random.default_rng(p.seed))
     growth = d.output + d.result  # what call k adds to call k+1's prompt
-    inputs = (p.system_tokens + d.task)[:, None] + np.cumsum(growth, axis=1) - growth
-    fitting = (inputs <= p.max_input).sum(axis=1)  # prompts only grow: a leading run fits
-    calls = np.maximum(np.minimum(d.calls, fitting), 1)
-    system = Segment(
-        key=f"{PROFILE}/system-{p.system_tokens}",
-        tokens=p.system_tokens,
-        role="system",
-        shared=True,
-    )
-    sessions = tuple(_session(i, system, d, int(calls[i])) for i in range(p.sessions))
-    return Workload(name=f"{SPEC_PREFIX}{PROFILE}", source=p.spec(), sessions=sessions)
-
-
-def _session(i: int, system: Segment, d: Draws, calls: int) -> Session:
-    sid = f"{PROFILE}/{i:05d}"
-    turns = []
-    for k in range(calls):
-        if k == 0:
-            new = Segment(key=f"{sid}/task", tokens=int(d.task[i]), role="user")
-        else:
-            new = Segment(key=f"{sid}/result/{k - 1}", tokens=int(d.result[i, k - 1]), role="tool")
-        last = k == calls - 1
-        turns.append(
-            Turn(
-                new_input=(new,),
-                output_tokens=int(d.output[i, k]),
-                tool_time_s=0.0 if last else float(d.tool_time_s[i, k]),
-            )
-        )
-    return Session(id=sid, system=(system,) if system.tokens else (), turns=tuple(turns))
+    calls = fitting_calls(p.system_tokens + d.task, growth, d.calls, p.max_input)
+    drawn = SessionDraws(d.task, calls, d.output, d.result, "result", d.tool_time_s)
+    return assembled(p, p.system_tokens, drawn)

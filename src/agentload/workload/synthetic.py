@@ -163,24 +163,55 @@ def _draw(rng: np.random.Generator, p: SyntheticParams, sessions: int) -> _Draws
     return _Draws(task, calls, output, tool_unit, np.round(tool_time, 3))
 
 
-def _shape(
-    draws: _Draws, p: SyntheticParams, scale: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Tool-result tokens and prompt lengths (S, max_calls), and the calls each session makes."""
-    tool = np.maximum(np.rint(draws.tool_unit * scale), MIN_TOOL_RESULT_TOKENS).astype(np.int64)
-    growth = draws.output + tool  # what call k adds to call k+1's prompt
-    grown = np.cumsum(growth, axis=1) - growth  # sum over j < k
-    inputs = (p.system_tokens + draws.task)[:, None] + grown
-    # Prompts only grow, so the calls that fit are a leading run.
-    fitting = (inputs <= p.max_input).sum(axis=1)
-    calls = np.maximum(np.minimum(draws.planned_calls, fitting), 1)
-    return tool, inputs, calls
+def fitting_calls(
+    first: np.ndarray, growth: np.ndarray, planned: np.ndarray, max_input: int
+) -> np.ndarray:
+    """The calls each session makes: `planned`, less those from the first prompt past
+    `max_input` on (prompts only grow, so the calls that fit are a leading run), at least one.
+    A call's prompt is the first prompt (S,) plus what every call before it added (`growth`,
+    (S, max_calls): its output and what came back after it), tokens."""
+    inputs = first[:, None] + np.cumsum(growth, axis=1) - growth
+    fitting = (inputs <= max_input).sum(axis=1)
+    return np.maximum(np.minimum(planned, fitting), 1)
 
 
-def _mean_input(draws: _Draws, p: SyntheticParams, scale: float) -> float:
-    _, inputs, calls = _shape(draws, p, scale)
-    mask = np.arange(p.max_calls)[None, :] < calls[:, None]
-    return float(inputs[mask].sum() / calls.sum())
+def _tool_tokens(tool_unit: np.ndarray, scale: float) -> np.ndarray:
+    return np.maximum(np.rint(tool_unit * scale), MIN_TOOL_RESULT_TOKENS).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """The calibration sample's planned calls alone, session after session: the mean input
+    reads no call past a session's plan, and these are a small share of (S, max_calls)."""
+
+    session: np.ndarray
+    call: np.ndarray
+    """Each call's index in its session."""
+    starts: np.ndarray
+    """Where each session's calls begin."""
+    first: np.ndarray
+    """Its session's first prompt, tokens."""
+    output: np.ndarray
+    tool_unit: np.ndarray
+
+
+def _planned(draws: _Draws, p: SyntheticParams) -> _Planned:
+    keep = np.arange(p.max_calls)[None, :] < draws.planned_calls[:, None]
+    session, call = np.nonzero(keep)
+    starts = np.cumsum(draws.planned_calls) - draws.planned_calls
+    first = (p.system_tokens + draws.task)[session]
+    return _Planned(session, call, starts, first, draws.output[keep], draws.tool_unit[keep])
+
+
+def _mean_input(planned: _Planned, max_input: int, scale: float) -> float:
+    """The mean prompt over the calls made with tool results at `scale` (as `generate` makes
+    them: the same integers, summed exactly)."""
+    growth = planned.output + _tool_tokens(planned.tool_unit, scale)
+    before = np.cumsum(growth) - growth  # what every call before added, across sessions
+    inputs = planned.first + before - before[planned.starts][planned.session]
+    fitting = np.add.reduceat((inputs <= max_input).astype(np.int64), planned.starts)
+    calls = np.maximum(fitting, 1)  # at most the plan: only planned calls were counted
+    return float(inputs[planned.call < calls[planned.session]].sum() / calls.sum())
 
 
 def tool_result_median(p: SyntheticParams) -> float:
@@ -193,11 +224,11 @@ def tool_result_median(p: SyntheticParams) -> float:
 
 @functools.lru_cache(maxsize=32)
 def _calibrate(p: SyntheticParams) -> float:
-    draws = _draw(np.random.default_rng(CALIBRATION_SEED), p, CALIBRATION_SESSIONS)
+    sample = _planned(_draw(np.random.default_rng(CALIBRATION_SEED), p, CALIBRATION_SESSIONS), p)
     # The mean first rises with the scale, then falls once sessions hit max_input early, so
     # bracket the first crossing on a coarse grid, then bisect inside the bracket.
     grid = np.geomspace(*SCALE_BOUNDS, num=SCALE_GRID_POINTS)
-    means = [_mean_input(draws, p, float(scale)) for scale in grid]
+    means = [_mean_input(sample, p.max_input, float(scale)) for scale in grid]
     above = [i for i, mean in enumerate(means) if mean >= p.mean_input]
     if not above or above[0] == 0:
         raise InputError(
@@ -208,7 +239,7 @@ def _calibrate(p: SyntheticParams) -> float:
     low, high = float(grid[above[0] - 1]), float(grid[above[0]])
     for _ in range(CALIBRATION_STEPS):
         middle = (low * high) ** 0.5
-        if _mean_input(draws, p, middle) < p.mean_input:
+        if _mean_input(sample, p.max_input, middle) < p.mean_input:
             low = middle
         else:
             high = middle
@@ -220,25 +251,49 @@ def generate(params: SyntheticParams | None = None) -> Workload:
     p = params or SyntheticParams()
     scale = tool_result_median(p)
     draws = _draw(np.random.default_rng(p.seed), p, p.sessions)
-    tool, _, calls = _shape(draws, p, scale)
+    tool = _tool_tokens(draws.tool_unit, scale)
+    first = p.system_tokens + draws.task
+    calls = fitting_calls(first, draws.output + tool, draws.planned_calls, p.max_input)
+    drawn = SessionDraws(draws.task, calls, draws.output, tool, "tool", draws.tool_time_s)
+    return assembled(p, p.system_tokens, drawn)
+
+
+@dataclass(frozen=True)
+class SessionDraws:
+    """A profile's sessions as drawn: (S,) per session, (S, max_calls) per call; tokens."""
+
+    task: np.ndarray
+    calls: np.ndarray
+    """The calls each session makes."""
+    output: np.ndarray
+    returned: np.ndarray
+    """What comes back after each call (a tool's result)."""
+    returned_word: str
+    """Its segments' keys: `<session>/<word>/<call>`."""
+    tool_time_s: np.ndarray
+
+
+def assembled(p: ProfileParams, system_tokens: int, drawn: SessionDraws) -> Workload:
+    """The workload of `drawn`: every call opens with one system segment shared by all sessions
+    (none when `system_tokens` is 0); the first adds the task, each later one what came back
+    after the call before it."""
     system = Segment(
-        key=f"{PROFILE}/system-{p.system_tokens}",
-        tokens=p.system_tokens,
-        role="system",
-        shared=True,
+        key=f"{p.profile}/system-{system_tokens}", tokens=system_tokens, role="system", shared=True
     )
-    sessions = tuple(_session(i, system, draws, tool, int(calls[i])) for i in range(p.sessions))
-    return Workload(name=f"{SPEC_PREFIX}{PROFILE}", source=p.spec(), sessions=sessions)
+    sessions = tuple(_session(p.profile, i, system, drawn) for i in range(len(drawn.task)))
+    return Workload(name=f"{SPEC_PREFIX}{p.profile}", source=p.spec(), sessions=sessions)
 
 
-def _session(i: int, system: Segment, d: _Draws, tool: np.ndarray, calls: int) -> Session:
-    sid = f"{PROFILE}/{i:05d}"
+def _session(profile: str, i: int, system: Segment, d: SessionDraws) -> Session:
+    sid = f"{profile}/{i:05d}"
+    calls = int(d.calls[i])
     turns = []
     for k in range(calls):
         if k == 0:
             new = Segment(key=f"{sid}/task", tokens=int(d.task[i]), role="user")
         else:
-            new = Segment(key=f"{sid}/tool/{k - 1}", tokens=int(tool[i, k - 1]), role="tool")
+            key, tokens = f"{sid}/{d.returned_word}/{k - 1}", int(d.returned[i, k - 1])
+            new = Segment(key=key, tokens=tokens, role="tool")
         last = k == calls - 1
         turns.append(
             Turn(

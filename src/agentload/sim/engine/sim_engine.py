@@ -51,6 +51,7 @@ from agentload.sim.engine.request import SimRequest, SimResult, error_result
 from agentload.sim.engine.roles import DecodeRank, MixedRank, PrefillRank
 from agentload.sim.engine.routing import Router
 from agentload.sim.engine.speculative import Acceptance
+from agentload.sim.engine.vllm import VllmRank
 from agentload.sim.steps.table import StepTable
 
 
@@ -109,6 +110,8 @@ class SimEngine:
         acceptance = Acceptance(speculative, config.seed) if speculative is not None else None
         decode = config.decode
         first_role: type[Rank] = PrefillRank if decode is not None else MixedRank
+        if decode is None and config.rank.scheduler == "vllm":
+            first_role = VllmRank
         self.ranks = [
             self._rank(first_role, i, config.rank, config.steps, config.power, acceptance)
             for i in range(config.ranks)

@@ -17,7 +17,9 @@ Derives everything the engine needs (`DeploymentConfig`), pool by pool
   speculative decoding's draft costs (`agentload.sim.engine.speculative`);
 - the prefix cache: the backend's (`agentload.sim.cache.protocol.cache_kind`: llama.cpp's
   slots of `ctx / slots` tokens with its RAM prompt cache, the context limit a slot's share;
-  the radix tree shared by all sequences otherwise; `prefix_cache` overrides).
+  the radix tree shared by all sequences otherwise; `prefix_cache` overrides);
+- vLLM's own scheduler, block size and server limits for the `vllm` backend
+  (`agentload.sim.engine.vllm`: the limits a spec leaves out, the block size unless given).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from agentload.errors import InputError
 from agentload.frozen import Frozen
@@ -44,6 +46,7 @@ from agentload.sim.engine.config import (
 )
 from agentload.sim.engine.power import FULL_LOAD_GAIN, PowerModel
 from agentload.sim.engine.speculative import DraftCost, Speculative, draft_cost
+from agentload.sim.engine.vllm import vllm_block_tokens, vllm_limits
 from agentload.sim.setup.serving import (
     Layout,
     Pool,
@@ -110,11 +113,18 @@ class DeploymentSpec(Frozen):
     model: str
     gpus: int = Field(ge=1)
     parallel: str = "tp1"
+    kv_tokens: int | None = Field(default=None, ge=1)
+    """KV capacity per data-parallel rank, tokens, as an engine allocated it (a measured run's
+    `kv_cache_tokens`); None: the memory left after the weights (`rank_memory`)."""
     kv_host_gb: float = Field(default=0.0, ge=0)
     """Host-memory KV tier per data-parallel rank (an engine instance without DP), GB (0: none)."""
     max_batch_tokens: int = Field(default=DEFAULT_MAX_BATCH_TOKENS, ge=1)
+    """Tokens a step (the `vllm` backend: vLLM's server default on the system if left out)."""
     max_running: int = Field(default=DEFAULT_MAX_RUNNING, ge=1)
-    block_tokens: int = Field(default=DEFAULT_BLOCK_TOKENS, ge=1)
+    """Sequences running at once (the `vllm` backend: likewise)."""
+    block_tokens: int | None = Field(default=None, ge=1)
+    """KV block size; None: the backend's (`vllm`: `agentload.sim.engine.vllm.vllm_block_tokens`,
+    16, 64 for MLA models, 128 on a CPU; otherwise `DEFAULT_BLOCK_TOKENS`)."""
     routing: Routing = "affinity"
     memory_fraction: float | None = Field(default=None, gt=0, le=1)
     """Share of each GPU's memory the engine takes for weights and KV; None: the engine's own
@@ -140,6 +150,23 @@ class DeploymentSpec(Frozen):
     """Slots: llama.cpp's `--slot-prompt-similarity`."""
     prompt_cache_mib: float = Field(default=DEFAULT_PROMPT_CACHE_MIB, ge=0)
     """Slots: llama.cpp's `--cache-ram`, MiB per rank (0: none)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _vllm_limits(cls, data: object) -> object:
+        """The `vllm` backend's server limits on its system fill the ones left out."""
+        if not isinstance(data, dict) or data.get("backend") != "vllm" or "system" not in data:
+            return data
+        memory = gpu_spec(str(data["system"])).memory_bytes
+        return {**vllm_limits(str(data["system"]), memory), **data}
+
+    def kv_block_tokens(self, model: ModelShape) -> int:
+        """The KV block size it runs with (`block_tokens`, else the backend's)."""
+        if self.block_tokens is not None:
+            return self.block_tokens
+        if self.backend == "vllm":
+            return vllm_block_tokens(self.system, mla=model.mla)
+        return DEFAULT_BLOCK_TOKENS
 
     def cache_kind(self) -> CacheKind:
         """The prefix cache this deployment's engine keeps."""
@@ -384,7 +411,8 @@ def _cache_options(
     and a note saying which cache it is."""
     kind = spec.cache_kind()
     if kind == "radix":
-        return {"prefix_cache": kind, "max_context_tokens": max_context}, []
+        scheduler = "vllm" if spec.backend == "vllm" else "reserve"
+        return {"prefix_cache": kind, "max_context_tokens": max_context, "scheduler": scheduler}, []
     if spec.kv_host_gb:
         raise InputError("llama.cpp's slots have no host KV tier: leave out --kv-host-gb")
     slots = spec.max_running
@@ -599,8 +627,9 @@ def _build_pool(spec: DeploymentSpec, model: ModelShape, gpu: GpuSpec, pool: Poo
         workspace=engine.workspace,
     )
     per_token = memory.kv_bytes_per_token
-    capacity = memory.kv_capacity_tokens
-    if capacity < spec.block_tokens:
+    capacity = spec.kv_tokens or memory.kv_capacity_tokens
+    block = spec.kv_block_tokens(model)
+    if capacity < block:
         raise InputError(
             f"{model.name} does not fit {layout.spec} on {spec.system}: "
             f"{memory.weights_per_gpu_bytes / BYTES_PER_GB:.0f} GB of weights per GPU of "
@@ -618,7 +647,7 @@ def _build_pool(spec: DeploymentSpec, model: ModelShape, gpu: GpuSpec, pool: Poo
             "kv_capacity_tokens": capacity,
             "max_batch_tokens": spec.max_batch_tokens,
             "max_running": spec.max_running,
-            "block_tokens": spec.block_tokens,
+            "block_tokens": block,
             "kv_host_tokens": host_tokens,
             "host_load_tokens_per_s": load_rate if host_tokens else 0.0,
             "group_size": layout.dp,
