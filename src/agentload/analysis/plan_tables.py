@@ -26,7 +26,8 @@ def plan_tables(plan: FleetPlan) -> tuple[Table, ...]:
 
 def _inputs(plan: FleetPlan) -> Table:
     deployment = plan.deployment
-    measured = describe_source(deployment.provenance, deployment.origin)
+    measured = deployment.provenance  # the file is named once, in a note: a path in every row
+    # would squeeze the figures' columns (a deep temporary folder wraps every label)
     demand, sizing, prices = plan.demand, plan.sizing, plan.prices
     gpus_from = TYPED_IN if deployment.gpus_typed else measured
     rows: list[Row] = [
@@ -76,7 +77,10 @@ def _inputs(plan: FleetPlan) -> Table:
             ("hosted list price: cached input", hosted.cached_input, "$ per M tokens", TYPED_IN)
         )
         rows.append(("hosted list price: output", hosted.output, "$ per M tokens", TYPED_IN))
-    return figure_table(f"Fleet plan: sized on {deployment.label or deployment.origin}", rows)
+    source = describe_source(deployment.provenance, deployment.origin)
+    notes = () if source == measured else (f"{measured}: {source.removeprefix(measured + ', ')}",)
+    title = f"Fleet plan: sized on {deployment.label or deployment.origin}"
+    return figure_table(title, rows, notes=notes)
 
 
 def _sized_rows(deployment: MeasuredDeployment, measured: str) -> list[Row]:
