@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or Path(tempfile.mkdtemp(prefix="layout-search-")) / "layouts"
     wall0, cpu0 = time.perf_counter(), time.process_time()
     argv = [
-        "simulate", "--choose-layout", "--system", "gb300", "--backend", "sglang",
+        "simulate", "--choose-layout", "--system", "gb300", "--engine", "sglang",
         "--model", "sgl-project/DeepSeek-V4-Pro-FP8", "--gpus", str(args.gpus),
         "--routing", "cache_aware", "--tiers", "agentperf", "--workload", args.workload,
         "--searches", str(args.searches), "--seed", "1", "--out", str(out),

@@ -1,10 +1,10 @@
 """The simulator's validation: predicted vs measured and published figures, with the errors.
 
-    PYTHONPATH=src .venv/bin/python bench/sim_validate.py [--only local muse aa]
+    PYTHONPATH=src .venv/bin/python bench/sim_validate.py [--only local muse aa two systems loso]
         [--measured bench/data/sim-validation] [--out bench/data/sim-validation/validation.json]
     PYTHONPATH=src .venv/bin/python bench/sim_validate.py --markdown   # the docs' tables
 
-Three parts; each writes its results into `--out` (a part run alone replaces only its own
+Six parts; each writes its results into `--out` (a part run alone replaces only its own
 entry) with the date and versions, and `--markdown` prints docs/simulation.md's Validation
 tables from that file (`render_markdown`; a test checks the docs hold exactly them):
 
@@ -30,10 +30,25 @@ tables from that file (`render_markdown`; a test checks the docs hold exactly th
   tier, precision 0.25) of aggregated layouts and of layouts of AA's kind (disaggregated, MTP,
   wide EP across the rack, cache-aware routing), on the AgentPerf-shaped workload.
 
+- **two**: the shared mini-swe-agent log through agentload beside NVIDIA's AISimulate
+  (`bench/sim_two_simulators.py`);
+- **systems**: `agentload simulate --compare-systems gb300:72,b300_sxm:8,mi355x:8,h200_sxm:16`
+  at AA's tier (`systems_part`): each system's layout search and its pick, beside AA's GB300
+  per GPU and per MW, AA's B300 per MW (`published_systems.json` here), AA's MI355X against
+  GB300/B300 per MW for Muse Spark Open (a ratio of a different model: checked as a ratio
+  within x/÷2), the published order per MW, and InferenceX's per-system points as the
+  roofline's calibration reproduces them (`roofline_systems.json`), with the errors and the
+  issue's aims (`systems_checks`, pure);
+- **loso**: leave one system out: the roofline's factors fitted on the other systems'
+  InferenceX points (one set for all), the held-out system's points predicted (`loso_part`):
+  what a system nothing of its own calibrates can expect, beside its own calibration's band.
+
 Published figures come from `tests/data/published/agentic_serving_results.json` (sources
-named there). The local part replays `search-agentperf` on the full recorded traces it was
-measured on; where they are missing it says so in one line and leaves the local results as
-they are. About 8-9 minutes of CPU, most of it the Muse Spark fits.
+named there) and `bench/data/sim-validation/published_systems.json`. The local part replays
+`search-agentperf` on the full recorded traces it was measured on; where they are missing it
+says so in one line and leaves the local results as they are. About 8-9 minutes of CPU for the
+first four parts, most of it the Muse Spark fits; the systems part is one `--compare-systems`
+run (under 15 minutes of CPU), the leave-one-out part a few minutes.
 """
 
 from __future__ import annotations
@@ -127,7 +142,7 @@ def simulated_search(request: DeploymentSpec, run: MeasuredRun, out: Path) -> di
     """`agentload simulate` with the calibrated factors and the measured search's settings;
     each tier's most agents (None: none passed)."""
     command = [
-        *AGENTLOAD, "simulate", "--system", request.system, "--backend", request.backend,
+        *AGENTLOAD, "simulate", "--system", request.system, "--engine", request.backend,
         "--model", request.model, "--gpus", str(request.gpus),
         "--max-batch-tokens", str(request.max_batch_tokens),
         "--max-running", str(request.max_running),
@@ -699,7 +714,7 @@ def aa_part(scratch: Path) -> dict[str, Any]:
     for i, case in enumerate(AA_CASES):
         out = scratch / f"aa-{i}"
         command = [
-            *AGENTLOAD, "simulate", "--system", "gb300", "--backend", AA_BACKEND,
+            *AGENTLOAD, "simulate", "--system", "gb300", "--engine", AA_BACKEND,
             "--model", AA_MODEL, *aa_layout_flags(case),
             "--workload", AA_WORKLOAD, "--tier", aa_tier(data),
             "--start-agents", str(AA_START_AGENTS), "--max-agents", str(AA_MAX_AGENTS),
@@ -743,7 +758,7 @@ def aa_layout_search(
 
     command = [
         *AGENTLOAD, "simulate", "--choose-layout", "--gpus", str(AA_RACK_GPUS),
-        "--system", "gb300", "--backend", AA_BACKEND, "--model", AA_MODEL,
+        "--system", "gb300", "--engine", AA_BACKEND, "--model", AA_MODEL,
         "--routing", "cache_aware", "--workload", AA_WORKLOAD, "--tier", aa_tier(data),
         "--searches", str(AA_LAYOUT_SEARCHES), "--salt", "validate", "--out", str(out),
     ]  # fmt: skip
@@ -775,6 +790,335 @@ def aa_layout_search(
         "wall_s": time.perf_counter() - began,
         "cpu_s": _children_cpu_s() - cpu,
     }
+
+
+# --- across systems --------------------------------------------------------------------------
+
+SYSTEMS = "gb300:72,b300_sxm:8,mi355x:8,h200_sxm:16"
+"""The systems compared (`agentload simulate --compare-systems`), each at the budget AA or the
+issue names: a GB300 NVL72 rack, one B300 and one MI355X node, two H200 nodes."""
+SYSTEMS_PUBLISHED = MEASURED / "published_systems.json"
+ROOFLINE_SYSTEMS = REPO / "src" / "agentload" / "sim" / "data" / "roofline_systems.json"
+AIM_SHARE = 0.25
+"""Issue 30's aim for AA's figures: within +-25% (GB300 per GPU and per MW, B300 per MW)."""
+AIM_RATIO = 2.0
+"""Issue 30's aim for MI355X against GB300 per MW: within x/÷2 of the published ratio."""
+MUSE_GB300_KEY = "GB300 or B300 (4 GPUs)"
+MUSE_MI355X_KEY = "MI355X"
+PUBLISHED_ORDER = ("gb300", "b300_sxm", "mi355x")
+"""The order per MW the published figures give: GB300 above B300 (AA, DeepSeek V4 Pro), both
+above MI355X (AA, Muse Spark Open: about half)."""
+
+
+def systems_part(scratch: Path, systems: str = SYSTEMS) -> dict[str, Any]:
+    """`--compare-systems` at AA's tier on the AgentPerf-shaped workload, and its picks beside
+    the published figures (`systems_checks`); InferenceX's per-system points as the roofline's
+    calibration states them (`inferencex_summary`)."""
+    from agentload.results.systems import SYSTEMS_FILE, SystemsComparison
+
+    aa = json.loads(PUBLISHED.read_text())
+    out = scratch / "systems"
+    command = [
+        *AGENTLOAD, "simulate", "--compare-systems", systems, "--engine", AA_BACKEND,
+        "--model", AA_MODEL, "--routing", "cache_aware", "--workload", AA_WORKLOAD,
+        "--tier", aa_tier(aa["aa_agentperf_deepseek_v4_pro"]), "--salt", "validate",
+        "--out", str(out),
+    ]  # fmt: skip
+    began, cpu = time.perf_counter(), _children_cpu_s()
+    subprocess.run(command, check=True, capture_output=True, text=True)
+    comparison = SystemsComparison.model_validate_json((out / SYSTEMS_FILE).read_bytes())
+    return {
+        "systems": systems,
+        "comparison": comparison.model_dump(mode="json"),
+        "checks": systems_checks(
+            comparison.model_dump(mode="json"),
+            aa,
+            json.loads(SYSTEMS_PUBLISHED.read_text()),
+        ),
+        "inferencex": inferencex_summary(json.loads(ROOFLINE_SYSTEMS.read_text())),
+        "wall_s": time.perf_counter() - began,
+        "cpu_s": _children_cpu_s() - cpu,
+    }
+
+
+def _picks(comparison: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """Each answered system's row, by system name."""
+    return {r["system"]: r for r in comparison["rows"] if r.get("agents_per_mw")}
+
+
+def _check(
+    name: str, figure: str, published: float, simulated: float | None, source: str
+) -> dict[str, Any]:
+    error = None if simulated is None else simulated / published - 1
+    return {
+        "check": name,
+        "figure": figure,
+        "published": published,
+        "simulated": simulated,
+        "error": error,
+        "aim": f"±{AIM_SHARE:.0%}",
+        "within_aim": error is not None and abs(error) <= AIM_SHARE,
+        "source": source,
+    }
+
+
+def systems_checks(
+    comparison: Mapping[str, Any], aa: Mapping[str, Any], extra: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The comparison's picks beside the published figures, with the error and the issue's aim
+    (pure): AA's GB300 per GPU and per MW and B300 per MW (DeepSeek V4 Pro), MI355X's per MW
+    over GB300's against AA's Muse Spark Open ratio (a different model: the check is the
+    ratio's size, not the figure), and the order per MW."""
+    picks = _picks(comparison)
+    gb300 = aa["aa_agentperf_deepseek_v4_pro"]["gb300_nvl72_rack_scale_disaggregated"]
+    b300 = extra["aa_agentperf_deepseek_v4_pro_b300"]
+    source = aa["aa_agentperf_deepseek_v4_pro"]["source"]
+
+    def figure(system: str, field: str) -> float | None:
+        row = picks.get(system)
+        return row[field]["value"] if row is not None and row.get(field) else None
+
+    checks = [
+        _check("GB300 NVL72, 72 GPUs", "agents per GPU", gb300["agents_per_gpu"],
+               figure("gb300", "agents_per_gpu"), source),
+        _check("GB300 NVL72, 72 GPUs", "agents per MW", gb300["agents_per_mw"],
+               figure("gb300", "agents_per_mw"), source),
+        _check("B300, 8 GPUs", "agents per MW", b300["agents_per_mw"],
+               figure("b300_sxm", "agents_per_mw"), b300["source"]),
+    ]  # fmt: skip
+    muse = aa["aa_agentperf_muse_spark_open"]
+    ratio = (
+        muse["total_tokens_per_s_per_mw"][MUSE_MI355X_KEY]
+        / muse["total_tokens_per_s_per_mw"][MUSE_GB300_KEY]
+    )
+    mi355x, rack = figure("mi355x", "agents_per_mw"), figure("gb300", "agents_per_mw")
+    simulated = mi355x / rack if mi355x and rack else None
+    off = None if simulated is None else simulated / ratio
+    checks.append(
+        {
+            "check": "MI355X against GB300",
+            "figure": "per MW ratio (published: Muse Spark Open tokens/s per MW, a different "
+            "model; simulated: DeepSeek V4 Pro agents per MW)",
+            "published": ratio,
+            "simulated": simulated,
+            "error": None if off is None else off - 1,
+            "aim": f"x/÷{AIM_RATIO:g}",
+            "within_aim": off is not None and 1 / AIM_RATIO <= off <= AIM_RATIO,
+            "source": muse["source"],
+        }
+    )
+    order = [r["system"] for r in comparison["rows"] if r["system"] in PUBLISHED_ORDER]
+    order = [s for s in order if s in picks]
+    checks.append(
+        {
+            "check": "order per MW",
+            "figure": " > ".join(PUBLISHED_ORDER),
+            "published": None,
+            "simulated": " > ".join(order),
+            "error": None,
+            "aim": "the same order",
+            "within_aim": tuple(order) == PUBLISHED_ORDER,
+            "source": "AA (GB300 over B300, DeepSeek V4 Pro; both over MI355X, Muse Spark Open)",
+        }
+    )
+    return checks
+
+
+def _regime(row: Mapping[str, Any]) -> str:
+    """`8K/1K`: a point's input / output lengths in thousands of tokens."""
+    return str(row.get("regime") or f"{row['isl'] // 1024}K/{row['osl'] // 1024}K")
+
+
+def inferencex_summary(calibration: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """InferenceX's points per system and regime (input / output lengths), as the roofline's
+    calibration states them (`roofline_systems.json`): how many were fitted and held out, and
+    the largest throughput or interactivity error of each (pure)."""
+    rows = []
+    for system, entry in calibration["systems"].items():
+        current = [r for r in entry["errors"] if r.get("current", True)]
+        for regime in sorted({_regime(r) for r in current}, key=_regime_order):
+            mine = [r for r in current if _regime(r) == regime]
+            fitted = [r for r in mine if r["fitted"]]
+            held = [r for r in mine if not r["fitted"]]
+            rows.append(
+                {
+                    "system": system,
+                    "regime": regime,
+                    "fitted": len(fitted),
+                    "held_out": len(held),
+                    "fitted_error": _largest(fitted),
+                    "held_out_error": _largest(held),
+                    "error_band": entry["error_band"],
+                }
+            )
+    return rows
+
+
+def _regime_order(regime: str) -> tuple[int, ...]:
+    return tuple(int(part.removesuffix("K")) for part in regime.split("/"))
+
+
+def _largest(rows: Sequence[Mapping[str, Any]]) -> float | None:
+    """The largest throughput or interactivity error of the rows (signed), None: no rows."""
+    errors = [r[name]["error"] for r in rows for name in ("tput_per_gpu", "median_intvty")]
+    return max(errors, key=abs) if errors else None
+
+
+def render_systems(part: Mapping[str, Any]) -> list[str]:
+    comparison = part["comparison"]
+    lines = [
+        f"`agentload simulate --compare-systems {part['systems']}` at AA's tier on the "
+        "AgentPerf-shaped workload (sgl-project/DeepSeek-V4-Pro-FP8, SGLang's operator data "
+        "where it has it, the calibrated roofline elsewhere, cache-aware routing): each "
+        "system's layout search and its pick, every figure simulated. Nothing in it is fitted "
+        "to AA's agent counts.",
+        "",
+        "| # | system | pick | agents/GPU | agents/MW | W/GPU | limit | calibration error |",
+        "| ---: | --- | --- | ---: | ---: | ---: | --- | ---: |",
+    ]
+    for r in comparison["rows"]:
+        pick = r.get("pick") or {}
+        candidate = pick.get("candidate") or {}
+        name = " ".join(w for w in (candidate.get("layout"), candidate.get("speculative")) if w) + (
+            " host-kv" if candidate.get("host_kv") else ""
+        )
+        trust = r.get("trust") or {}
+        error = trust.get("calibration_error")
+        lines.append(
+            f"| {r.get('rank') or '—'} | {r['system']} x{r['gpus']} | "
+            f"{name or 'none: ' + str(r.get('refused'))} | "
+            f"{_num((r.get('agents_per_gpu') or {}).get('value'))} | "
+            f"{_num((r.get('agents_per_mw') or {}).get('value'))} | "
+            f"{_num(pick.get('watts_per_gpu'))} | {pick.get('limit') or '—'} | "
+            f"{'unknown' if error is None else f'±{error:.0%}'} |"
+        )
+    lines += [
+        "",
+        *(f"- {d['words']}" for d in comparison["differences"]),
+        "",
+        "| check | figure | published | simulated | error | aim | met |",
+        "| --- | --- | ---: | ---: | ---: | --- | --- |",
+    ]
+    for c in part["checks"]:
+        published = c["published"]
+        simulated = c["simulated"]
+        lines.append(
+            f"| {c['check']} | {c['figure']} | "
+            f"{'—' if published is None else _num(published)} | "
+            f"{simulated if isinstance(simulated, str) else _num(simulated)} | "
+            f"{_pct(c['error'])} | {c['aim']} | {_yes(c['within_aim'])} |"
+        )
+    lines += [
+        "",
+        "InferenceX's published points per system (DeepSeek-R1, one node, aggregated), as the "
+        "roofline's calibration (`bench/sim_systems.py`) reproduces them: the largest "
+        "throughput or interactivity error of the fitted and of the held-out points, per "
+        "regime (input / output tokens), and the band the system states:",
+        "",
+        "| system | regime | fitted | largest error | held out | largest error | band |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in part["inferencex"]:
+        lines.append(
+            f"| {r['system']} | {r['regime']} | {r['fitted']} | "
+            f"{_pct(r['fitted_error'])} | {r['held_out']} | {_pct(r['held_out_error'])} | "
+            f"±{r['error_band']:.0%} |"
+        )
+    return lines
+
+
+# --- leave one system out ----------------------------------------------------------------------
+
+
+def loso_part() -> dict[str, Any]:
+    """For each system with InferenceX points: the roofline's factors fitted on the other
+    systems' points alone (one set for all of them), the held-out system's points predicted
+    with them: the error a system would have that nothing of its own calibrates."""
+    import importlib
+
+    try:
+        systems = importlib.import_module("bench.sim_systems")
+    except ImportError:
+        systems = importlib.import_module("sim_systems")
+    groups = [
+        _current(g)
+        for g in json.loads(systems.POINTS.read_text())["groups"]
+        if g["role"] == "calibration" and g["model"] == "dsr1"
+    ]
+    folds = []
+    for held in groups:
+        others = [g for g in groups if g is not held]
+        began = time.process_time()
+        found = systems.fit(
+            [systems.probe(p, p["conc"]) for g in others for p in g["points"]],
+            _pooled_model(systems, others),
+            systems.FACTORS,
+            figures=systems.FIGURES,
+            max_evaluations=systems.EVALUATIONS,
+            global_samples=systems.GLOBAL_SAMPLES,
+        )
+        params = RooflineParams(**found.factors)
+        rows = systems.errors(held["points"], systems.predict(held, params))
+        folds.append(
+            {
+                "held_out": held["system"],
+                "fitted_on": [g["system"] for g in others],
+                "factors": found.factors,
+                "rms_log_error": found.rms_log_error,
+                "largest_error": systems.largest_error(rows),
+                "rows": rows,
+                "cpu_s": time.process_time() - began,
+            }
+        )
+        print(f"loso: {held['system']} {folds[-1]['largest_error']:+.0%}", file=sys.stderr)
+    own = json.loads(ROOFLINE_SYSTEMS.read_text())["systems"]
+    return {
+        "folds": folds,
+        "own_band": {name: entry["error_band"] for name, entry in own.items()},
+    }
+
+
+def _current(group: Mapping[str, Any]) -> dict[str, Any]:
+    """A group with its points of its latest software date only."""
+    latest = max(p["date"] for p in group["points"])
+    return {**group, "points": [p for p in group["points"] if p["date"] == latest]}
+
+
+def _pooled_model(systems: Any, groups: Sequence[Mapping[str, Any]]) -> Any:
+    """The fit's model over several systems' points: one set of factors, every point."""
+
+    def model(values: Mapping[str, float]) -> list[ProbePoint]:
+        params = RooflineParams(**values)
+        return [
+            systems.probe(guess, point["conc"])
+            for group in groups
+            for guess, point in zip(systems.predict(group, params), group["points"], strict=True)
+        ]
+
+    return model
+
+
+def render_loso(part: Mapping[str, Any]) -> list[str]:
+    lines = [
+        "Each system's InferenceX points predicted by the roofline with factors fitted on the "
+        "other systems' points alone (one set for all of them: compute and bandwidth "
+        "efficiency, step overhead), beside the band its own calibration states: what a "
+        "system that nothing of its own calibrates can expect.",
+        "",
+        "| held out | fitted on | compute | bandwidth | step overhead | largest error, held-out "
+        "system | its own calibration's band |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for fold in part["folds"]:
+        f = fold["factors"]
+        own = part["own_band"].get(fold["held_out"])
+        lines.append(
+            f"| {fold['held_out']} | {', '.join(fold['fitted_on'])} | "
+            f"{f['compute_efficiency']:.3f} | {f['bandwidth_efficiency']:.3f} | "
+            f"{f['step_overhead_s'] * 1e3:.2f} ms | {_pct(fold['largest_error'])} | "
+            f"{'—' if own is None else f'±{own:.0%}'} |"
+        )
+    return lines
 
 
 # --- the same trace in two simulators ----------------------------------------------------------
@@ -1114,6 +1458,8 @@ PARTS = (
     ("muse", "Published: Muse Spark Open on SGLang, GB300", render_muse),
     ("aa", "Published: AA-AgentPerf, DeepSeek V4 Pro on GB300 NVL72", render_aa),
     ("two", "The same trace in two simulators: agentload and NVIDIA's AISimulate", render_two),
+    ("systems", "Published: across systems (GB300, B300, MI355X, H200)", render_systems),
+    ("loso", "Leave one system out: the roofline's calibration", render_loso),
 )
 """The parts in the docs' order: key, heading, renderer."""
 
@@ -1149,7 +1495,12 @@ def missing_workloads(measured: Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="*", choices=("local", "muse", "aa", "two"))
+    parser.add_argument(
+        "--only", nargs="*", choices=("local", "muse", "aa", "two", "systems", "loso")
+    )
+    parser.add_argument(
+        "--systems", default=SYSTEMS, help="the systems part's --compare-systems (SYSTEM:GPUS,...)"
+    )
     parser.add_argument("--measured", type=Path, default=MEASURED)
     parser.add_argument("--out", type=Path, default=RESULTS, help="results file (JSON)")
     parser.add_argument("--markdown", action="store_true", help="print the docs' tables only")
@@ -1158,7 +1509,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown:
         print(render_markdown(json.loads(args.out.read_text())), end="")
         return 0
-    parts = args.only or ["local", "muse", "aa", "two"]
+    parts = args.only or ["local", "muse", "aa", "two", "systems", "loso"]
     results: dict[str, Any] = json.loads(args.out.read_text()) if args.out.is_file() else {}
     with tempfile.TemporaryDirectory(prefix="sim-validate-") as tmp:
         scratch = Path(tmp)
@@ -1173,6 +1524,10 @@ def main(argv: list[str] | None = None) -> int:
                 results["muse"] = muse_part(args.muse_evaluations)
             elif part == "aa":
                 results["aa"] = aa_part(scratch)
+            elif part == "systems":
+                results["systems"] = systems_part(scratch, args.systems)
+            elif part == "loso":
+                results["loso"] = loso_part()
             else:
                 results["two"] = two_part()
             results[part]["meta"] = meta(_cpu_s() - began)

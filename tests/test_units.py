@@ -9,7 +9,11 @@ from agentload.units import (
     agents_words,
     compact,
     count_words,
+    dollars,
+    fix_plurals,
+    given,
     number,
+    per_mw,
     quantity,
     scaled,
     unit_for,
@@ -53,9 +57,29 @@ def test_figures_from_a_million_up_carry_a_multiplier() -> None:
     assert number(999_960.0) == "999,960"
     assert compact(999_960.0) == "1.00 M"
     assert number(185_382.0) == "185,382"
-    assert number(2.2) == "2.20" and number(0.019) == "0.019"
+    assert number(2.2) == "2.20" and number(0.019) == "0.0190"
 
 
 def test_a_small_figure_is_never_in_e_notation() -> None:
     assert number(8.33e-06) == "0.00000833"  # electricity $/M tokens was `8.33e-06`
-    assert number(0.0758) == "0.0758" and number(0.5) == "0.5"
+    assert number(0.0758) == "0.0758" and number(0.5) == "0.500"
+    assert number(0.004) == "0.00400" and number(0.999999) == "1.00"  # one style in a column
+    assert number(0.000123) == "0.000123"  # energy per token was `0.0001`
+
+
+def test_a_per_mw_figure_reads_alike_in_every_verb() -> None:
+    """The report wrote `455k` where decode wrote `454,545` for the same agents per MW: per-MW
+    figures (over a power good to three digits) carry a multiplier from a thousand up."""
+    assert per_mw(454_545.45) == "455k" and per_mw(1_363_636.0) == "1.36M"
+    assert per_mw(940.0) == "940.0" and number(454_545.45) == "454,545"
+
+
+def test_money_and_typed_figures_read_as_a_person_writes_them() -> None:
+    assert [dollars(v) for v in (0.1, 2.26, 26_397.2, 0.0866)] == [
+        "$0.10",
+        "$2.26",
+        "$26,397",
+        "$0.0866",
+    ]
+    assert [given(v) for v in (4.0, 2.0, 0.1, 30_000.0)] == ["4", "2", "0.1", "30,000"]
+    assert fix_plurals("1 vCPU(s) and 2 device(s)") == "1 vCPU and 2 devices"

@@ -32,8 +32,9 @@ from agentload.commands import (
     simulate,
     workload,
 )
+from agentload.console import wrapped
 from agentload.errors import EXIT_INTERRUPTED, AgentloadError, numeric
-from agentload.option_errors import keep_parsers, option_error
+from agentload.option_errors import Renamed, keep_parsers, option_error
 
 COMMANDS = (
     workload,
@@ -63,6 +64,25 @@ CLOSE_MATCH = 0.6
 ratio: `--max-agent` and `--max-agents` are 0.95 alike, `--durat` and `--duration` 0.82)."""
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's help wrapped by the console's rule (`agentload.console.wrapped`): at spaces
+    only, never at an option's hyphen (`--capex-` / `per-gpu`) nor between a figure and its
+    unit; a word longer than the line (a workload spec) folded after a `&`; a section title
+    too long for the line wrapped too."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return wrapped(" ".join(text.split()), width, hang=0).plain.splitlines()
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        lines = wrapped(" ".join(text.split()), width, hang=0).plain.splitlines()
+        return "\n".join(indent + line for line in lines)
+
+    def start_section(self, heading: str | None) -> None:
+        if heading is not None:
+            heading = wrapped(heading, self._width - self._current_indent).plain
+        super().start_section(heading)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line usage error (`PROG: error: ... (see PROG --help)`), exit 2, no
     abbreviated options (`--api-key K` must not pass for `--api-key-env K`), and, for a
@@ -71,6 +91,7 @@ class _Parser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
@@ -82,6 +103,7 @@ class _Parser(argparse.ArgumentParser):
         if self._subparsers is None:  # a verb: a mistyped option before a missing one
             typed = [a for a in (args or []) if a.startswith("-")]
             self._refuse_unknown([a for a in typed if a.startswith("--")])
+            self._refuse_renamed({a.split("=", 1)[0] for a in typed})
             self._refuse_missing({a.split("=", 1)[0] for a in typed})
         parsed, extras = super().parse_known_args(args, namespace)
         self._refuse_unknown([a for a in extras if a.startswith("-") and not numeric(a)])
@@ -97,6 +119,13 @@ class _Parser(argparse.ArgumentParser):
             name = option.split("=", 1)[0]
             if len(name) > 1 and name not in self._option_string_actions:
                 self.error(f"unrecognized option {name}{_suggestion(name, known)}")
+
+    def _refuse_renamed(self, typed: set[str]) -> None:
+        """A usage error for an option's former name (`Renamed`), before any missing one."""
+        for option in sorted(typed):
+            action = self._option_string_actions.get(option)
+            if isinstance(action, Renamed):
+                self.error(action.words)
 
     def _refuse_missing(self, typed: set[str]) -> None:
         """Every required option not typed, in one usage error (argparse names the required

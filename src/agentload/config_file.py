@@ -45,6 +45,13 @@ PATH_OPTIONS = frozenset({"tokenizer", "tiers_file", "ca_bundle"})
 WORKLOAD_FORMATS = ("agentperf", "manifest", "mooncake", "usage-log", "azure")
 LENIENT = {"doctor": ("search", "run")}
 """Verbs that read another verb's config, skipping the options they do not have."""
+RENAMED_KEYS: dict[str, dict[str, str]] = {
+    "run": {"backend": "host"},
+    "search": {"backend": "host"},
+    "simulate": {"backend": "engine"},
+}
+"""Per verb, keys older saved configs wrote under an option's former name, read as the new
+one (`--backend` became `--host` where agents run, and `simulate --engine`)."""
 
 
 @dataclass(frozen=True)
@@ -135,8 +142,10 @@ def load_config(
     actions = {a.dest: a for a in parser._actions if a.dest not in (CONFIG_DEST, "help")}
     tolerated = {a.dest for p in tolerate for a in p._actions}
     values: dict[str, Any] = {}
+    renamed = RENAMED_KEYS.get(verb, {})
     for key, value in data.items():
         dest = key.replace("-", "_")
+        dest = renamed.get(dest, dest)
         action = actions.get(dest)
         if action is None and dest in tolerated:
             continue

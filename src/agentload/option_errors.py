@@ -11,7 +11,7 @@ max_agents` -> `--start-agents must be at most --max-agents`). The CLI's last re
 validation error no verb caught uses the same mapping.
 
 Each verb's parser is kept in its parsed arguments (`keep_parsers`), so the option's spelling
-is argparse's own.
+is argparse's own. An option's former name (`Renamed`) is one usage error naming the new one.
 """
 
 from __future__ import annotations
@@ -33,6 +33,22 @@ UNIT_SUFFIXES = ("_s", "_gb", "_w", "_tokens")
 """Unit suffixes a field carries and its option leaves off (`window_s` <- `--window`)."""
 _FIELD_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 """A snake_case name in a message: a field, perhaps."""
+
+
+class Renamed(argparse.Action):
+    """An option's former name: one usage error naming the new one (never taken; the CLI
+    says it before any missing option)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        self.new, self.what = kwargs.pop("new"), kwargs.pop("what")
+        super().__init__(option_strings, dest, nargs="?", default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        parser.error(self.words)
+
+    @property
+    def words(self) -> str:
+        return f"{self.option_strings[0]} is now {self.new} ({self.what})"
 
 
 def keep_parsers(parser: argparse.ArgumentParser) -> None:

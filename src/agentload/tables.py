@@ -3,9 +3,13 @@
 A `Grid` is a table as data: a title, columns (the key columns repeat in every part), rows of
 cells. `fit` makes rich tables of it no wider than the console: the data columns are split
 over as many stacked tables as it takes, each holding the key columns and as many data columns
-as fit. rich wraps a cell only between words and never below its longest word, and every
-number is one word, so digits are never cut. When even the key columns and one data column do
-not fit, the grid is stacked as `column: value` lines instead. Titles and notes are lines of
+as fit. A cell is broken into lines here, by the console's rule (`agentload.console.atoms`:
+between words, never between a figure and its unit, `2 s`, `1,068 / 0`), and no column is
+narrower than its widest such span, so digits are never cut nor parted from their unit. Every
+part carries each row's identity: when the key columns do not tell the rows apart (two rows
+`tier cpu60`, one self-hosted and one hosted), a split would leave a part whose rows cannot be
+told apart, so the grid is stacked as records (`column: value` lines, one block a row) instead.
+So it is when even the key columns and one data column do not fit. Titles and notes are lines of
 their own, wrapped to the console's width (not a part's: a narrow part never squeezes its title
 into a column of words) by `agentload.console.wrapped`.
 
@@ -22,7 +26,7 @@ from rich.console import Console, JustifyMethod, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from agentload.console import wrapped
+from agentload.console import atom_width, wrapped
 
 Cell = str | Text
 
@@ -74,7 +78,9 @@ def fit(grid: Grid, console: Console) -> list[RenderableType]:
             current = [*current, index]
     if current or not data:
         parts.append(current)
-    if any(needs([*keys, *part]) > width for part in parts):
+    if any(needs([*keys, *part]) > width for part in parts) or (
+        len(parts) > 1 and not _identified(grid, keys)
+    ):
         return [_stacked(grid, width)]
     out: list[RenderableType] = []
     for n, part in enumerate(parts):
@@ -85,6 +91,13 @@ def fit(grid: Grid, console: Console) -> list[RenderableType]:
         out.append(_title(grid.title + suffix, width))
         out.append(_table(grid, indices, widths))
     return out
+
+
+def _identified(grid: Grid, keys: Sequence[int]) -> bool:
+    """Whether the key columns tell every row apart (so each part of a split says whose its
+    cells are)."""
+    seen = [tuple(_plain(row[i]) for i in keys) for row in grid.rows]
+    return bool(keys) and len(set(seen)) == len(seen)
 
 
 def _title(title: str, width: int) -> Text:
@@ -109,14 +122,20 @@ def _table(grid: Grid, indices: Sequence[int], widths: Sequence[int]) -> Table:
     for i, width in zip(indices, widths, strict=True):
         column = grid.columns[i]
         table.add_column(
-            Text(column.header),
+            _lines(Text(column.header), width),
             justify=column.justify,
             width=width,
             overflow="fold",
         )
     for row in grid.rows:
-        table.add_row(*(_text(row[i]) for i in indices))
+        table.add_row(*(_lines(_text(row[i]), widths[n]) for n, i in enumerate(indices)))
     return table
+
+
+def _lines(cell: Text, width: int) -> Text:
+    """The cell broken into lines of its column's width by the console's rule (no hanging
+    indent), so rich, which would break a figure from its unit, has nothing left to wrap."""
+    return wrapped(cell, width, hang=0)
 
 
 def _cells(grid: Grid, index: int) -> list[str]:
@@ -124,7 +143,8 @@ def _cells(grid: Grid, index: int) -> list[str]:
 
 
 def _widest_word(grid: Grid, index: int) -> int:
-    return max((cell_len(word) for text in _cells(grid, index) for word in text.split()), default=1)
+    """The widest span a cell of the column never breaks inside (a word, `2 s`), cells."""
+    return max((atom_width(text) for text in _cells(grid, index)), default=1) or 1
 
 
 def _widest_line(grid: Grid, index: int) -> int:

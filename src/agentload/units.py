@@ -4,16 +4,21 @@ report's, the plan's):
 
 - `number`: the precision a reader needs by magnitude (`185,382`, `40.9`, `1.25`, `0.0190`),
   and a multiplier from a million up (`1.36M`, `5.15G`), where the digits after the third are
-  noise;
+  noise; per-MW figures from a thousand up (`455k`, `per_mw`), every verb alike;
 - `scaled`: a figure in the unit of its kind that reads best (`7.48e-05 MW` is `74.8 W`,
   `70,522 kWh` is `70.5 MWh`, `1,728 GB` is `1.73 TB`); a unit with no kind here (tokens/s, $,
   agents, and seconds, which every TTFT and window is said in) stays as given;
-- `quantity`: both, as text, to three significant digits (`74.8 W`, `700 W`).
+- `quantity`: both, as text, to three significant digits (`74.8 W`, `700 W`);
+- `given`: a figure a person typed, as typed (`4` years, `2` agents, `0.019`), never `4.00`;
+- `dollars`: money, in cents where cents say it (`$0.10`, `$2.26`, `$26,397`), else to three
+  significant digits (`$0.0866`);
+- `count_words`: a count and its noun, singular for one (`1 GPU`, `2 GPUs`), never `GPU(s)`.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 WATTS_PER_MW = 1e6
 """Watts in a megawatt: tokens/s per MW = tokens/s / watts x WATTS_PER_MW."""
@@ -28,6 +33,8 @@ PERCENT = 100.0
 """A share times PERCENT is a percentage."""
 
 MISSING = "—"
+CENTS = 0.10
+"""Money from here up is written in cents (`$0.10`); below, to three significant digits."""
 """How a figure that is unknown or not a number is written."""
 THOUSANDS = 1000.0
 TENS = 10.0
@@ -52,19 +59,37 @@ def count_words(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
+_OPTIONAL_PLURAL = re.compile(r"\b(\d[\d,]*) ([A-Za-z][\w-]*)\(s\)")
+
+
+def fix_plurals(text: str) -> str:
+    """`1 vCPU(s)` -> `1 vCPU`, `2 device(s)` -> `2 devices`: words written by an older version
+    (a results directory's), read today as `count_words` writes them."""
+    return _OPTIONAL_PLURAL.sub(
+        lambda m: count_words(int(m.group(1).replace(",", "")), m.group(2)), text
+    )
+
+
 def agents_words(n: int) -> str:
     """`1 agent`, `16 agents`."""
     return count_words(n, "agent")
 
 
-def number(value: float) -> str:
-    """A figure to the precision a reader needs: 185,382 · 40.9 · 1.25 · 0.0190 · 1.36M."""
+PER_MW_FROM = THOUSANDS
+"""Per-MW figures (a throughput or a count over a power reading good to about three digits)
+carry a multiplier from a thousand up: `455k` agents per MW, not a falsely exact `454,545`."""
+
+
+def number(value: float, multiplied_from: float = MULTIPLIED_FROM) -> str:
+    """A figure to the precision a reader needs: 185,382 · 40.9 · 1.25 · 0.0190 · 1.36M; below
+    1,000 always three significant digits, trailing zeros kept (`0.00400` beside `0.00333`,
+    `1.00` beside `0.998`), so a column reads in one style."""
     if math.isnan(value):
         return MISSING
     if math.isinf(value):
         return "∞" if value > 0 else "-∞"
     size = abs(value)
-    if size >= MULTIPLIED_FROM:
+    if size >= multiplied_from:
         return compact(value, sep="")
     if size >= THOUSANDS:
         return f"{value:,.0f}"
@@ -75,7 +100,32 @@ def number(value: float) -> str:
     if size == 0.0:
         return "0"
     digits = SIGNIFICANT - 1 - math.floor(math.log10(float(f"{size:.{SIGNIFICANT}g}")))
-    return f"{value:.{digits}f}".rstrip("0").rstrip(".") if digits > 0 else f"{value:.0f}"
+    return f"{value:.{digits}f}" if digits > 0 else f"{value:.0f}"
+
+
+def per_mw(value: float) -> str:
+    """A per-MW figure, as every verb and the report write it: `455k`, `1.36M`, `940`."""
+    return number(value, PER_MW_FROM)
+
+
+def given(value: float) -> str:
+    """A figure as a person typed it: `4`, `2`, `0.1`, `2.26`, `30,000` (not `4.00`)."""
+    if not math.isfinite(value):
+        return number(value)
+    return f"{value:,.6g}" if abs(value) < MULTIPLIED_FROM else number(value)
+
+
+def dollars(value: float | None) -> str:
+    """Money: whole dollars from $1,000 (`$26,397`), cents from 10 cents (`$0.10`, `$2.26`),
+    three significant digits below (`$0.0866`); an em dash when unknown."""
+    if value is None or not math.isfinite(value):
+        return MISSING
+    sign, size = ("-" if value < 0 else ""), abs(value)
+    if size >= THOUSANDS:
+        return f"{sign}${size:,.0f}"
+    if size >= CENTS or size == 0 or round(size, 2) == size:
+        return f"{sign}${size:,.2f}"
+    return f"{sign}${number(size)}"
 
 
 def compact(value: float | None, sep: str = " ") -> str:

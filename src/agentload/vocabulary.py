@@ -53,6 +53,13 @@ PER_ACTIVE_AGENT_SHORT = "tok/s per active agent"
 TOOL_TIME_INCLUDED = "tool time included"
 PER_ACTIVE_AGENT_UNIT = f"{PER_ACTIVE_AGENT_SHORT} ({TOOL_TIME_INCLUDED})"
 
+TOK_S_PER_GPU = "tok/s per GPU"
+"""The one spelling of a throughput per GPU in a unit column or header."""
+TOKENS_S_PER_MW = "tokens/s per MW"
+"""The one spelling of a throughput per megawatt."""
+DOLLARS_PER_M_TOKENS = "$/M tokens"
+"""The one spelling of a price per million tokens."""
+
 DEPLOYMENT = "deployment"
 ENGINE_INSTANCE = "engine instance"
 DP_RANK = "data-parallel rank"

@@ -60,6 +60,10 @@ def test_tier_points_carry_the_calls_per_second_of_their_probe(tmp_path: Path) -
 
 
 def test_declared_power_is_said_assumed_with_what_it_stands_for() -> None:
-    assumed = PowerFigures(source="assumed", assumed=True, description="assumed 2.2 W a vCPU")
-    assert power_note(assumed) == "power: ASSUMED, not measured (assumed 2.2 W a vCPU)"
+    """Said once (not `ASSUMED, not measured (assumed 2.2 W ...)`), and an older result's
+    `1 vCPU(s)` reads `1 vCPU`."""
+    assumed = PowerFigures(
+        source="assumed", assumed=True, description="assumed 2.2 W (1 vCPU(s) serving x 2.2 W)"
+    )
+    assert power_note(assumed) == "power: ASSUMED, not measured: 2.2 W (1 vCPU serving x 2.2 W)"
     assert power_note(PowerFigures(source="nvml")) == "power source: nvml"

@@ -88,7 +88,7 @@ def test_compare_dirs_and_html(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "<script" not in page and "&lt;script&gt;" in page
     for external in ("<link", "src=", "http://", "https://", "url("):
         assert external not in page
-    assert "tok/s/GPU" in page and str(a / "summary.json") in page
+    assert "tok/s per GPU" in page and str(a / "summary.json") in page
 
 
 def test_compare_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -97,7 +97,7 @@ def test_cost_prints_per_agent_economics_from_a_results_directory(
     )
     assert hourly["self-hosted, rented at $2.26/GPU-h"] == pytest.approx(0.0565 + 0.2145 / 40)
     owned_hour = 50_000 / 35_040 / 40 + 0.2145 / 40
-    assert hourly["self-hosted, owned: $50,000/GPU over 4 y ($1.43/GPU-h)"] == pytest.approx(
+    assert hourly["self-hosted, owned: $50,000/GPU over 4 years ($1.43/GPU-h)"] == pytest.approx(
         owned_hour
     )
     assert hourly["hosted, list prices"] == pytest.approx(3.470, abs=1e-3)

@@ -166,7 +166,7 @@ def test_frontier_from_results_and_points(
     assert "typed fast" in labels and "B probe 2 agents" in labels
     assert "B probe 8 agents" not in labels  # 10,000 tok/s per GPU at 100: dominated by A's 97.1
     assert column(frontier, "kept").count(True) == 3
-    assert any("1 point(s) skipped" in note for note in frontier["notes"])
+    assert any("1 point skipped" in note for note in frontier["notes"])
     got = figures(area)
     assert got["points given"][0] == 4 + 2 + 1
     assert 0 < got["share of the area kept"][0] <= 100

@@ -140,6 +140,9 @@ def test_facts_name_the_build_and_the_model(llama_server: LocalEngine) -> None:
     assert facts["model"]["name"] == llama_server.model
     assert facts["model"]["parameters"] > 0
     assert facts["slot_ctx_tokens"] == facts["props"]["slot_n_ctx"] == ENGINE_SLOT_CONTEXT
+    args = facts["args"]
+    assert int(args[args.index("--cache-ram") + 1]) == facts["cache_ram_mib"] <= 8192
+    assert facts["cache_ram"].startswith(f"{facts['cache_ram_mib']:,} MiB: ")
 
 
 def test_server_dies_with_a_killed_parent(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ WORKLOAD = (
 SYSTEM, MODEL, GPUS, SEARCHES, SEED, SALT = "h200_sxm", "Qwen/Qwen3-8B", 2, 2, 5, "fixed"
 TIERS = ("fast:150:2", "slow:40:5")
 SETTLE_S, WINDOW_S, MAX_WINDOW_S, RAMP_S, MIN_SAMPLES = 5, 15, 30, 2, 10
-DEPLOYMENT = ("--system", SYSTEM, "--backend", "sglang", "--model", MODEL)
+DEPLOYMENT = ("--system", SYSTEM, "--engine", "sglang", "--model", MODEL)
 SEARCH = (
     *(a for spec in TIERS for a in ("--tier", spec)), "--settle", str(SETTLE_S),
     "--window", str(WINDOW_S), "--max-window", str(MAX_WINDOW_S), "--ramp", str(RAMP_S),

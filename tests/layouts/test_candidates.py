@@ -18,7 +18,7 @@ DENSE = "Qwen/Qwen3-8B"
 
 def test_every_candidate_fills_the_budget_with_the_catalogs_layouts() -> None:
     layouts = candidates.pool_layouts(
-        catalog_tp=[1, 2, 8], moe=True, scale_up_gpus=16, ep_data_sizes=[8, 16]
+        catalog_tp=[1, 2, 8], moe=True, scale_up_gpus=16, ep_data_sizes=[8, 16], budget=16
     )
     assert [lay.spec for lay in layouts] == [
         "tp1",
@@ -26,6 +26,9 @@ def test_every_candidate_fills_the_budget_with_the_catalogs_layouts() -> None:
         "tp8,ep8",
         "tp1,dp8,ep8",
         "tp1,dp16,ep16",
+        "tp2,dp4,ep8",
+        "tp2,dp8,ep16",
+        "tp8,dp2,ep16",
     ]
     found = candidates.enumerate_candidates(
         16, layouts, speculative=(None, "mtp"), host_kv=(False,)
@@ -42,16 +45,42 @@ def test_every_candidate_fills_the_budget_with_the_catalogs_layouts() -> None:
     assert len({c.name for c in found}) == len(found)  # MTP doubles, never repeats
 
 
-def test_ep_beyond_the_scale_up_domain_is_not_enumerated() -> None:
+def test_beyond_the_domain_tp_doubles_ep_widens_and_pipelines_cross_up_to_the_budget() -> None:
     layouts = candidates.pool_layouts(
-        catalog_tp=[8], moe=True, scale_up_gpus=8, ep_data_sizes=[8, 16, 64]
+        catalog_tp=[1, 2, 4, 8], moe=True, scale_up_gpus=8, ep_data_sizes=[8, 16, 64], budget=16
     )
-    assert max(lay.group for lay in layouts) == 8
+    specs = [lay.spec for lay in layouts]
+    across = [lay.spec for lay in layouts if lay.spans(8)]
+    assert across == [
+        "tp16,ep16",
+        "tp1,dp16,ep16",
+        "tp2,dp8,ep16",
+        "tp4,dp4,ep16",
+        "tp8,dp2,ep16",
+        "tp8,pp2,ep8",
+    ]
+    assert max(lay.group for lay in layouts) == 16  # nothing wider than the budget
+    assert "tp4,pp2,ep4" not in specs  # pipeline stages only across domains
+
+
+def test_a_rack_sized_domain_adds_no_pipeline_or_doubled_tp_within_it() -> None:
+    layouts = candidates.pool_layouts(
+        catalog_tp=[1, 2, 4, 8, 16, 32], moe=True, scale_up_gpus=72, ep_data_sizes=[8, 64],
+        budget=72,
+    )  # fmt: skip
+    assert not any(lay.spans(72) or lay.pp > 1 for lay in layouts)
+    assert "tp64,ep64" not in {lay.spec for lay in layouts}
 
 
 def test_a_system_the_catalog_lacks_gets_the_roofline_tp_sizes() -> None:
-    layouts = candidates.pool_layouts(catalog_tp=[], moe=False, scale_up_gpus=8, ep_data_sizes=[8])
+    layouts = candidates.pool_layouts(
+        catalog_tp=[], moe=False, scale_up_gpus=8, ep_data_sizes=[8], budget=8
+    )
     assert [lay.spec for lay in layouts] == ["tp1", "tp2", "tp4", "tp8"]
+    wider = candidates.pool_layouts(
+        catalog_tp=[], moe=False, scale_up_gpus=8, ep_data_sizes=[8], budget=24
+    )
+    assert [lay.spec for lay in wider][4:] == ["tp16", "tp8,pp2", "tp8,pp3"]
 
 
 def test_a_budget_smaller_than_any_layout_is_one_error_naming_gpus() -> None:
@@ -70,7 +99,7 @@ def test_splits_of_a_budget_include_every_pd_ratio() -> None:
 
 def test_mtp_is_tried_only_where_acceptance_is_published_unless_fixed() -> None:
     deepseek, dense = model_shape(DEEPSEEK), model_shape(DENSE)
-    assert candidates.speculative_options(None, deepseek) == (None, candidates.MTP)
+    assert candidates.speculative_options(None, deepseek) == (None, "mtp:1", "mtp:3")
     assert candidates.speculative_options(None, dense) == (None,)
     assert candidates.speculative_options("Off", deepseek) == (None,)
     assert candidates.speculative_options("mtp:2", deepseek) == ("mtp:2",)

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from agentload.cli import main
+from agentload.cli import build_parser, main
+from agentload.config_file import apply_config
 from agentload.files import read_json
 from agentload.layouts.request import LayoutResult
+from agentload.results.files import CONFIG_FILE
 from agentload.results.layouts import LAYOUTS_FILE, LayoutSearch
-from tests.layouts.conftest import DEPLOYMENT, GPUS, WORKLOAD
+from tests.layouts.conftest import DEPLOYMENT, GPUS, SEARCHES, WORKLOAD
 
 RUN_FIGURES = {"wall_s", "cpu_s", "estimate_s"}
 """What two runs of one search differ in."""
@@ -47,11 +49,26 @@ def test_the_tables_and_the_page_say_simulated(
     assert "SIMULATED" in page and '"layout-bar"' in page and '"layouts"' in page
 
 
+@pytest.mark.slow
+def test_the_layout_search_saves_its_options_as_every_run_does(searched: Path) -> None:
+    """Issue 33: `--choose-layout` wrote no config.toml; it writes the options it ran with,
+    and `--config` reads them back to the same layout search."""
+    path = searched / CONFIG_FILE
+    parser = build_parser()
+    argv = ["simulate", "--config", str(path)]
+    apply_config(parser, argv)
+    again = parser.parse_args(argv)
+    assert again.choose_layout and again.gpus == GPUS and again.searches == SEARCHES
+    assert again.workload == WORKLOAD and again.routing == "cache_aware"
+    assert again.max_agents is None  # each candidate's search keeps its own cap
+
+
 @pytest.mark.parametrize(
     ("extra", "words"),
     [
         (["--gpus", "2", "--layout", "1A:tp2"], "leave out --layout"),
         ([], "--choose-layout needs a GPU budget: --gpus N"),
+        (["--gpus", "0"], "--gpus: a GPU budget is at least 1 GPU, got 0"),
         (["--gpus", "2", "--searches", "0"], "--searches: at least 1"),
         (["--gpus", "2", "--gpu-hour-price", "-1"], "--gpu-hour-price: a price >= 0"),
     ],

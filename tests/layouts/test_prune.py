@@ -3,10 +3,11 @@ and why, one example a reason, and options the estimate says add nothing."""
 
 from __future__ import annotations
 
-from agentload.layouts.candidates import enumerate_candidates
-from agentload.layouts.prune import MemoryFit, dominance, examples, prune, prune_counts
+from agentload.layouts.candidates import enumerate_candidates, pool_layouts
+from agentload.layouts.prune import MemoryFit, MemoryOf, dominance, examples, prune, prune_counts
 from agentload.results.layouts import Candidate, Estimated, TierEstimate
 from agentload.sim.setup.build import rank_memory
+from agentload.sim.setup.serving import parse_layout
 from agentload.sim.specs.hardware import gpu_spec
 from agentload.sim.specs.model import model_shape
 from agentload.sim.specs.parallel import Layout
@@ -15,14 +16,61 @@ from agentload.units import BYTES_PER_GB
 DEEPSEEK = "sgl-project/DeepSeek-V4-Pro-FP8"
 
 
-def _memory_on_gb300(layout: Layout, drafts: bool) -> MemoryFit:
-    model, gpu = model_shape(DEEPSEEK), gpu_spec("gb300")
-    m = rank_memory(model, gpu, layout)
-    return MemoryFit(
-        weights_per_gpu_gb=m.weights_per_gpu_bytes / BYTES_PER_GB,
-        gpu_memory_gb=gpu.memory_bytes / BYTES_PER_GB,
-        kv_capacity_tokens=max(0, m.kv_capacity_tokens),
+def _memory_on(system: str) -> MemoryOf:
+    model, gpu = model_shape(DEEPSEEK), gpu_spec(system)
+
+    def memory(layout: Layout, drafts: bool) -> MemoryFit:
+        m = rank_memory(model, gpu, layout)
+        return MemoryFit(
+            weights_per_gpu_gb=m.weights_per_gpu_bytes / BYTES_PER_GB,
+            gpu_memory_gb=gpu.memory_bytes / BYTES_PER_GB,
+            kv_capacity_tokens=max(0, m.kv_capacity_tokens),
+        )
+
+    return memory
+
+
+_memory_on_gb300 = _memory_on("gb300")
+
+
+def _layouts(budget: int) -> tuple[Layout, ...]:
+    return pool_layouts(
+        catalog_tp=[1, 2, 4, 8], moe=True, scale_up_gpus=8, ep_data_sizes=[8, 16], budget=budget
     )
+
+
+def test_a_copy_spans_hgx_nodes_only_when_none_fits_one_node() -> None:
+    h200 = enumerate_candidates(16, _layouts(16))
+    kept, pruned = prune(h200, _memory_on("h200_sxm"), 60_000, domain=8)
+    assert {c.layout for c in kept} == {
+        "1A:tp16,ep16",
+        "1A:tp8,pp2,ep8",
+        "1A:tp2,dp8,ep16",
+        "1A:tp4,dp4,ep16",
+        "1A:tp8,dp2,ep16",
+    }  # tp1,dp16,ep16 keeps the dense weights whole on each of 141 GB: no room for KV
+    assert prune_counts(pruned) == {"weights do not fit": len(pruned)}
+    b300 = enumerate_candidates(16, _layouts(16))
+    kept, pruned = prune(b300, _memory_on("b300_sxm"), 60_000, domain=8)
+    assert all(not any(p.layout.spans(8) for p in parse_layout(c.layout)) for c in kept)
+    spanning = [p for p in pruned if p.reason == "model copy spans domains"]
+    assert spanning and all("crosses the scale-up domain of 8 GPUs" in p.detail for p in spanning)
+
+
+def test_attention_tp_inside_dp_ranks_is_tried_only_where_dp_alone_does_not_fit() -> None:
+    split = enumerate_candidates(8, [Layout(tp=1, dp=8, ep=8), Layout(tp=2, dp=4, ep=8)])
+    kept, pruned = prune(split, _memory_on("b300_sxm"), 60_000, domain=8)
+    assert {c.layout for c in kept} == {"1A:tp1,dp8,ep8"}
+    assert {p.reason for p in pruned} == {"attention TP where DP alone fits"}
+    assert "tp1,dp8,ep8 holds the weights and a session" in pruned[0].detail
+
+
+def test_the_example_of_a_reason_is_the_nearest_miss() -> None:
+    every = enumerate_candidates(16, _layouts(16))
+    _, pruned = prune(every, _memory_on("h100_sxm"), 60_000, domain=8)
+    (example,) = examples(pruned)
+    assert example.reason == "weights do not fit"
+    assert example.detail.startswith("tp16,ep16 aggregated: 99 GB of weights per GPU")
 
 
 def test_pruning_says_which_pool_and_why() -> None:

@@ -7,13 +7,13 @@ import pytest
 
 from agentload.layouts.prune import dominance
 from agentload.layouts.searches import (
-    MIN_CAP,
     corrected,
     next_candidate,
     scaled_prior,
     search_cap,
 )
 from agentload.results.layouts import Candidate, Estimated, TierEstimate
+from agentload.run.search_settings import MIN_CAP
 from agentload.search.prior import PriorProbe
 
 
@@ -58,3 +58,10 @@ def test_a_searchs_cap_is_four_times_its_largest_estimate_unless_given() -> None
     assert search_cap(_estimated("2A:tp8,ep8", 1000), None) == 4096  # 4,000 up to a power of 2
     assert search_cap(_estimated("2A:tp8,ep8", 3), None) == MIN_CAP
     assert search_cap(_estimated("2A:tp8,ep8", 1000), 100) == 100
+
+
+def test_a_searchs_cap_reaches_the_agents_its_kv_holds_when_the_estimate_falls_short() -> None:
+    """DeepSeek-V4 on 72 GB300 at tps20: estimated ~158, it passed at 4 x 158 up to 1,024;
+    its KV holds ~5,300 agents' prefixes, so the cap is 8,192."""
+    assert search_cap(_estimated("9A:tp1,dp8,ep8", 158), None, fit=5364.0) == 8192
+    assert search_cap(_estimated("9A:tp1,dp8,ep8", 158), None, fit=100.0) == 1024

@@ -102,7 +102,7 @@ def test_without_rapl_the_demo_declares_cpu_watts_marked_assumed_with_their_sour
     assert spec.kind == "assumed" and spec.watts_per_gpu == pytest.approx(3 * CPU_WATTS_PER_VCPU)
     words = spec.describe()
     assert words.startswith(f"assumed {3 * CPU_WATTS_PER_VCPU:g} W")
-    assert "3 vCPU(s) serving" in words and "EPYC 7763: 280 W TDP" in words
+    assert "3 vCPUs serving" in words and "EPYC 7763: 280 W TDP" in words
 
 
 def test_declared_cpu_watts_win_over_rapl(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -127,7 +127,7 @@ def _check_partial(out: Path, output: str, *, in_flight: bool) -> dict:
 HOSTS = {
     "one-process": (),
     "two-workers": ("--workers", "2"),
-    "ray": ("--backend", "ray", "--workers", "2"),
+    "ray": ("--host", "ray", "--workers", "2"),
 }
 """Where a run's agents run: the Ctrl-C guarantees hold for each."""
 RAY_STOP_BUDGET_S = 6.0

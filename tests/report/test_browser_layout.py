@@ -1,7 +1,9 @@
 """The demo's report as a reader sees it, at 1,400 and 800 px wide in headless Chromium: no
 chart's text (a ring's answer, a floor, a probe's count, a bar's figure, an axis, a legend)
 leaves its chart or covers another; no chart scrolls sideways (nor, at 1,400 px, any table);
-and the probes table's per-tier verdicts are in view without scrolling.
+and the probes table's per-tier verdicts are in view without scrolling. No word in a table is
+split across lines where it fits its cell ("hardware thr / eads"), and the widest probes
+table (a simulated search of six tiers on 8 GPUs) fits 1,280 px and a printed page.
 
 Two demos: the saved one (`bench/data/sim-validation/demo`), and the same with the answers the
 README's demo had (`cpu120` and `cpu200` both at 1 agent, the fastest probe at the right edge;
@@ -25,6 +27,8 @@ from agentload.report.html import write_report
 from agentload.report.load import load_view
 from agentload.report.vega import CHART_CLASS, DRAWN_ATTRIBUTE
 from agentload.results.files import SUMMARY_FILE
+from agentload.results.load import read_summary
+from tests.analysis.simulated import simulated_summary
 from tests.paths import REPO
 from tests.report.builder import build_results
 from tests.report.chromium import Drawn, open_page
@@ -34,6 +38,12 @@ from tests.report.test_browser import chromium
 pytestmark = pytest.mark.slow  # Chromium: seconds a test on 2 cores
 
 DEMO = REPO / "bench" / "data" / "sim-validation" / "demo"
+SIX_TIERS = REPO / "bench" / "data" / "sim-validation" / "search-agentperf"
+WIDE_GPUS = 8
+SCREEN = 1280
+"""A laptop's width, px: the widest probes table fits it."""
+PRINTED = 965
+"""A landscape Letter page less 12 mm margins at 96 px an inch (A4 is wider)."""
 WIDTHS = (1400, 800)
 MANY_PROBES = 16
 README_LONE_SPEED = 330.0
@@ -82,6 +92,39 @@ VERDICTS_IN_VIEW = """
           cell.right <= view.left + box.clientWidth + 0.5};
 })
 """
+SPLIT_WORDS = r"""
+() => {
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
+  const split = [];
+  const cells = 'table.facts td, table.probes td, table.probes th, table.tiers td, table.tiers th';
+  for (const cell of document.querySelectorAll(cells)) {
+    const style = getComputedStyle(cell);
+    const room = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.textContent.matchAll(/\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const boxes = [...range.getClientRects()].filter(r => r.width > 0);
+        const lines = new Set(boxes.map(r => Math.round(r.top)));
+        const width = boxes.reduce((sum, r) => sum + r.width, 0);
+        if (lines.size > 1 && width <= room) split.push(m[0]);
+      }
+    }
+  }
+  return split;
+}
+"""
+TABLE_EDGES = """
+() => {
+  const main = document.querySelector('main').getBoundingClientRect();
+  return [...document.querySelectorAll('main table')]
+    .filter(t => t.getClientRects().length)
+    .map(t => ({first: (t.querySelector('th, td') || {}).textContent,
+                over: t.getBoundingClientRect().right - main.right}));
+}
+"""
 WIDE_BOXES = """
 () => [...document.querySelectorAll('div.wide')].map(d => ({
   first: (d.querySelector('th, td') || {}).textContent || d.firstElementChild.id,
@@ -109,6 +152,20 @@ def _readme_demo(path: Path) -> Path:
                 probe[f"{kind}_tokens_per_s"] *= scale
     (path / SUMMARY_FILE).write_bytes(orjson.dumps(summary))
     return path
+
+
+def _six_tiers_simulated(path: Path) -> Path:
+    """The saved six-tier search, marked simulated on 8 GPUs: the most columns a probes
+    table has (a verdict a tier, and a per-GPU throughput)."""
+    shutil.copytree(SIX_TIERS, path)
+    marked = simulated_summary(read_summary(path)).model_copy(update={"gpus": WIDE_GPUS})
+    (path / SUMMARY_FILE).write_text(marked.model_dump_json(indent=2))
+    return path
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_report(load_view(_six_tiers_simulated(tmp_path_factory.mktemp("wide") / "sim")))
 
 
 @pytest.fixture(scope="module", params=["saved", "readme", "many"])
@@ -172,3 +229,34 @@ async def test_no_chart_label_leaves_its_chart_or_covers_another(report: Path, w
     if width == max(WIDTHS):
         assert not scrolling, f"scroll boxes at {width} px: {scrolling}"
     assert not [b for b in scrolling if b["chart"]], f"a chart scrolls at {width} px: {boxes}"
+
+
+@pytest.mark.parametrize("width", (SCREEN, *WIDTHS))
+@pytest.mark.parametrize("which", ["demo", "wide"])
+async def test_no_word_in_a_table_is_split_where_it_fits_its_cell(
+    which: str, width: int, wide: Path, tmp_path: Path
+) -> None:
+    """Issue 33: the run facts read "hardware thr / eads" (CSS broke words anywhere) and a
+    command line broke at its flags' hyphens (`--threads-` / `batch`)."""
+    page = (
+        wide if which == "wide" else write_report(load_view(shutil.copytree(DEMO, tmp_path / "d")))
+    )
+    async with open_page(
+        chromium(), page, Drawn.css(f"div.{CHART_CLASS} svg", 1), (width, HEIGHT)
+    ) as shown:
+        split = await shown.page.evaluate(SPLIT_WORDS)
+    assert not split, f"at {width} px, split across lines: {split[:10]}"
+
+
+async def test_the_widest_probes_table_fits_a_laptop_screen_and_a_printed_page(wide: Path) -> None:
+    """Issue 33: at 1,280 px a simulated search's probes table hid its in-flight and power
+    columns behind a horizontal scroll, and a printout lost them."""
+    drawn = Drawn.css(f"div.{CHART_CLASS} svg", 1)
+    async with open_page(chromium(), wide, drawn, (SCREEN, HEIGHT)) as shown:
+        boxes = await shown.page.evaluate(WIDE_BOXES)
+        await shown.page.set_viewport_size({"width": PRINTED, "height": HEIGHT})
+        await shown.page.emulate_media(media="print")
+        printed = await shown.page.evaluate(TABLE_EDGES)
+    probes = [b for b in boxes if b["first"] == "agents"]
+    assert probes and all(b["scroll"] <= b["client"] for b in probes), boxes
+    assert printed and not [t for t in printed if t["over"] > SLACK_PX], printed

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from agentload.cli import main
 from agentload.report.html import REPORT_FILE
+from agentload.results.load import read_summary
+from tests.paths import REPO
 from tests.report.builder import TIERS, build_results, build_run
 
 EXIT_USAGE = 2
+DEMO = REPO / "bench" / "data" / "sim-validation" / "demo"
 
 
 @pytest.fixture(autouse=True)
@@ -137,3 +141,17 @@ def test_an_empty_records_file_says_nothing_was_measured(
     out = capsys.readouterr().out
     assert "INCOMPLETE" in out and "nothing measured" in out
     assert (path / REPORT_FILE).read_text().startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize("form", ["table", "text", "markdown"])
+def test_the_report_prints_the_client_self_check_the_readme_lists(
+    form: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33: `agentload report DIR` left out the self-check line a run ends with."""
+    results = shutil.copytree(DEMO, tmp_path / "demo")
+    check = read_summary(results).selfcheck
+    assert check is not None and check.loop_lag_p99_s is not None
+    assert main(["report", str(results), "--format", form, "--no-html"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    lag = f"{check.loop_lag_p99_s * 1000:.1f} ms"
+    assert f"client self-check: kept up (event-loop lag p99 {lag}, send delay p99" in out

@@ -42,7 +42,8 @@ def test_declared_power_reads_as_declared_and_assumed_in_the_html(demo: ResultsV
     for figure in ("1.36M assumed", "455k assumed", "3.33G assumed", "76.8M assumed"):
         assert figure in table, figure
     assert "1,363,636" not in table and "3,333,181,264" not in table
-    assert "0.013 assumed" in table  # energy per output token: from the declared watts too
+    assert "0.0130 assumed" in table  # energy per output token: from the declared watts too
+    assert "0.000300 assumed" in table  # energy per token, to its digits (was `0.0003`)
     assert "power ASSUMED: 2.20 W declared, not measured" in _text(document)
     card = _text(document[document.index('class="cards"') : document.index("<h2>Tiers</h2>")])
     assert "mean power 2.20 W assumed" in card and "agents per MW 1.36M assumed" in card

@@ -90,6 +90,32 @@ def test_simulates_list_flag_is_not_part_of_a_saved_run() -> None:
 
 
 @pytest.mark.parametrize(
+    ("verb", "content", "dest", "value"),
+    [
+        ("search", 'backend = "ray"\n', "host", "ray"),
+        ("run", 'backend = "local"\nagents = 2\nduration = 5\n', "host", "local"),
+        ("simulate", 'backend = "vllm"\n', "engine", "vllm"),
+    ],
+)
+def test_an_older_config_is_read_under_the_options_new_name(
+    tmp_path: Path, verb: str, content: str, dest: str, value: str
+) -> None:
+    """`--backend` became `--host` (where agents run) and `simulate --engine`: a config.toml
+    saved before says `backend`, and runs again as it did."""
+    path = tmp_path / CONFIG_FILE
+    path.write_text(content)
+    args = parsed([verb, "--config", str(path)])
+    assert getattr(args, dest) == value
+    assert f'{dest} = "{value}"' in (effective_config(args, verb) or "")
+
+
+def test_doctor_reads_an_older_searchs_file(tmp_path: Path) -> None:
+    path = tmp_path / CONFIG_FILE
+    path.write_text('url = "http://gpu-box:8000/v1"\nbackend = "local"\n')
+    assert parsed(["doctor", "--config", str(path)]).url == "http://gpu-box:8000/v1"
+
+
+@pytest.mark.parametrize(
     ("content", "words"),
     [
         ("agnts = 4\n", "'agnts' is not an option of run"),

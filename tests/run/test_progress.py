@@ -180,7 +180,7 @@ def test_with_gpus_the_board_says_the_gpu_time_spent_and_to_go(
     assert board.remaining is not None
     to_go = board.left_s(now()) * 8
     words = board.time_words(now())
-    assert "; GPU time 1,200 GPU-s spent" in words  # (100 s + the current 50 s) x 8 GPUs
+    assert "; GPU time 0.333 GPU-h spent" in words  # (100 s + the current 50 s) x 8 GPUs
     assert f"~{progress.gpu_time(to_go)} to go" in words
     assert "GPU" not in ProgressBoard(SETTINGS, started_at=1000.0).time_words(now())
 
@@ -191,8 +191,8 @@ def test_after_each_probe_the_search_accounts_for_its_gpu_time_and_what_remains(
     board, now = _eight_gpus_after_one_probe(monkeypatch)
     assert board.remaining is not None and board.remaining > 0
     words = board.cost_words(now())
-    assert words.startswith("search so far 100 s of probes (800 GPU-s); ")
-    assert f"~{board.remaining} probe(s) to go" in words
+    assert words.startswith("search so far 100 s of probes (0.222 GPU-h); ")
+    assert f"~{board.remaining} probes to go" in words
     assert f"(~{progress.gpu_time(board.remaining * 100.0 * 8)}) more (estimate)" in words
     done = list(true_probes(DEFAULT_PLAN).items())
     board.finish_probe([p for _, p in done])
@@ -228,3 +228,61 @@ def test_on_a_terminal_the_display_is_live_and_in_a_pipe_it_is_lines() -> None:
         while "in flight" not in pipe.getvalue() and time.monotonic() < deadline:
             time.sleep(0.01)
     assert "probe 3: 8 agents, ramping up | agents 4  in flight 2" in pipe.getvalue()
+
+
+def test_simulated_time_is_said_as_simulated_and_gpu_time_is_in_one_unit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A simulated search's clock is virtual: its spans never read as wall time (a 21 s run
+    said `~25:31 more`), and GPU time reads in GPU-hours however small (it switched between
+    `~3,035 GPU-s` and `~3.4 GPU-h`)."""
+    board, now = _eight_gpus_after_one_probe(monkeypatch)
+    board.simulated = True
+    words = board.cost_words(now())
+    assert words.startswith("search so far 100 s of simulated probes (0.222 GPU-h); ")
+    assert "of simulated time (~" in words and "GPU-s" not in words
+    assert "1:40 of simulated time spent" in board.time_words(now())
+    assert (
+        progress.probe_cost_words(90.0, 8, True) == "  |  cost 90 s of simulated time (0.200 GPU-h)"
+    )
+    assert (
+        progress.gpu_time(3_035.0) == "0.843 GPU-h" and progress.gpu_time(12_240.0) == "3.40 GPU-h"
+    )
+
+
+def test_in_a_pipe_progress_is_a_log_line_per_state_change_never_wrapped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In a pipe (or a log) a line when the probe's state changes, or every 30 s, each one
+    physical line however narrow the width: not a line every 2 s wrapped at the edge."""
+    now = FakeClock(1000.0)
+    monkeypatch.setattr(progress.clock, "now", now)
+    pipe = io.StringIO()
+    board = ProgressBoard(SETTINGS, started_at=1000.0)
+    show = progress_printer(Console(file=pipe, width=40), board)
+    board.start_probe(0, 4)
+    for k in range(10):  # ten snapshots while it ramps: one line
+        now.t += 2.0
+        show(*_progress(k))
+    board.settling(now.t + 30.0)  # told by the search: a line, between snapshots
+    now.t += 31.0
+    board.measuring(now.t, 60.0, 180.0)
+    show(*_progress(11))
+    deadline = time.monotonic() + 5
+    while pipe.getvalue().count("\n") < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    lines = pipe.getvalue().splitlines()
+    assert [line.split("probe 0: 4 agents, ")[1].split(" ")[0] for line in lines] == [
+        "ramping",
+        "settling",
+        "measuring",
+    ]
+    assert lines[0].startswith("0:02  probe 0") and len(lines[0]) > 40  # one line, not wrapped
+
+
+def test_a_tier_settled_at_the_cap_reads_as_its_answer_does() -> None:
+    """`tps20 done: 64..?` read as if its upper end were still sought: it is `64+`."""
+    settings = SearchSettings(tiers=TIERS, max_agents=2, window_s=60.0, settle_s=30.0)
+    board = ProgressBoard(settings, started_at=1000.0)
+    board.finish_probe([probe(1, TIERS, index=0), probe(2, TIERS, index=1)])
+    assert board.tier_words() == "fast done: 2+  slow done: 2+"

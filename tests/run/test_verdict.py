@@ -76,7 +76,7 @@ def test_extended_tier_specs_name_the_criteria_they_hold() -> None:
         40,
     )
     assert both.describe() == (
-        "p25 output >= 60 tokens/s, p95 TTFT <= 5 s, e2e interactivity 1/p75 >= 30 tokens/s"
+        "p25 output ≥ 60 tokens/s, p95 TTFT ≤ 5 s, e2e interactivity 1/p75 ≥ 30 tokens/s"
     )
 
 

@@ -1,4 +1,4 @@
-"""The Ray backend on a local Ray cluster: one run's agents spread over Ray tasks."""
+"""`--host ray` on a local Ray cluster: one run's agents spread over Ray tasks."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_a_run_spreads_over_ray_tasks(
         ),
         out=out,
         label="ray",
-        hosts=HostOptions(workers=TASKS, backend="ray"),
+        hosts=HostOptions(workers=TASKS, kind="ray"),
     )
     execute(request, console=Console(quiet=True))
     records = [r for r in load_records(out / "records.jsonl").records if r.phase == "run"]
@@ -77,7 +77,7 @@ def test_a_run_spreads_over_ray_tasks(
     assert {r.id for r in records} <= served
     summary = read_json(out / "summary.json")
     assert summary["selfcheck"]["processes"] == TASKS
-    assert read_json(out / "manifest.json")["backend"] == "ray"
+    assert read_json(out / "manifest.json")["host"] == "ray"
     # The actors' records folders are removed once their records are fetched.
     assert not list(actors_tmp.iterdir())
 
@@ -104,7 +104,7 @@ def test_a_search_spreads_over_ray_actors(
         ),
         out=out,
         label="ray-search",
-        hosts=HostOptions(workers=TASKS, backend="ray"),
+        hosts=HostOptions(workers=TASKS, kind="ray"),
     )
     execute(request, console=Console(quiet=True))
     summary = read_json(out / "summary.json")
@@ -118,5 +118,5 @@ def test_a_search_spreads_over_ray_actors(
     assert {r.phase for r in records} >= {"probe-0", "probe-1", "probe-2"}
     served = {entry["id"] for entry in mock_server.log()}
     assert {r.id for r in records} <= served
-    assert read_json(out / "manifest.json")["backend"] == "ray"
+    assert read_json(out / "manifest.json")["host"] == "ray"
     assert not list(actors_tmp.iterdir())  # the search's actors cleaned up after it

@@ -43,7 +43,10 @@ def deployment(
     step_s: float = STEP_S,
     trace: bool = False,
     speculative: Speculative | None = None,
+    group_size: int = 1,
+    steps: StepTable | None = None,
 ) -> SimEngine:
+    """Aggregated ranks (in lockstep groups of `group_size`), constant steps unless `steps`."""
     engine = RankConfig(
         kv_capacity_tokens=capacity,
         max_batch_tokens=max_batch_tokens,
@@ -51,12 +54,13 @@ def deployment(
         block_tokens=block,
         kv_host_tokens=host,
         host_load_tokens_per_s=host_rate if host else 0.0,
+        group_size=group_size,
     )
     config = DeploymentConfig(
         ranks=ranks,
         routing=routing,  # type: ignore[arg-type]
         rank=engine,
-        steps=StepTable.constant(step_s),
+        steps=steps or StepTable.constant(step_s),
         speculative=speculative,
     )
     return SimEngine(config, trace=trace)
@@ -80,8 +84,10 @@ def disaggregated(
     trace: bool = False,
     prefill_steps: StepTable | None = None,
     group_size: int = 1,
+    decode_group_size: int = 1,
 ) -> SimEngine:
-    """Prefill ranks handing KV to decode ranks, constant step times (hand arithmetic)."""
+    """Prefill ranks handing KV to decode ranks, constant step times (hand arithmetic); each
+    pool's ranks in lockstep groups of `group_size` and `decode_group_size`."""
     decode = PoolConfig(
         ranks=decode_ranks,
         rank=RankConfig(
@@ -89,6 +95,7 @@ def disaggregated(
             max_batch_tokens=max(max_batch_tokens, decode_running),
             max_running=decode_running,
             block_tokens=block,
+            group_size=decode_group_size,
         ),
         steps=StepTable.constant(decode_step_s),
     )
@@ -111,22 +118,37 @@ def disaggregated(
 
 
 TIGHT = pytest.mark.parametrize(
-    ("seed", "host", "routing", "budget", "running"),
+    ("seed", "host", "routing", "budget", "running", "group"),
     [
-        (1, 0, "affinity", 512, 4),
-        (2, 2000, "affinity", 256, 3),
-        (3, 64, "round_robin", 1024, 8),
-        (4, 500, "round_robin", 128, 2),
+        (1, 0, "affinity", 512, 4, 1),
+        (2, 2000, "affinity", 256, 3, 1),
+        (3, 64, "round_robin", 1024, 8, 1),
+        (4, 500, "round_robin", 128, 2, 1),
+        (5, 0, "round_robin", 512, 4, 2),
+        (6, 2000, "affinity", 256, 3, 2),
     ],
 )
 """Tight deployments for randomised loads: a small KV cache, with or without a host tier, both
-routings, small step budgets and few running requests (`tight_deployment`)."""
+routings, small step budgets and few running requests, the two ranks alone or in lockstep
+(`tight_deployment`)."""
+
+LOCKSTEP_STEPS = StepTable.tabulate(
+    batch=(1, 8), context=(0, 4000), chunk=(1, 1024),
+    decode=lambda b, c: 0.01 + 0.001 * b,
+    shared=lambda p, b: 0.008 + 0.00001 * p + 0.0005 * b,
+    decode_attention=lambda b, c: 0.0005 * b + c / 4e6,
+    chunk_attention=lambda p, c: p / 2e5 + c / 1e6,
+    local=lambda p, b: 0.002 + 0.000002 * p,
+    source="tight lockstep",
+)  # fmt: skip
+"""Steps that differ by load, so a lockstep group's timing is exercised."""
 
 
 def tight_deployment(
-    host: int, routing: str, budget: int, running: int, *, trace: bool = False
+    host: int, routing: str, budget: int, running: int, *, group: int = 1, trace: bool = False
 ) -> SimEngine:
-    """Two ranks of 5,000 KV tokens in 16-token blocks, 10 ms steps."""
+    """Two ranks of 5,000 KV tokens in 16-token blocks, 10 ms steps (alone), or in one
+    lockstep group with steps that differ by load (`LOCKSTEP_STEPS`)."""
     return deployment(
         capacity=5000,
         host=host,
@@ -138,4 +160,6 @@ def tight_deployment(
         max_running=running,
         step_s=0.01,
         trace=trace,
+        group_size=group,
+        steps=LOCKSTEP_STEPS if group > 1 else None,
     )

@@ -11,10 +11,18 @@ import pytest
 from rich.cells import cell_len
 
 from agentload.cli import build_parser, main
+from agentload.errors import AgentloadError
 from agentload.files import read_json
+from agentload.layouts.searches import fitted_cap
 from agentload.results.record import load_records
 from agentload.results.summary import Summary
+from agentload.results.tiers import parse_tier
+from agentload.run import execute as execute_module
+from agentload.run.execute import Execution
+from agentload.run.search_settings import DEFAULT_MAX_AGENTS
+from agentload.sim.setup.build import DeploymentSpec
 from agentload.sim.setup.listing import listing
+from agentload.sim.specs.hardware import known_gpus
 from agentload.sim.steps.catalog import catalog_for
 from agentload.target.context import intended_need
 from agentload.workload.load import load_workload
@@ -27,7 +35,7 @@ WORKLOAD = (
     "&burst_output_median=300&max_output=1024&tool_time_median_s=2&max_tool_time_s=10"
 )
 DEPLOYMENT = (
-    "--system", "h200_sxm", "--backend", "sglang", "--model", "Qwen/Qwen3-8B",
+    "--system", "h200_sxm", "--engine", "sglang", "--model", "Qwen/Qwen3-8B",
     "--gpus", "2", "--parallel", "tp1",
 )  # fmt: skip
 SEARCH = (
@@ -125,6 +133,26 @@ def test_every_verb_reads_it_and_says_simulated(
         json.loads(out)
 
 
+def test_its_report_names_the_simulated_system_and_its_gpus_not_a_server(simulated: Path) -> None:
+    """No `at unknown · API —` (a simulated run has no server), no `sum of 1 device(s)` for
+    the simulator's one power series of 2 GPUs; and the plan says simulated, not as measured."""
+    page = (simulated / "report.html").read_text()
+    assert "simulated <b>h200_sxm</b>" in page
+    assert "at <code>unknown" not in page and "API —" not in page
+    assert "Accelerator power (simulated, 2 GPUs together)" in page and "device(s)" not in page
+
+
+def test_a_plan_on_it_says_simulated_not_as_measured(
+    simulated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    team = ["--developers", "100", "--agents-per-developer", "2", "--active-share", "50%"]
+    prices = ["--capex-per-gpu", "30000", "--years", "4", "--kwh-price", "0.1"]
+    assert main(["plan", str(simulated), "--tier", "slow", *team, *prices]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "one deployment = 2 GPUs as simulated" in out and "as measured" not in out
+    assert "│ 4 │ years" in out and "│ 2 │ agents" in out and "│ $0.10 │ per kWh" in out
+
+
 def test_an_unknown_system_or_a_missing_option_is_one_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -204,7 +232,7 @@ def test_the_list_help_says_system_and_model_narrow_it() -> None:
 
 
 DISAGG = (
-    "--system", "h200_sxm", "--backend", "sglang", "--model", "Qwen/Qwen3-8B",
+    "--system", "h200_sxm", "--engine", "sglang", "--model", "Qwen/Qwen3-8B",
     "--layout", "1P:tp1+1D:tp1", "--routing", "cache_aware",
     "--speculative", "eagle:2:0.8,0.5",
 )  # fmt: skip
@@ -253,7 +281,7 @@ def test_simulate_says_engine_instances_and_data_parallel_ranks_never_replicas(
     the word `plan` used for a whole deployment. Its terminal and its summary's JSON name the
     engine instance and its data-parallel ranks."""
     out = tmp_path / "dp8"
-    deployment = ["--system", "h200_sxm", "--backend", "sglang", "--model", "Qwen/Qwen3-8B",
+    deployment = ["--system", "h200_sxm", "--engine", "sglang", "--model", "Qwen/Qwen3-8B",
                   "--gpus", "8", "--parallel", "tp1,dp8", "--steps", "roofline"]  # fmt: skip
     search = ["--tier", "slow:40:5", "--max-agents", "4", "--settle", "5", "--window", "10",
               "--max-window", "10", "--ramp", "2", "--min-samples", "5", "--precision", "0.5",
@@ -267,3 +295,45 @@ def test_simulate_says_engine_instances_and_data_parallel_ranks_never_replicas(
     assert "replica" not in summary and "worker" not in summary
     pool = json.loads(summary)["simulated"]["deployment"]["pools"][0]
     assert (pool["engine_instances"], pool["dp_ranks"]) == (1, 8)
+
+
+def test_every_system_the_list_knows_is_in_an_unknown_systems_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 33: `--system b301` listed ten systems and left out a100_sxm, l40s, b60 and
+    rtx_pro_6000_server, which `--list` shows and which work."""
+    assert main(["simulate", "--system", "b301", "--model", "Qwen/Qwen3-8B", "--gpus", "1"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    catalog, _ = catalog_for()
+    for system in {*catalog.systems, *known_gpus()}:
+        assert system in line
+    assert main(["simulate", "--list"]) == 0
+    listed = " ".join(capsys.readouterr().out.split())
+    assert all(system in listed for system in known_gpus())
+
+
+def test_a_simulation_without_max_agents_is_capped_where_choose_layout_would_cap_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33: `simulate` stopped at a hidden 64 agents ("64+" in every tier) where
+    `--choose-layout` capped the same deployment at thousands. Left out, the cap is the
+    deployment's own (its analytic estimate, as `--choose-layout` caps each search), said on
+    stderr and saved in config.toml with the run's own label."""
+    asked: list[Execution] = []
+
+    def stop(request: Execution) -> None:
+        asked.append(request)
+        raise AgentloadError("stopped before the search")
+
+    monkeypatch.setattr(execute_module, "execute", stop)
+    tiers = ("--tier", "slow:40:5")
+    assert main(["simulate", "--workload", WORKLOAD, *DEPLOYMENT, *tiers, "--out", str(tmp_path)])
+    (request,) = asked
+    spec = DeploymentSpec(system="h200_sxm", model="Qwen/Qwen3-8B", gpus=2, parallel="tp1")
+    expected = fitted_cap(spec, WORKLOAD, (parse_tier("slow:40:5"),), skip_bad_lines=False)
+    assert request.search.max_agents == expected.cap > DEFAULT_MAX_AGENTS
+    assert expected.cap >= expected.fit > 0  # at least the agents whose prefixes its KV holds
+    assert f"max agents: {expected.cap:,} agents" in capsys.readouterr().err
+    assert f"max_agents = {expected.cap}\n" in (request.config or "")
+    assert f'label = "{request.label}"\n' in (request.config or "")
+    assert request.label == "h200_sxm-x2-sglang-Qwen3-8B"

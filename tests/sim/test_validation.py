@@ -246,3 +246,65 @@ def test_one_ep8_group_at_the_racks_simulated_load_runs_at_its_published_speed()
     )
     assert point.p25_output_tokens_per_s == pytest.approx(row["p25_output_tokens_per_s"], rel=0.1)
     assert point.p95_ttft_s is not None and point.p95_ttft_s <= aa["tier"]["ttft_s_p95_ceiling"]
+
+
+def _pick(system: str, per_gpu: float, per_mw: float) -> dict[str, Any]:
+    return {
+        "system": system,
+        "agents_per_gpu": {"value": per_gpu},
+        "agents_per_mw": {"value": per_mw},
+    }
+
+
+def test_the_systems_checks_hold_each_pick_against_the_published_figure_and_aim() -> None:
+    aa = json.loads(PUBLISHED.read_text())
+    extra = json.loads(sim_validate.SYSTEMS_PUBLISHED.read_text())
+    comparison = {
+        "rows": [
+            _pick("gb300", 50.0, 55_000.0),
+            _pick("b300_sxm", 30.0, 30_000.0),
+            _pick("mi355x", 40.0, 10_000.0),
+            {"system": "h200_sxm", "refused": "every deployment pruned"},
+        ]
+    }
+    checks = {(c["check"], c["figure"][:13]): c for c in sim_validate.systems_checks(
+        comparison, aa, extra)}  # fmt: skip
+    per_gpu = checks[("GB300 NVL72, 72 GPUs", "agents per GP")]
+    assert per_gpu["error"] == pytest.approx(50 / 57.5 - 1) and per_gpu["within_aim"]
+    b300 = checks[("B300, 8 GPUs", "agents per MW")]
+    assert b300["error"] == pytest.approx(30_000 / 21_053 - 1) and not b300["within_aim"]
+    ratio = checks[("MI355X against GB300", "per MW ratio ")]
+    assert ratio["published"] == pytest.approx(70 / 150)
+    assert ratio["simulated"] == pytest.approx(10_000 / 55_000)
+    assert not ratio["within_aim"]  # 0.18 against 0.47: more than halved
+    order = checks[("order per MW", "gb300 > b300_")]
+    assert order["simulated"] == "gb300 > b300_sxm > mi355x" and order["within_aim"]
+
+
+def test_inferencex_points_are_summarised_per_system_and_regime() -> None:
+    def row(isl: int, fitted: bool, tput: float, intvty: float) -> dict[str, Any]:
+        return {
+            "isl": isl,
+            "osl": 1024,
+            "fitted": fitted,
+            "current": True,
+            "tput_per_gpu": {"error": tput},
+            "median_intvty": {"error": intvty},
+        }
+
+    calibration = {
+        "systems": {
+            "h200_sxm": {
+                "error_band": 0.06,
+                "errors": [row(1024, True, 0.05, -0.02), row(1024, False, -0.04, 0.01),
+                           row(8192, True, 0.02, -0.09)],
+            }
+        }
+    }  # fmt: skip
+    summary = sim_validate.inferencex_summary(calibration)
+    assert [(r["regime"], r["fitted"], r["held_out"]) for r in summary] == [
+        ("1K/1K", 1, 1),
+        ("8K/1K", 1, 0),
+    ]
+    assert summary[0]["held_out_error"] == -0.04 and summary[1]["fitted_error"] == -0.09
+    assert summary[1]["held_out_error"] is None

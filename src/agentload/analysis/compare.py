@@ -17,17 +17,35 @@ can tell the two apart at all.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 from agentload.analysis.cost import dollars_per_million, per_output_million
 from agentload.analysis.decode import Decoded, decode_point
-from agentload.analysis.provenance import SIMULATED, TYPED_IN, describe_source, power_words
+from agentload.analysis.provenance import (
+    ASSUMED,
+    SIMULATED,
+    TYPED_IN,
+    describe_source,
+    power_words,
+)
 from agentload.analysis.results import OperatingPoint, Results
-from agentload.analysis.table import Cell, Table
-from agentload.results.answer_words import NONE, UNDECIDED, inside_each_other, interval_words
+from agentload.analysis.table import Cell, Table, marks_where
+from agentload.results.answer_words import (
+    NONE,
+    UNDECIDED,
+    combined_band,
+    inside_each_other,
+    interval_words,
+    within_band,
+)
 from agentload.units import PERCENT
-from agentload.vocabulary import OUTPUT_SPEED, PER_REQUEST_SHORT
+from agentload.vocabulary import (
+    DOLLARS_PER_M_TOKENS,
+    OUTPUT_SPEED,
+    PER_REQUEST_SHORT,
+    TOK_S_PER_GPU,
+    TOKENS_S_PER_MW,
+)
 
 AGENTS_ROW = "max agents"
 SPEED_ROW = OUTPUT_SPEED
@@ -43,17 +61,19 @@ _METRICS: tuple[tuple[str, str], ...] = (
     (AGENTS_ROW, "agents"),
     ("agents per GPU", "agents/GPU"),
     ("agents per MW", "agents/MW"),
-    ("total tokens/s per GPU", "tok/s/GPU"),
-    ("output tokens/s per GPU", "tok/s/GPU"),
-    ("total tokens/s per MW", "tok/s/MW"),
+    ("total tokens/s per GPU", TOK_S_PER_GPU),
+    ("output tokens/s per GPU", TOK_S_PER_GPU),
+    ("total tokens/s per MW", TOKENS_S_PER_MW),
     ("output share of tokens", "%"),
     ("cache hit rate (of input)", "%"),
     (SPEED_ROW, PER_REQUEST_SHORT),
     ("speed statistic", ""),
     ("p95 time to first token", "s"),
-    ("cost per M tokens", "$/M tok"),
-    ("cost per M output tokens", "$/M out"),
+    ("cost per M tokens", DOLLARS_PER_M_TOKENS),
+    ("cost per M output tokens", f"{DOLLARS_PER_M_TOKENS} (output)"),
 )
+_ON_POWER = frozenset({"agents per MW", "total tokens/s per MW"})
+"""Figures that stand on a system's power: `assumed` in the cell where its power is."""
 _CAPACITY_ROWS = frozenset(
     {
         AGENTS_ROW,
@@ -104,9 +124,11 @@ def compare(
         raise ValueError("compare needs two or more results")
     prices = dict(gpu_hour_prices or {})
     labels = unique_labels(results)
+    assumed = [r.power.assumed for r in results]
     systems = Table(
         title="Systems",
         headers=("system", "from", "GPUs", "power source", "mean power (W)", "$ per GPU-hour"),
+        marks=marks_where(assumed, (SYSTEMS_POWER_COLUMN,), ASSUMED),
         notes=tuple(
             _band_words(label, result)
             for label, result in zip(labels, results, strict=True)
@@ -187,6 +209,7 @@ def compare(
                     *(f"{label} / {labels[0]} (×)" for label in labels[1:]),
                 ),
                 rows=tuple(rows),
+                marks=_power_marks(rows, assumed),
                 source="figures per system (see Systems)",
                 notes=(
                     "per MW: "
@@ -203,6 +226,24 @@ def compare(
             )
         )
     return tuple(tables)
+
+
+SYSTEMS_POWER_COLUMN = 4
+FIRST_SYSTEM = 2
+"""A tier table's first system column (after figure and unit); its ratios follow the systems."""
+
+
+def _power_marks(
+    rows: Sequence[Sequence[Cell]], assumed: Sequence[bool]
+) -> tuple[tuple[int, int, str], ...]:
+    """`assumed` on each per-MW cell of a system whose power is assumed, and on each ratio
+    with such a system on either side."""
+    n = len(assumed)
+    ratios = [assumed[0] or a for a in assumed[1:]]
+    columns = [FIRST_SYSTEM + i for i, a in enumerate(assumed) if a]
+    columns += [FIRST_SYSTEM + n + j for j, a in enumerate(ratios) if a]
+    flagged = [row[0] in _ON_POWER for row in rows]
+    return marks_where(flagged, columns, ASSUMED)
 
 
 def _quality_cell(point: OperatingPoint | None) -> str | None:
@@ -269,11 +310,6 @@ def _band_words(label: str, result: Results) -> str:
     return f"{label}: simulated, {kind}, {band} ({facts.basis})"
 
 
-def combined_band(a: float, b: float) -> float:
-    """Two relative error bands combined, their log errors added in quadrature."""
-    return math.exp(math.hypot(math.log1p(a), math.log1p(b))) - 1.0
-
-
 def _uncertainty_notes(
     labels: Sequence[str],
     results: Sequence[Results],
@@ -300,7 +336,7 @@ def _uncertainty_notes(
         both = combined_band(base_band, band)
         if not both:
             continue
-        inside = abs(math.log(ratio)) <= math.log1p(both)
+        inside = within_band(ratio, both)
         verdict = (
             "INSIDE the combined uncertainty: the simulation cannot rank them"
             if inside
@@ -366,7 +402,7 @@ def _power_words(result: Results) -> str:
     if result.provenance == TYPED_IN or power.source == TYPED_IN:
         return "typed-in power"
     if power.assumed:
-        return f"assumed power ({power.source}, a declared constant)"
+        return "assumed power (a declared constant, not measured)"
     kind = "simulated" if result.provenance == SIMULATED else "measured"
     return f"{kind} power" if power.source == kind else f"{kind} power ({power.source})"
 

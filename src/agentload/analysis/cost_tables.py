@@ -29,10 +29,10 @@ from agentload.analysis.economics import (
 )
 from agentload.analysis.mix import TokenMix
 from agentload.analysis.provenance import ASSUMED_POWER
-from agentload.analysis.table import Cell, Table, format_number
+from agentload.analysis.table import Cell, Table
 from agentload.analysis.wall import AT_THE_WALL, WallPower
 from agentload.frozen import Frozen
-from agentload.units import PERCENT
+from agentload.units import PERCENT, dollars, given
 from agentload.vocabulary import (
     PER_ACTIVE_AGENT,
     PER_ACTIVE_AGENT_SHORT,
@@ -116,8 +116,8 @@ class Terms(Frozen):
     def self_host_words(self) -> str:
         """`the cost basis + 30% overhead, serving 50% of paid hours` (as the notes say it)."""
         return (
-            f"{format_number(self.overhead * PERCENT)}% overhead, serving "
-            f"{format_number(self.utilisation * PERCENT)}% of paid hours"
+            f"{given(self.overhead * PERCENT)}% overhead, serving "
+            f"{given(self.utilisation * PERCENT)}% of paid hours"
         )
 
 
@@ -175,7 +175,7 @@ def _self_host_notes(terms: Terms, points: tuple[Priced, ...]) -> tuple[str, ...
     notes = [f"cost bases typed in: {'; '.join(b.words for b in terms.bases)}"]
     if kwh is not None:
         notes.append(
-            f"electricity ${format_number(kwh)} per kWh × mean W per GPU {AT_THE_WALL} "
+            f"electricity {dollars(kwh)} per kWh × mean W per GPU {AT_THE_WALL} "
             f"({terms.wall.describe()}), per token served"
         )
     if kwh is not None and any(terms.electricity_per_gpu_hour(p) is None for p in points):
@@ -205,7 +205,7 @@ def implied_table(gpu_hour_price: float, dollars_per_m: tuple[float, ...]) -> Ta
         title="$ per M tokens → implied throughput",
         headers=("$ per M tokens", "implied tok/s per GPU"),
         rows=rows,
-        source=f"typed in, at ${format_number(gpu_hour_price)} per GPU-hour",
+        source=f"typed in, at {dollars(gpu_hour_price)} per GPU-hour",
         key=CostTable.IMPLIED,
     )
 
@@ -240,10 +240,11 @@ def hosted_table(prices: HostedPrices, mixes: tuple[NamedMix, ...]) -> Table:
 
 
 def list_prices(prices: HostedPrices) -> str:
-    """`$ per M: input 1.25, cached input 0.15, output 4.25 (typed in)`."""
+    """`hosted list prices per M tokens: input $1.25, cached input $0.125, output $10.00
+    (typed in)`."""
     return (
-        f"$ per M: input {format_number(prices.input)}, cached input "
-        f"{format_number(prices.cached_input)}, output {format_number(prices.output)} (typed in)"
+        f"hosted list prices per M tokens: input {dollars(prices.input)}, cached input "
+        f"{dollars(prices.cached_input)}, output {dollars(prices.output)} (typed in)"
     )
 
 
@@ -396,14 +397,14 @@ def _per_agent_notes(terms: Terms) -> tuple[str, ...]:
         f"an agent holds 1 / (agents per GPU) of a GPU while active; {PER_ACTIVE_AGENT}: the "
         f"GPU's tokens/s over its agents, {TOOL_TIME_INCLUDED} (agents are a closed loop; not "
         "an output speed, which is per request)",
-        f"self-hosted: utilisation {format_number(terms.utilisation * PERCENT)}%, overhead "
-        f"{format_number(terms.overhead * PERCENT)}%"
+        f"self-hosted: utilisation {given(terms.utilisation * PERCENT)}%, overhead "
+        f"{given(terms.overhead * PERCENT)}%"
         + (f", electricity {AT_THE_WALL} while serving" if terms.kwh is not None else ""),
         "hosted: list prices on the agent's own measured mix (like for like)",
     ]
     if terms.calls_per_session is not None:
         notes.append(
-            f"a session: {format_number(terms.calls_per_session)} calls (typed in) × the "
+            f"a session: {given(terms.calls_per_session)} calls (typed in) × the "
             f"point's mean tokens per call ({PER_ACTIVE_AGENT} / calls/s per active agent)"
         )
     return tuple(notes)

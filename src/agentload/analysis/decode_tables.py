@@ -10,13 +10,14 @@ from agentload.analysis import checks as rel
 from agentload.analysis.checks import Checked, RelationCheck, run_checks
 from agentload.analysis.decode import Decoded, decode_point
 from agentload.analysis.provenance import (
+    ASSUMED,
     GPUS_NOT_GIVEN,
     TYPED_IN,
     describe_source,
     power_note,
 )
 from agentload.analysis.results import OperatingPoint, Results
-from agentload.analysis.table import Cell, Table, format_number
+from agentload.analysis.table import Cell, Table, format_number, marks_where
 from agentload.analysis.wall import AT_THE_GPU, AT_THE_WALL, WallPower
 from agentload.units import PERCENT
 
@@ -65,17 +66,44 @@ def results_tables(
     checked = [run_checks(point_figures(d)) for d in decoded]
     source = describe_source(results.provenance, results.origin)
     typed_power = watts_per_gpu is not None or total_watts is not None
+    headers = _results_headers(wall)
+    assumed = [p.power_assumed for p in points]
+    per_mw = [i for i, header in enumerate(headers) if header.endswith(PER_MW_HEADERS)]
     table = Table(
-        title=f"Decoded ({results.provenance}): {results.label or results.origin}",
-        headers=_results_headers(wall),
+        title=f"Decoded ({_kind(results.provenance, any(assumed))}): "
+        f"{results.label or results.origin}",
+        headers=headers,
         rows=tuple(_decoded_row(d, c, wall) for d, c in zip(decoded, checked, strict=True)),
         source=source,
         notes=_results_notes(results, gpus, typed_power, wall),
+        marks=marks_where(assumed, per_mw, ASSUMED),
     )
     rows: list[tuple[Cell, ...]] = []
+    flags: list[bool] = []
     for d, c in zip(decoded, checked, strict=True):
-        rows.extend(check_row(check, d.point.label) for check in c.checks if check.stated)
-    return (table, checks_table(tuple(rows), source, with_point=True)) if rows else (table,)
+        shown = [check for check in c.checks if check.stated]
+        rows.extend(check_row(check, d.point.label) for check in shown)
+        flags.extend(d.point.power_assumed and _per_mw(check.unit) for check in shown)
+    if not rows:
+        return (table,)
+    checks = checks_table(tuple(rows), source, with_point=True)
+    known = [checks.headers.index(KNOWN), checks.headers.index(GIVES)]
+    return table, checks.model_copy(update={"marks": marks_where(flags, known, ASSUMED)})
+
+
+PER_MW_HEADERS = ("per MW", f"per MW ({AT_THE_GPU})", f"per MW ({AT_THE_WALL})")
+"""How a per-MW column's header ends: its cells are on the point's power."""
+KNOWN = "known value"
+GIVES = "this relation gives"
+
+
+def _kind(provenance: str, assumed: bool) -> str:
+    """`measured`, or `measured; power assumed` when a per-MW figure stands on one."""
+    return f"{provenance}; power {ASSUMED}" if assumed else provenance
+
+
+def _per_mw(unit: str) -> bool:
+    return "MW" in unit
 
 
 def _results_notes(
@@ -199,8 +227,8 @@ def checks_table(rows: tuple[tuple[Cell, ...], ...], source: str, *, with_point:
             *(["point"] if with_point else []),
             "relation",
             "figure",
-            "known value",
-            "this relation gives",
+            KNOWN,
+            GIVES,
             "unit",
             "known / relation (×)",
             "verdict",

@@ -22,7 +22,7 @@ from agentload.analysis.results import OperatingPoint, Results
 from agentload.analysis.table import Cell, Table, figure_table, format_number
 from agentload.analysis.wall import AT_THE_GPU, AT_THE_WALL, WallPower, wall_power
 from agentload.frozen import Frozen
-from agentload.units import PERCENT
+from agentload.units import PERCENT, count_words
 from agentload.vocabulary import PER_REQUEST_SHORT
 
 RATES = (
@@ -442,8 +442,8 @@ def _notes(
         f"at {format_number(per_gpu_output)} output tok/s per GPU that is "
         f"{format_number(equivalents)} GPUs' worth of output.",
         "If the output speed is a mean while streaming, the deployment has at most "
-        f"{math.floor(equivalents)} GPUs (agents cannot receive output more than all the time); "
-        f"with {gpus} GPU{'s' if gpus != 1 else ''}"
+        f"{count_words(math.floor(equivalents), 'GPU')} (agents cannot receive output more than "
+        f"all the time); with {count_words(gpus, 'GPU')}"
         f"{'' if gpus_known else ' (default)'} agents receive output "
         f"{format_number(duty * PERCENT)}% of the time (the rest: waiting for the first token, "
         "running tools). A low-percentile speed raises that bound.",

@@ -24,7 +24,7 @@ from pydantic import Field
 from agentload.analysis.cost import HostedPrices, blended_price
 from agentload.analysis.mix import TokenMix
 from agentload.frozen import Frozen
-from agentload.units import SECONDS_PER_HOUR, TOKENS_PER_MILLION, WATTS_PER_KW
+from agentload.units import SECONDS_PER_HOUR, TOKENS_PER_MILLION, WATTS_PER_KW, dollars, given
 
 HOURS_PER_YEAR = 8_760.0
 
@@ -44,7 +44,7 @@ class CostBasis(Frozen):
 def rented(gpu_hour_price: float) -> CostBasis:
     """GPUs rented by the hour."""
     return CostBasis(
-        basis="rented", gpu_hour=gpu_hour_price, words=f"rented at ${gpu_hour_price:,.2f}/GPU-h"
+        basis="rented", gpu_hour=gpu_hour_price, words=f"rented at {dollars(gpu_hour_price)}/GPU-h"
     )
 
 
@@ -56,7 +56,10 @@ def owned(capex_per_gpu: float, years: float) -> CostBasis:
     return CostBasis(
         basis="owned",
         gpu_hour=hourly,
-        words=f"owned: ${capex_per_gpu:,.0f}/GPU over {years:g} y (${hourly:,.2f}/GPU-h)",
+        words=(
+            f"owned: {dollars(capex_per_gpu)}/GPU over {given(years)} years "
+            f"({dollars(hourly)}/GPU-h)"
+        ),
     )
 
 

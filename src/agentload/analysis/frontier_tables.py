@@ -35,6 +35,7 @@ from agentload.analysis.lookup import (
 )
 from agentload.analysis.numbers import parse_number
 from agentload.analysis.provenance import (
+    ASSUMED,
     ASSUMED_POWER,
     COMPUTED,
     GPUS_NOT_GIVEN,
@@ -43,11 +44,11 @@ from agentload.analysis.provenance import (
 )
 from agentload.analysis.refused import Reason, Refused
 from agentload.analysis.results import Results
-from agentload.analysis.table import Cell, Table, figure_table, format_number
+from agentload.analysis.table import Cell, Table, figure_table, format_number, marks_where
 from agentload.errors import InputError
 from agentload.frozen import Frozen
 from agentload.results.answer_words import answer_words
-from agentload.units import PERCENT, WATTS_PER_MW
+from agentload.units import PERCENT, WATTS_PER_MW, count_words, given
 from agentload.vocabulary import PER_REQUEST_SHORT, output_speed_header
 
 DEFAULT_KEEP = 5
@@ -91,6 +92,8 @@ class GivenPoint(Frozen):
     per_gpu: float
     watts_per_gpu: float | None
     label: str
+    power_assumed: bool = False
+    """Its power is a declared figure, not measured: its per MW says `assumed` in its cell."""
 
     def on(self, per_mw: bool) -> FrontierPoint:
         """The point on the per-GPU axes, or the per-MW ones (which need its power)."""
@@ -224,7 +227,13 @@ def gather(inputs: FrontierInputs) -> _Gathered:
             label = f"{name} {point.label}"
             watts = point.watts_per_gpu or None
             points.append(
-                GivenPoint(speed=speed, per_gpu=per_gpu, watts_per_gpu=watts, label=label)
+                GivenPoint(
+                    speed=speed,
+                    per_gpu=per_gpu,
+                    watts_per_gpu=watts,
+                    label=label,
+                    power_assumed=results.power.assumed,
+                )
             )
     return _Gathered(
         points=labelled_apart(points),
@@ -280,11 +289,13 @@ def _frontier_table(
     selection = select_points(on_axes(frontier, inputs.area_axes), inputs.keep)
     kept = set(selection.indices)
     watts = {p.label: p.watts_per_gpu for p in gathered.points}
+    assumed = {p.label for p in gathered.points if p.power_assumed}
     rows = []
     for index, p in enumerate(frontier):
         power = watts.get(p.label)
         per_mw = p.throughput / power * WATTS_PER_MW if power else None
         rows.append((index + 1, p.label, p.speed, p.throughput, power, per_mw, index in kept))
+    flagged = [p.label in assumed for p in frontier]
     return Table(
         title="Pareto frontier",
         headers=(
@@ -299,7 +310,12 @@ def _frontier_table(
         rows=tuple(rows),
         source=", ".join(gathered.sources),
         notes=(*_frontier_notes(inputs, gathered, any(watts.values())), *gathered.answers),
+        marks=marks_where(flagged, (POWER_COLUMN, PER_MW_COLUMN), ASSUMED),
     )
+
+
+POWER_COLUMN, PER_MW_COLUMN = 4, 5
+"""The frontier table's columns on a point's power: said `assumed` in the cell where it is."""
 
 
 def _frontier_notes(inputs: FrontierInputs, gathered: _Gathered, powered: bool) -> list[str]:
@@ -307,7 +323,10 @@ def _frontier_notes(inputs: FrontierInputs, gathered: _Gathered, powered: bool) 
     return [
         note
         for note, show in (
-            (f"{skipped} point(s) skipped: no {speed} speed or throughput", skipped),
+            (
+                f"{count_words(skipped, 'point')} skipped: no {speed} speed or throughput",
+                skipped,
+            ),
             (
                 f"typed points: their output speed as typed (results: the {speed})",
                 inputs.results and inputs.point,
@@ -436,14 +455,14 @@ def against_points(inputs: FrontierInputs) -> list[tuple[FrontierPoint, str]]:
     for p in inputs.against_price:
         if price is None:
             break
-        name = p.label or f"{format_number(p.speed)} {PER_REQUEST_SHORT}"
-        dollars = format_number(p.value)
+        name = p.label or f"{given(p.speed)} {PER_REQUEST_SHORT}"
+        typed = f"${given(p.value)}"
         point = FrontierPoint(
             speed=p.speed,
             throughput=implied_tokens_per_s_per_gpu(price, p.value),
-            label=f"{name} (${dollars}/M)",
+            label=f"{name} ({typed}/M)",
         )
-        source = f"implied by ${dollars}/M at ${format_number(price)}/GPU-h (typed in)"
+        source = f"implied by {typed}/M at ${given(price)}/GPU-h (typed in)"
         others.append((point, source))
     return others
 

@@ -261,7 +261,7 @@ def measured_deployment(
         raise Refused(
             "gpus_per_deployment",
             Reason.CONFLICTS,
-            f"the results record {results.gpus} GPU(s) in the deployment already",
+            f"the results record {count_words(results.gpus, 'GPU')} in the deployment already",
         )
     gpus = results.gpus or typed_gpus
     if gpus is None:
@@ -403,9 +403,9 @@ def _notes(
     deployment: MeasuredDeployment, demand: Demand, sizing: Sizing, gpu_watts: float | None
 ) -> tuple[str, ...]:
     notes = [
-        f"one deployment = {count_words(deployment.gpus, 'GPU')} as measured, serving "
-        f"{agents_words(deployment.agents)} at tier {deployment.tier} ({deployment.tier_words}), "
-        f"{deployment.provenance} ({deployment.origin}); the fleet is copies of it",
+        f"one deployment = {count_words(deployment.gpus, 'GPU')} as {deployment.provenance}, "
+        f"serving {agents_words(deployment.agents)} at tier {deployment.tier} "
+        f"({deployment.tier_words}; {deployment.origin}); the fleet is copies of it",
     ]
     if deployment.gpus_typed:
         notes.append("GPUs per deployment typed in (the results did not record it)")

@@ -13,7 +13,7 @@ from agentload.analysis.plan import HOURS_PER_MONTH, FleetPlan, MeasuredDeployme
 from agentload.analysis.provenance import ASSUMED_POWER, COMPUTED, TYPED_IN, describe_source
 from agentload.analysis.table import Cell, Table, figure_table, format_number
 from agentload.analysis.wall import AT_THE_GPU, AT_THE_WALL
-from agentload.units import PERCENT
+from agentload.units import PERCENT, given
 from agentload.vocabulary import PER_ACTIVE_AGENT, PER_ACTIVE_AGENT_UNIT
 
 Row = tuple[str, Cell, str, str]
@@ -157,7 +157,7 @@ def _fleet(plan: FleetPlan) -> Table:
     ]
     notes = list(plan.notes)
     notes.append(
-        f"a month is {format_number(HOURS_PER_MONTH)} hours; self-hosting is cheaper than the "
+        f"a month is {given(HOURS_PER_MONTH)} hours; self-hosting is cheaper than the "
         "API when the mean utilisation is above the break-even"
     )
     for name, even in (

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
+from agentload.analysis.table import TYPED
 from agentload.results.summary import PowerFigures, Summary
+from agentload.units import fix_plurals
 
 MEASURED: Final = "measured"
 SIMULATED: Final = "simulated"
-TYPED_IN: Final = "typed in"
+TYPED_IN: Final = TYPED
 COMPUTED: Final = "computed"
 """A figure worked out from others (typed or read); its inputs say where they came from."""
 
@@ -32,6 +34,8 @@ def describe_source(provenance: str, origin: str) -> str:
 
 
 ASSUMED_POWER: Final = "ASSUMED, not measured"
+ASSUMED: Final = "assumed"
+"""The word a figure on an assumed power is written with, in its own cell (`3.88G assumed`)."""
 GPUS_NOT_GIVEN: Final = (
     "GPU count not given (a CPU engine, or no --gpus): 1 assumed, so 'per GPU' is the whole "
     "deployment"
@@ -46,7 +50,13 @@ def power_words(power: PowerFigures) -> str:
 
 
 def power_note(power: PowerFigures) -> str:
-    """`power source: nvml`, or `power: ASSUMED, not measured (assumed 2.2 W per ...)`."""
+    """`power source: nvml`, or `power: ASSUMED, not measured: 2.2 W (1 vCPU serving x ...)`."""
     if power.assumed:
-        return f"power: {power_words(power)} ({power.description or power.source})"
+        return f"power: {power_words(power)}: {declared_words(power)}"
     return f"power source: {power_words(power)}"
+
+
+def declared_words(power: PowerFigures) -> str:
+    """What a declared power stands for, once (`2.2 W (1 vCPU serving x 2.2 W: ...)`), not
+    `ASSUMED ... assumed 2.2 W`; older results' `(s)` plurals read as today's."""
+    return fix_plurals((power.description or power.source).removeprefix(f"{ASSUMED} "))

@@ -13,7 +13,7 @@ import orjson
 from rich.console import Console, JustifyMethod
 from rich.text import Text
 
-from agentload.analysis.table import Table, format_cell, shown_rows
+from agentload.analysis.table import Table, marked_cells, shown_rows
 from agentload.console import wide_console
 from agentload.tables import Column, Grid, console_lines
 
@@ -30,20 +30,33 @@ p.source, p.note { color: #555; font-size: 0.9em; margin: 0.2em 0; }
 
 def print_tables(tables: Sequence[Table], console: Console | None = None) -> None:
     """Print each table fitted to the console (`agentload.tables`: split over stacked parts,
-    its first column repeated, never a number cut), with its source and notes."""
+    its first column repeated, never a number cut), with its source and notes. A note that
+    several tables carry (a price, where per MW comes from) is said once, under the last."""
     console = console or wide_console()
+    shared = _shared_notes(tables)
     for table in tables:
         columns = tuple(
             Column(header, key=index == 0, justify=_justify(table, index))
             for index, header in enumerate(table.headers)
         )
-        rows = tuple(tuple(format_cell(cell) for cell in row) for row in shown_rows(table))
-        console_lines(Grid(table.title, columns, rows), console)
+        console_lines(Grid(table.title, columns, marked_cells(table)), console)
         if table.source:
             console.print(Text(f"  from: {table.source}"))
         for note in table.notes:
-            console.print(Text(f"  note: {note}"))
+            if note not in shared:
+                console.print(Text(f"  note: {note}"))
         console.print()
+    for note in shared:
+        console.print(Text(f"note (tables above): {note}"))
+
+
+def _shared_notes(tables: Sequence[Table]) -> list[str]:
+    """The notes more than one table carries, in the order first carried."""
+    counts: dict[str, int] = {}
+    for table in tables:
+        for note in dict.fromkeys(table.notes):
+            counts[note] = counts.get(note, 0) + 1
+    return [note for note, n in counts.items() if n > 1]
 
 
 def _justify(table: Table, index: int) -> JustifyMethod:
@@ -79,12 +92,12 @@ def table_html(table: Table) -> str:
     parts = [f"<table><caption>{html.escape(table.title)}</caption><thead><tr>"]
     parts.extend(f"<th>{html.escape(header)}</th>" for header in table.headers)
     parts.append("</tr></thead><tbody>")
-    for row in shown_rows(table):
+    for row, texts in zip(shown_rows(table), marked_cells(table), strict=True):
         parts.append("<tr>")
-        for cell in row:
+        for cell, text in zip(row, texts, strict=True):
             kind = "num" if isinstance(cell, int | float) and not isinstance(cell, bool) else ""
             css = f' class="{kind}"' if kind else ""
-            parts.append(f"<td{css}>{html.escape(format_cell(cell))}</td>")
+            parts.append(f"<td{css}>{html.escape(text)}</td>")
         parts.append("</tr>")
     parts.append("</tbody></table>")
     if table.source:

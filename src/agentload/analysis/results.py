@@ -30,6 +30,7 @@ from agentload.results.summary import (
     Summary,
     TierResult,
 )
+from agentload.results.tiers import slo_text
 from agentload.units import WATTS_PER_MW, agents_words
 
 __all__ = ["TYPED_IN", "OperatingPoint", "Results", "load_recorded_calls", "load_results"]
@@ -56,7 +57,7 @@ class OperatingPoint(Frozen):
     tier: str | None = None
     """The tier's name, for a tier result (or a typed system's tier)."""
     tier_slo: str | None = None
-    """The tier's SLO in words (`p25 output >= 40 tok/s, p95 TTFT <= 10 s`), when read."""
+    """The tier's SLO in words (`p25 output ≥ 40 tokens/s, p95 TTFT ≤ 10 s`), when read."""
     origin: str = TYPED_IN
     """Where the figures came from: `typed in` or the summary file's path."""
     provenance: Provenance = TYPED_IN
@@ -179,11 +180,7 @@ def _tier_point(tier: TierResult, summary: Summary, common: dict[str, Any]) -> O
         label=f"tier {tier.name}",
         kind="tier",
         tier=tier.name,
-        tier_slo=(
-            f"p{tier.output_speed_percentile:g} output >= "
-            f"{tier.output_speed_floor_tokens_per_s:g} tok/s, p{tier.ttft_percentile:g} TTFT <= "
-            f"{tier.ttft_ceiling_s:g} s"
-        ),
+        tier_slo=slo_text(tier),
         agents=tier.max_agents,
         at_cap=tier.limit == "max_agents",
         agents_interval=tier.max_agents_interval,

@@ -66,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ("--output-tokens-per-call", "mean output tokens per call"),
         ("--host-watts", "host power per node (CPUs, NICs, fans), W: per MW at the wall"),
         ("--gpus-per-node", f"GPUs sharing a node's host power (default {DEFAULT_GPUS_PER_NODE})"),
-        ("--pue", "facility power / IT power (>= 1): per MW at the wall"),
+        ("--pue", "facility power / IT power (≥ 1): per MW at the wall"),
     ):
         add_number_option(parser, flag, help)
     parser.add_argument(  # the name before the output speed had its own (still accepted)

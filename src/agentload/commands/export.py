@@ -33,7 +33,9 @@ DEFAULT_FOLDER = "export"
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_verb(subparsers, "export", __doc__)
     parser.add_argument("results", type=Path, metavar="DIR", help="a results directory")
-    parser.add_argument("--format", choices=FORMATS, default="csv", help="table format")
+    parser.add_argument(
+        "--format", choices=FORMATS, default="csv", help="table format (default: %(default)s)"
+    )
     parser.add_argument(
         "--out", type=Path, help=f"folder for the tables (default: DIR/{DEFAULT_FOLDER})"
     )

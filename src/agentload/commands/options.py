@@ -14,12 +14,20 @@ from typing import Any
 from agentload.errors import AgentloadError
 from agentload.files import clean_label
 from agentload.measure.power_spec import PowerSpec, power_spec_from_options
-from agentload.option_errors import named_options
-from agentload.run.execute import Backend, HostOptions, default_out_dir
+from agentload.option_errors import Renamed, named_options
+from agentload.run.execute import HOST_KINDS, HostKind, HostOptions, default_out_dir
 from agentload.run.settings import AgentSettings
 from agentload.workload.synthetic import PROFILE, SPEC_PREFIX
 
 DEFAULT_WORKLOAD = SPEC_PREFIX + PROFILE
+
+
+def add_renamed(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, old: str, new: str, what: str
+) -> None:
+    """`old`, an option's former name, refused in one line naming `new` (hidden from --help;
+    a config file's old key is read as the new one: `agentload.config_file.RENAMED_KEYS`)."""
+    parser.add_argument(old, action=Renamed, new=new, what=what, help=argparse.SUPPRESS)
 
 
 def add_verb(subparsers: argparse._SubParsersAction, name: str, doc: str | None) -> Any:
@@ -37,13 +45,20 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
         "--workload", default=DEFAULT_WORKLOAD, help="workload source (default: %(default)s)"
     )
     parser.add_argument("--skip-bad-lines", action="store_true", help="skip malformed lines")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of every random draw the agents make (which sessions, start calls, tool "
+        "times); the same seed plays the same load (default: %(default)s)",
+    )
     parser.add_argument("--salt", help="run salt (default: random, so runs never share a cache)")
     parser.add_argument(
         "--history",
         choices=("server", "recorded"),
         default="server",
-        help="assistant turns in the history: the server's reply or the recorded one",
+        help="assistant turns in the history: the server's reply or the recorded one "
+        "(default: %(default)s)",
     )
 
 
@@ -57,7 +72,7 @@ def add_turn_zero_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
-    """--workers, --backend and --ray-address."""
+    """--workers, --host and --ray-address (`--backend`, its old name, refused)."""
     parser.add_argument(
         "--workers",
         type=int,
@@ -66,12 +81,13 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
         help="client processes to split the agents across (one core each; default: 1)",
     )
     parser.add_argument(
-        "--backend",
-        choices=("local", "ray"),
+        "--host",
+        choices=HOST_KINDS,
         default="local",
-        help="where worker processes run: this machine, or Ray across a cluster "
-        "(pip install 'agentload[ray]')",
+        help="where the agents' worker processes run: local (this machine) or ray (Ray "
+        "actors across a cluster; pip install 'agentload[ray]') (default: %(default)s)",
     )
+    add_renamed(parser, "--backend", "--host", "where the agents run: local or ray")
     parser.add_argument(
         "--ray-address",
         metavar="ADDR",
@@ -110,7 +126,9 @@ def add_output_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
         help=f"continue the interrupted {verb} in DIR from what it finished "
         "(give the same options it was started with)",
     )
-    parser.add_argument("--label", default=verb, help=f"a name for this {verb} in reports")
+    parser.add_argument(
+        "--label", default=verb, help=f"a name for this {verb} in reports (default: %(default)s)"
+    )
 
 
 def agents_from(
@@ -130,11 +148,11 @@ def agents_from(
 
 
 def hosts_from(args: argparse.Namespace) -> HostOptions:
-    """Where agents run, checked: --ray-address implies the Ray backend."""
+    """Where agents run, checked: --ray-address implies `--host ray`."""
     if args.workers < 1:
         raise AgentloadError(f"--workers: must be at least 1, got {args.workers}")
-    backend: Backend = "ray" if args.ray_address else args.backend
-    return HostOptions(workers=args.workers, backend=backend, ray_address=args.ray_address)
+    kind: HostKind = "ray" if args.ray_address else args.host
+    return HostOptions(workers=args.workers, kind=kind, ray_address=args.ray_address)
 
 
 def power_from(args: argparse.Namespace) -> PowerSpec | None:

@@ -63,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "GPUs in the measured deployment, when the results did not record it",
     )
     add_number_option(parser, "--host-watts", "host power per node (CPUs, NICs, fans), W")
-    add_number_option(parser, "--pue", "facility power / IT power (>= 1)")
+    add_number_option(parser, "--pue", "facility power / IT power (≥ 1)")
     add_number_option(parser, "--gpu-hour-price", "rented: $ per GPU-hour")
     add_number_option(parser, "--capex-per-gpu", "owned: $ per GPU, with its share of servers")
     add_number_option(parser, "--years", "owned: years the capex is written off over")

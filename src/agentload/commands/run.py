@@ -35,7 +35,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--duration", type=float, required=True, metavar="S", help="measurement length, s"
     )
     parser.add_argument(
-        "--ramp", type=float, default=0.0, metavar="S", help="agents start over this many s"
+        "--ramp",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="agents start over this many s (default: %(default)s, all at once)",
     )
     parser.add_argument(
         "--settle",

@@ -25,9 +25,16 @@ from agentload.search.plans import BISECT, DEFAULT_PLAN
 from agentload.search.prior import load_prior
 
 
-def add_search_arguments(parser: argparse.ArgumentParser, default_tiers: str = "agentperf") -> None:
-    """Tier and search-bound options, shared by search and demo (whose tiers default to
-    another preset)."""
+def add_search_arguments(
+    parser: argparse.ArgumentParser,
+    default_tiers: str = "agentperf",
+    *,
+    max_agents: int | None = defaults.DEFAULT_MAX_AGENTS,
+    max_agents_words: str = "%(default)s",
+) -> None:
+    """Tier and search-bound options, shared by search, demo (whose tiers default to another
+    preset) and simulate (whose `max_agents` default, None, is the deployment's own, said in
+    `max_agents_words`)."""
     tiers = parser.add_argument_group(f"SLO tiers (default: the {default_tiers} preset)")
     tiers.add_argument("--tiers", choices=PRESETS, help="a preset ladder of tiers")
     tiers.add_argument(
@@ -35,7 +42,7 @@ def add_search_arguments(parser: argparse.ArgumentParser, default_tiers: str = "
         action="append",
         default=[],
         metavar="NAME:FLOOR[@pQ]:TTFT[@pQ]",
-        help="a custom tier, e.g. fast:100:2.0 (output p25 >= 100 tokens/s, p95 TTFT <= 2 s), "
+        help="a custom tier, e.g. fast:100:2.0 (output p25 ≥ 100 tokens/s, p95 TTFT ≤ 2 s), "
         "or with keyword criteria speed=, ttft=, e2e= (end-to-end interactivity, 1/p90 of "
         "e2e s per output token: AgentX), e.g. agentx:e2e=20 or fast:100:2:e2e=30; repeatable",
     )
@@ -44,8 +51,21 @@ def add_search_arguments(parser: argparse.ArgumentParser, default_tiers: str = "
         "--ttft-ceiling", type=float, metavar="S", help="TTFT ceiling for a preset's tiers, s"
     )
     bounds = parser.add_argument_group("search")
-    bounds.add_argument("--start-agents", type=int, default=1)
-    bounds.add_argument("--max-agents", type=int, default=defaults.DEFAULT_MAX_AGENTS)
+    bounds.add_argument(
+        "--start-agents",
+        type=int,
+        default=1,
+        metavar="N",
+        help="agents in the first probe (default: %(default)s)",
+    )
+    bounds.add_argument(
+        "--max-agents",
+        type=int,
+        default=max_agents,
+        metavar="N",
+        help="the most agents the search probes; a tier still passing there answers "
+        f"'N+' (default: {max_agents_words})",
+    )
     for flag, default, help in (
         ("--settle", STEADY_STATE_SETTLE_S, "each probe waits until every agent has been active "
          "this long (default: %(default)s)"),
@@ -53,18 +73,40 @@ def add_search_arguments(parser: argparse.ArgumentParser, default_tiers: str = "
          "(default: %(default)s)"),
         ("--max-window", defaults.DEFAULT_MAX_WINDOW_S, "a probe inside the noise is extended "
          "up to this (default: %(default)s)"),
-        ("--ramp", defaults.DEFAULT_RAMP_S, "new agents start over this many s"),
+        ("--ramp", defaults.DEFAULT_RAMP_S, "new agents start over this many s "
+         "(default: %(default)s)"),
     ):  # fmt: skip
         bounds.add_argument(flag, type=float, default=default, metavar="S", help=help)
-    bounds.add_argument("--min-samples", type=int, default=DEFAULT_MIN_SAMPLES)
+    bounds.add_argument(
+        "--min-samples",
+        type=int,
+        default=DEFAULT_MIN_SAMPLES,
+        metavar="N",
+        help="fewest requests a window needs before its percentiles decide a verdict "
+        "(default: %(default)s)",
+    )
     bounds.add_argument(
         "--precision",
         type=float,
         default=defaults.DEFAULT_PRECISION,
         help="stop bisecting within max(1, precision x agents) (default: %(default)s)",
     )
-    bounds.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE)
-    bounds.add_argument("--max-error-rate", type=float, default=DEFAULT_MAX_ERROR_RATE)
+    bounds.add_argument(
+        "--confidence",
+        type=float,
+        default=DEFAULT_CONFIDENCE,
+        metavar="P",
+        help="a verdict is decided when the percentile's bootstrap interval at this level "
+        "clears its threshold; otherwise the window is held longer (default: %(default)s)",
+    )
+    bounds.add_argument(
+        "--max-error-rate",
+        type=float,
+        default=DEFAULT_MAX_ERROR_RATE,
+        metavar="R",
+        help="a probe whose share of failed requests passes this fails every tier "
+        "(default: %(default)s)",
+    )
     bounds.add_argument(
         "--plan",
         choices=(DEFAULT_PLAN, BISECT),
@@ -97,13 +139,18 @@ def tiers_from(args: argparse.Namespace, default_preset: str = "agentperf") -> t
 
 
 def search_settings_from(
-    args: argparse.Namespace, default_preset: str = "agentperf"
+    args: argparse.Namespace,
+    default_preset: str = "agentperf",
+    *,
+    max_agents: int = defaults.DEFAULT_MAX_AGENTS,
 ) -> defaults.SearchSettings:
+    """The search the options ask for (`max_agents` where `--max-agents` was left to a
+    deployment's own cap, None)."""
     with named_options(args):
         return defaults.SearchSettings(
             tiers=tiers_from(args, default_preset),
             start_agents=args.start_agents,
-            max_agents=args.max_agents,
+            max_agents=args.max_agents if args.max_agents is not None else max_agents,
             settle_s=args.settle,
             window_s=args.window,
             max_window_s=args.max_window,

@@ -1,12 +1,12 @@
 """`agentload simulate`: the search, on a simulated deployment of hardware you may not own.
 
 The same options as `search` (workload, tiers, settle, window, precision, max agents, `--out`)
-plus the deployment (`agentload.commands.simulate_options`): `--system NAME --backend
-{sglang,vllm,trtllm} --model HF_ID --gpus N --parallel SPEC` (aggregated), or `--layout
+plus the deployment (`agentload.commands.simulate_options`): `--system NAME --engine
+{sglang,vllm,trtllm,llama.cpp} --model HF_ID --gpus N --parallel SPEC` (aggregated), or `--layout
 1P:tp1,dp8,ep8+1D:tp1,dp64,ep64` (disaggregated prefill/decode pools;
 `agentload.sim.setup.serving`), `--routing`, `--speculative mtp[:K]`, optional `--kv-host-gb`
 and `--max-batch-tokens`. It writes a normal results directory whose summary and report say
-SIMULATED, with the step-time source and its version. `--list` prints the systems, backends,
+SIMULATED, with the step-time source and its version. `--list` prints the systems, engines,
 models and layouts with step-time data (`agentload.report.catalog`).
 
 `--calibrate RESULTS_DIR` first fits the roofline's factors to a measured run's probes (those
@@ -16,12 +16,14 @@ left out are taken from the run where it says (the embedded engine's model, thre
 `--roofline` gives the factors directly (e.g. those a calibration found, on other hardware).
 
 `--choose-layout --gpus N` searches the layout instead of taking it (`agentload.layouts`; its
-options in `agentload.commands.simulate_layouts`).
+options in `agentload.commands.simulate_layouts`); `--compare-systems gb300:72,b300_sxm:8` runs
+that search on each system and ranks them (`agentload.layouts.systems`).
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -35,14 +37,26 @@ from agentload.commands.options import (
     out_from,
 )
 from agentload.commands.search import add_search_arguments, search_settings_from
-from agentload.commands.simulate_layouts import add_layout_arguments, layout_request_from
+from agentload.commands.simulate_layouts import (
+    add_layout_arguments,
+    layout_request_from,
+    systems_request_from,
+)
 from agentload.commands.simulate_options import add_deployment_arguments, deployment_from
 from agentload.config_file import add_config_argument, effective_config
 from agentload.console import err_console, wide_console
 from agentload.errors import EXIT_INTERRUPTED, AgentloadError
 from agentload.files import clean_label
+from agentload.run.search_settings import CAP_FACTOR, MIN_CAP
 from agentload.tables import Column, Grid, console_lines
 from agentload.units import MISSING
+
+FITTED_CAP_WORDS = (
+    f"the larger of {CAP_FACTOR:g} x the deployment's analytic estimate at its best tier and "
+    f"the agents whose prefixes its KV holds, up to a power of two, at least {MIN_CAP}: the "
+    "cap --choose-layout gives each layout it searches"
+)
+"""What `simulate --max-agents` defaults to (`agentload.layouts.searches.fitted_cap`)."""
 
 if TYPE_CHECKING:
     from agentload.results.summary import CalibrationFacts
@@ -61,15 +75,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--list",
         action="store_true",
-        help="print what has step-time data and exit: a summary (systems x backends, models "
+        help="print what has step-time data and exit: a summary (systems x engines, models "
         "each); with --system and/or --model (a part of its name) every deployment that "
-        "matches, one row per layout; --backend narrows either",
+        "matches, one row per layout; --engine narrows either",
     )
     add_workload_arguments(parser)
     add_turn_zero_argument(parser)
     add_output_arguments(parser, "simulate")
     add_deployment_arguments(parser)
-    add_search_arguments(parser)
+    add_search_arguments(parser, max_agents=None, max_agents_words=FITTED_CAP_WORDS)
     add_layout_arguments(parser)
     add_config_argument(parser)
     parser.set_defaults(func=handle, api="chat")
@@ -79,8 +93,10 @@ def handle(args: argparse.Namespace) -> int:
     if args.list:
         from agentload.report.catalog import catalog_grid
 
-        console_lines(catalog_grid(args.system, args.backend, args.model), wide_console())
+        console_lines(catalog_grid(args.system, args.engine, args.model), wide_console())
         return 0
+    if args.compare_systems:
+        return compare_systems(args)
     if args.choose_layout:
         return choose_layout(args)
     from agentload.commands.finish import finish
@@ -88,7 +104,9 @@ def handle(args: argparse.Namespace) -> int:
     from agentload.sim.target import SimOptions
 
     deployment, calibration = calibrated_deployment(args)
-    label = _label(args, deployment)
+    args.label = label = _label(args, deployment)
+    if args.max_agents is None:
+        args.max_agents = _fitted_cap(args, deployment)
     request = Execution(
         workload=args.workload,
         search=search_settings_from(args),
@@ -106,6 +124,18 @@ def handle(args: argparse.Namespace) -> int:
     return 0 if summary.complete else EXIT_INTERRUPTED
 
 
+def _fitted_cap(args: argparse.Namespace, deployment: DeploymentSpec) -> int:
+    """The deployment's own cap (`agentload.layouts.searches.fitted_cap`), said in a line."""
+    from agentload.commands.search import tiers_from
+    from agentload.layouts.searches import fitted_cap
+
+    found = fitted_cap(
+        deployment, args.workload, tiers_from(args), skip_bad_lines=args.skip_bad_lines
+    )
+    err_console().print(Text(f"max agents: {found.words}"))
+    return found.cap
+
+
 def choose_layout(args: argparse.Namespace) -> int:
     """The layout search (`agentload.layouts.choose`): its tables, its page, where it wrote."""
     from agentload.layouts.choose import choose_layout as search
@@ -114,8 +144,25 @@ def choose_layout(args: argparse.Namespace) -> int:
     result = search(layout_request_from(args))
     page = write_layouts_report(result.out, result.layouts)
     print_ranking(result.layouts, wide_console())
+    return _wrote(result.out, page)
+
+
+def compare_systems(args: argparse.Namespace) -> int:
+    """The comparison of systems (`agentload.layouts.systems`): its table, its page, where it
+    wrote."""
+    from agentload.layouts.systems import compare_systems as compare
+    from agentload.report.systems import print_comparison, write_systems_report
+
+    result = compare(systems_request_from(args))
+    page = write_systems_report(result.out, result.comparison)
+    print_comparison(result.comparison, wide_console())
+    return _wrote(result.out, page)
+
+
+def _wrote(out: Path, page: Path) -> int:
+    """Where a layout search or a comparison wrote."""
     console = err_console()
-    console.print(Text(f"results: {result.out}"))
+    console.print(Text(f"results: {out}"))
     console.print(Text(f"report: {page}"))
     return 0
 

@@ -1,5 +1,5 @@
 """The options of `agentload simulate` that name the simulated deployment (`--system`,
-`--backend`, `--model`, `--gpus`, `--parallel` or `--layout`, `--routing`, `--speculative`, the
+`--engine`, `--model`, `--gpus`, `--parallel` or `--layout`, `--routing`, `--speculative`, the
 step source, the host KV tier) and calibration on a measured run, and the deployment request
 built from them (one line naming what is missing or malformed)."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from agentload.commands.options import add_renamed
 from agentload.errors import AgentloadError
 
 if TYPE_CHECKING:
@@ -16,9 +17,9 @@ if TYPE_CHECKING:
 
 ROUTINGS = ("affinity", "round_robin", "cache_aware", "kv")
 """`agentload.sim.engine.config.ROUTINGS` (not imported: the CLI loads the simulator lazily)."""
-BACKENDS = ("sglang", "vllm", "trtllm", "llama.cpp")
-"""Engines whose step times aiconfigurator-core has (llama.cpp: the roofline only)."""
-DEFAULT_BACKEND = "sglang"
+ENGINES = ("sglang", "vllm", "trtllm", "llama.cpp")
+"""Serving engines whose step times aiconfigurator-core has (llama.cpp: the roofline only)."""
+DEFAULT_ENGINE = "sglang"
 
 
 def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,8 +27,12 @@ def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
     deployment = parser.add_argument_group("the simulated deployment")
     deployment.add_argument("--system", help="GPU system, e.g. gb300, b300_sxm, h200_sxm, mi355x")
     deployment.add_argument(
-        "--backend", choices=BACKENDS, help="serving engine whose step times (default: sglang)"
+        "--engine",
+        choices=ENGINES,
+        help=f"the serving engine whose step times and cache are simulated (default: "
+        f"{DEFAULT_ENGINE}, or the --calibrate run's)",
     )
+    add_renamed(deployment, "--backend", "--engine", f"the serving engine: {', '.join(ENGINES)}")
     deployment.add_argument("--model", help="model, as its Hugging Face id")
     deployment.add_argument(
         "--gpus", type=int, help="GPUs in the deployment (with --layout: its GPUs, if given)"
@@ -78,7 +83,7 @@ def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "aic", "roofline"),
         default="auto",
         help="step-time source: aiconfigurator-core's data where it evaluates, else a roofline "
-        "(auto); only one of them (aic, roofline)",
+        "(auto); only one of them (aic, roofline) (default: %(default)s)",
     )
     deployment.add_argument(
         "--roofline",
@@ -138,7 +143,7 @@ def deployment_from(
     if missing:
         raise AgentloadError(f"simulate needs {', '.join(missing)} (see --list)")
     values.update(
-        backend=args.backend or values.get("backend") or DEFAULT_BACKEND,
+        backend=args.engine or values.get("backend") or DEFAULT_ENGINE,
         parallel=args.parallel,
         kv_host_gb=args.kv_host_gb or 0.0,
         routing=args.routing,

@@ -50,8 +50,8 @@ def add_engine_argument(parser: argparse.ArgumentParser | argparse._ArgumentGrou
         "--engine",
         choices=ENGINE_NAMES,
         default=DEFAULT_ENGINE,
-        help="the embedded engine: llama.cpp, or vLLM's CPU build (installed by `agentload "
-        "engine install --engine vllm`) (default: %(default)s)",
+        help="the embedded engine: llama.cpp, or vLLM's CPU build (installed by agentload "
+        "engine install --engine vllm) (default: %(default)s)",
     )
 
 
@@ -70,7 +70,13 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument(
         "--api-key", nargs="?", action=_RefuseKey, help=argparse.SUPPRESS, metavar="KEY"
     )
-    target.add_argument("--api", choices=("chat", "completions"), default="chat")
+    target.add_argument(
+        "--api",
+        choices=("chat", "completions"),
+        default="chat",
+        help="the endpoint calls go to: /chat/completions (messages) or /completions (one "
+        "prompt) (default: %(default)s)",
+    )
     target.add_argument(
         "--tokenizer",
         help="tokenizer.json for making prompts of exact length "

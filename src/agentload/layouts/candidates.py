@@ -2,20 +2,28 @@
 
 Given a system, a model and a budget of GPUs, the candidates are:
 
-- **pool layouts** (`pool_layouts`): the tensor-parallel layouts the step-time catalog lists for
-  the (system, backend, model) (`tpN`, experts split the same N ways for MoE models), and for
-  MoE models attention data parallelism across an EP group (`tp1,dpD,epD`) at every D the
-  operator data has (EP 2 ... 128) or the EP model covers (multiples of 8) up to the system's
-  scale-up domain (72 on an NVL72 rack, 8 on an HGX node): EP across domains is not
-  enumerated. A system the catalog does not list gets `tp1 ... tp8` on the roofline;
+- **pool layouts** (`pool_layouts`), every shape AA-class deployments use, up to the budget:
+  - pure tensor parallelism `tpN` (experts split the same N ways for MoE models) at the
+    catalog's sizes for the (system, backend, model), and beyond the scale-up domain (8 on an
+    HGX node, 72 on an NVL72 rack) the widest in-domain size doubled up to the budget (`tp16`
+    on two HGX nodes: tensor and expert traffic over the network);
+  - for MoE models, attention data parallelism across an EP group, `tpT,dpD,ep(TxD)`: T = 1
+    (`tp1,dpD,epD`, how DeepSeek-class MoEs are served) and every catalog TP size T > 1
+    within a domain (attention TP inside each DP rank), at every EP size the operator data
+    has (2 ... 256) or the EP model covers (multiples of 8), up to the budget;
+  - pipeline parallelism `tpT,ppP` across domains (T the widest in-domain TP, P stages), for
+    a model whose copy does not fit one domain;
+  A system the catalog does not list gets `tp1 ... tp8` on the roofline. Which of them are
+  searched is the pruning's business (`agentload.layouts.prune`): a copy spanning domains only
+  where none fits within one, attention TP with DP only where attention DP alone does not fit;
 - **aggregated** deployments: one pool of a layout whose model copy divides the budget;
 - **disaggregated** deployments: x prefill workers of one layout and y decode workers of
   another, x * (prefill copy) + y * (decode copy) = the budget (every P:D split that fills it);
-- each with **speculative decoding** off and, where the model has published acceptance (MTP
-  layers of a DeepSeek model), on (`speculative_options`); and the **host KV tier** off and,
-  where the system has one (a GPU with host memory: not a CPU, not llama.cpp's slot cache), on
-  at SGLang HiCache's default size, twice the rank's HBM KV pool (`HICACHE_RATIO`), or
-  `--kv-host-gb` when given (`host_kv_gb`).
+- each with **speculative decoding** off and, where the model has measured acceptance (MTP
+  layers of a DeepSeek model), on at each draft length tried (`speculative_options`); and the
+  **host KV tier** off and, where the system has one (a GPU with host memory: not a CPU, not
+  llama.cpp's slot cache), on at SGLang HiCache's default size, twice the rank's HBM KV pool
+  (`HICACHE_RATIO`), or `--kv-host-gb` when given (`host_kv_gb`).
 
 Every candidate uses the whole budget (an idle GPU serves nobody; a smaller layout that leaves
 GPUs over is a different budget). Pure functions of their inputs (the model's and the system's
@@ -29,7 +37,7 @@ from collections.abc import Sequence
 from agentload.errors import InputError
 from agentload.results.layouts import Candidate
 from agentload.sim.cache.protocol import SLOT_BACKENDS
-from agentload.sim.engine.speculative import DEEPSEEK
+from agentload.sim.engine.speculative import DEEPSEEK, mtp_options
 from agentload.sim.setup.serving import Pool, layout_spec
 from agentload.sim.specs.model import ModelShape
 from agentload.sim.specs.parallel import Layout
@@ -56,17 +64,36 @@ def pool_layouts(
     moe: bool,
     scale_up_gpus: int,
     ep_data_sizes: Sequence[int],
+    budget: int,
 ) -> tuple[Layout, ...]:
-    """The layouts one pool may take (module docstring): the catalog's `tpN` (or
-    `ROOFLINE_TP_SIZES` when it lists none), and for MoE models `tp1,dpD,epD` for D in the
-    data's EP sizes and the multiples of `EP_MODEL_STEP` up to `scale_up_gpus`."""
+    """The layouts one pool may take, up to `budget` GPUs a copy (module docstring): pure TP
+    (the catalog's sizes, or `ROOFLINE_TP_SIZES` when it lists none, and the widest in-domain
+    size doubled beyond the `scale_up_gpus` domain), for MoE models attention DP across every
+    EP size with attention TP 1 or a catalog size, and TP x PP across domains."""
+    domain = scale_up_gpus
     tp_sizes = sorted(set(catalog_tp)) or list(ROOFLINE_TP_SIZES)
-    found = [Layout(tp=n, ep=n if moe else 1) for n in tp_sizes]
+    widest = max((n for n in tp_sizes if n <= domain), default=1)
+    pure = [n for n in tp_sizes if n <= budget]
+    pure += [
+        widest * 2**k for k in range(1, budget.bit_length()) if domain < widest * 2**k <= budget
+    ]
+    found = [Layout(tp=n, ep=n if moe else 1) for n in dict.fromkeys(pure)]
     if moe:
-        modelled = range(EP_MODEL_STEP, scale_up_gpus + 1, EP_MODEL_STEP)
-        sizes = sorted({d for d in (*ep_data_sizes, *modelled) if 1 < d <= scale_up_gpus})
-        found.extend(Layout(tp=1, dp=d, ep=d) for d in sizes)
-    return tuple(found)
+        modelled = range(EP_MODEL_STEP, budget + 1, EP_MODEL_STEP)
+        sizes = sorted({d for d in (*ep_data_sizes, *modelled) if 1 < d <= budget})
+        attention_tp = [1, *(t for t in tp_sizes if 1 < t <= domain)]
+        found.extend(
+            Layout(tp=t, dp=e // t, ep=e)
+            for t in attention_tp
+            for e in sizes
+            if e % t == 0 and e // t > 1
+        )
+    found.extend(
+        Layout(tp=widest, pp=p, ep=widest if moe else 1)
+        for p in range(2, budget // widest + 1)
+        if widest * p > domain
+    )
+    return tuple(dict.fromkeys(found))
 
 
 def splits(budget: int, layouts: Sequence[Layout]) -> list[tuple[Pool, ...]]:
@@ -98,12 +125,13 @@ def has_host_tier(system: str, backend: str) -> bool:
 
 
 def speculative_options(given: str | None, model: ModelShape) -> tuple[str | None, ...]:
-    """Off and MTP (a DeepSeek model with MTP layers), or what `given` (`--speculative`)
+    """Off and MTP at each draft length the simulator tries (a DeepSeek model with MTP layers:
+    `agentload.sim.engine.speculative.mtp_options`), or what `given` (`--speculative`)
     fixes."""
     if given is not None:
         return (None,) if given.strip().lower() in SPECULATIVE_OFF else (given,)
     if model.mtp_layers > 0 and DEEPSEEK in model.name.lower():
-        return (None, MTP)
+        return (None, *mtp_options())
     return (None,)
 
 

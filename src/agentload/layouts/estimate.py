@@ -118,6 +118,16 @@ class PoolModel(Frozen):
     """Tokens a decoding step yields (speculative decoding's mean acceptance length)."""
 
 
+def kv_fit(shape: WorkloadShape, pools: tuple[PoolModel, ...]) -> float:
+    """Agents whose idle sessions' prefixes the caching pools hold whole (HBM and host tier of
+    every aggregated or prefill rank; decode ranks keep none): where the prefix cache's cliff
+    begins."""
+    held = sum(
+        p.ranks * (p.kv_capacity_tokens + p.kv_host_tokens) for p in pools if p.role != "decode"
+    )
+    return held / shape.idle_context_tokens
+
+
 def estimate(tier: Tier, shape: WorkloadShape, pools: tuple[PoolModel, ...]) -> TierEstimate:
     """The most agents the pools serve at `tier` (module docstring), what stops it (an
     `EstimateLimit`) and the pool whose constraint binds (`aggregated`, `prefill` or

@@ -25,6 +25,34 @@ def price_of(gpu_hour: float | None, kwh: float | None) -> Price:
     return Price(gpu_hour=ASSUMED_GPU_HOUR, assumed=True, source=ASSUMED_PRICE_SOURCE, kwh=kwh)
 
 
+PUBLISHED_GPU_HOUR = {"b300_sxm": 2.26, "mi355x": 1.50}
+"""$ per GPU-hour SemiAnalysis InferenceX quotes per chip (B300 and MI355X, as quoted beside
+AA-AgentPerf's Muse Spark Open listing; tests/data/published/agentic_serving_results.json,
+`inferencex_price_points`)."""
+PUBLISHED_PRICE_SOURCE = (
+    "assumed: ${price:.2f} per GPU-hour, SemiAnalysis InferenceX's {system} chip-hour price as "
+    "quoted beside AA-AgentPerf; give --gpu-hour-price"
+)
+OTHER_PRICE_SOURCE = (
+    "assumed: $2.26 per GPU-hour, InferenceX's B300 chip-hour price (no price for {system} is "
+    "kept); give --gpu-hour-price"
+)
+
+
+def price_for_system(system: str, gpu_hour: float | None, kwh: float | None) -> Price:
+    """A system's price in a comparison of systems: `gpu_hour` as given, else InferenceX's
+    published chip-hour price where it quotes one for the system, else the B300 price; both
+    marked assumed (what a buyer pays is not known here)."""
+    if gpu_hour is not None:
+        return price_of(gpu_hour, kwh)
+    published = PUBLISHED_GPU_HOUR.get(system)
+    if published is None:
+        source = OTHER_PRICE_SOURCE.format(system=system)
+        return Price(gpu_hour=ASSUMED_GPU_HOUR, assumed=True, source=source, kwh=kwh)
+    source = PUBLISHED_PRICE_SOURCE.format(price=published, system=system)
+    return Price(gpu_hour=published, assumed=True, source=source, kwh=kwh)
+
+
 def agent_hour_cost(
     price: Price, gpus: int, agents: int | None, watts_per_gpu: float | None
 ) -> float | None:

@@ -11,8 +11,8 @@ from agentload.results.layouts import Estimated, Price, RankedRow, RankedTier, S
 from agentload.results.summary import Summary
 
 SIMULATED_NOTE = (
-    "every agent count is simulated (agentload.sim), not measured; estimates are analytic "
-    "(agentload.layouts.estimate) and only chose what to search"
+    "every agent count is simulated (the simulated engine), not measured; estimates are "
+    "analytic and only chose what to search"
 )
 
 

@@ -43,6 +43,8 @@ class LayoutRequest(Frozen):
     out: Path | None = None
     """The layout search's directory (None: `results/<time>-layouts-...`)."""
     skip_bad_lines: bool = False
+    config: str | None = None
+    """The effective options as TOML (`agentload.config_file`), saved as `config.toml`."""
 
 
 class LayoutResult(Frozen):

@@ -6,8 +6,9 @@ the closest earlier answer as its prior (its probes scaled by the two estimates'
 `scaled_prior`, `--prior`'s mechanism), until the request's searches have run or the best
 corrected estimate left is under `STOP_SHARE` of the best answer (`next_candidate`). Each
 search is `agentload.run.execute` on the candidate's simulated deployment, into
-`candidates/NN-<label>/`, capped at `CAP_FACTOR` times its largest estimate unless a cap is
-given.
+`candidates/NN-<label>/`, capped unless a cap is given at the larger of `CAP_FACTOR` times its
+largest estimate and the agents whose prefixes its KV holds (`cap_over`). A plain `simulate`
+of one deployment takes the same cap (`fitted_cap`) unless `--max-agents` is given.
 """
 
 from __future__ import annotations
@@ -18,25 +19,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import Field
 from rich.console import Console
 
 from agentload.console import err_console
 from agentload.errors import InputError
 from agentload.files import clean_label
+from agentload.frozen import Frozen
+from agentload.layouts.estimate import WorkloadShape, estimate, kv_fit
 from agentload.layouts.request import LayoutRequest
 from agentload.layouts.simulated import Simulated
-from agentload.results.layouts import CANDIDATES_FOLDER, Estimated, Searched
+from agentload.results.layouts import CANDIDATES_FOLDER, Estimated, Searched, TierEstimate
 from agentload.results.summary import Summary
+from agentload.results.tiers import Tier
 from agentload.run.execute import Execution, execute
+from agentload.run.search_settings import CAP_FACTOR, MIN_CAP
 from agentload.search.prior import PriorProbe, load_prior
+from agentload.sim.setup.build import DeploymentSpec
 from agentload.sim.target import SimOptions
+from agentload.units import count_words
+from agentload.workload.load import load_workload
 
 STOP_SHARE = 0.5
 """Stop searching when the best corrected estimate left is under this share of the best
 answer so far."""
-CAP_FACTOR = 4.0
-"""Each search's cap unless one is given: this many times its largest estimate."""
-MIN_CAP = 64
 SMALLEST_RATIO = 1e-6
 """Answers and estimates are compared in log space from this ratio up."""
 
@@ -118,19 +124,62 @@ def prior_for(
     return scaled_prior(probes, ratio), words
 
 
-def search_cap(target: Estimated, given: int | None) -> int:
-    """A search's most agents: `given`, else `CAP_FACTOR` times the candidate's largest
-    estimate, a power of two, at least `MIN_CAP`."""
+def search_cap(target: Estimated, given: int | None, fit: float = 0.0) -> int:
+    """A search's most agents: `given`, else `cap_over` the candidate's estimates and the
+    agents its KV holds (`fit`)."""
     if given is not None:
         return given
-    top = max((e.agents for e in target.estimates), default=0.0)
-    return max(MIN_CAP, 2 ** math.ceil(math.log2(max(1.0, CAP_FACTOR * top))))
+    return cap_over(target.estimates, fit)
+
+
+def cap_over(estimates: Sequence[TierEstimate], fit: float = 0.0) -> int:
+    """The larger of `CAP_FACTOR` times the largest estimate and the agents whose prefixes the
+    deployment's KV holds (`estimate.kv_fit`), up to a power of two, at least `MIN_CAP`."""
+    top = max((e.agents for e in estimates), default=0.0)
+    most = max(1.0, CAP_FACTOR * top, fit)
+    return max(MIN_CAP, 2 ** math.ceil(math.log2(most)))
+
+
+class FittedCap(Frozen):
+    """A simulated deployment's own search cap (`fitted_cap`) and what it rests on."""
+
+    cap: int = Field(ge=1)
+    estimate: TierEstimate
+    """The largest of the deployment's estimates, one per tier."""
+    fit: float = Field(ge=0)
+    """Agents whose idle prefixes its KV holds (`estimate.kv_fit`)."""
+
+    @property
+    def words(self) -> str:
+        """`8,192 agents (the larger of 4 x the deployment's analytic estimate, ~158 at tps20,
+        and the ~5,266 agents whose prefixes its KV holds, up to a power of two; ...)`."""
+        return (
+            f"{self.cap:,} agents (the larger of {CAP_FACTOR:g} x the deployment's analytic "
+            f"estimate, ~{self.estimate.agents:,.0f} at {self.estimate.tier}, and the "
+            f"~{self.fit:,.0f} agents whose prefixes its KV holds, up to a power of two, at "
+            f"least {MIN_CAP}; --max-agents sets it)"
+        )
+
+
+def fitted_cap(
+    deployment: DeploymentSpec, workload: str, tiers: Sequence[Tier], *, skip_bad_lines: bool
+) -> FittedCap:
+    """The most agents a search of `deployment` on `workload` (a source spec) probes unless
+    told: what `--choose-layout` gives each candidate it searches (`cap_over` the
+    deployment's estimates and the agents its KV holds)."""
+    shape = WorkloadShape.of(load_workload(workload, skip_bad_lines=skip_bad_lines))
+    pools = Simulated.of(deployment).own_pools()
+    estimates = tuple(estimate(tier, shape, pools) for tier in tiers)
+    fit = kv_fit(shape, pools)
+    top = max(estimates, key=lambda e: e.agents)
+    return FittedCap(cap=cap_over(estimates, fit), estimate=top, fit=fit)
 
 
 def search_few(
     request: LayoutRequest,
     simulated: Simulated,
     estimated: Sequence[Estimated],
+    shape: WorkloadShape,
     out: Path,
     console: Console,
 ) -> list[tuple[Searched, Summary]]:
@@ -144,7 +193,9 @@ def search_few(
         target = next_candidate(estimated, names, ratios, best_answer)
         if target is None:
             break
-        searched, summary = _search_one(request, simulated, target, len(results) + 1, done, out)
+        fit = kv_fit(shape, simulated.candidate_pools(target))
+        order = len(results) + 1
+        searched, summary = _search_one(request, simulated, target, fit, order, done, out)
         names.add(target.candidate.name)
         results.append((searched, summary))
         answer = float(summary.tiers[0].max_agents or 0) if summary.tiers else 0.0
@@ -160,14 +211,16 @@ def _search_one(
     request: LayoutRequest,
     simulated: Simulated,
     target: Estimated,
+    fit: float,
     order: int,
     done: Sequence[Answered],
     out: Path,
 ) -> tuple[Searched, Summary]:
-    """One candidate's search, quiet (its one line is `search_few`'s)."""
+    """One candidate's search, quiet (its one line is `search_few`'s); `fit`: the agents
+    its KV holds."""
     candidate = target.candidate
     prior, words = prior_for(target, done)
-    cap = search_cap(target, request.max_agents)
+    cap = search_cap(target, request.max_agents, fit)
     settings = request.search.model_copy(
         update={
             "max_agents": cap,
@@ -219,5 +272,12 @@ def _searched_line(
     first = summary.tiers[0].name if summary.tiers else "-"
     return (
         f"searched {done}/{searches}: {target.candidate.name}: {answers} (simulated; estimate "
-        f"~{target.score:,.0f} at {first}), {searched.probes} probes, {searched.wall_s:,.0f} s"
+        f"{_about(target.score)} at {first}), {count_words(searched.probes, 'probe')}, "
+        f"{searched.wall_s:,.0f} s"
     )
+
+
+def _about(score: float) -> str:
+    """An estimate in words: `~560`, or `under 1` (its margin puts even one agent below the
+    tier's floor)."""
+    return f"~{score:,.0f}" if score >= 1 else "under 1"

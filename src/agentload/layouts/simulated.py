@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agentload.errors import InputError
 from agentload.layouts.candidates import (
     enumerate_candidates,
     has_host_tier,
@@ -21,10 +22,10 @@ from agentload.layouts.candidates import (
 )
 from agentload.layouts.estimate import PoolModel, WorkloadShape, estimate
 from agentload.layouts.prune import MemoryFit, dominance
-from agentload.results.layouts import Candidate, Estimated, Space
+from agentload.results.layouts import Candidate, Estimated, Pruned, Space
 from agentload.results.tiers import Tier
 from agentload.sim.engine.speculative import Speculative, draft_weight_scale, parse_speculative
-from agentload.sim.setup.build import DeploymentSpec, _build_pool, rank_memory
+from agentload.sim.setup.build import DeploymentSpec, _build_pool, engine_memory, rank_memory
 from agentload.sim.setup.serving import Pool, parse_layout
 from agentload.sim.specs.hardware import GpuSpec, gpu_spec
 from agentload.sim.specs.links import interconnect
@@ -34,6 +35,8 @@ from agentload.sim.steps.catalog import catalog_for
 from agentload.sim.steps.ep import EP_SIZES
 from agentload.units import BYTES_PER_GB
 
+AS_GIVEN = "as given"
+"""The key of the deployment's own speculative decoding (`estimates`)."""
 PoolKey = tuple[str, str, str | None, float]
 """A pool model's role, layout, speculative option and host tier (GB)."""
 
@@ -51,6 +54,11 @@ class Simulated:
     pools: dict[PoolKey, PoolModel] = field(default_factory=dict)
     budgets: dict[str, float] = field(default_factory=dict)
     """A layout's rank HBM KV pool, bytes (for the host tier's size)."""
+    catalogued: bool = False
+    """The catalog has operator data for the (system, backend, model): a layout whose step
+    data does not evaluate is pruned, not simulated on the roofline instead."""
+    domain: int = 1
+    """GPUs of the system's scale-up domain."""
 
     @classmethod
     def of(cls, base: DeploymentSpec) -> Simulated:
@@ -79,8 +87,13 @@ class Simulated:
             and c.dp == 1
         ]
         domain = interconnect(self.gpu).scale_up_gpus
+        self.domain, self.catalogued = domain, bool(tp)
         layouts = pool_layouts(
-            catalog_tp=tp, moe=model.experts > 0, scale_up_gpus=domain, ep_data_sizes=EP_SIZES
+            catalog_tp=tp,
+            moe=model.experts > 0,
+            scale_up_gpus=domain,
+            ep_data_sizes=EP_SIZES,
+            budget=base.gpus,
         )
         options = speculative_options(speculative, model)
         self.speculative = {
@@ -100,6 +113,8 @@ class Simulated:
             layouts=tuple(lay.spec for lay in layouts),
             speculative=options,
             host_kv=host,
+            domain_gpus=domain,
+            across_domains=tuple(lay.spec for lay in layouts if lay.spans(domain)),
             notes=self._space_notes(domain, bool(tp)),
         )
         return space, candidates
@@ -107,8 +122,9 @@ class Simulated:
     def _space_notes(self, domain: int, catalogued: bool) -> tuple[str, ...]:
         base = self.base
         notes = [
-            f"attention DP / EP across at most the scale-up domain ({domain} GPUs); EP across "
-            "domains is not enumerated",
+            f"a model copy crosses the scale-up domain ({domain} GPUs) only where no copy fits "
+            "within one; pipeline stages only across domains",
+            "attention TP inside DP ranks only where attention DP alone does not fit",
             f"routing fixed at {base.routing} for every candidate (--routing)",
         ]
         if not catalogued:
@@ -129,13 +145,17 @@ class Simulated:
             ),
             default=1.0,
         )
+        engine = engine_memory(self.base, self.gpu, layout, drafts)
         memory = rank_memory(
             model,
             self.gpu,
             layout,
             max_batch_tokens=self.base.max_batch_tokens,
-            memory_fraction=self.base.memory_fraction,
+            memory_fraction=engine.fraction,
             weight_scale=scale,
+            max_running=self.base.max_running,
+            speculative=drafts,
+            workspace=engine.workspace,
         )
         self.budgets.setdefault(layout.spec, memory.kv_budget_bytes)
         return MemoryFit(
@@ -150,15 +170,21 @@ class Simulated:
         tiers: Sequence[Tier],
         shape: WorkloadShape,
         given_host: float | None,
-    ) -> tuple[Estimated, ...]:
-        """Every survivor's estimates, dominance marked, best at the first tier first."""
+    ) -> tuple[tuple[Estimated, ...], tuple[Pruned, ...]]:
+        """Every survivor's estimates, dominance marked, best at the first tier first; and
+        those whose step data does not evaluate, pruned ("no step data")."""
         found = []
+        missing: list[Pruned] = []
         for candidate in kept:
             host = self._host_gb(candidate, given_host)
-            pools = tuple(
-                self._pool_model(pool, candidate.speculative, host)
-                for pool in parse_layout(candidate.layout)
-            )
+            try:
+                pools = tuple(
+                    self._pool_model(pool, candidate.speculative, host)
+                    for pool in parse_layout(candidate.layout)
+                )
+            except InputError as exc:
+                missing.append(Pruned(candidate=candidate, reason="no step data", detail=str(exc)))
+                continue
             estimates = tuple(estimate(tier, shape, pools) for tier in tiers)
             found.append(
                 Estimated(
@@ -168,7 +194,8 @@ class Simulated:
                     score=estimates[0].agents,
                 )
             )
-        return tuple(sorted(dominance(found), key=lambda e: (-e.score, e.candidate.name)))
+        ranked = tuple(sorted(dominance(found), key=lambda e: (-e.score, e.candidate.name)))
+        return ranked, tuple(missing)
 
     def _host_gb(self, candidate: Candidate, given: float | None) -> float:
         if not candidate.host_kv:
@@ -185,8 +212,9 @@ class Simulated:
         found = self.pools.get(key)
         if found is None:
             speculative = self.speculative.get(spec)
+            steps = "aic" if self.catalogued and self.base.steps == "auto" else self.base.steps
             request = self.base.model_copy(
-                update={"speculative": speculative, "kv_host_gb": host_gb}
+                update={"speculative": speculative, "kv_host_gb": host_gb, "steps": steps}
             )
             one = Pool(role=pool.role, instances=1, layout=pool.layout)
             built = _build_pool(request, self.model, self.gpu, one)
@@ -202,6 +230,22 @@ class Simulated:
             )
             self.pools[key] = found
         return found.model_copy(update={"ranks": pool.ranks})
+
+    def own_pools(self) -> tuple[PoolModel, ...]:
+        """The deployment `base` itself, as named (its layout, speculative decoding and host
+        tier), as the estimate sees it."""
+        base = self.base
+        self.speculative[AS_GIVEN] = base.speculative
+        spec = AS_GIVEN if base.speculative is not None else None
+        return tuple(self._pool_model(pool, spec, base.kv_host_gb) for pool in base.pools())
+
+    def candidate_pools(self, target: Estimated) -> tuple[PoolModel, ...]:
+        """An estimated candidate's pools as the estimate saw them."""
+        candidate = target.candidate
+        return tuple(
+            self._pool_model(pool, candidate.speculative, target.kv_host_gb)
+            for pool in parse_layout(candidate.layout)
+        )
 
     def deployment(self, target: Estimated) -> DeploymentSpec:
         """An estimated candidate as the deployment its search simulates."""

@@ -27,6 +27,7 @@ from agentload.measure.power_samplers import (
     RaplSampler,
     rapl_zones,
 )
+from agentload.units import count_words
 
 CPU_WATTS_PER_VCPU = 2.2
 """Declared power of one busy vCPU, W, when a CPU engine's power cannot be measured: an AMD
@@ -248,5 +249,7 @@ def cpu_power_spec(vcpus: int, *, watts: float | None = None) -> PowerSpec:
     return PowerSpec(
         kind="assumed",
         watts_per_gpu=total,
-        basis=f"{vcpus} vCPU(s) serving x {CPU_WATTS_PER_VCPU:g} W: {CPU_WATTS_SOURCE}",
+        basis=(
+            f"{count_words(vcpus, 'vCPU')} serving x {CPU_WATTS_PER_VCPU:g} W: {CPU_WATTS_SOURCE}"
+        ),
     )

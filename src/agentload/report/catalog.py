@@ -1,12 +1,15 @@
 """What the simulator has step-time data for, as tables (`agentload simulate --list`): a summary,
-systems x backends with the models each has, or every deployment that matches, one row per
-layout; both end with the layouts `--parallel` takes beyond those listed."""
+systems x engines with the models each has, or every deployment that matches, one row per
+layout; both end with the layouts `--parallel` takes beyond those listed, and the systems
+`--system` knows without step-time data (`known_gpus`, the list its error gives)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from agentload.sim.setup.listing import Listed, listing
+from agentload.sim.specs.hardware import known_gpus
 from agentload.sim.steps.catalog import catalog_for
 from agentload.tables import Column, Grid
 from agentload.units import MISSING
@@ -36,7 +39,9 @@ def catalog_grid(
         grid = _summary_grid(rows, source)
     else:
         grid = _deployments_grid(rows, source)
-    notes = [*grid.notes, *_list_notes(current, detailed=system is not None or model is not None)]
+    roofline_only = sorted(set(known_gpus()) - set(catalog.systems))
+    detailed = system is not None or model is not None
+    notes = [*grid.notes, *_list_notes(current, roofline_only, detailed=detailed)]
     return replace(grid, notes=tuple(notes))
 
 
@@ -60,7 +65,7 @@ def _summary_grid(rows: list[Listed], source: str) -> Grid:
     columns = (Column("system", key=True, justify="left"), *(Column(b) for b in backends))
     narrow = (
         "Each deployment, one row per layout: --list --system NAME and/or --model PART "
-        "(e.g. --list --system gb300 --model DeepSeek); --backend NAME narrows either."
+        "(e.g. --list --system gb300 --model DeepSeek); --engine NAME narrows either."
     )
     return Grid(title, columns, table, notes=(counts, narrow))
 
@@ -68,7 +73,7 @@ def _summary_grid(rows: list[Listed], source: str) -> Grid:
 def _deployments_grid(rows: list[Listed], source: str) -> Grid:
     """One row per deployment; a naming column (system, backend, model) the same in every row
     goes into the title instead."""
-    headers = ("system", "backend", "model", "layout", "weights GB/GPU", "KV tokens a DP rank")
+    headers = ("system", "engine", "model", "layout", "weights GB/GPU", "KV tokens a DP rank")
     cells = [
         (
             r.combination.system,
@@ -100,16 +105,17 @@ def _kv_cell(tokens: int | None) -> str:
     return MISSING if tokens is None else ("none" if tokens == 0 else f"{tokens:,}")
 
 
-def _list_notes(current: bool, *, detailed: bool) -> list[str]:
-    """What `--parallel` takes beyond the listed layouts, and where data is missing."""
+def _list_notes(current: bool, roofline_only: Sequence[str], *, detailed: bool) -> list[str]:
+    """What `--parallel` takes beyond the listed layouts, and where data is missing (the
+    systems `--system` knows that the catalog has no step times for, `roofline_only`)."""
     notes = [
         "Layouts listed: tpN (one model copy over N GPUs; for MoE models the experts split "
         "the same N ways, epN). --parallel also takes attention data parallelism, not "
         "listed: tpT,dpD,epE is D attention ranks of T GPUs each, one model copy over T x D "
         "GPUs with its experts split E ways (E at most T x D), e.g. tp1,dp8,ep8; its step "
         "times come from aiconfigurator-core where it evaluates, else the roofline (--steps).",
-        "Systems without data (e.g. mi355x, CPUs) are simulated with a roofline from public "
-        "specs: --steps roofline (docs/simulation.md).",
+        f"Systems without step-time data ({', '.join(roofline_only)}) are simulated with a "
+        "roofline from public specs: --steps roofline (docs/simulation.md).",
     ]
     if detailed:
         notes.insert(

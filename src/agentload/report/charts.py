@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentload.report import vega as vl
+from agentload.report.cache_ceiling import window_ceiling
 from agentload.report.context import PROBE_WINDOWS, ReportContext, number
 from agentload.report.formats import e, fmt, pct
 from agentload.report.labels import (
@@ -51,8 +52,7 @@ from agentload.report.palette import (
     tier_color,
 )
 from agentload.report.vega import Spec, chart_html, empty_chart
-from agentload.results.files import MANIFEST_FILE
-from agentload.units import agents_words
+from agentload.units import agents_words, count_words
 from agentload.vocabulary import PER_REQUEST, output_speed
 
 CURVE_HEIGHT = 420
@@ -226,7 +226,8 @@ def _curve(ctx: ReportContext) -> str:
     )
     missing = len(ctx.points) - len(probes)
     note = (
-        f'<p class="source">{missing} probe(s) without an output-speed sample are not drawn.</p>'
+        f'<p class="source">{count_words(missing, "probe")} without an output-speed sample '
+        f"{'is' if missing == 1 else 'are'} not drawn.</p>"
         if missing
         else ""
     )
@@ -494,26 +495,36 @@ def _fitting(long: list[str], short: list[str], bars: int, per_band: int = 1) ->
 # --- cache hit rates -----------------------------------------------------------------------------
 
 
-def _theoretical_hit_rate(manifest: dict[str, Any]) -> float | None:
+def _workload_rates(manifest: dict[str, Any]) -> tuple[float | None, float | None]:
+    """The workload's whole-session theoretical rates from the manifest: prompts only, and
+    with replies cached (None where the manifest predates it)."""
     workload = manifest.get("workload")
     if not isinstance(workload, dict):
-        return None
-    for key in ("theoretical_cache_hit_rate", "prefix_cache_hit_rate"):
-        value = workload.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1:
-            return float(value)
-    return None
+        return None, None
+    found = []
+    for keys in (
+        ("theoretical_cache_hit_rate", "prefix_cache_hit_rate"),
+        ("theoretical_cache_hit_rate_with_replies",),
+    ):
+        values = (workload.get(key) for key in keys)
+        found.append(
+            next((float(v) for v in values if isinstance(v, int | float) and 0 <= v <= 1), None)
+        )
+    return found[0], found[1]
+
+
+CEILING = "ceiling of the window's calls"
 
 
 def cache_section(ctx: ReportContext) -> str:
     if not ctx.points:
         return ""
     heading = "Prefix-cache hit rate per probe"
-    theory = _theoretical_hit_rate(ctx.view.manifest)
     labels = ctx.probe_labels()
     client = "client (server's usage.cached_tokens)"
     server = "server (its Prometheus counters)"
     rows = []
+    ceilings = []
     for label, point in zip(labels, ctx.points, strict=True):
         f = point.figures
         for who, name, value in (
@@ -530,6 +541,17 @@ def cache_section(ctx: ReportContext) -> str:
                         "label": f"{agents_words(f.agents)}, {who}: {pct(value)}",
                     }
                 )
+        ceiling = window_ceiling(ctx.view.records, point.window)
+        if ceiling is not None:
+            ceilings.append(
+                {
+                    "probe": label,
+                    "what": CEILING,
+                    "rate": ceiling.with_replies,
+                    "label": f"{agents_words(f.agents)}: {CEILING} {pct(ceiling.with_replies)} "
+                    f"with replies reused, {pct(ceiling.prompts_only)} prompts only",
+                }
+            )
     scraped = any(p.figures.server_cache_hit_rate is not None for p in ctx.points)
     domain = [client, *([server] if scraped else [])]
     x = vl.nominal("probe", "agents (one group per probe)", sort=labels, axis={"labelAngle": 0})
@@ -540,27 +562,7 @@ def cache_section(ctx: ReportContext) -> str:
         axis={"format": "%"},
     )
     offset = vl.nominal("who", scale={"domain": domain})
-    layers: list[Spec] = []
-    datasets: dict[str, list[Spec]] = {"cache": rows}
-    if theory is not None:  # first, so the bars cover it: a level between the groups
-        label = f"workload's theoretical {pct(theory)}"
-        datasets["theoretical"] = [{"rate": theory, "label": label}]
-        dash = vl.nominal(
-            "label",
-            scale={"domain": [label], "range": [REF_DASH]},
-            legend={"title": None, "symbolStrokeColor": VERMILION, "symbolType": "stroke"},
-        )
-        layers.append(
-            vl.layer(
-                "theoretical",
-                "theoretical",
-                vl.mark("rule", strokeWidth=1.5, color=VERMILION),
-                y=vl.quant("rate"),
-                strokeDash=dash,
-                tooltip=[vl.tooltip("label", "theoretical")],
-            )
-        )
-    layers.append(
+    layers: list[Spec] = [
         vl.picked(
             "cache-bar",
             "cache",
@@ -571,7 +573,31 @@ def cache_section(ctx: ReportContext) -> str:
             y=y,
             tooltip=[vl.tooltip("label", "cache hit rate")],
         )
-    )
+    ]
+    datasets: dict[str, list[Spec]] = {"cache": rows}
+    if ceilings:  # a tick over each probe's bars: what its own calls could have reused
+        datasets["ceiling"] = ceilings
+        entry = vl.nominal(
+            "what",
+            scale={"domain": [CEILING], "range": [[1, 0]]},
+            legend={
+                "title": None,
+                "symbolType": "stroke",
+                "symbolStrokeColor": VERMILION,
+                "symbolStrokeWidth": 2,
+            },
+        )
+        layers.append(
+            vl.layer(
+                "ceiling",
+                "ceiling",
+                vl.mark("tick", thickness=1, color=VERMILION, filled=False, strokeWidth=2),
+                x=x,
+                y=vl.quant("rate"),
+                strokeDash=entry,
+                tooltip=[vl.tooltip("label", "ceiling")],
+            )
+        )
     layers += _bar_labels(rows, len(labels), len(domain), x=x, xOffset=offset)
     spec = vl.layered(
         vl.title(heading, ctx.subtitle(PROBE_WINDOWS, ctx.point_sources)),
@@ -579,17 +605,35 @@ def cache_section(ctx: ReportContext) -> str:
         datasets,
         height=BAR_HEIGHT,
     )
-    missing = []
-    if not scraped:
-        missing.append("server-side rate not scraped")
-    if theory is None:
-        missing.append(f"the workload's theoretical rate is not in {MANIFEST_FILE}")
+    missing = [] if scraped else ["server-side rate not scraped"]
     return (
         "<h2>Cache hit rates</h2>"
         + chart_html("cache", spec, label=heading)
         + '<p class="source">Over each probe\'s window. Client: cached / prompt tokens from the '
-        "server's usage; server: prefix-cache hits / queries from its metrics endpoint; "
-        "theoretical: what a perfect unbounded prefix cache would reuse of this workload."
-        + (f" ({e('; '.join(missing))}.)" if missing else "")
+        "server's usage; server: prefix-cache hits / queries from its metrics endpoint"
+        + (f" ({e('; '.join(missing))})" if missing else "")
+        + ". "
+        + e(ceiling_words(_workload_rates(ctx.view.manifest)))
         + "</p>"
+    )
+
+
+def ceiling_words(workload: tuple[float | None, float | None]) -> str:
+    """What the tick stands for, what it leaves out, and why the workload's rate is no ceiling
+    for a window."""
+    prompts, replies = workload
+    whole = ""
+    if prompts is not None:
+        also = f", {pct(replies)} with replies" if replies is not None else ""
+        whole = (
+            f" The workload's whole sessions, each from its first call, would reuse "
+            f"{pct(prompts)} (prompts only{also}, as agentload workload stats counts it): no "
+            "ceiling for a window, which sees agents part-way through their sessions, whose "
+            "calls reuse more."
+        )
+    return (
+        f"Tick ({CEILING}): the most a perfect prefix cache could have served of that window's "
+        "calls, each reusing its previous prompt and reply in full (tooltip: prompts only, for a "
+        "server that keeps no reply); a call whose previous call is not in the records counts "
+        "as the server served it, so what sessions share with each other is left out." + whole
     )

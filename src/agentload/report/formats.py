@@ -14,8 +14,7 @@ from html import escape
 from typing import Any
 
 from agentload.results.summary import ArrivalFigures, TierResult
-from agentload.units import PERCENT, count_words, number, quantity, unit_for
-from agentload.units import compact as units_compact
+from agentload.units import PERCENT, count_words, number, per_mw, quantity, unit_for
 from agentload.vocabulary import PER_REQUEST
 
 DASH = "—"
@@ -75,12 +74,6 @@ def with_gpu(value: float | None, gpus: int | None, template: str = "{total} · 
     if not gpus:
         return fmt(value, 0)
     return template.format(total=fmt(value, 0), each=fmt(value / gpus, 0))
-
-
-def compact(value: float | None, sep: str = " ") -> str:
-    """A figure to three significant digits with k, M or G: `32.8 M`, `41.0 M`, `5.71 k`
-    (`32.8M` with `sep=""`): `agentload.units.compact`."""
-    return units_compact(value, sep)
 
 
 @dataclass(frozen=True)
@@ -153,10 +146,11 @@ class DeploymentWords:
         return shown + (f" {ASSUMED}" if self.assumed and shown != DASH else "")
 
     def per_mw(self, value: float | None) -> str:
-        """A per-MW figure: `1.36M`, `455k assumed`; an em dash without power."""
+        """A per-MW figure as every verb writes it (`agentload.units.per_mw`): `1.36M`,
+        `455k assumed`; an em dash without power."""
         if value is None:
             return DASH
-        return self.marked(units_compact(value, sep=""))
+        return self.marked(per_mw(value))
 
 
 TierRow = tuple[str, str, Callable[[TierResult], str]]

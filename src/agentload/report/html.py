@@ -10,18 +10,18 @@ specs (`agentload.report.vega`); every figure names its unit, its window and its
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 from agentload.errors import InputError
 from agentload.files import write_text_atomic
 from agentload.report.charts import cache_section, curve_section, mix_chart
 from agentload.report.context import ReportContext, report_context
 from agentload.report.distributions import distributions_section
+from agentload.report.facts import facts_section, workload_words
 from agentload.report.formats import (
+    DASH,
     arrival_rows,
     e,
     fmt,
@@ -45,7 +45,6 @@ from agentload.results.answer_words import (
     level_words,
 )
 from agentload.results.files import (
-    MANIFEST_FILE,
     PROBES_FILE,
     RECORDS_FILE,
     REPORT_FILE,
@@ -53,15 +52,11 @@ from agentload.results.files import (
 )
 from agentload.results.summary import AgentsInterval, ProbeFigures, TierResult
 from agentload.results.tiers import slo_text
-from agentload.units import agents_words
+from agentload.units import agents_words, number
 from agentload.vocabulary import PER_ACTIVE_AGENT, PER_REQUEST, TOOL_TIME_INCLUDED
 
 DETAIL_CHARS = 240
 """Longest error detail quoted in the errors table."""
-FACT_CHARS = 160
-"""Longest manifest value shown in the run facts."""
-LIST_FACT_ITEMS = 8
-"""Longer lists in the manifest are summarised by their length."""
 STYLE = """
 :root { color-scheme: light; }
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 0; color: #1d1d1f;
@@ -100,9 +95,21 @@ td.uncertain { color: #8a6d00; font-weight: 600; }
   padding: 8px 12px; margin: 8px 0; }
 ul.notes li { margin: 2px 0; }
 code { font-family: ui-monospace, 'SF Mono', Menlo, monospace; font-size: 0.92em; }
-table.facts td:first-child { color: #555; white-space: nowrap; }
-table.facts td { font-family: ui-monospace, Menlo, monospace; font-size: 0.92em;
-  word-break: break-all; }
+table.facts { table-layout: fixed; width: 100%; }
+table.facts col.what { width: 28%; } table.facts td:first-child { color: #555; }
+span.w { white-space: nowrap; }
+table.facts th { background: #f7f7f9; }
+table.facts td { overflow-wrap: anywhere; }
+table.facts.raw td { font-family: ui-monospace, Menlo, monospace; font-size: 0.92em; }
+details { margin: 10px 0; } summary { cursor: pointer; color: #444; }
+table.probes { font-size: 0.8em; }
+table.probes th, table.probes td { padding: 3px 4px; }
+@media print {
+  @page { size: landscape; margin: 12mm; }
+  body { background: #fff; } main { max-width: none; padding: 0; }
+  .wide { overflow: visible; } details { display: none; }
+  table.probes { font-size: 0.66em; } table.probes th, table.probes td { padding: 2px 3px; }
+}
 """
 
 
@@ -122,7 +129,7 @@ def render_report(view: ResultsView) -> str:
         cache_section(ctx),
         _errors(ctx),
         plan_section(view.path),
-        _facts(ctx),
+        facts_section(view.manifest),
         _notes(ctx),
     ]
     return page(title, "".join(sections))
@@ -158,6 +165,20 @@ def write_report(view: ResultsView, out: Path | None = None) -> Path:
 # --- header and headline -----------------------------------------------------------------
 
 
+def _served_at(endpoint: dict[str, Any], *, simulated: bool) -> list[str]:
+    """Where the calls went: `at <url> · API chat`, or, for a simulated run (no server, no
+    API), `simulated <system>`; a fact the manifest lacks is left out, not written `unknown`."""
+    if simulated:
+        system = endpoint.get("system")
+        return [f"simulated <b>{e(system)}</b>" if system else "simulated"]
+    bits = []
+    if endpoint.get("base_url"):
+        bits.append(f"at <code>{e(endpoint['base_url'])}</code>")
+    if endpoint.get("api"):
+        bits.append(f"API {e(endpoint['api'])}")
+    return bits
+
+
 def _header(ctx: ReportContext) -> str:
     view = ctx.view
     manifest = view.manifest
@@ -168,16 +189,17 @@ def _header(ctx: ReportContext) -> str:
     version = tool.get("version") or (view.summary.tool_version if view.summary else None)
     bits = [
         f"model <b>{e(view.model or 'unknown')}</b>",
-        f"at <code>{e(endpoint.get('base_url', 'unknown'))}</code>",
-        f"API {e(endpoint.get('api', '—'))}",
+        *_served_at(endpoint, simulated=view.simulated),
         f"workload <b>{e(workload.get('name') or workload.get('spec') or 'unknown')}</b>",
         e(ctx.words.size),
         f"agentload {e(version or '?')}",
     ]
     started = times.get("started_at", manifest.get("created_at"))
+    parameters = workload_words(workload)
     parts = [
         f"<h1>agentload report: {e(view.label)}</h1>",
         f'<p class="sub">{e(view.kind)} · {" · ".join(bits)} · started {e(utc(started))}</p>',
+        *([f'<p class="sub">workload parameters: {e(parameters)}</p>'] if parameters else []),
         f'<p class="sub">results directory <code>{e(view.path)}</code></p>',
     ]
     from_records = (
@@ -247,7 +269,7 @@ def _tier_source(ctx: ReportContext) -> str:
 
 
 def _tier_card(ctx: ReportContext, tier: TierResult, color: str) -> str:
-    slo = slo_text(tier, unicode=True).replace(", ", " · ")
+    slo = slo_text(tier).replace(", ", " · ")
     rows: list[tuple[str, str]] = []
     settled = ctx.view.decided(tier)
     if not settled:
@@ -377,9 +399,9 @@ def _tier_table(ctx: ReportContext) -> str:
         (
             "energy per output token",
             "J/token",
-            lambda t: words.marked(fmt(t.joules_per_output_token, 3)),
+            lambda t: words.marked(_figure(t.joules_per_output_token)),
         ),
-        ("energy per token", "J/token", lambda t: words.marked(fmt(t.joules_per_token, 4))),
+        ("energy per token", "J/token", lambda t: words.marked(_figure(t.joules_per_token))),
     ]
     rows = []
     for name, unit, get in figures:
@@ -388,7 +410,7 @@ def _tier_table(ctx: ReportContext) -> str:
     head = ["figure", "unit", *(f"tier {t.name}" for t in tiers)]
     return (
         "<h2>Tiers</h2>"
-        + _table(head, rows)
+        + _table(head, rows, "tiers")
         + f"<p class=\"source\">At each tier's max-agents point, over that probe's steady-state "
         f"window. {e(ctx.view.power_words)}. Source: {e(_tier_source(ctx))}.</p>"
     )
@@ -491,7 +513,7 @@ def _probe_table(ctx: ReportContext) -> str:
     sources = ", ".join(sorted({p.source for p in ctx.points}))
     return (
         "<h2>Probes</h2>"
-        + _table(head, rows)
+        + _table(head, rows, "probes")
         + '<p class="source">One row per concurrency level, each over its own steady-state '
         f"window{e(ctx.words.assumed_clause)}. Throughputs are for the whole deployment unless "
         f"marked. Source: {e(sources)}.</p>"
@@ -509,9 +531,10 @@ def _verdict_cells(ctx: ReportContext, point: Point, tier_names: Sequence[str]) 
     return cells
 
 
-def _table(head: Sequence[str], rows: Sequence[str]) -> str:
+def _table(head: Sequence[str], rows: Sequence[str], cls: str = "") -> str:
     header = "".join(f"<th>{e(h)}</th>" for h in head)
-    return f'<div class="wide"><table><tr>{header}</tr>{"".join(rows)}</table></div>'
+    table = f'<table class="{cls}">' if cls else "<table>"
+    return f'<div class="wide">{table}<tr>{header}</tr>{"".join(rows)}</table></div>'
 
 
 # --- token mix ---------------------------------------------------------------------------------
@@ -619,40 +642,6 @@ def _errors(ctx: ReportContext) -> str:
     )
 
 
-def _flatten(prefix: str, value: Any) -> Iterable[tuple[str, Any]]:
-    """(dotted key, scalar) pairs of a nested JSON value; long lists as their length."""
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            yield from _flatten(f"{prefix}.{key}" if prefix else str(key), inner)
-    elif isinstance(value, list) and len(value) > LIST_FACT_ITEMS:
-        yield prefix, f"[{len(value)} items]"
-    else:
-        yield prefix, value
-
-
-def _fact_text(key: str, value: Any) -> str:
-    is_number = isinstance(value, int | float) and not isinstance(value, bool)
-    if is_number and (key.startswith("times.") or key.endswith("_at")):
-        return f"{value} ({utc(value)})"
-    text = value if isinstance(value, str) else orjson.dumps(value).decode()
-    return text if len(text) <= FACT_CHARS else text[:FACT_CHARS] + "…"
-
-
-def _facts(ctx: ReportContext) -> str:
-    manifest = ctx.view.manifest
-    if not manifest:
-        return f"<h2>Run facts</h2><p>No {e(MANIFEST_FILE)}.</p>"
-    rows = "".join(
-        f"<tr><td>{e(key)}</td><td>{e(_fact_text(key, value))}</td></tr>"
-        for key, value in _flatten("", manifest)
-    )
-    return (
-        "<h2>Run facts</h2>"
-        f'<div class="wide"><table class="facts">{rows}</table></div>'
-        f'<p class="source">Source: {e(MANIFEST_FILE)}.</p>'
-    )
-
-
 def _notes(ctx: ReportContext) -> str:
     view = ctx.view
     notes = [view.summary_problem] if view.summary_problem else []
@@ -664,3 +653,8 @@ def _notes(ctx: ReportContext) -> str:
         return ""
     items = "".join(f"<li>{e(n)}</li>" for n in notes)
     return f'<h2>Notes</h2><ul class="notes">{items}</ul>'
+
+
+def _figure(value: float | None) -> str:
+    """A figure to its significant digits (`0.000123`, not `0.0001`), an em dash unknown."""
+    return DASH if value is None else number(value)

@@ -27,7 +27,7 @@ from agentload.results.load import ResultsFiles, load_results
 from agentload.results.summary import ProbeFigures, TierResult
 from agentload.results.tiers import Tier
 from agentload.search.answers import annotate
-from agentload.units import agents_words, count_words
+from agentload.units import agents_words, count_words, fix_plurals
 from agentload.vocabulary import layout_words
 
 STATUS_INCOMPLETE = "INCOMPLETE"
@@ -189,8 +189,10 @@ class ResultsView(ResultsFiles):
         if power.source == "none":
             return "power: not measured"
         if power.assumed:
-            basis = f": {power.description}" if power.description else ""
-            return f"power: ASSUMED, a declared constant, not measured{basis}"
+            basis = power.description.removeprefix("assumed ") if power.description else ""
+            return "power: ASSUMED, a declared constant, not measured" + (
+                f": {fix_plurals(basis)}" if basis else ""
+            )
         words = f"power: {power.source}"
         if not power.valid:
             words += f" (invalid: {power.reason or 'coverage gaps'})"

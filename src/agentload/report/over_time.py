@@ -22,7 +22,7 @@ from agentload.report.formats import e, fmt, utc
 from agentload.report.palette import BLUE, GREEN, MIX_COLORS, MUTED, PROBE_BANDS, VERMILION, ramp
 from agentload.report.vega import Spec, chart_html, empty_chart
 from agentload.results.files import POWER_FILE, RECORDS_FILE
-from agentload.units import agents_words, quantity
+from agentload.units import agents_words, count_words, quantity
 
 MAX_BINS = 240
 """Most time bins in the over-time charts."""
@@ -329,9 +329,19 @@ def _power(
     if summary is not None:
         source = summary.power.source + (" (ASSUMED)" if summary.power.assumed else "")
     averaged = f" Each point is the mean of {group} consecutive samples." if group > 1 else ""
-    heading = f"Accelerator power (sum of {len(devices)} device(s))"
+    heading = f"Accelerator power ({_devices_words(len(devices), view.gpus, view.simulated)})"
     note = (
         f'<p class="source">Power samples from {e(POWER_FILE)}, W (source: {e(source)}); '
         f"dashed: the mean over each probe's window as summarised.{averaged}</p>"
     )
     return line.row("power", heading, layers), note
+
+
+def _devices_words(devices: int, gpus: int | None, simulated: bool) -> str:
+    """What the power series add up: `simulated, 8 GPUs together`, `sum of 8 devices`, or, when
+    one reading stands for many GPUs, `8 GPUs, read as one total` (never `1 device(s)`)."""
+    if simulated:
+        return f"simulated, {count_words(gpus, 'GPU')} together" if gpus else "simulated"
+    if devices == 1 and gpus is not None and gpus > 1:
+        return f"{count_words(gpus, 'GPU')}, read as one total"
+    return f"sum of {count_words(devices, 'device')}"

@@ -98,7 +98,7 @@ def repeat_note(tiers: Sequence[TierResult]) -> str:
 
 
 def _slo(tier: TierResult) -> str:
-    return slo_text(tier, unicode=True)
+    return slo_text(tier)
 
 
 def _answer_unit(tiers: Sequence[TierResult]) -> str:

@@ -16,6 +16,8 @@ report computes from the records over what it measured, was never judged: `CUT_S
 
 from __future__ import annotations
 
+import math
+
 from agentload.results.summary import AgentsInterval, TierResult
 from agentload.units import agents_words
 
@@ -107,8 +109,32 @@ def inside_each_other(
     """Whether two answers each lie inside the other's interval: no measured difference."""
     if a_interval is None or b_interval is None:
         return False
-    return _inside(b or 0, a_interval) and _inside(a or 0, b_interval)
+    return overlapping(
+        (a or 0, a_interval.low, a_interval.high), (b or 0, b_interval.low, b_interval.high)
+    )
 
 
-def _inside(agents: int, interval: AgentsInterval) -> bool:
-    return interval.low <= agents and (interval.high is None or agents <= interval.high)
+Spread = tuple[float, float, float | None]
+"""A figure, the low end of where a repeat would land and the high end (None: open above)."""
+
+
+def overlapping(a: Spread, b: Spread) -> bool:
+    """Whether each figure lies inside the other's repeat interval (on any scale: agents, or
+    agents per GPU or per MW): no measured difference."""
+    return _inside(b[0], a) and _inside(a[0], b)
+
+
+def _inside(value: float, spread: Spread) -> bool:
+    _, low, high = spread
+    return low <= value and (high is None or value <= high)
+
+
+def combined_band(a: float, b: float) -> float:
+    """Two relative error bands combined, their log errors added in quadrature."""
+    return math.exp(math.hypot(math.log1p(a), math.log1p(b))) - 1.0
+
+
+def within_band(ratio: float, band: float) -> bool:
+    """Whether a ratio of two figures lies inside a relative error band either way: a
+    difference the band covers, which a simulation cannot rank."""
+    return abs(math.log(ratio)) <= math.log1p(band)

@@ -23,7 +23,13 @@ CANDIDATES_FOLDER = "candidates"
 LAYOUTS_SCHEMA_VERSION = 1
 
 Kind = Literal["aggregated", "disaggregated"]
-PruneReason = Literal["weights do not fit", "KV too small for one session"]
+PruneReason = Literal[
+    "model copy spans domains",
+    "attention TP where DP alone fits",
+    "weights do not fit",
+    "KV too small for one session",
+    "no step data",
+]
 POOL_SEPARATOR = "+"
 
 
@@ -71,6 +77,11 @@ class Space(Frozen):
     """Pool layouts tried (`tp8,ep8`, `tp1,dp8,ep8` ...)."""
     speculative: tuple[str | None, ...]
     host_kv: tuple[bool, ...]
+    domain_gpus: int | None = Field(default=None, ge=1)
+    """GPUs of one scale-up domain (NVLink or Infinity Fabric); None: not stated."""
+    across_domains: tuple[str, ...] = ()
+    """The pool layouts whose model copy crosses domains (tensor, expert or pipeline traffic
+    over the network)."""
     notes: tuple[str, ...] = ()
     """What is not enumerated, and why."""
 

@@ -412,6 +412,21 @@ class CalibrationFacts(Frozen):
     notes: tuple[str, ...] = ()
 
 
+class RegimeError(Frozen):
+    """How a system's step-time calibration does in one regime of prompt and output lengths."""
+
+    regime: str
+    """`8K/1K`: input / output tokens of the published points."""
+    input_tokens: int
+    output_tokens: int
+    fitted_points: int
+    held_out_points: int
+    fit_rms_log_error: float | None = None
+    """Over the fitted points' throughput and interactivity (None: none fitted)."""
+    held_out_error: float | None = None
+    """The largest relative error of the held-out points' throughput or interactivity."""
+
+
 class StepUncertainty(Frozen):
     """How far a simulation's step times, and so its figures, can be trusted: whether anything
     calibrates them for this system, and the relative error band that follows (a simulated
@@ -421,6 +436,12 @@ class StepUncertainty(Frozen):
     error_band: float | None = Field(default=None, ge=0)
     basis: str
     """Where the band comes from, in words (what was fitted to what, or why nothing was)."""
+    long_context_band: float | None = Field(default=None, ge=0)
+    """The error on held-out long-context points (8K input tokens and more) of the system's
+    calibration: agents' calls are ~27K tokens, so this is the band a comparison of agents
+    carries (None: no long-context point of the system was checked)."""
+    regimes: tuple[RegimeError, ...] = ()
+    """The calibration's fit and held-out error per regime of prompt and output lengths."""
 
 
 class SimulationFacts(Frozen):

@@ -69,7 +69,7 @@ class Tier(Frozen):
         return self
 
     def describe(self) -> str:
-        """`p25 output >= 40 tokens/s, p95 TTFT <= 10 s` (the criteria the tier has)."""
+        """`p25 output ≥ 40 tokens/s, p95 TTFT ≤ 10 s` (the criteria the tier has)."""
         return slo_text(self)
 
 
@@ -90,10 +90,10 @@ class _SloFields(Protocol):
     def interactivity_percentile(self) -> float | None: ...
 
 
-def slo_text(tier: _SloFields, *, unicode: bool = False) -> str:
-    """A tier's criteria in one line: `p25 output >= 40 tokens/s, p95 TTFT <= 10 s,
-    e2e interactivity 1/p90 >= 20 tokens/s` (>= and <= as the symbols when `unicode`)."""
-    at_least, at_most = ("≥", "≤") if unicode else (">=", "<=")
+def slo_text(tier: _SloFields) -> str:
+    """A tier's criteria in one line: `p25 output ≥ 40 tokens/s, p95 TTFT ≤ 10 s,
+    e2e interactivity 1/p90 ≥ 20 tokens/s` (the one way every verb writes them)."""
+    at_least, at_most = "≥", "≤"
     parts = []
     if tier.output_speed_floor_tokens_per_s is not None:
         parts.append(

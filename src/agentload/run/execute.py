@@ -37,7 +37,12 @@ from agentload.run.arrivals import ArrivalSchedule, schedule_arrivals
 from agentload.run.checks import quality_checks
 from agentload.run.host import INTERRUPT_DRAIN_S, Host, InProcessHost, ShareLost
 from agentload.run.probe import ProbeOutcome
-from agentload.run.progress import ProgressBoard, progress_display, report_progress
+from agentload.run.progress import (
+    ProgressBoard,
+    probe_cost_words,
+    progress_display,
+    report_progress,
+)
 from agentload.run.results_dir import (
     append_probe,
     build_manifest,
@@ -57,7 +62,10 @@ from agentload.units import agents_words
 from agentload.workload.load import load_workload
 from agentload.workload.model import Workload
 
-Backend = Literal["local", "ray"]
+HostKind = Literal["local", "ray"]
+"""Where the agents run (`--host`): this machine (one process or `--workers` processes), or
+Ray actors across a cluster."""
+HOST_KINDS: tuple[HostKind, ...] = ("local", "ray")
 OPEN_LOOP_SLOTS = 16
 """The embedded engine's slots for an open-loop run (how many sessions will overlap is an
 outcome; `--engine-parallel` sets it)."""
@@ -68,7 +76,7 @@ class HostOptions:
     """Where the agents run: this process (1 worker), N processes here, or N Ray actors."""
 
     workers: int = 1
-    backend: Backend = "local"
+    kind: HostKind = "local"
     ray_address: str | None = None
 
 
@@ -168,7 +176,7 @@ def _execute_in(
         out=out,
         console=console,
         fit=Fit(workload, recorded_history=execution.agents.reply_history == "recorded"),
-        clients=execution.hosts.workers if execution.hosts.backend == "local" else 1,
+        clients=execution.hosts.workers if execution.hosts.kind == "local" else 1,
     )
     with opening as target:
         if target.virtual:  # no client memory to save: agents keep their prompts between calls
@@ -238,7 +246,7 @@ def _begin(
         )
         manifest["power"] = execution.power.describe() if execution.power else None
         manifest["workers"] = execution.hosts.workers
-        manifest["backend"] = execution.hosts.backend
+        manifest["host"] = execution.hosts.kind
         return manifest, SearchState()
     check_matches(resumption.manifest, target.identity(), source=out_manifest(execution))
     repairs = repair_files(execution.out)
@@ -334,7 +342,9 @@ async def _drive(
         played = workload.model_copy(update={"sessions": arrivals.sessions})
     host = _host(execution, played, target, resumption.id_prefix if resumption else "")
     _say_where(execution.hosts, host, console)
-    board = ProgressBoard(execution.search, clock.now(), gpus=execution.gpus)
+    board = ProgressBoard(
+        execution.search, clock.now(), gpus=execution.gpus, simulated=target.virtual
+    )
     async with host:
         display = contextlib.ExitStack()
         on_progress = display.enter_context(progress_display(console, board))
@@ -344,7 +354,7 @@ async def _drive(
             if not outcome.interrupted:
                 append_probe(execution.out, outcome.figures)
             if not execution.search.is_run:
-                print_probe(outcome, console, execution.gpus)
+                print_probe(outcome, console, execution.gpus, simulated=target.virtual)
                 console.print(board.cost_words(clock.now()), highlight=False, soft_wrap=True)
 
         try:
@@ -375,7 +385,7 @@ async def _drive(
 def _host(execution: Execution, workload: Workload, target: Opened, id_prefix: str) -> Host:
     """The host the options ask for, with one share per worker."""
     options = execution.hosts
-    if target.virtual and (options.workers > 1 or options.backend != "local"):
+    if target.virtual and (options.workers > 1 or options.kind != "local"):
         raise AgentloadError("a simulated deployment runs in this process: leave out --workers")
     shares = max(1, min(options.workers, execution.search.max_agents))
     records = execution.out / RECORDS_FILE
@@ -394,7 +404,7 @@ def _host(execution: Execution, workload: Workload, target: Opened, id_prefix: s
         )
         for k in range(shares)
     ]
-    if options.backend == "ray":
+    if options.kind == "ray":
         from agentload.run.host_ray import RayHost
 
         return RayHost(jobs, records, address=options.ray_address)
@@ -406,7 +416,7 @@ def _host(execution: Execution, workload: Workload, target: Opened, id_prefix: s
 
 
 def _say_where(options: HostOptions, host: Host, console: Console) -> None:
-    if options.backend == "ray":
+    if options.kind == "ray":
         where = options.ray_address or "a local cluster"
         console.print(f"{host.shares} Ray actors on {where}")
     elif host.shares > 1:
@@ -424,18 +434,16 @@ async def _close(host: Host, drain_s: float) -> int:
         return await host.close(0.0)
 
 
-def _gpu_s(probe_s: float, gpus: int | None) -> str:
-    return "" if gpus is None else f" ({probe_s * gpus:,.0f} GPU-s)"
-
-
-def print_probe(outcome: ProbeOutcome, console: Console, gpus: int | None = None) -> None:
-    """One line per finished probe of a search, with what it cost (its probe time, and GPU
-    time with --gpus)."""
+def print_probe(
+    outcome: ProbeOutcome, console: Console, gpus: int | None = None, *, simulated: bool = False
+) -> None:
+    """One line per finished probe of a search, with what it cost (its probe time, simulated
+    time said so, and GPU time with --gpus)."""
     f = outcome.figures
     verdicts = "  ".join(f"{name} {v}" for name, v in f.verdicts.items())
     p25 = "—" if f.p25_output_tokens_per_s is None else f"{f.p25_output_tokens_per_s:,.1f}"
     ttft = "—" if f.p95_ttft_s is None else f"{f.p95_ttft_s:.3f}"
-    cost = "" if f.probe_s is None else f"  |  cost {f.probe_s:.0f} s{_gpu_s(f.probe_s, gpus)}"
+    cost = probe_cost_words(f.probe_s, gpus, simulated)
     console.print(
         f"probe {f.index}: {agents_words(f.agents)} over {f.window_s:.0f} s: "
         f"{f.total_tokens_per_s:,.0f} tokens/s total, p25 output {p25} tokens/s, "

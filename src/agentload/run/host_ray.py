@@ -1,4 +1,4 @@
-"""A run's agents in Ray actors across a cluster: `--backend ray [--ray-address] --workers N`.
+"""A run's agents in Ray actors across a cluster: `--host ray [--ray-address] --workers N`.
 
 Each of N actors (one CPU each, placed by Ray anywhere in the cluster) drives one share with a
 `ShareDriver`; the host calls the actors with the typed messages' contents. Without
@@ -50,7 +50,7 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise AgentloadError("the Ray backend needs Ray: pip install 'agentload[ray]'") from None
+        raise AgentloadError("--host ray needs Ray: pip install 'agentload[ray]'") from None
     return ray
 
 

@@ -7,7 +7,12 @@
   against a guess of each tier's limit, times the mean probe so far), the GPU time the probes
   have cost (probe seconds x GPUs, with `--gpus`) and the estimate of what remains, and the
   live counters.
-- **In a pipe or CI**, one line every few seconds, as before, led by the probe and its window.
+- **In a pipe, a log or CI**, log lines: one when the probe's state changes (a probe starts,
+  settles, opens its window, extends it, ends) and otherwise one every `LOG_EVERY_S` of wall
+  time, each one physical line (never wrapped: a log is read with `grep`), led by the time.
+- **Time is said for what it is**: on a simulated deployment (a virtual clock) every span is
+  `of simulated time`, never passed off as the wall time the search took; GPU time is always in
+  GPU-hours (`0.200 GPU-h`, `3.20 GPU-h`), one unit however large.
 
 Lines are made in the event loop and printed by a daemon thread: a terminal or pipe that stops
 reading (a stalled `ssh`, an undrained `2>|`) then holds up only that thread, and lines that
@@ -37,10 +42,15 @@ from agentload.run.messages import PROGRESS_INTERVAL_S, Counters
 from agentload.run.search_settings import SearchSettings
 from agentload.search.curves import observations
 from agentload.search.plans import remaining_probes
-from agentload.units import SECONDS_PER_HOUR, agents_words
+from agentload.units import SECONDS_PER_HOUR, agents_words, count_words, number
 
 PROGRESS_BACKLOG = 4
 """Progress lines waiting for the terminal; more are dropped, never waited for."""
+LOG_EVERY_S = 30.0
+"""In a pipe or a log, a progress line at least this far apart (wall time) while the probe's
+state stays the same."""
+SIMULATED_TIME = " of simulated time"
+"""What a span on a virtual clock is said as."""
 LIVE_REFRESH_PER_S = 2.0
 
 ProgressCallback = Callable[[float, Counters], None]
@@ -68,6 +78,10 @@ class ProgressBoard:
     started_at: float
     gpus: int | None = None
     """GPUs of the deployment (`--gpus`): GPU time is probe time times this."""
+    simulated: bool = False
+    """The clock is virtual (a simulated deployment): spans are simulated time."""
+    on_change: Callable[[], None] | None = None
+    """Told when a probe starts, settles or opens its window (a pipe's printer logs it)."""
     stage: _Stage | None = None
     durations_s: list[float] = field(default_factory=list)
     """How long each finished probe took, s."""
@@ -79,10 +93,12 @@ class ProgressBoard:
 
     def start_probe(self, index: int, agents: int) -> None:
         self.stage = _Stage(index, agents, clock.now())
+        self._changed()
 
     def settling(self, until: float) -> None:
         if self.stage is not None:
             self.stage.window_from = until
+            self._changed()
 
     def measuring(self, start: float, needed_s: float, max_s: float) -> None:
         if self.stage is not None:
@@ -90,6 +106,11 @@ class ProgressBoard:
             self.stage.needed_s = needed_s
             self.stage.max_s = max_s
             self.stage.measuring = True
+            self._changed()
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
 
     def finish_probe(self, probes: Sequence[ProbeFigures]) -> None:
         if self.stage is not None:
@@ -124,6 +145,23 @@ class ProgressBoard:
             self._probe_s()
         )
 
+    def phase(self, now: float) -> tuple[int | None, str]:
+        """The probe and what it is doing (`ramping`, `settling`, `measuring`, `extended`,
+        `between`, `starting`): a pipe gets a line when this changes."""
+        stage = self.stage
+        if stage is None:
+            return None, "between" if self.durations_s else "starting"
+        if stage.window_from is None:
+            return stage.index, "ramping"
+        if not stage.measuring or now < stage.window_from:
+            return stage.index, "settling"
+        extended = stage.max_s > stage.needed_s and now - stage.window_from > stage.needed_s
+        return stage.index, "extended" if extended else "measuring"
+
+    def span(self, seconds: float) -> str:
+        """A span as a clock (`7:25`), `of simulated time` on a virtual clock."""
+        return _clock(seconds) + (SIMULATED_TIME if self.simulated else "")
+
     def stage_words(self, now: float) -> str:
         """`probe 3: 8 agents, measuring 4.2 / 12 s (up to 24 s)`; past the 12 s, that the
         window is extended."""
@@ -147,23 +185,31 @@ class ProgressBoard:
         return f"{head}, measuring {elapsed:.1f} / {stage.needed_s:.0f} s{upto}"
 
     def tier_words(self) -> str:
-        """`cpu60 4-8  cpu120 done: 1  cpu200 0-1`: each tier's bracket so far."""
+        """`cpu60 4..8  cpu120 done: 1..2  tps20 done: 64+`: each tier's bracket so far, the
+        most agents passed .. the fewest failed (`?` while none failed); a tier settled at the
+        search's cap reads `64+`, as its answer does."""
         parts = []
         for b in self.brackets:
-            high = "?" if b.failing is None else str(b.failing)
             done = b.resolved(self.settings.precision, self.settings.max_agents)
-            parts.append(f"{b.tier} {'done: ' if done else ''}{b.passing}..{high}")
+            if b.failing is None:
+                shown = f"{b.passing}+" if done else f"{b.passing}..?"
+            else:
+                shown = f"{b.passing}..{b.failing}"
+            parts.append(f"{b.tier} {'done: ' if done else ''}{shown}")
         return "  ".join(parts)
 
     def time_words(self, now: float) -> str:
-        spent = _clock(now - self.started_at)
+        """`7:25 spent, ~3 probes to go, ~5:14 left (estimate)`; simulated time said so."""
+        spent = self.span(now - self.started_at)
         left = self.left_s(now)
-        probes = "" if self.remaining is None else f", ~{self.remaining} probe(s) to go"
-        ahead = "" if left is None else f", ~{_clock(left)} left (estimate)"
+        probes = (
+            "" if self.remaining is None else f", ~{count_words(self.remaining, 'probe')} to go"
+        )
+        ahead = "" if left is None else f", ~{self.span(left)} left (estimate)"
         return f"{spent} spent{probes}{ahead}{self.gpu_words(now, left)}"
 
     def gpu_words(self, now: float, left_s: float | None) -> str:
-        """`; GPU time 1.3 GPU-h spent, ~0.6 GPU-h to go`: probe time x GPUs, with --gpus."""
+        """`; GPU time 1.30 GPU-h spent, ~0.600 GPU-h to go`: probe time x GPUs, with --gpus."""
         if self.gpus is None or self.settings.is_run:
             return ""
         current = now - self.stage.began if self.stage is not None else 0.0
@@ -172,26 +218,34 @@ class ProgressBoard:
         return f"; GPU time {gpu_time(spent)} spent{ahead}"
 
     def cost_words(self, now: float) -> str:
-        """After a probe: `search so far 1,180 s of probes (2,360 GPU-s); ~4 probe(s) to go,
-        ~6:20 (~760 GPU-s) more (estimate)`."""
+        """After a probe: `search so far 1,180 s of probes (2.62 GPU-h); ~4 probes to go, ~6:20
+        (~0.844 GPU-h) more (estimate)`; simulated time said so."""
         gpus = self.gpus
-        spent = f"{self.probe_s:,.0f} s of probes" + (
-            "" if gpus is None else f" ({gpu_time(self.probe_s * gpus)})"
-        )
+        spent = f"{self.probe_s:,.0f} s of {'simulated ' if self.simulated else ''}probes"
+        if gpus is not None:
+            spent += f" ({gpu_time(self.probe_s * gpus)})"
         left = self.left_s(now)
         if self.remaining is None or left is None:
             return f"search so far {spent}"
         if self.remaining == 0:
             return f"search so far {spent}; every tier settled"
-        more = _clock(left) + ("" if gpus is None else f" (~{gpu_time(left * gpus)})")
-        return f"search so far {spent}; ~{self.remaining} probe(s) to go, ~{more} more (estimate)"
+        more = self.span(left) + ("" if gpus is None else f" (~{gpu_time(left * gpus)})")
+        probes = count_words(self.remaining, "probe")
+        return f"search so far {spent}; ~{probes} to go, ~{more} more (estimate)"
+
+
+def probe_cost_words(probe_s: float | None, gpus: int | None, simulated: bool) -> str:
+    """What one probe cost, for its line: `  |  cost 90 s (0.200 GPU-h)`, simulated time said
+    so; empty when not known."""
+    if probe_s is None:
+        return ""
+    gpu = "" if gpus is None else f" ({gpu_time(probe_s * gpus)})"
+    return f"  |  cost {probe_s:.0f} s{SIMULATED_TIME if simulated else ''}{gpu}"
 
 
 def gpu_time(gpu_s: float) -> str:
-    """GPU-seconds in words: `850 GPU-s`, `2.4 GPU-h`."""
-    if gpu_s < SECONDS_PER_HOUR:
-        return f"{gpu_s:,.0f} GPU-s"
-    return f"{gpu_s / SECONDS_PER_HOUR:,.1f} GPU-h"
+    """GPU-seconds in GPU-hours, one unit however many: `0.200 GPU-h`, `3.20 GPU-h`."""
+    return f"{number(gpu_s / SECONDS_PER_HOUR)} GPU-h"
 
 
 def _clock(seconds: float) -> str:
@@ -221,29 +275,63 @@ class _Rate:
         return rate
 
 
-def progress_printer(console: Console, board: ProgressBoard | None = None) -> ProgressCallback:
-    """A callback printing one line of live progress per snapshot, from a daemon thread."""
+def progress_printer(
+    console: Console, board: ProgressBoard | None = None, every_s: float = LOG_EVERY_S
+) -> ProgressCallback:
+    """A callback taking each snapshot, printing log lines of progress from a daemon thread
+    (module docstring): one when the board's phase changes (told by the board, or seen in a
+    snapshot), else one every `every_s` of wall time."""
     rate_of = _Rate()
     lines: queue.Queue[str] = queue.Queue(maxsize=PROGRESS_BACKLOG)
     printer: list[threading.Thread] = []
+    last = _Logged()
 
     def write() -> None:
         while True:
-            console.print(lines.get(), highlight=False, soft_wrap=True)
+            console.print(lines.get(), highlight=False, no_wrap=True, overflow="ignore", crop=False)
 
-    def show(elapsed_s: float, c: Counters) -> None:
-        rate = rate_of(elapsed_s, c)
-        lead = ""
-        if board is not None and board.stage is not None:
-            lead = f"{board.stage_words(clock.now())} | "
-        line = f"{elapsed_s:6.1f} s  {lead}{_counter_words(c, rate)}"
+    def log() -> None:
+        now, wall = clock.now(), time.monotonic()
+        phase = board.phase(now) if board is not None else None
+        if phase == last.phase and wall - last.at < every_s:
+            return
+        if last.counters is None or (board is not None and board.stage is None):
+            return  # nothing running yet, or between probes (each ends with its own line)
+        last.phase, last.at = phase, wall
+        lead = _clock(last.elapsed_s)
+        if board is not None:
+            lead = f"{board.span(now - board.started_at)}  {board.stage_words(now)}"
+        fresh = now - last.taken_at <= PROGRESS_INTERVAL_S  # a virtual clock outruns them
+        counted = f" | {_counter_words(last.counters, last.rate)}" if fresh else ""
         with contextlib.suppress(queue.Full):
-            lines.put_nowait(line)
+            lines.put_nowait(lead + counted)
         if not printer:
             printer.append(threading.Thread(target=write, name="progress", daemon=True))
             printer[0].start()
 
+    def show(elapsed_s: float, c: Counters) -> None:
+        last.rate = rate_of(elapsed_s, c)
+        last.counters, last.elapsed_s, last.taken_at = c, elapsed_s, clock.now()
+        log()
+
+    if board is not None:
+        board.on_change = log
     return show
+
+
+@dataclass
+class _Logged:
+    """The last progress line printed in a pipe: the phase it was in, and when (wall time)."""
+
+    phase: object = field(default_factory=object)
+    at: float = -math.inf
+    counters: Counters | None = None
+    """The latest snapshot (a line told of a change between snapshots shows it)."""
+    elapsed_s: float = 0.0
+    rate: float = 0.0
+    taken_at: float = -math.inf
+    """When the snapshot was taken (the run's clock): counters older than a snapshot's
+    interval are left out of a line."""
 
 
 class LiveProgress:

@@ -28,6 +28,7 @@ def build_manifest(
 ) -> dict[str, Any]:
     """What ran, where, with what: enough to reproduce and to read the results later
     (`facts`: the target's `endpoint` and what it says about itself)."""
+    stats = workload_stats(workload)
     return {
         "tool": {"name": "agentload", "version": __version__},
         "command": command,
@@ -41,7 +42,8 @@ def build_manifest(
             "sessions": len(workload.sessions),
             "fingerprint": workload.fingerprint(),
             "skipped_lines": workload.skipped_lines,
-            "theoretical_cache_hit_rate": workload_stats(workload).prefix_cache_hit_rate,
+            "theoretical_cache_hit_rate": stats.prefix_cache_hit_rate,
+            "theoretical_cache_hit_rate_with_replies": stats.prefix_cache_hit_rate_with_replies,
         },
         "gpus": gpus,
         "hardware": {

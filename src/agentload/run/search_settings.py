@@ -27,6 +27,12 @@ DEFAULT_MAX_WINDOW_S = 180.0
 DEFAULT_RAMP_S = 10.0
 DEFAULT_PRECISION = 0.1
 DEFAULT_MAX_AGENTS = 64
+CAP_FACTOR = 4.0
+"""A simulated deployment's search cap unless one is given (`simulate`, and each layout
+`--choose-layout` searches): this many times its largest analytic estimate, or the agents
+whose prefixes its KV holds if more, up to a power of two, at least `MIN_CAP`
+(`agentload.layouts.searches.cap_over`)."""
+MIN_CAP = DEFAULT_MAX_AGENTS
 DEFAULT_DRAIN_S = 30.0
 """After the last probe, calls in flight get this long to finish before being cancelled."""
 

@@ -14,7 +14,7 @@ from agentload.results.summary import (
     SimulationFacts,
     StepUncertainty,
 )
-from agentload.sim.engine.power import CALIBRATED_GAIN
+from agentload.sim.engine.power import FULL_LOAD_GAIN
 from agentload.sim.engine.routing import (
     BALANCE_ABS_THRESHOLD,
     BALANCE_REL_THRESHOLD,
@@ -48,9 +48,11 @@ def simulation_facts(
     spec = built.spec
     power = built.config.power
     power_words = (
-        f"GPU power between idle ({built.gpu.idle_w:,.0f} W) and board power "
-        f"({built.gpu.board_w:,.0f} W) by how hard each step drives compute and memory, gain "
-        f"{power.gain:.3f} (calibrated on AA-AgentPerf's GB300 NVL72: 937 W per GPU)"
+        f"GPU power: static ({built.gpu.idle_w:,.0f} W) plus dynamic energy per FLOP and per HBM "
+        f"byte, a GEMM at its dtype's peak and HBM at its peak bandwidth each drawing the board "
+        f"power ({built.gpu.board_w:,.0f} W; {power.joules_per_byte() * 1e12:.0f} pJ a byte"
+        + ("" if power.gain == FULL_LOAD_GAIN else f" with the byte cost x {power.gain:.3f}")
+        + "), capped at board power; nothing fitted"
         if power is not None
         else "no power model"
     )
@@ -121,27 +123,35 @@ def assumptions(built: BuiltDeployment) -> tuple[str, ...]:
     its value (what the validation lists beside its figures)."""
     spec = built.spec
     gpu = built.gpu
+    memory = built.pools[0].memory if built.pools else None
+    fraction = memory.fraction if memory is not None else spec.memory_fraction
+    basis = memory.basis if memory is not None else "assumed"
     out = [
-        f"memory fraction: {spec.memory_fraction:g} of each GPU's memory for weights, KV and "
-        "workspace (assumed, as engines' defaults)",
+        f"memory fraction: {fraction:g} of each GPU's memory for weights and KV ({basis})",
         f"activation workspace: {ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN} bytes per batch token per "
-        "hidden unit (assumed)",
+        "hidden unit (assumed; within SGLang's reserve instead where its default applies)",
         f"KV dtype: {spec.kv_dtype_bytes:g} bytes an element (assumed: BF16 KV, the "
         "engines' default)",
     ]
     if built.config.power is not None:
-        if gpu.idle_w == IDLE_FRACTION * gpu.board_w:
-            out.append(
-                f"idle power: {gpu.idle_w:,.0f} W per GPU ({IDLE_FRACTION:.0%} of board power; "
-                "assumed, not a datasheet figure)"
+        idle_source = gpu.sources.get("idle_w", "")
+        measured = gpu.idle_w != IDLE_FRACTION * gpu.board_w and "not measured" not in idle_source
+        out.append(
+            f"idle power: {gpu.idle_w:,.0f} W per GPU "
+            + (
+                f"(measured idle readings: {idle_source})"
+                if measured
+                else f"({IDLE_FRACTION:.0%} of board power; assumed, not measured)"
             )
-        gain = spec.power_gain
-        fitted = (
-            " (fitted to AA-AgentPerf's GB300 NVL72 937 W per GPU)"
-            if gain == CALIBRATED_GAIN
-            else ""
         )
-        out.append(f"power gain: {gain:.3f}{fitted}")
+        gain = spec.power_gain
+        out.append(
+            "power: the full-load anchor (HBM at peak bandwidth, like a GEMM at peak FLOP/s, "
+            "draws the board power), nothing fitted; its error is unknown on every system but "
+            "GB300, checked against AA-AgentPerf's 937 W per GPU"
+            if gain == FULL_LOAD_GAIN
+            else f"power: the byte cost scaled x {gain:.3f} (given, not the full-load anchor)"
+        )
     if spec.routing == "cache_aware":
         out.append(
             f"router: SGLang cache_aware defaults (cache threshold {CACHE_THRESHOLD}, balance "

@@ -18,6 +18,7 @@ Specs:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -75,8 +76,10 @@ def load_workload(
     )
 
 
+@functools.lru_cache(maxsize=2)
 def _synthetic(spec: str) -> Workload:
-    """A synthetic workload, by its profile."""
+    """A synthetic workload, by its profile; generated once a process (it is frozen and the
+    spec fixes it: a layout search or a comparison of systems loads it once a search)."""
     profile = spec.removeprefix(synthetic.SPEC_PREFIX).partition("?")[0]
     if profile == swe_agent.PROFILE:
         return swe_agent.generate(swe_agent.parse_spec(spec))

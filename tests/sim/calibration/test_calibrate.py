@@ -173,7 +173,18 @@ def test_the_demo_run_is_read_as_its_probes_and_each_agents_span() -> None:
         "model": GENERATED,
         "gpus": 1,
         "max_running": 12,
-    }
+    }  # recorded before the engine facts said its --cache-ram: llama.cpp's 8 GiB, the spec's
+
+
+def test_a_runs_sized_prompt_cache_is_the_simulated_slots_prompt_cache() -> None:
+    """Issue 33: the embedded llama.cpp's `--cache-ram` is sized to the machine's free memory
+    and said in the engine facts; a simulation calibrated on the run keeps that many MiB."""
+    run = read_measured(DEMO)
+    engine = {**(run.engine or {}), "cache_ram_mib": 2048}
+    values = engine_defaults(run.model_copy(update={"engine": engine}))
+    assert values["prompt_cache_mib"] == 2048.0
+    spec = DeploymentSpec(system=CPU, **values)  # type: ignore[arg-type]
+    assert spec.prompt_cache_mib == 2048.0
 
 
 @pytest.mark.slow

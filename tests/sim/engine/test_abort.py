@@ -233,9 +233,9 @@ def load_with_aborts(
 
 @TIGHT
 def test_random_aborts_keep_every_invariant(
-    seed: int, host: int, routing: str, budget: int, running: int
+    seed: int, host: int, routing: str, budget: int, running: int, group: int
 ) -> None:
-    engine = tight_deployment(host, routing, budget, running)
+    engine = tight_deployment(host, routing, budget, running, group=group)
     results, aborted = load_with_aborts(engine, seed, sessions=8, calls=25)
     ids = [int(str(r.id)) for r in results]
     assert len(ids) == len(set(ids))

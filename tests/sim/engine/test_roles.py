@@ -100,11 +100,12 @@ def test_a_call_whose_context_exceeds_decode_memory_fails_at_once() -> None:
     assert by_id["A"].error == "context_overflow" and by_id["B"].error is None
 
 
-def test_a_dp_prefill_rank_alone_pays_for_its_groups_mean_load() -> None:
+def test_the_ranks_of_a_dp_group_step_together_at_the_groups_mean_load() -> None:
     """Steps of 1 ms per 100 prefill tokens a rank (as the tables hold them: every rank of the
-    group prefilling as much). Two ranks of one DP2 group: A's 1,000 tokens alone cost the
-    group's mean, 500 tokens, 5 ms; B, arriving while A's step runs, pays for both: (1,000 +
-    1,000) / 2, 10 ms. Without the group each pays 10 ms."""
+    group prefilling as much). Two ranks of one DP2 group in lockstep: A's 1,000 tokens alone
+    cost the group's mean, 500 tokens, 5 ms; B, arriving 1 ms into A's step, waits for it to
+    end (4 ms) and then pays its own mean, 5 ms: 9 ms. Without the group each rank steps alone
+    at the tables' full load, 10 ms, and B starts at once."""
     linear = StepTable.tabulate(
         batch=(1, 2), context=(0, 1), chunk=(1, 2000),
         decode=lambda b, c: 0.02, shared=lambda p, b: p / 100_000,
@@ -125,5 +126,5 @@ def test_a_dp_prefill_rank_alone_pays_for_its_groups_mean_load() -> None:
         hand_off = 0.02 + 1000 / 100_000  # the first decode step and the transfer
         return {r.id: r.t_first - r.t_submit - hand_off for r in out}
 
-    assert prefilled(2) == pytest.approx({"A": 0.005, "B": 0.010})
+    assert prefilled(2) == pytest.approx({"A": 0.005, "B": 0.009})
     assert prefilled(1) == pytest.approx({"A": 0.010, "B": 0.010})

@@ -11,11 +11,14 @@ from agentload.errors import InputError
 from agentload.sim import SimRequest
 from agentload.sim.engine.power import PowerModel
 from agentload.sim.engine.speculative import (
-    DEEPSEEK_V4_THREE_STEP_LENGTH,
+    DEEPSEEK_V3_THREE_STEP_LENGTH,
+    DEEPSEEK_V4_ACCEPTANCE_LENGTH,
     Acceptance,
     Speculative,
+    chain_acceptance,
     deepseek_mtp,
     draft_cost,
+    mtp_options,
     parse_speculative,
 )
 from agentload.sim.specs.work import WorkModel
@@ -84,18 +87,36 @@ def test_verifying_drafts_costs_power() -> None:
     assert joules(4, 64 / 61) > joules(1, 1.0)
 
 
-def test_deepseeks_mtp_yields_sglangs_published_length_from_deepseeks_first_position() -> None:
-    mtp = deepseek_mtp(3)
+def test_deepseek_v4s_mtp_yields_the_measured_length_at_every_draft_length() -> None:
+    """InferenceX's golden curve (1.79 / 2.27 / 2.49 / 2.54 tokens a step with 1-4 draft
+    tokens) as a chain: each position accepted given the ones before it, so every draft length
+    reproduces its measured mean; past 5 the flat curve adds nothing."""
+    for drafts, length in enumerate(DEEPSEEK_V4_ACCEPTANCE_LENGTH[:5], start=1):
+        mtp = deepseek_mtp(drafts, DSV4)
+        assert mtp.mean_tokens == pytest.approx(length, abs=1e-9)
+        assert sum(mtp.distribution()) == pytest.approx(1.0)
+    assert deepseek_mtp(3, DSV4).acceptance == pytest.approx((0.79, 0.48 / 0.79, 0.22 / 0.48))
+    assert deepseek_mtp(8, DSV4).mean_tokens == pytest.approx(2.55)
+    assert "golden_al_distribution/dsv4_mtp.yaml" in deepseek_mtp(3, DSV4).source
+    assert chain_acceptance((1.5, 1.4, 1.6)) == (0.5, 0.0, 0.0)
+
+
+def test_deepseek_v3_keeps_its_reports_first_position_and_sglangs_length() -> None:
+    mtp = deepseek_mtp(3, "deepseek-ai/DeepSeek-R1")
     assert mtp.acceptance[0] == 0.875
-    assert mtp.mean_tokens == pytest.approx(DEEPSEEK_V4_THREE_STEP_LENGTH, abs=1e-6)
-    assert sum(mtp.distribution()) == pytest.approx(1.0)
-    assert deepseek_mtp(1).mean_tokens == pytest.approx(1.875)
+    assert mtp.mean_tokens == pytest.approx(DEEPSEEK_V3_THREE_STEP_LENGTH, abs=1e-6)
     assert "PR #28098" in mtp.source
+
+
+def test_a_layout_search_tries_one_and_three_draft_tokens() -> None:
+    assert mtp_options() == ("mtp:1", "mtp:3")
+    one = parse_speculative("mtp:1", model=DSV4, mtp_layers=1)
+    assert one is not None and one.mean_tokens == pytest.approx(1.79)
 
 
 def test_speculative_options_parse_and_refuse_a_model_without_published_acceptance() -> None:
     assert parse_speculative("off", model=DSV4, mtp_layers=1) is None
-    assert parse_speculative("mtp", model=DSV4, mtp_layers=1) == deepseek_mtp(3)
+    assert parse_speculative("mtp", model=DSV4, mtp_layers=1) == deepseek_mtp(3, DSV4)
     given = parse_speculative("eagle:2:0.8,0.5", model="Qwen/Qwen3-32B", mtp_layers=0)
     assert given is not None and given.mean_tokens == pytest.approx(1 + 0.8 + 0.4)
     with pytest.raises(InputError, match="no published acceptance"):

@@ -59,9 +59,9 @@ def random_load(engine: SimEngine, seed: int, sessions: int, calls: int) -> list
 
 @TIGHT
 def test_tight_deployments_keep_their_invariants(
-    seed: int, host: int, routing: str, budget: int, running: int
+    seed: int, host: int, routing: str, budget: int, running: int, group: int
 ) -> None:
-    engine = tight_deployment(host, routing, budget, running, trace=True)
+    engine = tight_deployment(host, routing, budget, running, group=group, trace=True)
     results = random_load(engine, seed, sessions=8, calls=25)
     assert sorted(r.id for r in results) == list(range(8 * 25))
     assert all(r.error is None for r in results)
@@ -95,14 +95,15 @@ def test_tight_deployments_keep_their_invariants(
 def test_tight_disaggregated_deployments_keep_their_invariants(
     seed: int, routing: str, decode_capacity: int, speculative: Speculative | None
 ) -> None:
-    """Two DP2 prefill ranks with small caches hand off to two decode ranks that hold a few
-    calls at a time: every call finishes once, prefill tokens are the uncached ones, every
-    output token comes from a decode step (fewer steps than tokens with drafts), and at the end
-    no rank holds anything but its prefix cache."""
+    """Two DP2 prefill ranks with small caches hand off to two decode ranks (alone, or a DP2
+    group on odd seeds) that hold a few calls at a time: every call finishes once, prefill
+    tokens are the uncached ones, every output token comes from a decode step (fewer steps
+    than tokens with drafts), and at the end no rank holds anything but its prefix cache."""
     engine = disaggregated(
         prefill_ranks=2, decode_ranks=2, prefill_capacity=5000,
         decode_capacity=decode_capacity, max_batch_tokens=256, block=16,
         routing=routing, speculative=speculative, group_size=2, trace=True,
+        decode_group_size=2 if seed % 2 else 1,
     )  # fmt: skip
     results = random_load(engine, seed, sessions=8, calls=25)
     assert sorted(r.id for r in results) == list(range(8 * 25))

@@ -5,27 +5,39 @@ from __future__ import annotations
 import pytest
 
 from agentload.errors import InputError
-from agentload.sim.setup.build import DeploymentSpec, build_deployment
+from agentload.sim.setup.build import (
+    DeploymentSpec,
+    build_deployment,
+    engine_memory,
+    rank_memory,
+)
 from agentload.sim.specs.hardware import gpu_spec
+from agentload.sim.specs.model import model_shape
 from agentload.sim.specs.parallel import parse_parallel
 from agentload.sim.steps.roofline import RooflineParams
 
 
 def test_parallel_layouts_parse() -> None:
-    assert parse_parallel("tp4,ep4").model_dump() == {"tp": 4, "ep": 4, "dp": 1}
+    assert parse_parallel("tp4,ep4").model_dump() == {"tp": 4, "ep": 4, "dp": 1, "pp": 1}
     assert parse_parallel("tp1,dp8,ep8").group == 8
-    assert parse_parallel("tp8").model_dump() == {"tp": 8, "ep": 1, "dp": 1}
+    assert parse_parallel("tp8").model_dump() == {"tp": 8, "ep": 1, "dp": 1, "pp": 1}
     with pytest.raises(InputError, match="bad parallel"):
-        parse_parallel("pp2")
+        parse_parallel("cp2")
     with pytest.raises(InputError, match="beyond"):
         parse_parallel("tp2,ep4")
 
 
 def test_a_roofline_deployment_gets_its_capacity_from_memory_left_after_weights() -> None:
-    """DeepSeek-V3 on 8 x MI355X: 0.9 x 288 GiB per GPU, less 671 GB / 8 of weights and the
-    activation workspace, over 70,272 B per token times 8 tensor-parallel copies."""
+    """DeepSeek-V3 on 8 x MI355X at a given 0.9 of 288 GiB per GPU, less 671 GB / 8 of weights
+    and the activation workspace, over 70,272 B per token times 8 tensor-parallel copies."""
     built = build_deployment(
-        DeploymentSpec(system="mi355x", model="deepseek-ai/DeepSeek-V3", gpus=16, parallel="tp8")
+        DeploymentSpec(
+            system="mi355x",
+            model="deepseek-ai/DeepSeek-V3",
+            gpus=16,
+            parallel="tp8",
+            memory_fraction=0.9,
+        )
     )
     gpu = gpu_spec("mi355x")
     activation = 32 * 8192 * 7168
@@ -64,7 +76,10 @@ def test_roofline_factors_scale_step_times() -> None:
         )
         return built.config.steps.decode_step(1, 1000)
 
-    assert decode(0.4) == pytest.approx(2 * decode(0.8), rel=1e-6)
+    # a memory-bound step's bandwidth term scales with 1/efficiency; its collectives and
+    # kernel latencies do not
+    assert decode(0.2) - decode(0.4) == pytest.approx(2 * (decode(0.4) - decode(0.8)), rel=1e-6)
+    assert decode(0.4) > 1.5 * decode(0.8)  # the bandwidth term dominates
 
 
 def test_a_model_that_does_not_fit_is_refused() -> None:
@@ -82,7 +97,7 @@ def test_a_model_that_does_not_fit_is_refused() -> None:
         )
 
 
-def test_auto_uses_aiconfigurator_where_it_has_data() -> None:
+def test_auto_uses_aiconfigurator_where_it_has_data_and_the_roofline_elsewhere() -> None:
     pytest.importorskip(
         "aiconfigurator_core", reason="aiconfigurator-core cannot be loaded", exc_type=ImportError
     )
@@ -103,8 +118,49 @@ def test_auto_uses_aiconfigurator_where_it_has_data() -> None:
             backend="sglang",
             model="deepseek-ai/DeepSeek-V4-Pro",
             gpus=8,
-            parallel="tp8,ep8",
+            parallel="tp8",
         )
     )
     assert fallback.step_source.startswith("roofline")
     assert "no data" in fallback.notes[0]
+
+
+def test_dp_ranks_split_the_output_head_and_set_aside_each_running_requests_state() -> None:
+    """DeepSeek V4 Pro on 8 B300, DEP8: the output head (129,280 x 7,168) over the 8 GPUs, not
+    on each; 256 running requests' fixed KV state (45.5 MB each with MTP) comes out of the KV
+    budget, 64 leave more tokens."""
+    model = model_shape("sgl-project/DeepSeek-V4-Pro-FP8")
+    gpu = gpu_spec("b300_sxm")
+    layout = parse_parallel("tp1,dp8,ep8")
+    wide = rank_memory(model, gpu, layout, memory_fraction=0.94, speculative=True)
+    tp8 = rank_memory(model, gpu, parse_parallel("tp8,ep8"), memory_fraction=0.94)
+    head = model.lm_head_bytes()
+    dense = model.dense_weight_bytes()
+    assert wide.weights_per_gpu_bytes - tp8.weights_per_gpu_bytes == pytest.approx(
+        (dense - head) - (dense - head) / 8
+    )
+    few = rank_memory(model, gpu, layout, memory_fraction=0.94, speculative=True, max_running=64)
+    state = model.kv_state_bytes(True)
+    assert (few.kv_capacity_tokens - wide.kv_capacity_tokens) * model.kv_bytes_per_token() == (
+        pytest.approx(192 * state, rel=1e-3)
+    )
+
+
+def test_sglangs_static_share_leaves_out_its_own_reserve() -> None:
+    """SGLang on a 288.4 GB B300, DEP8, 8,192-token chunks: 0.5 GiB + 1.5 MiB a chunk token
+    (12 GiB) + 1 GiB for 8 GPUs = 13.5 GiB reserved (above the 10 GiB floor), 2 GiB more with
+    MTP's draft; vLLM takes its 0.9; a given fraction wins."""
+    gpu = gpu_spec("b300_sxm")
+    layout = parse_parallel("tp1,dp8,ep8")
+    base = DeploymentSpec(system="b300_sxm", model="sgl-project/DeepSeek-V4-Pro-FP8", gpus=8)
+    gib = 1024**3
+    sglang = engine_memory(base, gpu, layout, drafts=False)
+    assert sglang.fraction == round(1 - 13.5 * gib / gpu.memory_bytes, 3)
+    assert not sglang.workspace
+    assert engine_memory(base, gpu, layout, drafts=True).fraction == round(
+        1 - 15.5 * gib / gpu.memory_bytes, 3
+    )
+    vllm = engine_memory(base.model_copy(update={"backend": "vllm"}), gpu, layout, drafts=False)
+    assert (vllm.fraction, vllm.workspace) == (0.9, True)
+    given = base.model_copy(update={"memory_fraction": 0.8})
+    assert engine_memory(given, gpu, layout, drafts=True).fraction == 0.8

@@ -33,7 +33,7 @@ def test_a_layout_spells_its_pools_and_reads_back() -> None:
         ("1P:tp8+2P:tp8+1D:tp8", "one prefill and one"),
         ("P:tp8+1D:tp8", "INSTANCES"),
         ("1X:tp8", "INSTANCES"),
-        ("1P:pp2+1D:tp8", "bad parallel"),
+        ("1P:cp2+1D:tp8", "bad parallel"),
     ],
 )
 def test_a_layout_that_cannot_exist_is_one_line(text: str, why: str) -> None:

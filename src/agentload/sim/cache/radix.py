@@ -312,6 +312,21 @@ class RadixCache:
         """Drop a session's remembered chain (a lookup shortcut only; the tree is kept)."""
         self._memo.pop(session, None)
 
+    def reserve(self, tokens: int) -> int:
+        """Reserve up to `tokens` more HBM tokens for running requests (the blocks a decoding
+        sequence fills as it goes, vLLM's way: `agentload.sim.engine.vllm`), evicting LRU
+        blocks; returns how many it reserved (fewer when everything left is pinned)."""
+        free = self.capacity - self.stored_tokens - self.reserved_tokens
+        if free < tokens:
+            free += self._evict(tokens - free)
+        got = min(tokens, free)
+        self.reserved_tokens += got
+        return got
+
+    def unreserve(self, tokens: int) -> None:
+        """Give back `tokens` that `reserve` took (a request finished or was preempted)."""
+        self.reserved_tokens -= tokens
+
     # --- internals ------------------------------------------------------------------------
 
     def _pin(self, node: _Node) -> None:

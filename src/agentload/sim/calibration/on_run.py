@@ -13,6 +13,7 @@ facts (`CalibrationFacts`: factors, figures fitted and predicted, errors) for th
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from agentload.errors import InputError
 from agentload.results.summary import CalibrationFacts
@@ -46,8 +47,13 @@ OBJECTIVE = (
 
 def engine_defaults(run: MeasuredRun) -> dict[str, object]:
     """Deployment options the run says when the embedded engine served it: the model, its
-    threads as devices, its slots as the running limit, llama.cpp's batch."""
+    threads as devices, its slots as the running limit, llama.cpp's batch and its RAM prompt
+    cache (`--cache-ram`, sized to the machine's free memory since issue 33; a run that does
+    not say had llama.cpp's 8 GiB default, the spec's), or vLLM's own sizes
+    (`vllm_defaults`)."""
     engine = run.engine or {}
+    if engine.get("engine") == "vllm":
+        return vllm_defaults(engine, run.model)
     if engine.get("engine") != "llama.cpp":
         return {"model": run.model} if run.model else {}
     values: dict[str, object] = {"backend": "llama.cpp", "max_batch_tokens": LLAMA_CPP_BATCH_TOKENS}
@@ -57,6 +63,31 @@ def engine_defaults(run: MeasuredRun) -> dict[str, object]:
         values["gpus"] = int(engine["threads"])
     if engine.get("parallel"):
         values["max_running"] = min(int(engine["parallel"]), LLAMA_CPP_BATCH_TOKENS)
+    if isinstance(engine.get("cache_ram_mib"), int | float):
+        values["prompt_cache_mib"] = float(engine["cache_ram_mib"])
+    return values
+
+
+VLLM_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
+def vllm_defaults(engine: dict[str, Any], model: str | None) -> dict[str, object]:
+    """What the embedded vLLM said of itself (`engines.vllm.VllmEngine.facts`): backend
+    `vllm`, its threads as devices, `--max-num-seqs` as the running limit, its token budget, its
+    block size, the KV tokens it allocated and their width (its dtype)."""
+    values: dict[str, object] = {"backend": "vllm"}
+    if model:
+        values["model"] = model
+    cache = engine.get("cache_config") or {}
+    pairs = {
+        "gpus": engine.get("threads"),
+        "max_running": engine.get("parallel"),
+        "max_batch_tokens": engine.get("max_num_batched_tokens"),
+        "block_tokens": cache.get("block_size"),
+        "kv_tokens": engine.get("kv_cache_tokens"),
+        "kv_dtype_bytes": VLLM_DTYPE_BYTES.get(str(engine.get("dtype"))),
+    }
+    values.update({name: int(value) for name, value in pairs.items() if value})
     return values
 
 

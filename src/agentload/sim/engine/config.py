@@ -48,6 +48,11 @@ DEFAULT_SLOT_PROMPT_SIMILARITY = 0.1
 """llama.cpp server's `--slot-prompt-similarity` default."""
 DEFAULT_POWER_BIN_S = 0.5
 """Resolution of the simulated power series, seconds."""
+Scheduler = Literal["reserve", "vllm"]
+"""How an aggregated rank admits requests and keeps memory: `reserve` reserves a request's
+uncached prompt and its whole output at admission and never preempts; `vllm` is vLLM V1's
+(`agentload.sim.engine.vllm`): the uncached prompt alone must fit, decoding takes memory as it
+goes, and the newest running request is preempted when it runs out."""
 
 
 class RankConfig(Frozen):
@@ -73,11 +78,13 @@ class RankConfig(Frozen):
     """`slots` only: the share of a prompt a slot must hold to be picked for it (0: LRU only)."""
     prompt_cache_tokens: int = Field(default=0, ge=0)
     """`slots` only: the RAM prompt cache, tokens (0: none)."""
+    scheduler: Scheduler = "reserve"
+    """An aggregated rank's admission and memory (`Scheduler`); prefill and decode ranks
+    reserve."""
     group_size: int = Field(default=1, ge=1)
-    """Attention-DP ranks a model copy spans, for a prefill pool: consecutive ranks in groups
-    of this many share their MoE layers, so a rank's chunk costs at its group's mean load (1:
-    every rank costed as if its siblings prefilled as much, the step tables' assumption, kept
-    for aggregated pools whose ranks also decode: see docs/simulation.md)."""
+    """Attention-DP ranks a model copy spans: consecutive ranks in groups of this many run
+    their MoE layers on the group's tokens together and so step in lockstep
+    (`agentload.sim.engine.lockstep`; 1: every rank steps alone)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> RankConfig:
@@ -87,6 +94,8 @@ class RankConfig(Frozen):
             raise ValueError("a host KV tier needs a transfer rate")
         if 0 < self.kv_host_tokens < self.block_tokens:
             raise ValueError("a host KV tier must hold at least one block")
+        if self.scheduler == "vllm" and self.prefix_cache != "radix":
+            raise ValueError("vLLM's scheduler keeps a radix cache (prefix_cache='radix')")
         return self
 
 

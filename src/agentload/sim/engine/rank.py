@@ -12,7 +12,10 @@ running sum of contexts.
 
 What differs by role (`agentload.sim.engine.roles`: aggregated, prefill, decode) is how
 requests are admitted and what happens when their prompt is done or they finish; a role is a
-subclass that says so (`next_action`, `_drop`, `_free`, and what applying an action adds).
+subclass that says so (`plan`, `_drop`, `_free`, and what applying an action adds). A rank's
+`plan` says what its next step holds (its chunks, its decode batch, how far its decode run may
+go); a rank alone times it (`next_action`), the ranks of an attention-DP group time it together
+(`agentload.sim.engine.lockstep`: they step in lockstep, `lockstep` set).
 With speculative decoding a decoding step yields a drawn number of tokens
 (`agentload.sim.engine.speculative`): a request's steps are drawn when it starts decoding.
 """
@@ -21,12 +24,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from agentload.sim.cache.protocol import Admission, Keys, KvCache
 from agentload.sim.cache.radix import RadixCache
@@ -39,6 +43,14 @@ from agentload.sim.steps.table import StepTable
 
 EnergySink = Callable[[float, float, float], None]
 """Called with (start, end, dynamic joules) for each action applied."""
+
+
+class Lockstep(Protocol):
+    """The group a rank steps with (`agentload.sim.engine.lockstep.LockstepGroup`)."""
+
+    def interrupt(self, t: float) -> bool:
+        """Something changed at `t` on one of its ranks (see `Rank._interrupt`)."""
+        ...
 
 
 def make_cache(config: RankConfig) -> KvCache:
@@ -138,6 +150,29 @@ class Action:
     steps: int = 0
     prefill_tokens: int = 0
     chunks: list[tuple[_Live, int]] = field(default_factory=list)
+    first_end: float | None = None
+    """When its first step ends, where a lockstep group timed it (None: the rank's own)."""
+    extra: float = 0.0
+    """Seconds each step of a lockstep group's decode run takes beyond its mean rank's."""
+
+
+@dataclass(slots=True)
+class Plan:
+    """What a rank's next step holds, from its state at its clock: `chunks` of prefill
+    (`prefill` tokens) beside `batch` decoding sequences at mean context `context`; with no
+    chunks, a decode run may go `steps` steps (to its next completion) and no later than
+    `ready`, when a request still loading (from the host tier, or its KV hand-off) is in."""
+
+    batch: int
+    context: float
+    prefill: int
+    chunks: list[tuple[_Live, int]]
+    steps: int
+    ready: float
+
+    def spans(self) -> list[tuple[int, int]]:
+        """The chunks as (tokens, span) pairs, as the step table takes them."""
+        return [(take, live.span) for live, take in self.chunks]
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,9 +237,8 @@ class Rank(ABC):
         """Prefill role: requests whose prompt is done, for the engine to hand off."""
         self.fresh: list[_Live] = []
         """Decode role: requests that joined the batch and have no token yet."""
-        self.siblings: list[Rank] = []
-        """The other attention-DP ranks of this rank's model copy (their MoE layers run on
-        every rank's tokens together)."""
+        self.lockstep: Lockstep | None = None
+        """The attention-DP group this rank steps with (None: it steps alone)."""
         self.active = 0
         """Requests routed here and not finished or handed off (a router's load)."""
         self.active_tokens = 0
@@ -215,9 +249,9 @@ class Rank(ABC):
     # --- what a role says -------------------------------------------------------------------
 
     @abstractmethod
-    def next_action(self) -> Action | None:
-        """The next action, from the state at `clock` (admits requests: mutates the cache);
-        None when there is nothing to do."""
+    def plan(self) -> Plan | None:
+        """What the next step holds, from the state at `clock` (admits requests: mutates the
+        cache); None when there is nothing to do."""
 
     @abstractmethod
     def _drop(self, live: _Live, t: float) -> None:
@@ -241,6 +275,11 @@ class Rank(ABC):
     @property
     def running(self) -> int:
         return len(self.decoders) + len(self.prefilling)
+
+    @property
+    def members(self) -> tuple[Rank, ...]:
+        """The ranks this one steps for: itself (a group has several)."""
+        return (self,)
 
     def _context(self) -> float:
         batch = len(self.decoders)
@@ -294,7 +333,10 @@ class Rank(ABC):
 
     def _interrupt(self, t: float) -> bool:
         """Something changed at `t`: cut a decode run after the step in progress, end a wait
-        at `t` (True when the current action's end moved); an idle rank's clock moves to `t`."""
+        at `t` (True when the current action's end moved); an idle rank's clock moves to `t`.
+        A rank of a lockstep group leaves it to the group."""
+        if self.lockstep is not None:
+            return self.lockstep.interrupt(t)
         action = self.action
         if action is None:
             if self.clock < t:
@@ -320,26 +362,54 @@ class Rank(ABC):
 
     # --- forming actions ------------------------------------------------------------------
 
-    def _decode_or_wait(self, t0: float) -> Action | None:
-        """With no prefill to step: decode the batch until its next completion or the soonest
-        loading request's readiness, else wait for that request; with neither, reject the head
-        of the queue (it can never be admitted) and form the next action."""
-        batch = len(self.decoders)
-        if batch:
-            context = self._context()
-            steps = self.decoders[0][0] - self.steps_done
-            if self.prefilling:
-                soonest = min(live.ready for live in self.prefilling)
-                steps = self.steps.steps_until(batch, context, steps, soonest - t0)
-            duration = self.steps.decode_run(batch, context, steps)
-            return self._commit(Action(ActionKind.DECODE, t0, t0 + duration, batch, context, steps))
-        if self.prefilling:
+    def next_action(self) -> Action | None:
+        """The next action of a rank stepping alone: its plan timed by its step table (a mixed
+        step, a decode run to its next completion or to the soonest loading request's
+        readiness, or a wait for that request); None when there is nothing to do."""
+        plan = self.plan()
+        if plan is None:
+            return None
+        t0 = self.clock
+        steps = self.steps
+        if plan.chunks:
+            duration = steps.mixed_step(plan.prefill, plan.batch, plan.context, plan.spans())
             return self._commit(
-                Action(ActionKind.WAIT, t0, min(live.ready for live in self.prefilling))
+                Action(
+                    ActionKind.MIXED,
+                    t0,
+                    t0 + duration,
+                    plan.batch,
+                    plan.context,
+                    1,
+                    plan.prefill,
+                    plan.chunks,
+                )
             )
+        if plan.batch:
+            count = plan.steps
+            if plan.ready < math.inf:
+                count = steps.steps_until(plan.batch, plan.context, count, plan.ready - t0)
+            duration = steps.decode_run(plan.batch, plan.context, count)
+            return self._commit(
+                Action(ActionKind.DECODE, t0, t0 + duration, plan.batch, plan.context, count)
+            )
+        return self._commit(Action(ActionKind.WAIT, t0, plan.ready))
+
+    def _decode_plan(self) -> Plan | None:
+        """With no prefill to step: decode the batch until its next completion (and no later
+        than the soonest loading request's readiness), else wait for that request; with
+        neither, reject the head of the queue (it can never be admitted) and plan again."""
+        batch = len(self.decoders)
+        prefilling = self.prefilling
+        ready = min(live.ready for live in prefilling) if prefilling else math.inf
+        if batch:
+            steps = self.decoders[0][0] - self.steps_done
+            return Plan(batch, self._context(), 0, [], steps, ready)
+        if prefilling:
+            return Plan(0, 0.0, 0, [], 0, ready)
         if self.waiting:
-            self._reject(self.waiting.popleft(), t0)
-            return self.next_action()
+            self._reject(self.waiting.popleft(), self.clock)
+            return self.plan()
         return None
 
     def _commit(self, action: Action) -> Action:

@@ -23,10 +23,11 @@ What they share (the queue, the decode batch, actions and how they are applied) 
 
 from __future__ import annotations
 
+import math
 from abc import abstractmethod
 
 from agentload.sim.cache.protocol import NO_MATCH
-from agentload.sim.engine.rank import Action, ActionKind, Rank, _Live
+from agentload.sim.engine.rank import ActionKind, Plan, Rank, _Live
 from agentload.sim.engine.request import SimResult
 
 
@@ -47,7 +48,7 @@ class _PrefillingRank(Rank):
         """The output tokens admitting a request reserves KV for."""
         return live.output
 
-    def next_action(self) -> Action | None:
+    def plan(self) -> Plan | None:
         t0 = self.clock
         config = self.config
         batch = len(self.decoders)
@@ -78,17 +79,8 @@ class _PrefillingRank(Rank):
                 budget -= take
                 prefill += take
         if chunks:
-            context = self._context()
-            duration = self.steps.mixed_step(
-                self._group_prefill(prefill, t0),
-                batch,
-                context,
-                [(take, live.span) for live, take in chunks],
-            )
-            return self._commit(
-                Action(ActionKind.MIXED, t0, t0 + duration, batch, context, 1, prefill, chunks)
-            )
-        return self._decode_or_wait(t0)
+            return Plan(batch, self._context(), prefill, chunks, 1, math.inf)
+        return self._decode_plan()
 
     def _admit(self, live: _Live, now: float) -> bool:
         req = live.req
@@ -106,23 +98,6 @@ class _PrefillingRank(Rank):
         else:
             live.ready = now
         return True
-
-    def _group_prefill(self, own: int, t0: float) -> float:
-        """The prefill tokens a step's MoE and collectives see, per rank: with attention data
-        parallelism the group's ranks run their MoE layers on every rank's tokens, so a rank's
-        chunk costs what the group's step costs at the mean over its ranks of the prefill in
-        flight (this rank's and the siblings' steps running at `t0`); the step tables hold a
-        group whose every rank prefills as much (aiconfigurator-core's attention-DP model).
-        Without siblings, its own tokens."""
-        siblings = self.siblings
-        if not siblings:
-            return own
-        others = 0
-        for sibling in siblings:
-            action = sibling.action
-            if action is not None and action.kind is ActionKind.MIXED and action.end > t0:
-                others += action.prefill_tokens
-        return max(1.0, (own + others) / (len(siblings) + 1))
 
     def apply(self, out: list[SimResult]) -> None:
         """The decode part (`Rank.apply`), then the step's prefill chunks: a prompt done is
@@ -213,7 +188,7 @@ class DecodeRank(Rank):
 
     FIRST_FROM_PREFILL = 0
 
-    def next_action(self) -> Action | None:
+    def plan(self) -> Plan | None:
         """Admit what fits (reserving its whole context and output, starting its KV transfer),
         let arrived transfers join the batch, then decode until the next completion or
         arrival, or wait for a transfer."""
@@ -234,7 +209,7 @@ class DecodeRank(Rank):
                     self._join_batch(live, live.output)
                     self.fresh.append(live)
                 self.prefilling = [live for live in self.prefilling if live.ready > t0]
-        return self._decode_or_wait(t0)
+        return self._decode_plan()
 
     def _receive(self, live: _Live, now: float) -> bool:
         """Admit a handed-off request: reserve its prompt and output, and schedule its KV
@@ -255,7 +230,9 @@ class DecodeRank(Rank):
         first decode step; then `Rank.apply`."""
         action = self.action
         if action is not None and action.batch and self.fresh:
-            first = action.start + self.steps.decode_run(action.batch, action.context, 1)
+            first = action.first_end
+            if first is None:
+                first = action.start + self.steps.decode_run(action.batch, action.context, 1)
             for live in self.fresh:
                 live.t_first = first
             self.fresh.clear()

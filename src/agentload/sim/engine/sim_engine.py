@@ -25,6 +25,10 @@ a decode rank (`agentload.sim.engine.routing` picks it), which admits it when it
 the KV over the link, and decodes it. Its time to first token is the queue, the prefill, the
 wait for decode memory and the transfer, and the first decode step.
 
+Attention-DP ranks of one model copy (a pool's `group_size` consecutive ranks) step in lockstep
+(`agentload.sim.engine.lockstep`): the engine schedules such a group as one unit, a rank that
+steps alone as itself.
+
 Everything is deterministic: ties are broken in submission order, and the one random draw
 (accepted draft tokens under speculative decoding) comes from a seeded generator.
 """
@@ -40,12 +44,14 @@ import numpy as np
 
 from agentload.frozen import Frozen
 from agentload.sim.engine.config import DeploymentConfig, RankConfig
+from agentload.sim.engine.lockstep import LockstepGroup
 from agentload.sim.engine.power import PowerModel
 from agentload.sim.engine.rank import Rank, StepRecord, make_live
 from agentload.sim.engine.request import SimRequest, SimResult, error_result
 from agentload.sim.engine.roles import DecodeRank, MixedRank, PrefillRank
 from agentload.sim.engine.routing import Router
 from agentload.sim.engine.speculative import Acceptance
+from agentload.sim.engine.vllm import VllmRank
 from agentload.sim.steps.table import StepTable
 
 
@@ -76,14 +82,17 @@ class EngineMetrics(Frozen):
     host_used_tokens: int
 
 
-def _group(ranks: list[Rank], size: int) -> None:
-    """Tell each rank its attention-DP siblings (consecutive ranks, `size` a group)."""
+Unit = Rank | LockstepGroup
+"""What the engine schedules: a rank stepping alone, or an attention-DP group in lockstep."""
+
+
+def _units(ranks: list[Rank], size: int, steps: StepTable) -> list[Unit]:
+    """A pool's ranks as units: consecutive groups of `size` in lockstep (alone when 1)."""
     if size <= 1:
-        return
-    for start in range(0, len(ranks), size):
-        group = ranks[start : start + size]
-        for rank in group:
-            rank.siblings = [other for other in group if other is not rank]
+        return list(ranks)
+    return [
+        LockstepGroup(ranks[start : start + size], steps) for start in range(0, len(ranks), size)
+    ]
 
 
 class SimEngine:
@@ -101,6 +110,8 @@ class SimEngine:
         acceptance = Acceptance(speculative, config.seed) if speculative is not None else None
         decode = config.decode
         first_role: type[Rank] = PrefillRank if decode is not None else MixedRank
+        if decode is None and config.rank.scheduler == "vllm":
+            first_role = VllmRank
         self.ranks = [
             self._rank(first_role, i, config.rank, config.steps, config.power, acceptance)
             for i in range(config.ranks)
@@ -123,9 +134,15 @@ class SimEngine:
                 for i in range(decode.ranks)
             ]
             self.ranks.extend(self.back)
-        _group(self.front, config.rank.group_size)
+        self.units = _units(self.front, config.rank.group_size, config.steps)
+        """What the heap schedules (ranks alone, lockstep groups), front pool first."""
         if decode is not None:
-            _group(self.back, decode.rank.group_size)
+            self.units.extend(_units(self.back, decode.rank.group_size, decode.steps))
+        self._unit_of = [0] * len(self.ranks)
+        """The unit each rank (by index) steps in."""
+        for u, unit in enumerate(self.units):
+            for rank in unit.members:
+                self._unit_of[rank.index] = u
         self._router = Router(self.front, config.routing, prefill_only=decode is not None)
         self._decode_router = Router(self.back, config.routing, decode=True) if self.back else None
         self._idle_w = sum(
@@ -136,7 +153,7 @@ class SimEngine:
         self._heap: list[tuple[float, int, int, int]] = []
         self._seq = itertools.count()
         self._dirty: list[int] = []
-        self._is_dirty = [False] * len(self.ranks)
+        self._is_dirty = [False] * len(self.units)
         self._pending: list[SimResult] = []
         self.submitted = 0
         self.completed = 0
@@ -222,15 +239,16 @@ class SimEngine:
         """When the engine's state next changes with no new arrivals; None when idle."""
         for index in self._dirty:
             self._is_dirty[index] = False
-            rank = self.ranks[index]
-            if rank.action is None and rank.next_action() is not None:
+            unit = self.units[index]
+            if unit.action is None and unit.next_action() is not None:
                 self._push(index)
-            self._pending.extend(self._collect(rank))
+            self._pending.extend(self._collect(unit))
         self._dirty.clear()
         heap = self._heap
+        units = self.units
         while heap:
             end, _, index, version = heap[0]
-            if self.ranks[index].version == version and self.ranks[index].action is not None:
+            if units[index].version == version and units[index].action is not None:
                 return end
             heapq.heappop(heap)
         return None
@@ -241,7 +259,7 @@ class SimEngine:
             raise ValueError(f"advance to {t} is before the engine's time {self.now}")
         out = self._pending
         self._pending = []
-        ranks = self.ranks
+        units = self.units
         heap = self._heap
         while True:
             if self._dirty:
@@ -249,22 +267,23 @@ class SimEngine:
             if not heap or heap[0][0] > t:
                 break
             _, _, index, version = heapq.heappop(heap)
-            rank = ranks[index]
-            if rank.version != version or rank.action is None:
+            unit = units[index]
+            if unit.version != version or unit.action is None:
                 continue
             before = len(out)
-            rank.apply(out)
+            unit.apply(out)
             for result in out[before:]:
                 self._prompt_tokens += result.prompt_tokens
                 self._cached_tokens += result.cached_tokens
             self.completed += len(out) - before
-            if rank.handoffs:
-                self._hand_off(rank)
-            if rank.clock < t and (not heap or heap[0][0] > rank.clock):
-                if rank.next_action() is not None:
+            for rank in unit.members:
+                if rank.handoffs:
+                    self._hand_off(rank)
+            if unit.clock < t and (not heap or heap[0][0] > unit.clock):
+                if unit.next_action() is not None:
                     self._push(index)
-                out.extend(self._collect(rank))
-            elif rank.has_work:
+                out.extend(self._collect(unit))
+            elif unit.has_work:
                 self._mark(index)
         self.now = t
         return out
@@ -274,21 +293,21 @@ class SimEngine:
         their clock: it is before `t` (the driver's arrivals come at `t`) and before the next
         action ends (which could hand a request to them)."""
         heap = self._heap
-        ranks = self.ranks
+        units = self.units
         while heap and (
-            ranks[heap[0][2]].version != heap[0][3] or ranks[heap[0][2]].action is None
+            units[heap[0][2]].version != heap[0][3] or units[heap[0][2]].action is None
         ):
             heapq.heappop(heap)
         limit = min(t, heap[0][0]) if heap else t
         keep = []
         for index in self._dirty:
-            rank = ranks[index]
-            if rank.action is None and rank.clock < limit:
+            unit = units[index]
+            if unit.action is None and unit.clock < limit:
                 self._is_dirty[index] = False
-                if rank.next_action() is not None:
+                if unit.next_action() is not None:
                     self._push(index)
-                out.extend(self._collect(rank))
-            elif rank.action is not None:
+                out.extend(self._collect(unit))
+            elif unit.action is not None:
                 self._is_dirty[index] = False
             else:
                 keep.append(index)
@@ -399,17 +418,18 @@ class SimEngine:
     # --- internals ------------------------------------------------------------------------
 
     def _push(self, index: int) -> None:
-        rank = self.ranks[index]
-        assert rank.action is not None
-        heapq.heappush(self._heap, (rank.action.end, next(self._seq), index, rank.version))
+        unit = self.units[index]
+        assert unit.action is not None
+        heapq.heappush(self._heap, (unit.action.end, next(self._seq), index, unit.version))
 
-    def _changed(self, index: int, moved: bool) -> None:
-        """A rank's state changed at now: its action's end moved (`moved`), or it may need
-        one."""
-        rank = self.ranks[index]
-        if moved and rank.action is not None:
+    def _changed(self, rank_index: int, moved: bool) -> None:
+        """A rank's state changed at now: its unit's action's end moved (`moved`), or the
+        unit may need one."""
+        index = self._unit_of[rank_index]
+        unit = self.units[index]
+        if moved and unit.action is not None:
             self._push(index)
-        elif rank.action is None:
+        elif unit.action is None:
             self._mark(index)
 
     def _mark(self, index: int) -> None:
@@ -417,10 +437,11 @@ class SimEngine:
             self._is_dirty[index] = True
             self._dirty.append(index)
 
-    def _collect(self, rank: Rank) -> list[SimResult]:
-        """What a rank rejected while forming an action, taken from it."""
-        if not rank.failed:
-            return []
-        failed = rank.failed
-        rank.failed = []
+    def _collect(self, unit: Unit) -> list[SimResult]:
+        """What a unit's ranks rejected while forming an action, taken from them."""
+        failed: list[SimResult] = []
+        for rank in unit.members:
+            if rank.failed:
+                failed.extend(rank.failed)
+                rank.failed = []
         return failed

@@ -6,7 +6,8 @@ to a step's work and to the weights.
   EAGLE head), verified in one step; a step yields 1 plus the accepted run of the draft, a chain
   whose position i is accepted with probability `acceptance[i]` when every position before it
   was (a distribution over 1..k+1, not a constant). Defaults for models that ship MTP layers
-  come from published figures (`deepseek_mtp`, with their sources).
+  come from measured figures (`deepseek_mtp`, with their sources: DeepSeek V4's
+  acceptance-length curve by draft length, `DEEPSEEK_V4_ACCEPTANCE_LENGTH`).
 - **The steps** (`Acceptance`): each step a decoding sequence gains 1 + the accepted run of its
   draft, independently step to step. A request needing `n` more tokens takes
   `S(n) = min{s : A_1 + ... + A_s >= n}` steps (its last step may accept more than it needs;
@@ -40,19 +41,35 @@ from agentload.frozen import Frozen
 SpeculativeMethod = Literal["mtp", "eagle"]
 
 DEEPSEEK_FIRST_ACCEPTANCE = 0.875
-"""The first draft token's acceptance: DeepSeek-V3 technical report (arXiv 2412.19437, section
-5.4.3): "the acceptance rate of the second token prediction ranges between 85% and 90%" (the
-midpoint); the DeepSeek-V4 report (arXiv 2606.19348, section 2.1) keeps V3's MTP strategy
-"without modification"."""
-DEEPSEEK_V4_THREE_STEP_LENGTH = 2.8
-"""SGLang's published acceptance length for DeepSeek V4 with 3-step MTP (`--speculative-num-steps
-3 --speculative-num-draft-tokens 4`): the floor its CI asserts (sgl-project/sglang PR #28098,
-2026-06-12: 2.8 for 3-step MTP, 1.6 for 1-step). A floor, so a conservative figure."""
+"""The first draft token's acceptance for DeepSeek V3/R1: DeepSeek-V3 technical report (arXiv
+2412.19437, section 5.4.3): "the acceptance rate of the second token prediction ranges between
+85% and 90%" (the midpoint)."""
+DEEPSEEK_V3_THREE_STEP_LENGTH = 2.8
+"""The mean length DeepSeek V3/R1's later positions are set to give with 3 draft tokens (SGLang's
+DeepSeek MTP CI floor, sgl-project/sglang PR #28098; a floor, so conservative)."""
 DEFAULT_DRAFT_TOKENS = 3
 """SGLang's DeepSeek V4 MTP recipe: 3 draft steps (EAGLE top-1 chain of the one MTP layer)."""
+MTP_DRAFT_OPTIONS = (1, 3)
+"""Draft lengths a layout search tries with MTP: SGLang's recipe's 3, and 1, the cheaper
+verification at large batch (InferenceX's DP-attention recipes); each at its measured
+acceptance (`DEEPSEEK_V4_ACCEPTANCE_LENGTH`)."""
 MAX_DRAFT_TOKENS = 8
 DEEPSEEK = "deepseek"
 """Models whose published MTP acceptance is the default (their names contain it)."""
+DEEPSEEK_V4 = "v4"
+"""DeepSeek models with V4's measured curve (`DEEPSEEK_V4_ACCEPTANCE_LENGTH`): names with it."""
+DEEPSEEK_V4_ACCEPTANCE_LENGTH = (1.79, 2.27, 2.49, 2.54, 2.55, 2.55, 2.54, 2.58)
+"""Mean tokens a verification step yields with 1 ... 8 MTP draft tokens, DeepSeek V4 Pro with
+thinking on, measured: InferenceX's golden acceptance-length curve
+(SemiAnalysisAI/InferenceX `golden_al_distribution/dsv4_mtp.yaml` at 843c6254f: SPEED-Bench's
+coding category, temperature 1, 4,096 output tokens, B300 vLLM MTP; the value its AgentX
+submissions must simulate; bench/data/public/ keeps a copy). Past 5 draft tokens the curve is
+flat within its noise (2.54 at 7, 2.58 at 8): `chain_acceptance` keeps it flat."""
+DEEPSEEK_V4_SOURCE = (
+    "DeepSeek V4 MTP acceptance measured: InferenceX's golden acceptance-length curve "
+    "(golden_al_distribution/dsv4_mtp.yaml, SPEED-Bench coding, thinking on: 1.79 / 2.27 / "
+    "2.49 tokens a step with 1 / 2 / 3 draft tokens)"
+)
 
 
 def later_acceptance(first: float, length: float, positions: int) -> float:
@@ -67,17 +84,32 @@ def later_acceptance(first: float, length: float, positions: int) -> float:
     return (low + high) / 2
 
 
+def chain_acceptance(lengths: tuple[float, ...]) -> tuple[float, ...]:
+    """Per-position acceptance of a draft chain from its mean lengths with 1, 2, ... draft
+    tokens: position i is accepted (with every one before it) with probability
+    r(i) = L(i) - L(i - 1) (L(0) = 1; a length below an earlier one adds nothing), so given the
+    ones before it with r(i) / r(i - 1) (0 once a position is never reached)."""
+    reach: list[float] = [1.0]
+    best = 1.0
+    for length in lengths:
+        reach.append(max(0.0, length - best))
+        best = max(best, length)
+    return tuple(
+        min(1.0, reach[i] / reach[i - 1]) if reach[i - 1] > 0 else 0.0 for i in range(1, len(reach))
+    )
+
+
+DEEPSEEK_V4_ACCEPTANCE = chain_acceptance(DEEPSEEK_V4_ACCEPTANCE_LENGTH)
+"""0.79, 0.61, 0.46, 0.23, ...: each draft position's acceptance given the ones before it."""
 DEEPSEEK_LATER_ACCEPTANCE = later_acceptance(
-    DEEPSEEK_FIRST_ACCEPTANCE, DEEPSEEK_V4_THREE_STEP_LENGTH, DEFAULT_DRAFT_TOKENS
+    DEEPSEEK_FIRST_ACCEPTANCE, DEEPSEEK_V3_THREE_STEP_LENGTH, DEFAULT_DRAFT_TOKENS
 )
-"""0.643: the acceptance of draft positions 2, 3, ... that gives SGLang's 2.8 tokens a step with 3
-draft tokens after DeepSeek's first-position 0.875 (an assumption: SGLang publishes a mean
-length, not per-position rates)."""
+"""0.643: DeepSeek V3/R1's draft positions 2, 3, ... (an assumption: a mean is published, not
+per-position rates)."""
 DEEPSEEK_MTP_SOURCE = (
-    "DeepSeek MTP acceptance: first draft position 0.875 (DeepSeek-V3 report: 85-90%; V4 keeps "
-    "V3's MTP), later positions 0.643 each, so 3 draft tokens yield SGLang's published 2.8 "
-    "tokens a step for DeepSeek V4 (sglang PR #28098's CI floor; 1-step: 1.875 against its "
-    "floor of 1.6)"
+    "DeepSeek MTP acceptance: first draft position 0.875 (DeepSeek-V3 report: 85-90%), later "
+    "positions 0.643 each, so 3 draft tokens yield 2.8 tokens a step (sglang PR #28098's CI "
+    "floor)"
 )
 
 
@@ -132,12 +164,28 @@ class Speculative(Frozen):
         )
 
 
-def deepseek_mtp(draft_tokens: int = DEFAULT_DRAFT_TOKENS) -> Speculative:
-    """DeepSeek's MTP with the published acceptance (`DEEPSEEK_MTP_SOURCE`)."""
+def deepseek_mtp(
+    draft_tokens: int = DEFAULT_DRAFT_TOKENS, model: str = "deepseek-ai/DeepSeek-V4-Pro"
+) -> Speculative:
+    """DeepSeek's MTP with `draft_tokens` draft tokens at its measured acceptance: V4's curve
+    (`DEEPSEEK_V4_ACCEPTANCE_LENGTH`) for a V4 model, else V3's published figures."""
+    if DEEPSEEK_V4 in model.lower():
+        return Speculative(
+            method="mtp",
+            draft_tokens=draft_tokens,
+            acceptance=DEEPSEEK_V4_ACCEPTANCE[:draft_tokens],
+            source=DEEPSEEK_V4_SOURCE,
+        )
     rates = (DEEPSEEK_FIRST_ACCEPTANCE,) + (DEEPSEEK_LATER_ACCEPTANCE,) * (draft_tokens - 1)
     return Speculative(
         method="mtp", draft_tokens=draft_tokens, acceptance=rates, source=DEEPSEEK_MTP_SOURCE
     )
+
+
+def mtp_options() -> tuple[str, ...]:
+    """The MTP options a layout search tries (`MTP_DRAFT_OPTIONS`), as `--speculative` spells
+    them."""
+    return tuple(f"mtp:{k}" for k in MTP_DRAFT_OPTIONS)
 
 
 def parse_speculative(text: str, *, model: str, mtp_layers: int) -> Speculative | None:
@@ -166,7 +214,7 @@ def parse_speculative(text: str, *, model: str, mtp_layers: int) -> Speculative 
                 f"--speculative {text!r}: no published acceptance for this model and method; "
                 "give it per draft position (e.g. eagle:3:0.8,0.6,0.5)"
             )
-        return deepseek_mtp(draft)
+        return deepseek_mtp(draft, model)
     try:
         return Speculative(method=method, draft_tokens=draft, acceptance=rates, source="given")  # type: ignore[arg-type]
     except ValueError as exc:

@@ -4,9 +4,11 @@ Derives everything the engine needs (`DeploymentConfig`), pool by pool
 (`agentload.sim.setup.serving`: one aggregated pool, or a prefill and a decode pool):
 - ranks: the pool's data-parallel ranks (`tp` GPUs each; an engine instance without attention
   DP is one);
-- KV capacity per rank: HBM left after the weights and an activation workspace, divided by KV
-  bytes per token (times the copies tensor parallelism keeps); the host tier's size and
-  transfer rate;
+- KV capacity per rank: the engine's static share of HBM (`engine_memory`: SGLang's own
+  default rule, or a fraction given or assumed) left after the weights (and an activation
+  workspace where the share does not already leave it out) and every running request's fixed
+  KV state, divided by KV bytes per token (times the copies tensor parallelism keeps); the host
+  tier's size and transfer rate;
 - step times: aiconfigurator-core's where it has data (`steps="auto"`), else the roofline
   (`notes` says which, and why), run with the system's calibrated factors where public figures
   of it were fitted (`agentload.sim.steps.systems`); every deployment states how far its step
@@ -15,7 +17,9 @@ Derives everything the engine needs (`DeploymentConfig`), pool by pool
   speculative decoding's draft costs (`agentload.sim.engine.speculative`);
 - the prefix cache: the backend's (`agentload.sim.cache.protocol.cache_kind`: llama.cpp's
   slots of `ctx / slots` tokens with its RAM prompt cache, the context limit a slot's share;
-  the radix tree shared by all sequences otherwise; `prefix_cache` overrides).
+  the radix tree shared by all sequences otherwise; `prefix_cache` overrides);
+- vLLM's own scheduler, block size and server limits for the `vllm` backend
+  (`agentload.sim.engine.vllm`: the limits a spec leaves out, the block size unless given).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from agentload.errors import InputError
 from agentload.frozen import Frozen
@@ -40,8 +44,9 @@ from agentload.sim.engine.config import (
     Routing,
     TransferConfig,
 )
-from agentload.sim.engine.power import CALIBRATED_GAIN, PowerModel
+from agentload.sim.engine.power import FULL_LOAD_GAIN, PowerModel
 from agentload.sim.engine.speculative import DraftCost, Speculative, draft_cost
+from agentload.sim.engine.vllm import vllm_block_tokens, vllm_limits
 from agentload.sim.setup.serving import (
     Layout,
     Pool,
@@ -61,21 +66,43 @@ from agentload.sim.steps.aic import (
     aic_version,
     resolved_backend_version,
 )
-from agentload.sim.steps.ep import ep_model_applies, interpolated
-from agentload.sim.steps.roofline import RooflineParams, roofline_table
+from agentload.sim.steps.ep import (
+    DeepGemmMap,
+    deepgemm_maps,
+    ep_model_applies,
+    interpolated,
+    mapped_ep,
+    wide_ep_applies,
+)
+from agentload.sim.steps.roofline import RooflineParams, attention_dtype, roofline_table
 from agentload.sim.steps.store import cached_table
 from agentload.sim.steps.systems import calibration_for, step_uncertainty
 from agentload.sim.steps.table import StepTable
 from agentload.units import BYTES_PER_GB
 
 DEFAULT_MEMORY_FRACTION = 0.9
-"""Share of each GPU's memory the engine takes (weights + KV + workspace)."""
+"""Share of each GPU's memory the engine takes (weights + KV + workspace) on backends other than
+SGLang (vLLM's `--gpu-memory-utilization` default)."""
+GIB = 1024**3
+MIB = 1024 * 1024
+SGLANG_RESERVE_FLOOR = 10 * GIB
+"""SGLang's reserve outside its static share on GPUs of more than 60 GB (`ServerArgs`
+`_handle_gpu_memory_settings`): at least 10 GiB."""
+SGLANG_RESERVE_BASE = 512 * MIB
+SGLANG_RESERVE_PER_CHUNK_TOKEN = 1.5 * MIB
+"""Activation reserve per token of its prefill chunk (at least 2,048 tokens)."""
+SGLANG_RESERVE_MIN_CHUNK = 2048
+SGLANG_RESERVE_PER_8_GPUS = 1 * GIB
+"""Reserve per 8 GPUs of an engine instance (`tp_size * pp_size / 8` GiB)."""
+SGLANG_RESERVE_DRAFT = 2 * GIB
+"""Reserve for an EAGLE / MTP draft model and its graphs."""
+SGLANG_SMALL_GPU = 60 * GIB
+"""Below this, SGLang's floor does not apply."""
 ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN = 32
 """Activation workspace per GPU: this many bytes per (batch token, hidden unit); ~1.9 GB for a
 DeepSeek-V3-size model at 8,192 tokens per step. An assumption, like the engines' own."""
 DEFAULT_PROMPT_CACHE_MIB = 8192.0
 """llama.cpp server's `--cache-ram` default: the RAM prompt cache, MiB."""
-MIB = 1024 * 1024
 
 
 class DeploymentSpec(Frozen):
@@ -86,20 +113,29 @@ class DeploymentSpec(Frozen):
     model: str
     gpus: int = Field(ge=1)
     parallel: str = "tp1"
+    kv_tokens: int | None = Field(default=None, ge=1)
+    """KV capacity per data-parallel rank, tokens, as an engine allocated it (a measured run's
+    `kv_cache_tokens`); None: the memory left after the weights (`rank_memory`)."""
     kv_host_gb: float = Field(default=0.0, ge=0)
     """Host-memory KV tier per data-parallel rank (an engine instance without DP), GB (0: none)."""
     max_batch_tokens: int = Field(default=DEFAULT_MAX_BATCH_TOKENS, ge=1)
+    """Tokens a step (the `vllm` backend: vLLM's server default on the system if left out)."""
     max_running: int = Field(default=DEFAULT_MAX_RUNNING, ge=1)
-    block_tokens: int = Field(default=DEFAULT_BLOCK_TOKENS, ge=1)
+    """Sequences running at once (the `vllm` backend: likewise)."""
+    block_tokens: int | None = Field(default=None, ge=1)
+    """KV block size; None: the backend's (`vllm`: `agentload.sim.engine.vllm.vllm_block_tokens`,
+    16, 64 for MLA models, 128 on a CPU; otherwise `DEFAULT_BLOCK_TOKENS`)."""
     routing: Routing = "affinity"
-    memory_fraction: float = Field(default=DEFAULT_MEMORY_FRACTION, gt=0, le=1)
+    memory_fraction: float | None = Field(default=None, gt=0, le=1)
+    """Share of each GPU's memory the engine takes for weights and KV; None: the engine's own
+    default (`engine_memory`)."""
     kv_dtype_bytes: float = Field(default=DEFAULT_KV_DTYPE_BYTES, gt=0)
     steps: str = "auto"
     """`auto` (aiconfigurator-core if it evaluates, else roofline), `aic` or `roofline`."""
     roofline: RooflineParams | None = None
     """The roofline's factors; None: the system's calibrated ones (`agentload.sim.steps.systems`)
     where public figures of it were fitted, else the defaults."""
-    power_gain: float = Field(default=CALIBRATED_GAIN, gt=0)
+    power_gain: float = Field(default=FULL_LOAD_GAIN, gt=0)
     prompt_token_scale: float = Field(default=1.0, gt=0)
     """Prompt tokens the served model counts per token the workload intends (its chat
     template and tokenizer); a calibration sets it from the measured run's own counts."""
@@ -114,6 +150,23 @@ class DeploymentSpec(Frozen):
     """Slots: llama.cpp's `--slot-prompt-similarity`."""
     prompt_cache_mib: float = Field(default=DEFAULT_PROMPT_CACHE_MIB, ge=0)
     """Slots: llama.cpp's `--cache-ram`, MiB per rank (0: none)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _vllm_limits(cls, data: object) -> object:
+        """The `vllm` backend's server limits on its system fill the ones left out."""
+        if not isinstance(data, dict) or data.get("backend") != "vllm" or "system" not in data:
+            return data
+        memory = gpu_spec(str(data["system"])).memory_bytes
+        return {**vllm_limits(str(data["system"]), memory), **data}
+
+    def kv_block_tokens(self, model: ModelShape) -> int:
+        """The KV block size it runs with (`block_tokens`, else the backend's)."""
+        if self.block_tokens is not None:
+            return self.block_tokens
+        if self.backend == "vllm":
+            return vllm_block_tokens(self.system, mla=model.mla)
+        return DEFAULT_BLOCK_TOKENS
 
     def cache_kind(self) -> CacheKind:
         """The prefix cache this deployment's engine keeps."""
@@ -137,6 +190,41 @@ class DeploymentSpec(Frozen):
         return layout_spec(self.pools())
 
 
+class EngineMemory(Frozen):
+    """The engine's static share of each GPU's memory (weights and KV) and where it comes from;
+    `workspace`: whether an activation workspace is still set aside within it (not where the
+    share already leaves activations out, as SGLang's reserve does)."""
+
+    fraction: float = Field(gt=0, le=1)
+    workspace: bool
+    basis: str
+
+
+def engine_memory(spec: DeploymentSpec, gpu: GpuSpec, layout: Layout, drafts: bool) -> EngineMemory:
+    """The static share a pool's engine takes: `spec.memory_fraction` when given; on SGLang
+    its own default, 1 - reserve / memory, the reserve (activations of a prefill chunk, 1 GiB
+    per 8 GPUs of an instance, at least 10 GiB on a GPU above 60 GB, 2 GiB more for a draft
+    model; `SGLANG_RESERVE_*`) outside it; else `DEFAULT_MEMORY_FRACTION`."""
+    if spec.memory_fraction is not None:
+        return EngineMemory(fraction=spec.memory_fraction, workspace=True, basis="given")
+    memory = gpu.memory_bytes
+    if spec.backend != "sglang" or memory <= SGLANG_SMALL_GPU:
+        return EngineMemory(fraction=DEFAULT_MEMORY_FRACTION, workspace=True, basis="assumed")
+    chunk = max(spec.max_batch_tokens, SGLANG_RESERVE_MIN_CHUNK)
+    reserve = (
+        SGLANG_RESERVE_BASE
+        + chunk * SGLANG_RESERVE_PER_CHUNK_TOKEN
+        + layout.group / 8 * SGLANG_RESERVE_PER_8_GPUS
+    )
+    reserve = max(reserve, SGLANG_RESERVE_FLOOR) + (SGLANG_RESERVE_DRAFT if drafts else 0.0)
+    fraction = round((memory - reserve) / memory, 3)
+    return EngineMemory(
+        fraction=fraction,
+        workspace=False,
+        basis=f"SGLang's default: {reserve / GIB:.1f} GiB a GPU reserved outside it",
+    )
+
+
 class BuiltPool(Frozen):
     """One pool as built: its layout, its ranks' config, step times, power and memory."""
 
@@ -151,6 +239,8 @@ class BuiltPool(Frozen):
     kv_budget_bytes: float
     """Per rank."""
     weights_per_gpu_bytes: float
+    memory: EngineMemory
+    """The engine's static share of each GPU's memory."""
     uncertainty: StepUncertainty
     """Calibrated or not, and the error band of the pool's step times."""
     notes: tuple[str, ...] = ()
@@ -201,20 +291,31 @@ def rank_memory(
     max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
     memory_fraction: float = DEFAULT_MEMORY_FRACTION,
     weight_scale: float = 1.0,
+    max_running: int = DEFAULT_MAX_RUNNING,
+    speculative: bool = False,
+    workspace: bool = True,
 ) -> RankMemory:
-    """Weights per GPU (dense weights split `tp` ways, routed experts `tp * dp` ways; times
-    `weight_scale` for draft layers), the KV budget after them and an activation workspace, and
-    the KV tokens it holds. When the GPUs do not divide the experts, each holds the rounded-up
-    share (the redundant slots SGLang's EPLB fills)."""
+    """Weights per GPU (dense weights split `tp * pp` ways, routed experts over the group, the
+    output head over the whole model copy under attention DP; times `weight_scale` for draft
+    layers), the KV budget after them and an activation workspace, and the KV tokens it holds
+    once `max_running` requests' fixed KV state is set aside (compressed attention's windows
+    and state rings, larger with `speculative` decoding); the activation workspace only with
+    `workspace` (`EngineMemory`). When the GPUs do not divide the experts, each holds the
+    rounded-up share (the redundant slots SGLang's EPLB fills)."""
     copies = kv_replication(layout.tp, model.kv_heads, mla=model.mla)
     per_token = model.kv_bytes_per_token() * copies
     activation = ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN * max_batch_tokens * model.hidden
+    if not workspace:
+        activation = 0
     routed = model.routed_weight_bytes() / layout.group
     if model.experts and model.experts % layout.group:
         routed = (
             model.routed_weight_bytes() * math.ceil(model.experts / layout.group) / model.experts
         )
-    weights = weight_scale * (model.dense_weight_bytes() / layout.tp + routed)
+    head = model.lm_head_bytes()
+    head_split = layout.tp * layout.dp if layout.dp > 1 else layout.tp
+    dense = (model.dense_weight_bytes() - head) / (layout.tp * layout.pp) + head / head_split
+    weights = weight_scale * (dense + routed)
     budget = kv_budget_bytes(
         layout.tp,
         gpu.memory_bytes,
@@ -222,11 +323,12 @@ def rank_memory(
         memory_fraction=memory_fraction,
         activation_bytes_per_gpu=activation,
     )
+    state = model.kv_state_bytes(speculative) * copies * max_running
     return RankMemory(
         weights_per_gpu_bytes=weights,
         kv_budget_bytes=budget,
         kv_bytes_per_token=per_token,
-        kv_capacity_tokens=int(budget // per_token),
+        kv_capacity_tokens=int(max(0.0, budget - state) // per_token),
     )
 
 
@@ -235,7 +337,7 @@ def roofline_for(spec: DeploymentSpec) -> RooflineParams:
     (`agentload.sim.steps.systems`), else the defaults."""
     if spec.roofline is not None:
         return spec.roofline
-    calibration = calibration_for(spec.system)
+    calibration = calibration_for(spec.system, spec.model)
     return calibration.params() if calibration is not None else RooflineParams()
 
 
@@ -256,6 +358,13 @@ def _steps(
     draft = cost.draft_tokens
     data = step_uncertainty(spec.system, roofline=False, given=False, calibration=None)
     if spec.steps in ("auto", "aic"):
+        fp4 = megamoe_applies(spec.backend, model, layout)
+        if not fp4 and wide_ep_applies(layout, spec.backend, model.expert_shape()):
+            try:
+                table = _wide_ep_table(spec, model, layout, draft, notes, decode_only)
+                return table, notes, data
+            except InputError as exc:
+                notes.append(f"wide-EP MoE not modelled ({exc}): the library's own MoE block")
         try:
             return _aic_table(spec, model, layout, draft, notes, decode_only), notes, data
         except InputError as exc:
@@ -274,7 +383,7 @@ def _steps(
             notes.append(f"roofline step times: {exc}")
     elif spec.steps != "roofline":
         raise InputError(f"unknown step-time source {spec.steps!r} (auto, aic, roofline)")
-    calibration = calibration_for(spec.system)
+    calibration = calibration_for(spec.system, spec.model)
     given = spec.roofline is not None
     if calibration is not None and not given:
         notes.append(f"roofline factors calibrated on {spec.system}: {calibration.basis}")
@@ -285,6 +394,7 @@ def _steps(
         roofline_for(spec),
         kv_replication=copies,
         data_parallel=layout.dp,
+        expert_parallel=layout.ep,
         max_batch=spec.max_running,
         max_tokens=spec.max_batch_tokens,
         verify=draft + 1,
@@ -301,7 +411,8 @@ def _cache_options(
     and a note saying which cache it is."""
     kind = spec.cache_kind()
     if kind == "radix":
-        return {"prefix_cache": kind, "max_context_tokens": max_context}, []
+        scheduler = "vllm" if spec.backend == "vllm" else "reserve"
+        return {"prefix_cache": kind, "max_context_tokens": max_context, "scheduler": scheduler}, []
     if spec.kv_host_gb:
         raise InputError("llama.cpp's slots have no host KV tier: leave out --kv-host-gb")
     slots = spec.max_running
@@ -322,6 +433,48 @@ def _cache_options(
     return options, [note]
 
 
+def megamoe_applies(backend: str, model: ModelShape, layout: Layout) -> bool:
+    """DeepSeek V4's FP4-expert checkpoint on SGLang with its experts spread over the whole
+    model copy: the MegaMoE module (the library's data, `agentload.sim.steps.aic`)."""
+    return (
+        backend == "sglang"
+        and model.compressed is not None
+        and model.expert_dtype == "fp4"
+        and layout.ep > 1
+        and layout.ep == layout.group
+    )
+
+
+def _wide_ep_table(
+    spec: DeploymentSpec,
+    model: ModelShape,
+    layout: Layout,
+    draft: int,
+    notes: list[str],
+    decode_only: bool,
+) -> StepTable:
+    """A wide-EP layout's step table (`agentload.sim.steps.ep`): the library's, its MoE block
+    rebuilt from the wide-EP kernels' data at the one or two DeepGEMM data sizes around the
+    model's mapped EP, blended in log EP."""
+    shape = model.expert_shape()
+    assert shape is not None
+    maps, weight = deepgemm_maps(layout.ep, shape)
+    tables = [_aic_table(spec, model, layout, draft, notes, decode_only, wide=m) for m in maps]
+    target = mapped_ep(layout.ep, shape)
+    notes.append(
+        f"{layout.spec}: SGLang's large-scale EP path (DeepEP all-to-all, DeepGEMM grouped "
+        f"GEMMs at DeepSeek-V3's expert shape, mapped EP {target:.3g}); "
+        "agentload.sim.steps.ep"
+    )
+    if len(tables) == 1:
+        return tables[0]
+    source = (
+        f"{tables[0].source}; blended in log EP toward EP{maps[1].data_ep}'s DeepGEMM data "
+        f"(weight {weight:.3g})"
+    )
+    return tables[0].blend(tables[1], weight, source)
+
+
 def _aic_table(
     spec: DeploymentSpec,
     model: ModelShape,
@@ -329,20 +482,24 @@ def _aic_table(
     draft: int,
     notes: list[str],
     decode_only: bool = False,
+    wide: DeepGemmMap | None = None,
 ) -> StepTable:
     """aiconfigurator-core's step table of a layout (InputError when it has no data), computed
-    once and kept on disk (`agentload.sim.steps.store`)."""
+    once and kept on disk (`agentload.sim.steps.store`); with `wide`, its MoE block rebuilt
+    for the large-scale EP path (`agentload.sim.steps.aic.compile_wide_ep`)."""
     key = {
         "library": aic_version(),
         "perf_data": resolved_backend_version(spec.system, spec.backend),
         "system": spec.system,
         "backend": spec.backend,
         "model": model.name,
-        "layout": [layout.tp, layout.ep, layout.dp],
+        "layout": [layout.tp, layout.ep, layout.dp, *([layout.pp] if layout.pp > 1 else [])],
         "nextn": draft,
         "max_batch": spec.max_running,
         "max_tokens": spec.max_batch_tokens,
         "decode_only": decode_only,
+        "wide_ep": wide.model_dump() if wide is not None else None,
+        "megamoe": megamoe_applies(spec.backend, model, layout),
     }
 
     def compute() -> tuple[StepTable, list[str]]:
@@ -353,7 +510,10 @@ def _aic_table(
             tp=layout.tp,
             ep=layout.ep,
             dp=layout.dp,
+            pp=layout.pp,
             nextn=draft,
+            wide_ep=wide,
+            megamoe=key["megamoe"] is True,
         )
         table = aic_table(
             source,
@@ -454,17 +614,22 @@ def _build_pool(spec: DeploymentSpec, model: ModelShape, gpu: GpuSpec, pool: Poo
         spec.speculative, model.layers, model.mtp_layers, drafts=pool.role != "prefill"
     )
     copies = kv_replication(tp, model.kv_heads, mla=model.mla)
+    engine = engine_memory(spec, gpu, layout, cost.draft_tokens > 0)
     memory = rank_memory(
         model,
         gpu,
         layout,
         max_batch_tokens=spec.max_batch_tokens,
-        memory_fraction=spec.memory_fraction,
+        memory_fraction=engine.fraction,
         weight_scale=cost.weight_scale,
+        max_running=spec.max_running,
+        speculative=cost.draft_tokens > 0,
+        workspace=engine.workspace,
     )
     per_token = memory.kv_bytes_per_token
-    capacity = memory.kv_capacity_tokens
-    if capacity < spec.block_tokens:
+    capacity = spec.kv_tokens or memory.kv_capacity_tokens
+    block = spec.kv_block_tokens(model)
+    if capacity < block:
         raise InputError(
             f"{model.name} does not fit {layout.spec} on {spec.system}: "
             f"{memory.weights_per_gpu_bytes / BYTES_PER_GB:.0f} GB of weights per GPU of "
@@ -482,10 +647,10 @@ def _build_pool(spec: DeploymentSpec, model: ModelShape, gpu: GpuSpec, pool: Poo
             "kv_capacity_tokens": capacity,
             "max_batch_tokens": spec.max_batch_tokens,
             "max_running": spec.max_running,
-            "block_tokens": spec.block_tokens,
+            "block_tokens": block,
             "kv_host_tokens": host_tokens,
             "host_load_tokens_per_s": load_rate if host_tokens else 0.0,
-            "group_size": layout.dp if pool.role == "prefill" else 1,
+            "group_size": layout.dp,
             **cache,
         }
     )
@@ -496,6 +661,7 @@ def _build_pool(spec: DeploymentSpec, model: ModelShape, gpu: GpuSpec, pool: Poo
         board_w=gpu.board_w,
         peak_flops=gpu.peak_flops(model.weight_dtype),
         peak_bytes_per_s=gpu.bandwidth_bytes_per_s,
+        attention_peak_flops=gpu.peak_flops(attention_dtype(model)),
         gain=spec.power_gain,
         work=model.work(copies, layout.dp),
         verify_tokens=cost.draft_tokens + 1,
@@ -509,6 +675,7 @@ def _build_pool(spec: DeploymentSpec, model: ModelShape, gpu: GpuSpec, pool: Poo
         kv_bytes_per_token=per_token,
         kv_budget_bytes=memory.kv_budget_bytes,
         weights_per_gpu_bytes=memory.weights_per_gpu_bytes,
+        memory=engine,
         uncertainty=uncertainty,
         notes=tuple(notes),
     )

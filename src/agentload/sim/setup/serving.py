@@ -50,8 +50,9 @@ class Pool(Frozen):
 
     @property
     def ranks(self) -> int:
-        """Data-parallel ranks, each with its own scheduler and cache (`dp` an engine instance)."""
-        return self.instances * self.layout.dp
+        """Data-parallel ranks, each with its own scheduler and cache (`dp` an engine instance;
+        a pipeline's micro-batches count as its ranks: `Layout.schedulers`)."""
+        return self.instances * self.layout.schedulers
 
     @property
     def spec(self) -> str:

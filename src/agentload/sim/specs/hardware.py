@@ -39,6 +39,9 @@ class GpuSpec(Frozen):
     idle_w: float = Field(ge=0)
     host_link_bytes_per_s: float = Field(gt=0)
     sources: dict[str, str]
+    cpu: bool = False
+    """A CPU (its "GPUs" are cores or sockets sharing memory): the roofline's GPU structure
+    (collectives, tensor-core attention, kernel latencies) does not apply."""
 
     def peak_flops(self, dtype: Dtype) -> float:
         """Dense FLOP/s at `dtype` (or the next wider dtype the device has)."""
@@ -60,17 +63,34 @@ AIC_FLOPS_KEYS = {"bf16": "bfloat16_tc_flops", "fp8": "fp8_tc_flops", "fp4": "fp
 PCIE5_X16_BYTES_PER_S = 64e9
 
 
-def _aic_entry(name: str) -> dict[str, Any] | None:
-    """A system aiconfigurator-core describes but `data/gpus.json` does not (A100, L40S...)."""
+def _aic_systems() -> Path | None:
+    """aiconfigurator-core's folder of system files, when it is installed."""
     try:
         import aiconfigurator_core
-        import yaml
     except ImportError:
         return None
-    path = Path(aiconfigurator_core.__file__).parent / "systems" / f"{name}.yaml"
-    if not path.is_file():
+    return Path(aiconfigurator_core.__file__).parent / "systems"
+
+
+@cache
+def _aic_gpu(path: Path) -> dict[str, Any] | None:
+    """The `gpu` section of one of aiconfigurator-core's system files (None: not a system)."""
+    import yaml
+
+    data = yaml.safe_load(path.read_text())
+    gpu = data.get("gpu") if isinstance(data, dict) else None
+    return gpu if isinstance(gpu, dict) else None
+
+
+def _aic_entry(name: str) -> dict[str, Any] | None:
+    """A system aiconfigurator-core describes but `data/gpus.json` does not (A100, L40S...)."""
+    folder = _aic_systems()
+    path = folder / f"{name}.yaml" if folder is not None else None
+    if path is None or not path.is_file():
         return None
-    gpu = yaml.safe_load(path.read_text())["gpu"]
+    gpu = _aic_gpu(path)
+    if gpu is None:
+        return None
     flops = {dtype: float(gpu[key]) for dtype, key in AIC_FLOPS_KEYS.items() if key in gpu}
     return {
         "memory_bytes": float(gpu["mem_capacity"]),
@@ -83,7 +103,10 @@ def _aic_entry(name: str) -> dict[str, Any] | None:
 
 
 def known_gpus() -> list[str]:
-    return sorted(_table())
+    """Every system `gpu_spec` knows: `data/gpus.json`'s and aiconfigurator-core's."""
+    folder = _aic_systems()
+    aic = {p.stem for p in folder.glob("*.yaml") if _aic_gpu(p)} if folder is not None else set()
+    return sorted(set(_table()) | aic)
 
 
 def gpu_spec(name: str) -> GpuSpec:

@@ -33,6 +33,19 @@ class Interconnect(Frozen):
     scale_out_bytes_per_s: float = Field(gt=0)
     latency_s: float = Field(ge=0)
     sources: dict[str, str]
+    peer_links: bool = False
+    """A fully connected mesh (AMD Infinity Fabric): `scale_up_bytes_per_s` is one peer link's,
+    and a collective over `g` GPUs of the domain drives `g - 1` of them at once; else a switch
+    (NVSwitch), whose per-GPU rate any collective gets."""
+
+    def collective_bytes_per_s(self, gpus: int) -> float:
+        """Per GPU and direction, what a collective over `gpus` GPUs moves (the network's rate
+        when they span domains)."""
+        if gpus > self.scale_up_gpus:
+            return self.scale_out_bytes_per_s
+        if self.peer_links:
+            return self.scale_up_bytes_per_s * max(1, gpus - 1)
+        return self.scale_up_bytes_per_s
 
 
 class KvLink(Frozen):

@@ -3,11 +3,12 @@
 Reads the standard fields (layers, hidden size, attention heads, KV heads, head dim, MLA's
 `kv_lora_rank`/`qk_rope_head_dim`, MoE experts, quantization) of dense and MoE decoders:
 Llama/Qwen (GQA), DeepSeek V3/R1/Kimi K2 (MLA + MoE), DeepSeek V4 (compressed KV: layer `l`
-keeps one entry per `compress_ratios[l]` tokens), gpt-oss and Qwen3.5 (only `full_attention`
-layers keep KV for the whole context). Parameter counts are approximate (attention projections
-by formula, norms and biases ignored); they feed the roofline and the power model, whose
-efficiency factors are fitted anyway. KV bytes per token follow the config exactly, at the KV
-dtype (`kv_dtype_bytes`, default 2: SGLang and vLLM keep BF16 KV unless told otherwise).
+keeps one entry per `compress_ratios[l]` tokens, in SGLang's layout, `CompressedKv`), gpt-oss
+and Qwen3.5 (only `full_attention` layers keep KV for the whole context). Parameter counts are
+approximate (attention projections by formula, norms and biases ignored); they feed the roofline
+and the power model, whose efficiency factors are fitted anyway. KV bytes per token follow the
+config exactly, at the KV dtype (`kv_dtype_bytes`, default 2: SGLang and vLLM keep BF16 KV
+unless told otherwise); DeepSeek V4's compressed KV has its own fixed layout.
 
 Configs come from aiconfigurator-core's `model_configs` when it is installed, else from the
 few shipped in `data/models/`, or are passed as a dict. The local engine's generated model
@@ -43,6 +44,75 @@ UNGATED_ACTIVATIONS = frozenset({"relu2", "gelu", "relu"})
 FLOPS_PER_MAC = 2
 
 
+FP8_BYTES = 1
+BF16_BYTES = 2
+FP32_BYTES = 4
+COMPRESSED_SCALE_BYTES = 8
+"""Per compressed entry: its FP8 part's scales."""
+INDEX_QUANT_BLOCK = 128
+"""Indexer keys are FP8 with one 4-byte scale per this many values."""
+CSA_RATIO = 4
+HCA_RATIO = 128
+RING_TOKENS = {(CSA_RATIO, False): 8, (CSA_RATIO, True): 16}
+"""Compression state ring per request: tokens a CSA layer buffers (8, or 16 with speculative
+decoding), SGLang's `get_compress_state_ring_size`; an HCA layer buffers its ratio (128), or
+twice it with speculative decoding."""
+
+
+class CompressedKv(Frozen):
+    """DeepSeek V4's compressed-attention KV as SGLang holds it (`--attention-backend
+    compressed`, the unified radix tree of its agentic recipes; `DSV4PoolConfigurator` in its
+    memory pool configurator): per token, one entry per 4 tokens in each CSA layer (with an
+    indexer key) and one per 128 in each HCA layer, an entry being the head's rotary part in
+    BF16, the rest in FP8, and 8 bytes of scales; per request, the sliding window of every layer
+    in BF16 and each compressing layer's FP32 state ring."""
+
+    layers: int = Field(ge=1)
+    """Layers with a sliding window (every entry of `compress_ratios`, the MTP layer's too)."""
+    csa_layers: int = Field(ge=0)
+    hca_layers: int = Field(ge=0)
+    window: int = Field(ge=0)
+    head_dim: int = Field(ge=1)
+    rope_dim: int = Field(ge=0)
+    index_head_dim: int = Field(ge=0)
+
+    def entry_bytes(self) -> float:
+        """One compressed entry: the rotary part in BF16, the rest in FP8, and its scales."""
+        rope = self.rope_dim
+        return (self.head_dim - rope) * FP8_BYTES + rope * BF16_BYTES + COMPRESSED_SCALE_BYTES
+
+    def index_entry_bytes(self) -> float:
+        """One indexer key: FP8 with a 4-byte scale per `INDEX_QUANT_BLOCK` values."""
+        dim = self.index_head_dim
+        return dim * FP8_BYTES + dim // INDEX_QUANT_BLOCK * FP32_BYTES
+
+    def bytes_per_token(self) -> float:
+        """KV bytes one more token of context takes."""
+        csa = self.csa_layers / CSA_RATIO
+        hca = self.hca_layers / HCA_RATIO
+        return (csa + hca) * self.entry_bytes() + csa * self.index_entry_bytes()
+
+    def state_bytes(self, speculative: bool) -> float:
+        """KV bytes a running request holds whatever its length: every layer's sliding window
+        (BF16) and the compressing layers' state rings (FP32 key-value and score, CSA's with
+        its overlap and its indexer's)."""
+        window = self.window * self.head_dim * BF16_BYTES * self.layers
+        csa_ring = RING_TOKENS[(CSA_RATIO, speculative)]
+        csa = csa_ring * 4 * (self.head_dim + self.index_head_dim) * FP32_BYTES
+        hca_ring = HCA_RATIO * (2 if speculative else 1)
+        hca = hca_ring * 2 * self.head_dim * FP32_BYTES
+        return window + csa * self.csa_layers + hca * self.hca_layers
+
+
+class ExpertShape(Frozen):
+    """A MoE layer's routed experts: hidden size, intermediate size, top-k, experts."""
+
+    hidden: int = Field(ge=1)
+    inter: int = Field(ge=1)
+    topk: int = Field(ge=1)
+    experts: int = Field(ge=1)
+
+
 class ModelShape(Frozen):
     """What the simulator needs to know about a model."""
 
@@ -67,6 +137,8 @@ class ModelShape(Frozen):
     experts: int = Field(default=0, ge=0)
     experts_per_token: int = Field(default=0, ge=0)
     moe_layers: int = Field(default=0, ge=0)
+    moe_inter: int = Field(default=0, ge=0)
+    """A routed expert's intermediate size."""
     weight_dtype: Dtype = "bf16"
     expert_dtype: Dtype | None = None
     """Routed experts' dtype when it differs (e.g. FP4 experts in an FP8 model)."""
@@ -77,6 +149,10 @@ class ModelShape(Frozen):
     mtp_layers: int = Field(default=0, ge=0)
     """Multi-token-prediction layers the checkpoint ships (`num_nextn_predict_layers`): the
     draft of MTP speculative decoding."""
+    compressed: CompressedKv | None = None
+    """DeepSeek V4's compressed attention (its KV in SGLang's layout), None for others."""
+    lm_head_params: float = Field(default=0.0, ge=0)
+    """The output head's parameters when it is not tied to the embeddings (vocab x hidden)."""
 
     @property
     def kv_width(self) -> int:
@@ -86,8 +162,29 @@ class ModelShape(Frozen):
         return 2 * self.kv_heads * self.head_dim
 
     def kv_bytes_per_token(self) -> float:
-        """KV bytes one token occupies, whole model (before any tensor-parallel replication)."""
+        """KV bytes one token occupies, whole model (before any tensor-parallel replication);
+        compressed attention in its own layout (`CompressedKv`)."""
+        if self.compressed is not None:
+            return self.compressed.bytes_per_token()
         return self.kv_layers * self.kv_width * self.kv_dtype_bytes
+
+    def kv_state_bytes(self, speculative: bool = False) -> float:
+        """KV bytes a running request holds whatever its length (compressed attention's
+        windows and state rings; 0 for others)."""
+        if self.compressed is None:
+            return 0.0
+        return self.compressed.state_bytes(speculative)
+
+    def expert_shape(self) -> ExpertShape | None:
+        """The routed experts' shape (None for a dense model)."""
+        if not self.experts or not self.moe_inter or not self.experts_per_token:
+            return None
+        return ExpertShape(
+            hidden=self.hidden,
+            inter=self.moe_inter,
+            topk=self.experts_per_token,
+            experts=self.experts,
+        )
 
     def _routed_params(self) -> float:
         return self.expert_params * self.experts * self.moe_layers
@@ -103,6 +200,10 @@ class ModelShape(Frozen):
         """Bytes of everything but the routed experts."""
         width = self.bytes_per_param or BYTES_PER_PARAM[self.weight_dtype]
         return (self.total_params - self._routed_params()) * width
+
+    def lm_head_bytes(self) -> float:
+        """Bytes of the output head (part of `dense_weight_bytes`)."""
+        return self.lm_head_params * (self.bytes_per_param or BYTES_PER_PARAM[self.weight_dtype])
 
     def weight_bytes(self) -> float:
         """All weight bytes (one copy of the model)."""
@@ -174,6 +275,23 @@ def _layer_count(config: Mapping[str, Any]) -> int:
     if isinstance(blocks, list) and blocks:
         return sum(1 for b in blocks if b in ("attention", "mamba"))
     raise KeyError("num_hidden_layers")
+
+
+def _compressed(config: Mapping[str, Any]) -> CompressedKv | None:
+    """DeepSeek V4's compressed attention from its config (`compress_ratios` with an indexer),
+    else None."""
+    ratios = config.get("compress_ratios")
+    if not (isinstance(ratios, list) and ratios and config.get("index_head_dim")):
+        return None
+    return CompressedKv(
+        layers=len(ratios),
+        csa_layers=sum(1 for r in ratios if r == CSA_RATIO),
+        hca_layers=sum(1 for r in ratios if r == HCA_RATIO),
+        window=int(config.get("sliding_window") or 0),
+        head_dim=int(config["head_dim"]),
+        rope_dim=int(config.get("qk_rope_head_dim") or 0),
+        index_head_dim=int(config["index_head_dim"]),
+    )
 
 
 def _kv_layers(config: Mapping[str, Any], layers: int) -> float:
@@ -265,6 +383,7 @@ def shape_from_config(
         + moe_layers * (per_token * expert + shared + hidden * experts)
     )
     kv_layers = _kv_layers(c, layers)
+    compressed = _compressed(c)
     if kv_layers <= 0:
         raise InputError(f"model config of {name}: no layer keeps per-token KV")
     return ModelShape(
@@ -285,10 +404,13 @@ def shape_from_config(
         experts=experts,
         experts_per_token=per_token,
         moe_layers=moe_layers,
+        moe_inter=moe_inter if experts else 0,
         weight_dtype=dtypes[0],
         expert_dtype=dtypes[1],
         max_context=int(c["max_position_embeddings"]) if c.get("max_position_embeddings") else None,
         mtp_layers=int(c.get("num_nextn_predict_layers") or 0),
+        compressed=compressed,
+        lm_head_params=0.0 if c.get("tie_word_embeddings") else float(vocab * hidden),
     )
 
 

@@ -23,8 +23,8 @@ from agentload.home import agentload_home
 from agentload.sim.steps.table import StepTable
 
 CACHE_ENV = "AGENTLOAD_STEP_CACHE"
-FORMAT = 1
-"""Bumped when what a file holds changes."""
+FORMAT = 2
+"""Bumped when what a file holds changes (2: the rank-local share, `local`, and wide-EP MoE)."""
 FOLDER = "sim-steps"
 GRIDS = ("decode", "shared", "decode_attention", "chunk_attention")
 
@@ -45,6 +45,7 @@ def _dump(table: StepTable, notes: list[str]) -> dict[str, Any]:
         "context": table.context,
         "chunk": table.chunk,
         **{name: getattr(table, name) for name in GRIDS},
+        "local": table.local,
         "source": table.source,
         "notes": notes,
     }
@@ -60,6 +61,7 @@ def _load(data: dict[str, Any]) -> tuple[StepTable, list[str]]:
         chunk=tuple(float(v) for v in data["chunk"]),
         **{name: grid(data[name]) for name in GRIDS},
         source=str(data["source"]),
+        local=None if data.get("local") is None else grid(data["local"]),
     )
     return table, [str(note) for note in data["notes"]]
 

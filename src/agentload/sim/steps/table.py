@@ -7,7 +7,15 @@ attending to the `span` tokens before it). Its time is tabulated once, from any 
 
 - `decode[b][c]`: a decode-only step;
 - a mixed step (any prefill in it) = `shared[p][b]` (everything but attention, for `p + b`
-  tokens) + `decode_attention[b][c]` + the sum over chunks of `chunk_attention[p_i][span_i]`.
+  tokens) + `decode_attention[b][c]` + the sum over chunks of `chunk_attention[p_i][span_i]`;
+- `local[p][b]`: the share of `shared` each rank computes on its own tokens alone (norms,
+  projections outside attention, the shared experts, the logits), the rest being the MoE
+  layers an attention-DP group runs on every rank's tokens together (`group_step` below; 0
+  when a source does not split them).
+
+An attention-DP group (the `dp` ranks of one model copy) steps in lockstep: its step lasts the
+slowest rank's own part (attention, its chunks, its local work) plus the MoE part at the
+group's mean load (`group_mixed_step`, `group_decode_extra`).
 
 Lookups interpolate bilinearly. Batch and prefill-token axes clamp at their ends (build the
 grid to cover the engine's limits); the context axis extrapolates linearly past its ends.
@@ -98,6 +106,8 @@ class StepTable:
     """[chunk][context]: attention time of one prefill chunk over its span."""
     source: str
     """Where the numbers come from, with versions (provenance for results)."""
+    local: Grid | None = None
+    """[chunk][0, *batch]: the rank-local share of `shared` (None: all of it is the group's)."""
     _batch0: tuple[float, ...] = field(init=False, repr=False)
     _rows: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = field(init=False, repr=False)
 
@@ -112,6 +122,8 @@ class StepTable:
         _check_grid("shared", self.shared, np_, nb + 1, positive=True)
         _check_grid("decode_attention", self.decode_attention, nb, nc, positive=False)
         _check_grid("chunk_attention", self.chunk_attention, np_, nc, positive=False)
+        if self.local is not None:
+            _check_grid("local", self.local, np_, nb + 1, positive=False)
         object.__setattr__(self, "_batch0", (0.0, *self.batch))
         object.__setattr__(self, "_rows", {})
 
@@ -129,9 +141,11 @@ class StepTable:
         decode_attention: Callable[[int, float], float],
         chunk_attention: Callable[[int, float], float],
         source: str,
+        local: Callable[[int, int], float] | None = None,
     ) -> StepTable:
-        """Evaluate a source's four functions (seconds) on the grid: `decode(b, c)`,
-        `shared(p, b)` (b may be 0), `decode_attention(b, c)`, `chunk_attention(p, span)`."""
+        """Evaluate a source's functions (seconds) on the grid: `decode(b, c)`, `shared(p, b)`
+        (b may be 0), `decode_attention(b, c)`, `chunk_attention(p, span)` and, when the
+        source splits it, `local(p, b)` (the rank-local share of `shared`)."""
         b_axis = tuple(float(b) for b in batch)
         c_axis = tuple(float(c) for c in context)
         p_axis = tuple(float(p) for p in chunk)
@@ -148,6 +162,9 @@ class StepTable:
                 tuple(chunk_attention(int(p), c) for c in c_axis) for p in p_axis
             ),
             source=source,
+            local=None
+            if local is None
+            else tuple(tuple(local(int(p), int(b)) for b in (0.0, *b_axis)) for p in p_axis),
         )
 
     @classmethod
@@ -183,6 +200,9 @@ class StepTable:
                 for row_a, row_b in zip(a, b, strict=True)
             )
 
+        local = None
+        if self.local is not None and other.local is not None:
+            local = mix(self.local, other.local)
         return StepTable(
             batch=self.batch,
             context=self.context,
@@ -192,6 +212,7 @@ class StepTable:
             decode_attention=mix(self.decode_attention, other.decode_attention),
             chunk_attention=mix(self.chunk_attention, other.chunk_attention),
             source=source,
+            local=local,
         )
 
     # --- single steps ---------------------------------------------------------------------
@@ -211,20 +232,68 @@ class StepTable:
     ) -> float:
         """A step prefilling `chunks` ((tokens, span) each) while decoding `batch` sequences at
         mean context `context`; its non-attention part is that of `prefill_tokens` prefill
-        tokens (the chunks' sum; a DP-attention rank passes its group's mean)."""
+        tokens (the chunks' sum)."""
+        total = self.shared_part(prefill_tokens, batch)
+        if batch > 0:
+            total += self.attention_part(batch, context)
+        for tokens, span in chunks:
+            total += self.chunk_part(tokens, span)
+        return total
+
+    def _at_load(self, grid: Grid, prefill_tokens: float, batch: float) -> float:
         i, wi = _clamped(self.chunk, prefill_tokens)
         k, wk = _clamped(self._batch0, batch)
-        total = _bilinear(self.shared, i, wi, k, wk)
+        return _bilinear(grid, i, wi, k, wk)
+
+    def shared_part(self, prefill_tokens: float, batch: float) -> float:
+        """A mixed step's non-attention time for `prefill_tokens` prefill and `batch` decode
+        tokens (a rank of an evenly loaded group)."""
+        return self._at_load(self.shared, prefill_tokens, batch)
+
+    def local_part(self, prefill_tokens: float, batch: float) -> float:
+        """The rank-local share of `shared_part` (0 when the source does not split it)."""
+        if self.local is None:
+            return 0.0
+        return self._at_load(self.local, prefill_tokens, batch)
+
+    def attention_part(self, batch: float, context: float) -> float:
+        """The decode attention of `batch` sequences at mean context `context`."""
+        b, wb = _clamped(self.batch, batch)
+        j, wj = _linear(self.context, context)
+        return _bilinear(self.decode_attention, b, wb, j, wj)
+
+    def chunk_part(self, tokens: float, span: float) -> float:
+        """The attention of one prefill chunk of `tokens` over `span` cached tokens."""
+        i, wi = _clamped(self.chunk, tokens)
+        j, wj = _linear(self.context, span)
+        return _bilinear(self.chunk_attention, i, wi, j, wj)
+
+    def own_part(
+        self, prefill_tokens: float, batch: int, context: float, chunks: Sequence[tuple[int, int]]
+    ) -> float:
+        """What one rank of an attention-DP group computes on its own tokens in a step: its
+        decode attention, its chunks' attention and its local non-attention work."""
+        own = self.local_part(prefill_tokens, batch)
         if batch > 0:
-            b, wb = _clamped(self.batch, batch)
-            j, wj = _linear(self.context, context)
-            total += _bilinear(self.decode_attention, b, wb, j, wj)
-        attention = self.chunk_attention
+            own += self.attention_part(batch, context)
         for tokens, span in chunks:
-            i, wi = _clamped(self.chunk, tokens)
-            j, wj = _linear(self.context, span)
-            total += _bilinear(attention, i, wi, j, wj)
-        return total
+            own += self.chunk_part(tokens, span)
+        return own
+
+    def group_mixed_step(self, slowest_own: float, mean_prefill: float, mean_batch: float) -> float:
+        """A lockstep group's mixed step: the slowest rank's own part (`own_part`) plus the
+        group part (MoE layers and their collectives) at the group's mean load per rank."""
+        return (
+            slowest_own
+            + self.shared_part(mean_prefill, mean_batch)
+            - self.local_part(mean_prefill, mean_batch)
+        )
+
+    def group_decode_extra(self, slowest_own: float, batch: int, context: float) -> float:
+        """What a lockstep group's decode step takes beyond `decode_step(batch, context)` at
+        its mean batch and context: the slowest rank's own decode part over that of a rank at
+        the mean (0 when every rank carries the mean)."""
+        return slowest_own - self.own_part(0, batch, context, ())
 
     # --- decode runs in closed form -------------------------------------------------------
 
@@ -266,23 +335,27 @@ class StepTable:
             c += m
             left -= m
 
-    def decode_run(self, batch: int, context: float, steps: int) -> float:
+    def decode_run(self, batch: int, context: float, steps: int, extra: float = 0.0) -> float:
         """Time of `steps` decode-only steps of `batch` sequences, the first at mean context
-        `context` (each step adds one token to every sequence)."""
+        `context` (each step adds one token to every sequence), each step `extra` seconds
+        longer (a lockstep group's imbalance, `group_decode_extra`)."""
         intercepts, slopes = self._row(batch)
-        total = 0.0
+        total = extra * steps
         for j, m, c in self._cells(context, steps):
             total += m * intercepts[j] + slopes[j] * (m * c + m * (m - 1) / 2)
         return total
 
-    def steps_until(self, batch: int, context: float, steps: int, budget: float) -> int:
+    def steps_until(
+        self, batch: int, context: float, steps: int, budget: float, extra: float = 0.0
+    ) -> int:
         """The fewest decode steps (1..`steps`) whose total time reaches `budget` seconds
         (`steps` if even all of them fall short): the step in progress `budget` seconds after
-        the run began ends the run when it is cut there."""
+        the run began ends the run when it is cut there (steps `extra` seconds longer each, as
+        in `decode_run`)."""
         intercepts, slopes = self._row(batch)
         done, total = 0, 0.0
         for j, m, c in self._cells(context, steps):
-            a, s = intercepts[j], slopes[j]
+            a, s = intercepts[j] + extra, slopes[j]
             cell = m * a + s * (m * c + m * (m - 1) / 2)
             if total + cell >= budget:
                 return done + _first_reaching(a, s, c, m, budget - total)
