@@ -15,6 +15,7 @@ import pytest
 
 from tests.client.conftest import START_TIMEOUT_S, FakeServer
 from tests.paths import REPO
+from tests.reliability.forked import Forks
 
 SERVER_SCRIPT = Path(__file__).with_name("misbehaving_server.py")
 
@@ -122,3 +123,14 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 def files_under(folder: Path) -> list[Path]:
     """Every file and folder under `folder` (recursively), itself excluded."""
     return sorted(folder.rglob("*"))
+
+
+@pytest.fixture(scope="module")
+def forks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Forks]:
+    """Start CLI commands as processes forked from one that has imported agentload
+    (`forks.start(args)`); it ends when the test module is done."""
+    forking = Forks(tmp_path_factory.mktemp("forked"), subprocess_env())
+    try:
+        yield forking
+    finally:
+        forking.close()

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -25,13 +25,8 @@ from agentload.engines.tokenizer import default_tokenizer_path
 from agentload.results.record import load_records
 from agentload.units import count_words
 from tests.conftest import require_engine
-from tests.reliability.conftest import (
-    PlannedServer,
-    StartServer,
-    agentload_command,
-    subprocess_env,
-    write_usage_log,
-)
+from tests.reliability.conftest import PlannedServer, StartServer, write_usage_log
+from tests.reliability.forked import Forks
 
 pytestmark = pytest.mark.slow
 """Every test here starts processes, servers or clusters: seconds each."""
@@ -46,48 +41,58 @@ WAIT_S = 30.0
 EXIT_INTERRUPTED = 130
 
 
-@pytest.fixture(autouse=True)
-def _children_hear_ctrl_c() -> Iterator[None]:
-    """Started as a background job of a non-interactive shell (`make test &`), this process
-    ignores SIGINT and so would every CLI it starts; a Python handler here becomes the
-    default in a child, where Python turns it into KeyboardInterrupt, as in a terminal."""
-    previous = signal.getsignal(signal.SIGINT)
-    if previous == signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+@dataclass(frozen=True)
+class Command:
+    """A CLI command under test, in a process of its own (forked: `tests/reliability/forked.py`;
+    SIGINT reaches it as Ctrl-C in a terminal does), its output in a file."""
+
+    forks: Forks
+    pid: int
+    output_path: Path
+
+    @classmethod
+    def start(cls, forks: Forks, args: list[str], folder: Path) -> Command:
+        output = folder / "output.txt"
+        return cls(forks, forks.start(args, output), output)
+
+    def running(self) -> bool:
+        return self.forks.running(self.pid)
+
+    def output(self) -> str:
+        return self.output_path.read_text(errors="replace") if self.output_path.exists() else ""
+
+    def ended_early(self, what: str) -> None:
+        """Fail the test: the command ended before `what`."""
+        code = self.forks.wait(self.pid, 0)
+        pytest.fail(f"the command ended before {what} ({code}): {self.output()}")
+
+    def kill(self) -> None:
+        if self.running():
+            self.forks.kill(self.pid)
 
 
-def _wait_for_lines(path: Path, lines: int, process: subprocess.Popen[bytes]) -> None:
+def _wait_for_lines(path: Path, lines: int, command: Command) -> None:
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
         if path.exists() and path.read_bytes().count(b"\n") >= lines:
             return
-        if process.poll() is not None:
-            pytest.fail(f"the command ended early ({process.returncode}): {_output(process)}")
+        if not command.running():
+            command.ended_early(f"{path.name} had {lines} lines")
         time.sleep(0.05)
-    process.kill()
+    command.kill()
     pytest.fail(f"{path.name} did not reach {lines} lines in {WAIT_S:g} s")
 
 
-def _output(process: subprocess.Popen[bytes]) -> str:
-    out, err = process.communicate(timeout=WAIT_S)
-    return (out + err).decode(errors="replace")
-
-
-def _stop(process: subprocess.Popen[bytes], signum: int) -> tuple[int, float, str]:
+def _stop(command: Command, signum: int) -> tuple[int, float, str]:
     """Send `signum`; (exit status, seconds to exit, output)."""
     sent = time.monotonic()
-    os.kill(process.pid, signum)
-    try:
-        process.wait(timeout=STOP_BUDGET_S * 5)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    os.kill(command.pid, signum)
+    code = command.forks.wait(command.pid, STOP_BUDGET_S * 5)
+    if code is None:
+        command.kill()
         pytest.fail(f"no exit within {STOP_BUDGET_S * 5:g} s of the signal")
     took = time.monotonic() - sent
-    return process.returncode, took, _output(process)
+    return code, took, command.output()
 
 
 def _slow_args(
@@ -98,12 +103,6 @@ def _slow_args(
         "--tokenizer", str(default_tokenizer_path()), "--workload", workload, *extra,
         *(["--out", str(out)] if out is not None else []),
     ]  # fmt: skip
-
-
-def _slow_command(
-    server: PlannedServer, verb: str, out: Path | None, workload: str, *extra: str
-) -> list[str]:
-    return agentload_command(*_slow_args(server, verb, out, workload, *extra))
 
 
 def _check_partial(out: Path, output: str, *, in_flight: bool) -> dict:
@@ -146,7 +145,7 @@ records are fetched from the actors before it."""
     ids=["SIGINT", "SIGTERM", "SIGINT-two-workers", "SIGINT-ray"],
 )
 def test_ctrl_c_ends_a_run_on_a_slow_server_quickly_and_it_resumes(
-    planned_server: StartServer, tmp_path: Path, signum: int, host: str
+    planned_server: StartServer, forks: Forks, tmp_path: Path, signum: int, host: str
 ) -> None:
     if host == "ray":
         pytest.importorskip("ray", reason="Ray is not installed (pip install 'agentload[ray]')")
@@ -154,12 +153,9 @@ def test_ctrl_c_ends_a_run_on_a_slow_server_quickly_and_it_resumes(
     out = tmp_path / "run"
     workload = write_usage_log(tmp_path / "usage.jsonl")
     options = ("--agents", "3", "--duration", "120", *HOSTS[host])
-    command = _slow_command(server, "run", out, workload, *options)
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=subprocess_env()
-    )
-    _wait_for_lines(out / "records.jsonl", 2, process)
-    code, took, output = _stop(process, signum)
+    command = Command.start(forks, _slow_args(server, "run", out, workload, *options), tmp_path)
+    _wait_for_lines(out / "records.jsonl", 2, command)
+    code, took, output = _stop(command, signum)
     assert code == EXIT_INTERRUPTED, output
     budget = RAY_STOP_BUDGET_S if host == "ray" else STOP_BUDGET_S
     assert took < budget, f"took {took:.2f} s to stop"
@@ -170,20 +166,18 @@ def test_ctrl_c_ends_a_run_on_a_slow_server_quickly_and_it_resumes(
 
 
 def test_an_interrupted_run_resumes_and_measures_its_probe_whole(
-    planned_server: StartServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    planned_server: StartServer,
+    forks: Forks,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     server = planned_server(defaults={"first_ms": 20.0, "gap_ms": 10.0})
     out = tmp_path / "run"
     workload = write_usage_log(tmp_path / "usage.jsonl")
     options = ("--agents", "2", "--duration", "4", "--settle", "0.5")
-    process = subprocess.Popen(
-        _slow_command(server, "run", out, workload, *options),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=subprocess_env(),
-    )
-    _wait_for_lines(out / "records.jsonl", 2, process)
-    code, _, output = _stop(process, signal.SIGINT)
+    command = Command.start(forks, _slow_args(server, "run", out, workload, *options), tmp_path)
+    _wait_for_lines(out / "records.jsonl", 2, command)
+    code, _, output = _stop(command, signal.SIGINT)
     assert code == EXIT_INTERRUPTED, output
     assert not (out / "probes.jsonl").exists()  # a cut-short probe is not a finished one
     # The resumes in this process: only the interrupted command had to be a process of its own.
@@ -202,7 +196,11 @@ def test_an_interrupted_run_resumes_and_measures_its_probe_whole(
 
 @pytest.mark.parametrize("workers", [1, 2], ids=["one-process", "two-workers"])
 def test_ctrl_c_ends_a_search_within_two_seconds_and_it_resumes(
-    planned_server: StartServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], workers: int
+    planned_server: StartServer,
+    forks: Forks,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    workers: int,
 ) -> None:
     server = planned_server(defaults={"first_ms": 20.0, "gap_ms": 10.0})
     out = tmp_path / "search"
@@ -212,15 +210,11 @@ def test_ctrl_c_ends_a_search_within_two_seconds_and_it_resumes(
         "--plan", "bisect",  # the probes asserted below (1, 2, 4) are bisection's
     )  # fmt: skip
     workload = write_usage_log(tmp_path / "usage.jsonl")
-    process = subprocess.Popen(
-        _slow_command(server, "search", out, workload, *options),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=subprocess_env(),
-    )
-    _wait_for_lines(out / "probes.jsonl", 1, process)
+    args = _slow_args(server, "search", out, workload, *options)
+    command = Command.start(forks, args, tmp_path)
+    _wait_for_lines(out / "probes.jsonl", 1, command)
     time.sleep(0.5)  # into the next probe, calls in flight
-    code, took, output = _stop(process, signal.SIGINT)
+    code, took, output = _stop(command, signal.SIGINT)
     assert code == EXIT_INTERRUPTED, output
     assert took < STOP_BUDGET_S, f"took {took:.2f} s to stop"
     summary = _check_partial(out, output, in_flight=False)
@@ -269,7 +263,7 @@ def _restart(port: int, log_dir: Path) -> LocalEngine:
 
 
 def _wait_for_record(
-    path: Path, process: subprocess.Popen[bytes], what: str, match: Callable[[dict], bool]
+    path: Path, command: Command, what: str, match: Callable[[dict], bool]
 ) -> None:
     """Wait until records.jsonl holds a record `match` accepts (`what` names it on failure)."""
     deadline = time.monotonic() + WAIT_S
@@ -278,15 +272,15 @@ def _wait_for_record(
             lines = path.read_bytes().splitlines(keepends=True)
             if any(match(orjson.loads(line)) for line in lines if line.endswith(b"\n")):
                 return
-        if process.poll() is not None:
-            pytest.fail(f"the run ended before {what}: {_output(process)}")
+        if not command.running():
+            command.ended_early(what)
         time.sleep(0.05)
-    process.kill()
+    command.kill()
     pytest.fail(f"no record of {what} within {WAIT_S:g} s")
 
 
 @pytest.mark.engine
-def test_server_killed_mid_run_and_restarted(tmp_path: Path) -> None:
+def test_server_killed_mid_run_and_restarted(forks: Forks, tmp_path: Path) -> None:
     """The real llama.cpp server is SIGKILLed mid-run and started again on its port: the run
     records each failed call with its cause, carries on once the server is back, and ends with
     a complete summary that counts the failures. Each step waits for what it needs to see in
@@ -297,38 +291,36 @@ def test_server_killed_mid_run_and_restarted(tmp_path: Path) -> None:
     engine = _restart(port, tmp_path / "engine-log")
     out = tmp_path / "run"
     records_path = out / "records.jsonl"
-    command = agentload_command(
+    args = [
         "run", "--url", engine.url, "--model", engine.model,
         "--tokenizer", str(engine.tokenizer_path),
         "--workload", write_usage_log(tmp_path / "usage.jsonl", **TINY),
         "--agents", "2", "--duration", str(RESTART_RUN_S), "--settle", "1", "--out", str(out),
-    )  # fmt: skip
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=subprocess_env()
-    )
+    ]  # fmt: skip
+    command = Command.start(forks, args, tmp_path)
+    code = None
     try:
-        _wait_for_record(records_path, process, "an answered call", lambda r: r["error"] is None)
+        _wait_for_record(records_path, command, "an answered call", lambda r: r["error"] is None)
         killed_at = time.time()
         os.kill(engine.pid, signal.SIGKILL)
         engine.stop()
         _wait_for_record(
-            records_path, process, "a call failed on the killed server", lambda r: bool(r["error"])
+            records_path, command, "a call failed on the killed server", lambda r: bool(r["error"])
         )
         engine = _restart(port, tmp_path / "engine-log")
         back_at = time.time()
         _wait_for_record(
             records_path,
-            process,
+            command,
             "a call answered after the restart",
             lambda r: r["error"] is None and r["t_send"] > back_at,
         )
-        process.wait(timeout=60)
-        output = _output(process)
+        code = forks.wait(command.pid, RESTART_RUN_S + WAIT_S)
     finally:
         engine.stop()
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 0, output
+        command.kill()
+    output = command.output()
+    assert code == 0, output
     assert "Traceback" not in output
     records = load_records(records_path).records
     down = [r for r in records if not r.ok]

@@ -8,7 +8,6 @@ import dataclasses
 import random
 import shutil
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,16 +69,6 @@ def _report_code(out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, st
     code = main(["report", str(out)])
     captured = capsys.readouterr()
     return code, captured.out + captured.err
-
-
-@pytest.fixture(scope="module")
-def forks() -> Iterator[Forks]:
-    """The process the runs under test are forked from."""
-    forking = Forks()
-    try:
-        yield forking
-    finally:
-        forking.close()
 
 
 @pytest.mark.slow
