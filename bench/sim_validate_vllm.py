@@ -53,6 +53,7 @@ from agentload.sim.calibration.on_run import (  # noqa: E402
     engine_defaults,
     predict_run,
     vllm_defaults,
+    with_factors,
 )
 from agentload.sim.engine.sim_engine import SimEngine  # noqa: E402
 from agentload.sim.engine.vllm import VllmRank  # noqa: E402
@@ -65,7 +66,6 @@ from agentload.sim.predict import (  # noqa: E402
 )
 from agentload.sim.replay import replay  # noqa: E402
 from agentload.sim.setup.build import DeploymentSpec, build_deployment  # noqa: E402
-from agentload.sim.steps.roofline import RooflineParams  # noqa: E402
 from agentload.workload.load import load_workload  # noqa: E402
 from agentload.workload.starts import AgentSessions  # noqa: E402
 from bench.cachetrace import measured_calls, replay_cache  # noqa: E402
@@ -114,7 +114,8 @@ def _spec(run: MeasuredRun, engine: Mapping[str, Any] | None = None) -> Deployme
 
 
 def _with(spec: DeploymentSpec, factors: Mapping[str, float]) -> DeploymentSpec:
-    return spec.model_copy(update={"steps": "roofline", "roofline": RooflineParams(**factors)})
+    """The spec at these factors: the roofline's, and the API server's where given."""
+    return with_factors(spec, factors)
 
 
 def _gap(value: float | None, reference: float | None) -> float | None:
@@ -292,7 +293,11 @@ def pressure_part(measured: Path, factors: Mapping[str, Mapping[str, float]]) ->
 def validate(measured: Path, scratch: Path) -> dict[str, Any]:
     """Every part (module docstring)."""
     steps = json.loads((measured / STEPS).read_text())
-    step_factors = steps["fitted"]["factors"]
+    server = steps.get("server", {})
+    step_factors = {
+        **steps["fitted"]["factors"],
+        **{k: server[k] for k in ("request_s", "prompt_token_s") if k in server},
+    }
     searches = [search_part(measured, name, step_factors, scratch) for name in RUNS]
     peer = next(s for s in searches if s["run"] == PRESSURE_FACTORS_FROM)
     factors = {"probes": peer["calibration"]["factors"], "steps": step_factors}
@@ -325,7 +330,17 @@ def _factors(f: Mapping[str, float]) -> str:
     return (
         f"compute efficiency {f['compute_efficiency']:.3g}, bandwidth efficiency "
         f"{f['bandwidth_efficiency']:.3g}, step overhead {f['step_overhead_s'] * 1e3:.2f} ms, "
-        f"{f['sequence_overhead_s'] * 1e3:.3f} ms per decoding sequence"
+        f"{f['sequence_overhead_s'] * 1e3:.3f} ms per decoding sequence" + _server(f)
+    )
+
+
+def _server(f: Mapping[str, float]) -> str:
+    """The API server's cost per request, where the factors carry it."""
+    if "request_s" not in f:
+        return ""
+    return (
+        f"; the API server {f['request_s'] * 1e3:.1f} ms a request and "
+        f"{f['prompt_token_s'] * 1e6:.2f} µs a prompt token"
     )
 
 

@@ -17,6 +17,12 @@ server), each prompt's tokens drawn apart from every other's (no prefix-cache hi
   `DECODE_TOKENS` forced output tokens, streamed: the median gap between tokens after the
   first `DECODE_SKIP` (all requests decoding together), the step time at that batch.
 
+- **server**: the API server's own cost per request (`agentload.sim.engine.frontend`): a chat
+  call (`/v1/chat/completions`: the chat template, the whole prompt tokenised) of about
+  `SERVER_LENGTHS` tokens of text, sent twice; the second's latency less the roofline's step
+  for the part the prefix cache did not serve (read from its usage) is the server's time, fitted
+  as `request_s + prompt_token_s L` (the frontend factors, measured alone).
+
 The least-squares fit of the cold prefills, `o + a L + b L^2 / 2`, splits a prompt token's
 cost into its linear layers (`a`) and its attention (`b` a (query, key) pair). The roofline's
 four factors are then fitted to these step times alone (`fit_factors`: least squares of the log
@@ -63,6 +69,7 @@ DECODE_PROMPT = 1024
 DECODE_TOKENS = 64
 DECODE_SKIP = 8
 """Gaps left out at a decode probe's start (the other requests' prefills run then)."""
+SERVER_LENGTHS = (512, 2048, 4096, 8192, 16_384)
 FIRST_TOKEN = 300
 VOCABULARY = 3500
 """Token ids from `FIRST_TOKEN` on: plain text tokens of the generated model's vocabulary."""
@@ -94,6 +101,46 @@ def complete(engine: VllmEngine, prompt: list[int], output: int = 1) -> float:
     with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S) as response:
         response.read()
     return time.perf_counter() - began
+
+
+def chat(engine: VllmEngine, text: str) -> tuple[float, int, int]:
+    """One chat call of one user message, one output token: its latency, s, and the prompt
+    tokens the server counted and found cached."""
+    body = {
+        "model": engine.model, "messages": [{"role": "user", "content": text}],
+        "max_tokens": 1, "ignore_eos": True,
+    }  # fmt: skip
+    request = urllib.request.Request(
+        f"{engine.url}/v1/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    began = time.perf_counter()
+    with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S) as response:
+        usage = json.loads(response.read())["usage"]
+    took = time.perf_counter() - began
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+    return took, int(usage["prompt_tokens"]), int(cached)
+
+
+def server_calls(engine: VllmEngine) -> list[dict[str, float]]:
+    """Chat calls of about `SERVER_LENGTHS` tokens, each sent twice: the repeat's latency, its
+    prompt tokens and the tokens its prefix cache served (module docstring, **server**)."""
+    from tokenizers import Tokenizer
+
+    assert engine.tokenizer_path is not None
+    tokenizer = Tokenizer.from_file(str(engine.tokenizer_path))
+    rows = []
+    for length in SERVER_LENGTHS:
+        times = []
+        for _ in range(REPEATS):
+            text = tokenizer.decode(tokens(length))
+            chat(engine, text)
+            took, prompt, cached = chat(engine, text)
+            times.append((took, prompt, cached))
+        took, prompt, cached = sorted(times)[len(times) // 2]
+        rows.append({"s": took, "prompt": prompt, "cached": cached})
+    return rows
 
 
 def streamed_gaps(engine: VllmEngine, prompt: list[int], output: int, out: list[float]) -> None:
@@ -144,7 +191,27 @@ def measure(engine: VllmEngine) -> dict[str, Any]:
         for thread in threads:
             thread.join()
         decode[batch] = statistics.median(gaps)
-    return {"prefill": prefill, "extend": extend, "decode": decode}
+    return {"prefill": prefill, "extend": extend, "decode": decode, "server": server_calls(engine)}
+
+
+def server_cost(model_name: str, factors: dict[str, float], rows: list[dict[str, Any]]) -> dict:
+    """The API server's cost per request from the repeated chat calls: each one's latency less
+    the roofline's step (at `factors`) for its uncached tail and its one output token, fitted as
+    `request_s + prompt_token_s L` (least squares, both kept at or above 0)."""
+    table = build_deployment(_spec(model_name, factors)).config.steps
+    lengths, server = [], []
+    for row in rows:
+        tail = max(1, int(row["prompt"]) - int(row["cached"]))
+        engine_s = table.mixed_step(tail, 0, 0.0, [(tail, int(row["cached"]))])
+        lengths.append(float(row["prompt"]))
+        server.append(float(row["s"]) - engine_s)
+    design = np.column_stack([np.ones(len(lengths)), lengths])
+    (fixed, per_token), *_ = np.linalg.lstsq(design, np.array(server), rcond=None)
+    return {
+        "request_s": max(0.0, float(fixed)),
+        "prompt_token_s": max(0.0, float(per_token)),
+        "server_s": dict(zip((int(n) for n in lengths), server, strict=True)),
+    }
 
 
 def split(prefill: dict[int, float]) -> dict[str, float]:
@@ -156,15 +223,20 @@ def split(prefill: dict[int, float]) -> dict[str, float]:
     return {"overhead_s": float(o), "per_token_s": float(a), "per_pair_s": float(b)}
 
 
+def _spec(model_name: str, factors: dict[str, float]) -> DeploymentSpec:
+    """The measured server as the simulator's deployment, at the roofline's `factors`."""
+    roofline = {k: v for k, v in factors.items() if k in RooflineParams.model_fields}
+    return DeploymentSpec(
+        system=CPU_SYSTEM, backend="vllm", model=model_name, gpus=1,
+        max_running=PARALLEL, max_batch_tokens=BATCH_TOKENS, steps="roofline",
+        roofline=RooflineParams(**roofline),
+    )  # fmt: skip
+
+
 def modelled(model_name: str, factors: dict[str, float]) -> dict[str, Any]:
     """The roofline's step times for the same shapes at `factors`: a cold prefill (its chunks
     of `BATCH_TOKENS`), an extension, a decode step by batch; and its own split."""
-    spec = DeploymentSpec(
-        system=CPU_SYSTEM, backend="vllm", model=model_name, gpus=1,
-        max_running=PARALLEL, max_batch_tokens=BATCH_TOKENS, steps="roofline",
-        roofline=RooflineParams(**factors),
-    )  # fmt: skip
-    built = build_deployment(spec)
+    built = build_deployment(_spec(model_name, factors))
     table = built.config.steps
 
     def prefill_s(context: int, new: int) -> float:
@@ -246,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     }  # fmt: skip
     fitted = fit_factors(engine.model, measured)
     result["fitted"] = {"factors": fitted, **modelled(engine.model, fitted)}
+    result["server"] = server_cost(engine.model, fitted, measured["server"])
     if args.factors:
         factors = json.loads(args.factors.read_text())["calibration"]["factors"]
         result["calibrated"] = {"factors": factors, **modelled(engine.model, factors)}
@@ -261,6 +334,8 @@ def refit(path: Path, factors_from: Path | None) -> int:
     model = result["engine"]["model"]["name"]
     fitted = fit_factors(model, result["measured"])
     result["fitted"] = {"factors": fitted, **modelled(model, fitted)}
+    if "server" in result["measured"]:
+        result["server"] = server_cost(model, fitted, result["measured"]["server"])
     calibrated = result.get("calibrated", {}).get("factors")
     if factors_from:
         calibrated = json.loads(factors_from.read_text())["calibration"]["factors"]

@@ -163,6 +163,13 @@ def assumptions(built: BuiltDeployment) -> tuple[str, ...]:
     speculative = spec.speculative
     if speculative is not None:
         out.append(f"speculative decoding: {speculative.describe()}")
+    frontend = spec.frontend
+    if frontend is not None and not frontend.zero:
+        out.append(
+            f"API server: {frontend.request_s * 1e3:.3g} ms a request and "
+            f"{frontend.prompt_token_s * 1e6:.3g} µs a prompt token before scheduling "
+            "(calibrated; in every time to first token, not on the engine's steps)"
+        )
     if built.kv_link is not None:
         out += [
             f"KV hand-off: {built.kv_link.description}; one transfer at a time per decode "

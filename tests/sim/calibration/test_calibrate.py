@@ -21,7 +21,13 @@ from agentload.sim.calibration.fit import (
     log_error,
 )
 from agentload.sim.calibration.measured import read_measured
-from agentload.sim.calibration.on_run import calibrate_on_run, engine_defaults
+from agentload.sim.calibration.on_run import (
+    calibrate_on_run,
+    engine_defaults,
+    factors_for,
+    with_factors,
+)
+from agentload.sim.engine.frontend import FrontendCost
 from agentload.sim.predict import AgentRules, AgentSpan, ProbePoint, ProbeWindow, predict_schedule
 from agentload.sim.setup.build import DeploymentSpec, build_deployment
 from agentload.sim.specs.model import model_shape
@@ -231,3 +237,19 @@ def test_an_agent_sends_nothing_after_its_stop_time(small_workload) -> None:  # 
     first = table.agent == 0
     assert first.any() and (table.t_send[first] <= 10.0).all()
     assert (table.t_send[~first] > 10.0).any()
+
+
+def test_a_vllm_run_fits_the_api_servers_cost_and_the_spec_carries_it() -> None:
+    """On a vLLM run the calibration fits the API server's cost beside the roofline's factors,
+    and the fitted spec runs with both (the server's cost by name, the rest the roofline's);
+    a llama.cpp run fits the roofline's alone."""
+    vllm = read_measured(REPO / "bench" / "data" / "sim-validation-vllm" / "search-demo-a")
+    names = [f.name for f in factors_for(vllm)]
+    assert {"request_s", "prompt_token_s"} <= set(names)
+    assert not {"request_s", "prompt_token_s"} & {f.name for f in factors_for(read_measured(DEMO))}
+    spec = DeploymentSpec(system=CPU, backend="vllm", model=GENERATED, gpus=1)
+    values = {**TRUE.model_dump(), "request_s": 0.1, "prompt_token_s": 2e-6}
+    fitted = with_factors(spec, values)
+    assert fitted.frontend == FrontendCost(request_s=0.1, prompt_token_s=2e-6)
+    assert fitted.roofline == TRUE
+    assert build_deployment(fitted).config.frontend == fitted.frontend

@@ -3,7 +3,8 @@
 `calibrate_on_run` replays the measured run's own schedule (the same agents, sessions and
 start times, `agentload.sim.calibration.measured`) on the named deployment with roofline step
 times, and fits the factors (`FITTED_FACTORS`: compute and bandwidth efficiency, a fixed cost
-per step and one per decoding sequence) to the figures of the probes with at most `max_agents`
+per step and one per decoding sequence; on a vLLM run also the API server's cost per request,
+`FRONTEND_FACTORS`) to the figures of the probes with at most `max_agents`
 agents (`agentload.sim.calibration.fit.fit`); it then predicts every probe of the run with
 them. The prompts are scaled by the run's own count of prompt tokens per intended token (its
 chat template and tokenizer). What comes back: the spec with the fitted factors, and the
@@ -25,6 +26,7 @@ from agentload.sim.calibration.fit import (
     fit,
 )
 from agentload.sim.calibration.measured import MeasuredRun
+from agentload.sim.engine.frontend import FrontendCost
 from agentload.sim.predict import ProbePoint, predict_schedule
 from agentload.sim.setup.build import DeploymentSpec, build_deployment
 from agentload.sim.steps.roofline import RooflineParams
@@ -37,6 +39,14 @@ FITTED_FACTORS = (
     Factor(name="sequence_overhead_s", start=1e-4, lower=1e-7, upper=0.1),
 )
 """The roofline's factors and where the search for them starts and stays (log space)."""
+FRONTEND_FACTORS = (
+    Factor(name="request_s", start=0.05, lower=1e-5, upper=5.0),
+    Factor(name="prompt_token_s", start=1e-5, lower=1e-9, upper=1e-2),
+)
+"""The API server's cost per request (`agentload.sim.engine.frontend`), fitted beside the
+roofline's on a vLLM run: its OpenAI server's template and tokenising of the whole prompt cost
+about 0.1 s a call on this machine's CPU build, which the four step factors otherwise absorb as
+a low compute efficiency (docs/simulation.md, vLLM's CPU build)."""
 LLAMA_CPP_BATCH_TOKENS = 2048
 """llama.cpp server's default logical batch (`-b`): tokens per step, decode and prompt."""
 OBJECTIVE = (
@@ -91,8 +101,22 @@ def vllm_defaults(engine: dict[str, Any], model: str | None) -> dict[str, object
     return values
 
 
-def _with_factors(spec: DeploymentSpec, factors: Mapping[str, float]) -> DeploymentSpec:
-    return spec.model_copy(update={"roofline": RooflineParams(**factors), "steps": "roofline"})
+def factors_for(run: MeasuredRun) -> tuple[Factor, ...]:
+    """The factors a calibration on `run` fits: the roofline's, and the API server's for a
+    run the embedded vLLM served."""
+    if (run.engine or {}).get("engine") == "vllm":
+        return FITTED_FACTORS + FRONTEND_FACTORS
+    return FITTED_FACTORS
+
+
+def with_factors(spec: DeploymentSpec, factors: Mapping[str, float]) -> DeploymentSpec:
+    """The spec run with these fitted factors (the roofline's and the API server's, by name)."""
+    roofline = {k: v for k, v in factors.items() if k not in FrontendCost.model_fields}
+    frontend = {k: v for k, v in factors.items() if k in FrontendCost.model_fields}
+    update: dict[str, object] = {"roofline": RooflineParams(**roofline), "steps": "roofline"}
+    if frontend:
+        update["frontend"] = FrontendCost(**frontend)
+    return spec.model_copy(update=update)
 
 
 def predict_run(spec: DeploymentSpec, run: MeasuredRun, workload: Workload) -> list[ProbePoint]:
@@ -109,7 +133,7 @@ def calibrate_on_run(
     *,
     max_agents: int | None = None,
     figures: Sequence[str] = FIGURES,
-    factors: Sequence[Factor] = FITTED_FACTORS,
+    factors: Sequence[Factor] | None = None,
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
 ) -> tuple[DeploymentSpec, CalibrationFacts]:
     """The spec with fitted roofline factors, and the fit's facts (module docstring)."""
@@ -128,17 +152,17 @@ def calibrate_on_run(
     build_deployment(base)  # an impossible deployment is one line before any fitting
 
     def model(values: Mapping[str, float]) -> list[ProbePoint]:
-        built = build_deployment(_with_factors(base, values))
+        built = build_deployment(with_factors(base, values))
         return predict_schedule(built.config, workload, run.spans, windows, rules)
 
     found = fit(
         [run.points[i] for i in chosen],
         model,
-        factors,
+        factors_for(run) if factors is None else factors,
         figures=figures,
         max_evaluations=max_evaluations,
     )
-    calibrated = _with_factors(base, found.factors)
+    calibrated = with_factors(base, found.factors)
     predicted = predict_run(calibrated, run, workload)
     fitted = [i in chosen for i in range(len(run.points))]
     agents = sorted({run.points[i].agents for i in chosen})

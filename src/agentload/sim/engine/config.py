@@ -20,6 +20,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from agentload.frozen import Frozen
 from agentload.sim.cache.protocol import CacheKind
+from agentload.sim.engine.frontend import FrontendCost
 from agentload.sim.engine.power import PowerModel
 from agentload.sim.engine.speculative import Speculative
 from agentload.sim.steps.table import StepTable
@@ -145,6 +146,8 @@ class DeploymentConfig(Frozen):
     """The KV hand-off from prefill to decode ranks (with `decode`)."""
     speculative: Speculative | None = None
     """Speculative decoding in every decoding step (None: one token a step)."""
+    frontend: FrontendCost | None = None
+    """The API server's cost per request before scheduling (None: none)."""
     seed: int = 0
     """Seeds the draws of accepted draft tokens (the only randomness; deterministic)."""
 

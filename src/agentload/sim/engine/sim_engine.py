@@ -29,6 +29,9 @@ Attention-DP ranks of one model copy (a pool's `group_size` consecutive ranks) s
 (`agentload.sim.engine.lockstep`): the engine schedules such a group as one unit, a rank that
 steps alone as itself.
 
+The API server in front (`DeploymentConfig.frontend`, `agentload.sim.engine.frontend`) holds
+each request for its cost before it is routed; the result's `t_submit` stays the send time.
+
 Everything is deterministic: ties are broken in submission order, and the one random draw
 (accepted draft tokens under speculative decoding) comes from a seeded generator.
 """
@@ -46,7 +49,7 @@ from agentload.frozen import Frozen
 from agentload.sim.engine.config import DeploymentConfig, RankConfig
 from agentload.sim.engine.lockstep import LockstepGroup
 from agentload.sim.engine.power import PowerModel
-from agentload.sim.engine.rank import Rank, StepRecord, make_live
+from agentload.sim.engine.rank import Rank, StepRecord, _Live, make_live
 from agentload.sim.engine.request import SimRequest, SimResult, error_result
 from agentload.sim.engine.roles import DecodeRank, MixedRank, PrefillRank
 from agentload.sim.engine.routing import Router
@@ -155,6 +158,8 @@ class SimEngine:
         self._dirty: list[int] = []
         self._is_dirty = [False] * len(self.units)
         self._pending: list[SimResult] = []
+        self._arrivals: list[tuple[float, int, _Live]] = []
+        """Requests in the API server (`config.frontend`): (when they reach a rank, order, it)."""
         self.submitted = 0
         self.completed = 0
         self.aborted = 0
@@ -194,7 +199,17 @@ class SimEngine:
         if not self._fits(live.prompt, live.output):
             self._pending.append(error_result(request, live.prompt, 0, t))
             return
+        frontend = self.config.frontend
+        if frontend is not None and not frontend.zero:
+            arrival = t + frontend.delay(live.prompt)
+            heapq.heappush(self._arrivals, (arrival, next(self._seq), live))
+            return
+        self._route(live, t)
+
+    def _route(self, live: _Live, t: float) -> None:
+        """A request reaches the scheduler of the rank its router picks, at `t`."""
         router = self._router
+        request = live.req
         index = router.route(request.session_key, live.keys, live.tokens, live.prompt, live.output)
         if router.overlap is not None:
             live.estimate = live.prompt - router.overlap
@@ -227,6 +242,13 @@ class SimEngine:
             raise ValueError(f"abort at {t} is before the engine's time {self.now}")
         if t > self.now:
             self._pending.extend(self.advance(t))
+        for i, (_, _, live) in enumerate(self._arrivals):
+            if live.req.id == request_id:  # still in the API server
+                self._arrivals[i] = self._arrivals[-1]
+                self._arrivals.pop()
+                heapq.heapify(self._arrivals)
+                self.aborted += 1
+                return True
         for index, rank in enumerate(self.ranks):
             live = rank.find(request_id)
             if live is not None:
@@ -246,17 +268,31 @@ class SimEngine:
         self._dirty.clear()
         heap = self._heap
         units = self.units
+        arrival = self._arrivals[0][0] if self._arrivals else None
         while heap:
             end, _, index, version = heap[0]
             if units[index].version == version and units[index].action is not None:
-                return end
+                return end if arrival is None else min(end, arrival)
             heapq.heappop(heap)
-        return None
+        return arrival
 
     def advance(self, t: float) -> list[SimResult]:
-        """Move virtual time to `t`; the requests that finished by then (and any failed)."""
+        """Move virtual time to `t`; the requests that finished by then (and any failed).
+        Requests leaving the API server by `t` reach their ranks at their own instants."""
         if t < self.now:
             raise ValueError(f"advance to {t} is before the engine's time {self.now}")
+        arrivals = self._arrivals
+        if not arrivals or arrivals[0][0] > t:
+            return self._advance(t)
+        out: list[SimResult] = []
+        while arrivals and arrivals[0][0] <= t:
+            arrival, _, live = heapq.heappop(arrivals)
+            out.extend(self._advance(arrival))
+            self._route(live, arrival)
+        out.extend(self._advance(t))
+        return out
+
+    def _advance(self, t: float) -> list[SimResult]:
         out = self._pending
         self._pending = []
         units = self.units

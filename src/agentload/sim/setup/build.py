@@ -44,6 +44,7 @@ from agentload.sim.engine.config import (
     Routing,
     TransferConfig,
 )
+from agentload.sim.engine.frontend import FrontendCost
 from agentload.sim.engine.power import FULL_LOAD_GAIN, PowerModel
 from agentload.sim.engine.speculative import DraftCost, Speculative, draft_cost
 from agentload.sim.engine.vllm import vllm_block_tokens, vllm_limits
@@ -144,6 +145,9 @@ class DeploymentSpec(Frozen):
     one aggregated pool of `gpus` GPUs laid out `parallel`. When given, `gpus` is its GPUs."""
     speculative: Speculative | None = None
     """Speculative decoding in every decoding step (None: one token a step)."""
+    frontend: FrontendCost | None = None
+    """The API server's cost per request before scheduling (None: none; a calibration on a
+    vLLM run fits it)."""
     prefix_cache: Literal["auto", "radix", "slots"] = "auto"
     """`auto`: llama.cpp's slots for the `llama.cpp` backend, the radix tree otherwise."""
     slot_prompt_similarity: float = Field(default=DEFAULT_SLOT_PROMPT_SIMILARITY, ge=0, lt=1)
@@ -556,6 +560,7 @@ def build_deployment(spec: DeploymentSpec, model: ModelShape | None = None) -> B
         decode=_pool_config(back) if back is not None else None,
         transfer=_transfer(back, link) if back is not None and link is not None else None,
         speculative=spec.speculative,
+        frontend=spec.frontend,
     )
     notes = [note for pool in built for note in pool.notes]
     return BuiltDeployment(
