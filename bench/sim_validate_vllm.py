@@ -307,6 +307,7 @@ def validate(measured: Path, scratch: Path) -> dict[str, Any]:
             "split": steps["split"],
             "measured": steps["measured"],
             "fitted": {k: steps["fitted"][k] for k in ("prefill", "extend", "decode")},
+            "server": server or None,
         },
         "searches": searches,
         "pressure": pressure_part(measured, factors),
@@ -368,6 +369,27 @@ def _steps_table(steps: Mapping[str, Any]) -> list[str]:
             f"{_pct(guess / value - 1)} |"
         )
     return lines
+
+
+def _server_lines(steps: Mapping[str, Any]) -> list[str]:
+    """The API server's cost measured alone (`bench/vllm_steps.py`'s **server**), if it was."""
+    server, calls = steps.get("server"), steps["measured"].get("server")
+    if not server or not calls:
+        return []
+    lines = [
+        "**vLLM's API server, measured alone** (a chat call of one user message and one output "
+        "token, sent twice; the repeat's latency less the roofline's step, at the step-fitted "
+        f"factors, for the part its prefix cache did not serve): {server['request_s'] * 1e3:.1f} "
+        f"ms a request and {server['prompt_token_s'] * 1e6:.2f} µs a prompt token, the "
+        "**steps** model's API server.",
+        "",
+        "| prompt tokens | cached | repeat's latency, s | the server's part, s |",
+        "| ---: | ---: | ---: | ---: |",
+    ]
+    for row in calls:
+        part = server["server_s"][str(row["prompt"])]
+        lines.append(f"| {row['prompt']:,} | {row['cached']:,} | {row['s']:.3g} | {part:.3g} |")
+    return [*lines, ""]
 
 
 def _search_tables(search: Mapping[str, Any]) -> list[str]:
@@ -460,6 +482,7 @@ def render_markdown(results: Mapping[str, Any]) -> str:
         "",
         *_steps_table(steps),
         "",
+        *_server_lines(steps),
     ]
     for search in results["searches"]:
         lines += [*_search_tables(search), ""]

@@ -77,7 +77,7 @@ def test_skip_bad_lines_counts_them(tmp_path: Path, capsys: pytest.CaptureFixtur
     report = orjson.loads(capsys.readouterr().out)
     assert report["skipped_lines"] == len(bad)
     assert report["calls"] == 2
-    assert any("skipped 3 bad line(s)" in note for note in report["notes"])
+    assert any("skipped 3 bad lines" in note for note in report["notes"])
     assert main(["workload", "stats", str(path), "--skip-bad-lines"]) == 0
     assert "skipped bad lines" in capsys.readouterr().out
 

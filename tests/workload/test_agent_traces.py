@@ -190,7 +190,7 @@ def test_tracelab_stats_match_a_hand_count() -> None:
     assert stats.reusable_input_tokens_with_replies == 104_100 + 300 + 150 + 400 + 200 + 80 + 1
     assert stats.new_input_tokens is not None and stats.new_input_tokens.min == 17000 - 21400 - 100
     assert any("recorded cache hit rate 89.3%" in note for note in stats.notes)
-    assert any("1 round(s) repeat a round_index" in note for note in stats.notes)
+    assert any("1 round repeating a round_index" in note for note in stats.notes)
 
 
 def test_gzipped_tracelab_loads_like_the_plain_file(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from agentload.engines.process import default_threads
 from agentload.measure.selfcheck import CPU_SHARE_LIMIT, LAG_P99_LIMIT_S, SelfCheck
 from agentload.target.checks import Finding, failed, passed, warned
 from agentload.target.preflight import Unloaded
-from agentload.units import MS_PER_S
+from agentload.units import MS_PER_S, count_words
 from agentload.workload.model import Session, Workload
 from agentload.workload.text import TextMaker
 
@@ -128,7 +128,7 @@ async def headroom_check(
         "cpus": cpus,
     }
     words = (
-        f"{agents} agent(s) make up to {rate:,.1f} calls/s "
+        f"{count_words(agents, 'agent')} make up to {rate:,.1f} calls/s "
         f"at {per_call * MS_PER_S:.2f} ms CPU each "
         f"(prompts and stream parsing, measured here): {share:.1%} of a core per client "
         f"process ({workers})"

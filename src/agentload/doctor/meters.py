@@ -11,7 +11,7 @@ from agentload.measure.power_samplers import rapl_zones
 from agentload.measure.power_spec import PowerSpec
 from agentload.measure.server_metrics import ServerMetricsScraper
 from agentload.target.checks import Finding, failed, passed, warned
-from agentload.units import quantity
+from agentload.units import count_words, quantity
 
 CACHE_QUANTITIES = (
     "prefix_cache_hits",
@@ -103,8 +103,8 @@ async def power_check(spec: PowerSpec | None) -> Finding:
     counter = ", with an energy counter" if last.energy_j is not None else ""
     return passed(
         "power",
-        f"{spec.describe()}: {quantity(last.watts, 'W')} now over {len(last.devices)} "
-        f"device(s){counter}",
+        f"{spec.describe()}: {quantity(last.watts, 'W')} now over "
+        f"{count_words(len(last.devices), 'device')}{counter}",
         watts=last.watts,
         devices=list(last.devices),
     )

@@ -25,6 +25,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from agentload.errors import InputError, first_problem
+from agentload.units import count_words
 
 FILE_MODE = 0o600
 """Results files are readable by their owner only."""
@@ -135,7 +136,7 @@ def read_jsonl(path: str | Path, model: type[M], *, skip_bad_lines: bool = False
                 f"{path}:{len(lines) + 1}: dropped a torn last line (the writer was stopped)"
             )
     if bad:
-        notes.append(f"{path}: skipped {len(bad)} bad line(s): {_first_reasons(bad)}")
+        notes.append(f"{path}: skipped {count_words(len(bad), 'bad line')}: {_first_reasons(bad)}")
     return Loaded(items, torn, bad, notes)
 
 

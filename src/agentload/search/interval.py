@@ -47,6 +47,7 @@ from agentload.results.summary import AgentsInterval, ProbeFigures
 from agentload.results.tiers import Tier
 from agentload.search.curves import Observation, Reading, readings
 from agentload.search.plan import width
+from agentload.units import count_words
 
 DEFAULT_LEVEL = 0.9
 """The level every answer's interval is stated at."""
@@ -347,6 +348,7 @@ def _bracket_only(b: Bracket, precision: float, level: float) -> AgentsInterval:
 
 def _basis(line: Line) -> str:
     return (
-        f"a line through {line.used} probe(s): health {line.slope:+.2f} per e-fold of agents, "
+        f"a line through {count_words(line.used, 'probe')}: health {line.slope:+.2f} per "
+        "e-fold of agents, "
         f"reading noise {line.reading_noise:.3f}"
     )

@@ -46,6 +46,7 @@ from agentload.target.context import (
     PromptCounter,
     measure_need,
 )
+from agentload.units import count_words
 from agentload.workload.model import Workload, prompt_tokens
 from agentload.workload.text import TextMaker
 from agentload.workload.tokenizers import Tokenizer, load_tokenizer
@@ -209,7 +210,8 @@ def _start(
     kind = engine_class(options.engine)
     console.print(
         f"starting the local {kind.title} engine ({options.model}, {options.parallel} "
-        f"{_room(options.engine)} of {slot:,} tokens, {threads} thread(s), nice {nice})",
+        f"{_room(options.engine)} of {slot:,} tokens, {count_words(threads, 'thread')}, "
+        f"nice {nice})",
         highlight=False,
         soft_wrap=True,
     )

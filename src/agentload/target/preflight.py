@@ -21,6 +21,7 @@ from agentload.client.stream import CallMeta, StreamingClient
 from agentload.errors import AgentloadError
 from agentload.results.record import RequestRecord
 from agentload.target.checks import STATUS_STYLES, Finding, failed, passed, warned
+from agentload.units import count_words
 
 FORCED_TOKENS = 16
 """Output tokens the forced-length call asks for."""
@@ -111,8 +112,8 @@ def _streaming(record: RequestRecord, first: str) -> Finding:
         )
     return failed(
         "streaming",
-        f"{events} token event(s) for {FORCED_TOKENS} tokens: the reply was not streamed "
-        "token by token, so TTFT and output speed cannot be measured",
+        f"{count_words(events, 'token event')} for {FORCED_TOKENS} tokens: the reply was not "
+        "streamed token by token, so TTFT and output speed cannot be measured",
     )
 
 

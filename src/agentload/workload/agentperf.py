@@ -80,7 +80,7 @@ NOTES = {
         f"{CHARS_PER_TOKEN:g} characters of message JSON per token"
     ),
     CLIPPED: (
-        "{clipped_calls} call(s) recorded fewer prompt tokens than their history (reasoning "
+        "{clipped_calls} call(s) that recorded fewer prompt tokens than their history (reasoning "
         "dropped from it?): new input clipped to 0, so those prompts are {clipped_tokens} "
         "tokens longer in all than recorded"
     ),

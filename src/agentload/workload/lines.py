@@ -17,6 +17,7 @@ from typing import Any, Generic, Literal, TypeVar, overload
 import orjson
 
 from agentload.errors import InputError
+from agentload.units import count_words
 
 SHOWN_VALUE_CHARS = 40
 """A wrong value is quoted in the error up to this many characters."""
@@ -43,7 +44,7 @@ class LineSkipper:
         """A note for `Workload.notes` when lines were skipped."""
         if not self.skipped:
             return None
-        return f"skipped {self.skipped} bad line(s); the first: {self.first_error}"
+        return f"skipped {count_words(self.skipped, 'bad line')}; the first: {self.first_error}"
 
 
 def check_file(path: Path) -> Path:

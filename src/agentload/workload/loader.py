@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from agentload.errors import InputError
+from agentload.units import fix_plurals
 from agentload.workload.lines import Fields, LineSkipper, iter_objects
 from agentload.workload.model import Session, Workload
 
@@ -63,10 +64,11 @@ class Tally:
         return MIN_OUTPUT_TOKENS
 
     def lines(self) -> list[str]:
-        """One note line for each kind counted, in the order of the templates."""
+        """One note line for each kind counted, in the order of the templates (a template's
+        `call(s)` read as `1 call` or `2 calls`)."""
         counts = {kind: self._counts[kind] for kind in (*self._templates, CLIPPED_TOKENS)}
         return [
-            template.format_map(counts)
+            fix_plurals(template.format_map(counts))
             for kind, template in self._templates.items()
             if self._counts[kind]
         ]

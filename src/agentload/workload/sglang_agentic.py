@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from agentload.errors import InputError
+from agentload.units import count_words
 from agentload.workload.agentperf import (
     CHARS_PER_TOKEN,
     SYSTEM_ROLES,
@@ -173,13 +174,13 @@ def _lines(notes: _Notes, subsequent: int | None) -> list[str]:
     lines.append("no tool time recorded: each call follows the previous reply at once")
     if notes.estimated_turns:
         lines.append(
-            f"{notes.estimated_turns} turn(s) without prompt_tokens: token counts estimated at "
-            f"{CHARS_PER_TOKEN:g} characters of message JSON per token"
+            f"{count_words(notes.estimated_turns, 'turn')} without prompt_tokens: token counts "
+            f"estimated at {CHARS_PER_TOKEN:g} characters of message JSON per token"
         )
     if notes.clipped_turns:
         lines.append(
-            f"{notes.clipped_turns} turn(s) with fewer prompt_tokens than the history before "
-            f"them: new input clipped to 0, those prompts {notes.clipped_tokens} tokens longer "
-            "in all than recorded"
+            f"{count_words(notes.clipped_turns, 'turn')} with fewer prompt_tokens than the "
+            f"history before them: new input clipped to 0, those prompts {notes.clipped_tokens} "
+            "tokens longer in all than recorded"
         )
     return lines

@@ -69,11 +69,11 @@ class _Round:
 
 NOTES = {
     "repeated": (
-        "{repeated} round(s) repeat a round_index of their session: kept, after the first, in "
+        "{repeated} round(s) repeating a round_index of their session: kept, after the first, in "
         "file order (TraceLab's own policy)"
     ),
     CLIPPED: (
-        "{clipped_calls} round(s) grew by less than the previous reply (reasoning not carried "
+        "{clipped_calls} round(s) that grew by less than the previous reply (reasoning not carried "
         "forward?): new input clipped to 0, those prompts {clipped_tokens} tokens longer in all "
         "than recorded"
     ),

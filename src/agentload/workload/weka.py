@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from agentload.errors import InputError
-from agentload.units import MS_PER_S
+from agentload.units import MS_PER_S, count_words
 from agentload.workload.lines import (
     Fields,
     LineSkipper,
@@ -310,7 +310,8 @@ def load_weka(path: Path, *, skip_bad_lines: bool = False) -> Workload:
     if children:
         calls = sum(len(c.turns) for c in children)
         notes.append(
-            f"{len(children)} subagent session(s), {calls} call(s), launched by their "
+            f"{count_words(len(children), 'subagent session')}, {count_words(calls, 'call')}, "
+            "launched by their "
             "parents' calls (Turn.subagents: fan-out, then join unless async_launched)"
         )
     return loaded(f"weka:{path.name}", path, sessions, [*notes, *tally.lines()], skipper)

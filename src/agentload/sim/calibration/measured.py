@@ -27,6 +27,7 @@ from agentload.frozen import Frozen
 from agentload.results.load import load_results
 from agentload.results.summary import ProbeFigures
 from agentload.sim.predict import AgentRules, AgentSpan, ProbePoint, ProbeWindow
+from agentload.units import count_words
 
 
 class MeasuredRun(Frozen):
@@ -52,8 +53,9 @@ class MeasuredRun(Frozen):
         if self.engine:
             spec = (self.engine.get("model") or {}).get("name") or self.model
             return (
-                f"{self.engine.get('engine', 'local engine')} on {self.engine.get('threads')} "
-                f"thread(s), {self.engine.get('parallel')} slots, serving {spec}"
+                f"{self.engine.get('engine', 'local engine')} on "
+                f"{count_words(int(self.engine.get('threads') or 0), 'thread')}, "
+                f"{self.engine.get('parallel')} slots, serving {spec}"
             )
         return f"an endpoint serving {self.model}"
 
