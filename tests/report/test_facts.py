@@ -5,6 +5,7 @@ the workload's parameters."""
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -77,3 +78,14 @@ def test_a_server_agentload_did_not_start_is_named_as_such(tmp_path: Path) -> No
     assert engine["server"] == (
         "http://127.0.0.1:8000/v1 (not started by agentload: its flags are its own)"
     )
+
+
+def test_the_folded_dump_shows_no_float_as_python_holds_it(
+    demo: tuple[dict[str, object], str],
+) -> None:
+    """`0.9649423466932137` in manifest.json reads `0.965` in the dump (the file keeps it)."""
+    manifest, document = demo
+    dump = document[document.index("<details><summary>Every fact in manifest.json") :]
+    dump = dump[: dump.index("</details>")]
+    assert "." in dump and not re.findall(r"\d\.0*[1-9]\d{4,}", dump)
+    assert re.search(r"\d\.0*[1-9]\d{4,}", orjson.dumps(manifest).decode())  # it had some

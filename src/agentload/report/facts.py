@@ -20,7 +20,7 @@ import orjson
 from agentload.report.formats import e, pct, utc
 from agentload.results.files import MANIFEST_FILE
 from agentload.results.tiers import Tier, slo_text
-from agentload.units import count_words
+from agentload.units import count_words, number
 
 FACT_CHARS = 160
 """Longest manifest value shown in the folded dump."""
@@ -325,6 +325,21 @@ def _flatten(prefix: str, value: Any) -> Iterable[tuple[str, Any]]:
 def _fact_text(key: str, value: Any) -> str:
     is_number = isinstance(value, int | float) and not isinstance(value, bool)
     if is_number and (key.startswith("times.") or key.endswith("_at")):
-        return f"{value} ({utc(value)})"
-    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+        return f"{value:.0f} ({utc(value)})"  # epoch seconds, to the second the time shows
+    if isinstance(value, float):
+        text = number(value)
+    else:
+        text = value if isinstance(value, str) else orjson.dumps(_rounded(value)).decode()
     return text if len(text) <= FACT_CHARS else text[:FACT_CHARS] + "…"
+
+
+def _rounded(value: Any) -> Any:
+    """A JSON value with its floats to the four significant digits a reader needs (the file
+    keeps them whole)."""
+    if isinstance(value, float):
+        return float(f"{value:.4g}")
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
