@@ -7,18 +7,21 @@ issue's goals.
     PYTHONPATH=src .venv/bin/python bench/sim_validate_vllm.py --markdown   # the docs' tables
 
 The measured runs (`bench/sim_measure_local.py --engine vllm`: vLLM's CPU build serving the
-generated model on one thread beside the client, on a machine other work shared) are in
-`--measured`, with the load the machine was under: `RUNS` (the demo workload's search up to 12
-agents, twice, at different hours), `PRESSURE_RUN` (12 agents on a third of the KV cache) and
-`STEPS` (`bench/vllm_steps.py`: prefill and decode step times measured alone). The simulated
-engine is vLLM's (`agentload.sim.engine.vllm`: its scheduler, its CPU build's 128-token
-blocks, the token budget, running limit and KV tokens the run's engine reported), its step
-times the roofline on one vCPU with one of two sets of factors:
+generated model on one thread beside the client) are in `--measured`, with the load the machine
+was under: `RUNS` (the demo workload's search up to 12 agents: twice at different hours while
+other work shared the machine, `search-demo-a` and `-b`, and once with the machine otherwise
+idle, `search-demo-quiet`), `PRESSURE_RUN` (12 agents on a third of the KV cache) and `STEPS`
+(`bench/vllm_steps.py`: prefill and decode step times and the API server's cost, measured alone
+on the quiet machine). The simulated engine is vLLM's (`agentload.sim.engine.vllm`: its
+scheduler, its CPU build's 128-token blocks, the token budget, running limit and KV tokens the
+run's engine reported) behind its API server (`agentload.sim.engine.frontend`), its step times
+the roofline on one vCPU (`VLLM_SYSTEM`) with one of two sets of factors:
 
-- **probes** (the issue's method): the roofline's four factors fitted to every figure of the
-  search's own probes at 1-4 agents (`calibrate_on_run`); the probes above 4 agents predicted.
-- **steps**: the factors `bench/vllm_steps.py` fitted to vLLM's step times measured alone (no
-  search figure fitted): every probe predicted.
+- **probes** (the issue's method): the roofline's four factors and the API server's two fitted
+  to every figure of the search's own probes at 1-4 agents (`calibrate_on_run`); the probes
+  above 4 agents predicted.
+- **steps**: the factors `bench/vllm_steps.py` fitted to vLLM's step times measured alone, and
+  the API server's cost measured alone (no search figure fitted): every probe predicted.
 
 Per search: total tokens/s at each probe, its own schedule of agents replayed (goal: within
 15%); prefix hits per probe against vLLM's own counters (`vllm:prefix_cache_hits` over
@@ -72,7 +75,6 @@ from bench.cachetrace import measured_calls, replay_cache  # noqa: E402
 from bench.sim_validate import (  # noqa: E402
     AGENTLOAD,
     AIM_THROUGHPUT,
-    CPU_SYSTEM,
     _agents,
     _cpu_s,
     _num,
@@ -87,11 +89,12 @@ from bench.sim_validate import (  # noqa: E402
     search_flags,
     simulated_search,
 )
+from bench.vllm_steps import VLLM_SYSTEM  # noqa: E402
 
 MEASURED = REPO / "bench" / "data" / "sim-validation-vllm"
 RESULTS = MEASURED / "validation.json"
 COMMAND = "PYTHONPATH=src .venv/bin/python bench/sim_validate_vllm.py"
-RUNS = ("search-demo-a", "search-demo-b")
+RUNS = ("search-demo-a", "search-demo-b", "search-demo-quiet")
 PRESSURE_RUN = "pressure"
 PRESSURE_FACTORS_FROM = "search-demo-b"
 """The search measured the same hour as the pressure run: its probe-calibrated factors."""
@@ -109,7 +112,7 @@ def _spec(run: MeasuredRun, engine: Mapping[str, Any] | None = None) -> Deployme
     """The vLLM deployment the run's engine (or `engine`'s facts) describes, its prompts scaled
     as the run's were."""
     sizes = engine_defaults(run) if engine is None else vllm_defaults(dict(engine), run.model)
-    spec = DeploymentSpec(system=CPU_SYSTEM, **sizes)  # type: ignore[arg-type]
+    spec = DeploymentSpec(system=VLLM_SYSTEM, **sizes)  # type: ignore[arg-type]
     return spec.model_copy(update={"prompt_token_scale": run.rules.prompt_token_scale})
 
 
@@ -186,7 +189,7 @@ def tiers_by_probes(run_dir: Path, run: MeasuredRun, out: Path) -> dict[str, int
     """`agentload simulate --calibrate` on the run's probes at 1-4 agents with its settings."""
     command = [
         *AGENTLOAD, "simulate", "--calibrate", str(run_dir),
-        "--calibrate-max-agents", str(CALIBRATION_MAX_AGENTS), "--system", CPU_SYSTEM,
+        "--calibrate-max-agents", str(CALIBRATION_MAX_AGENTS), "--system", VLLM_SYSTEM,
         "--workload", run.workload, "--salt", "validate", "--out", str(out),
         *search_flags(run_dir),
     ]  # fmt: skip

@@ -55,8 +55,11 @@ from agentload.engines.vllm import BATCH_TOKENS, VllmEngine  # noqa: E402
 from agentload.sim.calibration.on_run import FITTED_FACTORS  # noqa: E402
 from agentload.sim.setup.build import DeploymentSpec, build_deployment  # noqa: E402
 from agentload.sim.steps.roofline import RooflineParams  # noqa: E402
-from bench.sim_validate import CPU_SYSTEM  # noqa: E402
 
+VLLM_SYSTEM = "cpu-xeon-vcpu"
+"""The machine vLLM's step times (and the quiet search) were measured on: one vCPU of this
+project's Intel Xeon guest (`agentload.sim.data.gpus.json`; the earlier vCPU was an AMD EPYC
+Genoa, `cpu-epyc-genoa-vcpu`)."""
 PARALLEL = 12
 SLOT_TOKENS = 18_432
 ENGINE_NICE = 5
@@ -227,7 +230,7 @@ def _spec(model_name: str, factors: dict[str, float]) -> DeploymentSpec:
     """The measured server as the simulator's deployment, at the roofline's `factors`."""
     roofline = {k: v for k, v in factors.items() if k in RooflineParams.model_fields}
     return DeploymentSpec(
-        system=CPU_SYSTEM, backend="vllm", model=model_name, gpus=1,
+        system=VLLM_SYSTEM, backend="vllm", model=model_name, gpus=1,
         max_running=PARALLEL, max_batch_tokens=BATCH_TOKENS, steps="roofline",
         roofline=RooflineParams(**roofline),
     )  # fmt: skip

@@ -190,6 +190,7 @@ def _hardware(manifest: Mapping[str, Any]) -> list[Row]:
         hardware,
         (
             ("client_cpus", "client", lambda n: count_words(n, "CPU")),
+            ("client_cpu_model", "processor", str),
             ("client_platform", "platform", str),
             ("client_python", "Python", str),
         ),

@@ -49,10 +49,27 @@ def build_manifest(
         "hardware": {
             "client_cpus": os.cpu_count(),
             "client_platform": platform.platform(),
+            "client_cpu_model": cpu_model(),
             "client_python": platform.python_version(),
         },
         **facts,
     }
+
+
+CPU_INFO = Path("/proc/cpuinfo")
+
+
+def cpu_model() -> str | None:
+    """This machine's processor as its kernel names it (`Intel(R) Xeon(R) Processor`, `AMD EPYC
+    9B14`): what a local engine ran on, so a simulation of it can pick the right CPU."""
+    try:
+        for line in CPU_INFO.read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name.strip() == "model name" and value.strip():
+                return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or None
 
 
 def write_manifest(out: Path, manifest: dict[str, Any]) -> None:

@@ -242,8 +242,8 @@ class SimEngine:
             raise ValueError(f"abort at {t} is before the engine's time {self.now}")
         if t > self.now:
             self._pending.extend(self.advance(t))
-        for i, (_, _, live) in enumerate(self._arrivals):
-            if live.req.id == request_id:  # still in the API server
+        for i, (_, _, held) in enumerate(self._arrivals):
+            if held.req.id == request_id:  # still in the API server
                 self._arrivals[i] = self._arrivals[-1]
                 self._arrivals.pop()
                 heapq.heapify(self._arrivals)
