@@ -18,6 +18,7 @@ its generator's spec (f16 weights and KV: 2 bytes each, filed as bf16).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -414,6 +415,8 @@ def shape_from_config(
     )
 
 
+MODEL_SHAPES_KEPT = 256
+"""Model shapes kept in memory once read (a few dozen models ship)."""
 GENERATED_NAME = re.compile(r"^agentload-random-llama-(?P<layers>\d+)x(?P<hidden>\d+)$")
 """The name the local engine serves its generated model as (`engines.llamacpp.resolve_model`)."""
 
@@ -464,9 +467,11 @@ def known_models() -> list[str]:
     return sorted(names)
 
 
+@functools.lru_cache(maxsize=MODEL_SHAPES_KEPT)
 def model_shape(hf_id: str, *, kv_dtype_bytes: float = DEFAULT_KV_DTYPE_BYTES) -> ModelShape:
     """The spec of a model known by its HF id (see `known_models`), or of the local engine's
-    generated model by the name it is served as."""
+    generated model by the name it is served as. Kept once read (a frozen shape of files that
+    ship with agentload: `simulate --list` asks for each of 4,943 deployments' models)."""
     generated = _generated(hf_id)
     if generated is not None:
         return shape_from_config(hf_id, generated_config(generated), kv_dtype_bytes=kv_dtype_bytes)
