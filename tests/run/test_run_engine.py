@@ -42,7 +42,7 @@ HOSTS = {
 """Where the run's agents run: every test below holds for each. Ray actors are checked the same
 way against the mock server (tests/scale/test_ray.py): starting a local Ray cluster beside the
 real server adds half a minute and proves nothing about the server."""
-RUN_S = 10.0
+RUN_S = 7.0
 RAMP_S = 1.0
 SETTLE_S = 2.0
 
