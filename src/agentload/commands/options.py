@@ -17,9 +17,7 @@ from agentload.measure.power_spec import PowerSpec, power_spec_from_options
 from agentload.option_errors import Renamed, named_options
 from agentload.run.execute import HOST_KINDS, HostKind, HostOptions, default_out_dir
 from agentload.run.settings import AgentSettings
-from agentload.workload.synthetic import PROFILE, SPEC_PREFIX
-
-DEFAULT_WORKLOAD = SPEC_PREFIX + PROFILE
+from agentload.workload.load import DEFAULT_WORKLOAD
 
 
 def add_renamed(
@@ -148,9 +146,8 @@ def agents_from(
 
 
 def hosts_from(args: argparse.Namespace) -> HostOptions:
-    """Where agents run, checked: --ray-address implies `--host ray`."""
-    if args.workers < 1:
-        raise AgentloadError(f"--workers: must be at least 1, got {args.workers}")
+    """Where agents run: --ray-address implies `--host ray` (`--workers` is checked where
+    they run, `agentload.run.execute`)."""
     kind: HostKind = "ray" if args.ray_address else args.host
     return HostOptions(workers=args.workers, kind=kind, ray_address=args.ray_address)
 

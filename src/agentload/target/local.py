@@ -14,8 +14,8 @@ without starving it, and with room for the workload's longest calls.
   length is capped there); a workload that needs more, or an explicit `--engine-ctx` that is
   too small, is refused before any load, in one line naming the fix.
 
-`engine start` starts it detached the same way (`start_sized`), so `search --url` against it
-finds every call fits.
+`engine start` starts it detached the same way (`start_detached`), so `search --url` against
+it finds every call fits.
 """
 
 from __future__ import annotations
@@ -31,11 +31,13 @@ from rich.console import Console
 from agentload.client.endpoint import Api, Endpoint
 from agentload.client.facts import context_window
 from agentload.console import err_console
-from agentload.engines.choice import engine_class
+from agentload.engines.choice import engine_class, resolve_model
+from agentload.engines.llamacpp import LocalEngine
 from agentload.engines.model_gen import GENERATED_CONTEXT
+from agentload.engines.persistent import record_detached, refuse_running
 from agentload.engines.process import LOCAL_ENGINE_NICE, default_threads, engine_threads
-from agentload.engines.server import DEFAULT_ENGINE, EngineName, EngineServer
-from agentload.errors import AgentloadError
+from agentload.engines.server import DEFAULT_ENGINE, EngineName, EngineServer, EngineState
+from agentload.errors import AgentloadError, at_least_one
 from agentload.home import agentload_home
 from agentload.target.context import (
     SLOT_ROUND_TOKENS,
@@ -47,6 +49,7 @@ from agentload.target.context import (
     measure_need,
 )
 from agentload.units import count_words
+from agentload.workload.load import load_workload
 from agentload.workload.model import Workload, prompt_tokens
 from agentload.workload.text import TextMaker
 from agentload.workload.tokenizers import Tokenizer, load_tokenizer
@@ -154,27 +157,65 @@ def _room(engine: EngineName) -> str:
     return "slots" if engine == "llama.cpp" else "requests at once"
 
 
-def start_sized(
-    model: str,
-    parallel: int,
-    workload: Workload,
-    port: int | None,
-    log_dir: Path | None,
-    threads: int | None = None,
-    engine: EngineName = DEFAULT_ENGINE,
-) -> EngineServer:
+@dataclass(frozen=True)
+class DetachedEngine:
+    """What `agentload engine start` asks for: an engine left running (`detach`), recorded
+    for `engine stop` and `status` (`agentload.engines.persistent`)."""
+
+    engine: EngineName
+    model: str
+    parallel: int
+    workload: str
+    """The workload whose longest call sizes each slot, as `search` sizes its own engine."""
+    ctx_size: int | None = None
+    """llama.cpp's total KV cache, split over the slots, instead of sizing them to `workload`."""
+    port: int | None = None
+    log_dir: Path | None = None
+    threads: int | None = None
+    """None: every usable CPU."""
+
+
+def start_detached(request: DetachedEngine) -> EngineState:
+    """The engine started detached and recorded: each slot sized to the workload's longest
+    call (`start_sized`), or to `ctx_size`. One line, before any start, for a size under 1
+    (naming its option), `ctx_size` on vLLM, an engine already running, or a model not there."""
+    for option, value in (
+        ("--parallel", request.parallel),
+        ("--ctx-size", request.ctx_size),
+        ("--threads", request.threads),
+    ):
+        at_least_one(option, value)
+    if request.ctx_size is not None and request.engine != "llama.cpp":
+        raise AgentloadError("--ctx-size: llama.cpp's only; vLLM is sized to --workload")
+    refuse_running()
+    resolve_model(request.engine, request.model)
+    if request.ctx_size is None:
+        return record_detached(start_sized(request, load_workload(request.workload)))
+    engine = LocalEngine.start(
+        model=request.model,
+        parallel=request.parallel,
+        ctx_size=request.ctx_size,
+        port=request.port,
+        log_dir=request.log_dir,
+        threads=request.threads,
+        detach=True,
+    )
+    return record_detached(engine)
+
+
+def start_sized(request: DetachedEngine, workload: Workload) -> EngineServer:
     """The engine started detached, each slot sized to the workload's longest call as `search`
     sizes its own, on every CPU at default priority."""
     options = LocalOptions(
-        model=model,
-        parallel=parallel,
+        model=request.model,
+        parallel=request.parallel,
         slot_tokens=None,
-        threads=threads or default_threads(),
+        threads=request.threads or default_threads(),
         nice=0,
-        port=port,
+        port=request.port,
         detach=True,
         model_option="--model",
-        engine=engine,
+        engine=request.engine,
     )
     with open_local(
         options,
@@ -182,7 +223,7 @@ def start_sized(
         endpoint_for=lambda api, engine: Endpoint(base_url=engine.url, model=engine.model, api=api),
         tokenizer=None,
         fit=Fit(workload),
-        log_dir=log_dir or agentload_home() / "logs",
+        log_dir=request.log_dir or agentload_home() / "logs",
         console=err_console(),
     ) as local:
         return local.engine

@@ -193,6 +193,17 @@ class DeploymentSpec(Frozen):
         """The serving layout as `--layout` spells it (aggregated ones too)."""
         return layout_spec(self.pools())
 
+    def short_name(self) -> str:
+        """The deployment in a few words (`b300_sxm-x8-vllm-gpt-oss-120b`; a disaggregated
+        one's pools, speculative decoding), so that simulations set side by side tell
+        themselves apart."""
+        text = f"{self.system}-x{self.gpus}-{self.backend}-{self.model.rsplit('/', 1)[-1]}"
+        if self.layout is not None and len(self.pools()) > 1:
+            text += "-" + "-".join(f"{p.instances}{p.role[0]}{p.layout.spec}" for p in self.pools())
+        if self.speculative is not None:
+            text += f"-{self.speculative.method}{self.speculative.draft_tokens}"
+        return text
+
 
 class EngineMemory(Frozen):
     """The engine's static share of each GPU's memory (weights and KV) and where it comes from;
