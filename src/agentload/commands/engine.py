@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from agentload.commands.target_options import add_engine_argument
@@ -80,16 +79,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = verbs.add_parser("status", help="print the detached server's status as JSON")
     p.set_defaults(func=_status)
-
-    parser.set_defaults(func=_help(parser))
-
-
-def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
-    def show(_args: argparse.Namespace) -> int:
-        parser.print_help()
-        return 2
-
-    return show
 
 
 def _install(args: argparse.Namespace) -> int:
