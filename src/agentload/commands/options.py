@@ -11,11 +11,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agentload.errors import AgentloadError
 from agentload.files import clean_label
 from agentload.measure.power_spec import PowerSpec, power_spec_from_options
 from agentload.option_errors import Renamed, named_options
-from agentload.run.execute import HOST_KINDS, HostKind, HostOptions, default_out_dir
+from agentload.run.execute import HOST_KINDS, HostKind, HostOptions, results_dir
 from agentload.run.settings import AgentSettings
 from agentload.workload.load import DEFAULT_WORKLOAD
 
@@ -163,8 +162,6 @@ def label_from(args: argparse.Namespace, verb: str) -> str:
 
 
 def out_from(args: argparse.Namespace, label: str) -> Path:
-    """The results directory: --resume DIR, else --out, else results/<time>-<label>."""
-    if args.resume is not None and args.out is not None and args.out != args.resume:
-        raise AgentloadError("--resume DIR writes into DIR; leave out --out (or give the same)")
-    out: Path = args.resume or args.out or default_out_dir(label)
-    return out
+    """The results directory: --resume DIR, else --out, else results/<time>-<label>
+    (`agentload.run.execute.results_dir`)."""
+    return results_dir(label, out=args.out, resume=args.resume)

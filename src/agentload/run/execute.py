@@ -110,6 +110,14 @@ class Execution:
         return "run" if self.search.is_run else "search"
 
 
+def results_dir(label: str, *, out: Path | None = None, resume: Path | None = None) -> Path:
+    """Where results go: the directory `resume`d, else `out`, else `default_out_dir(label)`;
+    one line when `out` is not the directory resumed."""
+    if resume is not None and out is not None and out != resume:
+        raise AgentloadError("--resume DIR writes into DIR; leave out --out (or give the same)")
+    return resume or out or default_out_dir(label)
+
+
 def default_out_dir(label: str) -> Path:
     """`results/<UTC time>-<label>` under the current directory."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
