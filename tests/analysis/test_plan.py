@@ -91,7 +91,7 @@ def test_a_plan_on_the_inputs_as_typed_shares_a_nodes_host_power_over_its_gpus(
 
 def test_a_plan_refuses_a_share_and_a_profile_both_or_a_share_of_none(tmp_path: Path) -> None:
     results = load_results(gb300_like(tmp_path / "r"))
-    profile = (0.25,) * 24
+    profile = ",".join(["25%"] * 24)
     assert plan_refusal(results, day_profile=profile) == ("active_share", Reason.CONFLICTS)
     assert plan_refusal(results, active_share=None) == ("active_share", Reason.NEEDS)
     assert plan_refusal(results, active_share=0.0) == ("active_share", Reason.OUT_OF_RANGE)

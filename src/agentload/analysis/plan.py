@@ -238,7 +238,9 @@ class PlanInputs(Frozen):
     developers: int | None = None
     agents_per_developer: float | None = None
     active_share: float | None = None
-    day_profile: tuple[float, ...] | None = None
+    day_profile: str | None = None
+    """As typed: 24 hourly shares, or a file of them (`day_profile`), read once the demand's
+    shape is known to be this one."""
     headroom: float | None = None
     spare_deployments: int | None = None
     gpus_per_node: int | None = None
@@ -274,7 +276,7 @@ def _demand(inputs: PlanInputs) -> Demand:
         developers=developers,
         agents_per_developer=per_developer,
         active_share=share,
-        day_profile=profile,
+        day_profile=day_profile(profile) if profile is not None else None,
     )
 
 

@@ -19,7 +19,6 @@ import sys
 from agentload.analysis.plan import (
     HOURS_PER_DAY,
     PlanInputs,
-    day_profile,
     plan_for,
     refuse_missing,
 )
@@ -90,7 +89,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _inputs(typed: Typed) -> PlanInputs:
-    """The options as typed figures (numbers read one line per error, the day profile read)."""
+    """The options as typed figures (numbers read one line per error)."""
     args = typed.args
     return PlanInputs(
         tier=args.tier,
@@ -98,7 +97,7 @@ def _inputs(typed: Typed) -> PlanInputs:
         developers=typed.whole("developers", positive=True),
         agents_per_developer=typed.number("agents_per_developer", positive=True),
         active_share=typed.share("active_share"),
-        day_profile=day_profile(args.day_profile) if args.day_profile is not None else None,
+        day_profile=args.day_profile,
         headroom=typed.number("headroom", percent=True),
         spare_deployments=typed.whole("spare_deployments"),
         gpus_per_node=typed.whole("gpus_per_node", positive=True),
