@@ -229,6 +229,10 @@ class FleetPlan(Frozen):
     notes: tuple[str, ...] = ()
 
 
+OWNED_PRICES = {"capex_per_gpu": "capex_per_gpu", "years": "years", "kwh": "kwh_price"}
+"""What owned GPUs cost: `Prices`' field -> the plan's input that gives it."""
+
+
 class PlanInputs(Frozen):
     """A plan's inputs as typed, each None when not given (named as `agentload plan`'s
     options' destinations, so that a `Refused` field names its option)."""
@@ -296,25 +300,16 @@ def _sizing(inputs: PlanInputs) -> Sizing:
 
 
 def _prices(inputs: PlanInputs) -> Prices:
-    owned = {
-        "capex_per_gpu": inputs.capex_per_gpu,
-        "years": inputs.years,
-        "kwh_price": inputs.kwh_price,
-    }
-    missing = [name for name, value in owned.items() if value is None]
+    """The prices given; owned GPUs only with all of their parts, the first missing named."""
+    owned = {field: getattr(inputs, name) for field, name in OWNED_PRICES.items()}
+    missing = [OWNED_PRICES[field] for field, value in owned.items() if value is None]
     if 0 < len(missing) < len(owned):
         raise Refused(
             missing[0],
             Reason.NEEDS,
             "owned GPUs need --capex-per-gpu, --years and --kwh-price (electricity)",
         )
-    return Prices(
-        gpu_hour=inputs.gpu_hour_price,
-        capex_per_gpu=inputs.capex_per_gpu,
-        years=inputs.years,
-        kwh=inputs.kwh_price,
-        hosted=inputs.hosted,
-    )
+    return Prices(gpu_hour=inputs.gpu_hour_price, hosted=inputs.hosted, **owned)
 
 
 def measured_deployment(

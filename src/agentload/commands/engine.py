@@ -16,6 +16,7 @@ from agentload.commands.target_options import add_engine_argument
 from agentload.engines.choice import install
 from agentload.engines.llamacpp import DEFAULT_PARALLEL
 from agentload.engines.model_gen import GENERATED_MODEL
+from agentload.frozen import same_named
 from agentload.workload.load import DEFAULT_WORKLOAD
 
 
@@ -89,20 +90,10 @@ def _install(args: argparse.Namespace) -> int:
 def _start(args: argparse.Namespace) -> int:
     """Start the detached engine (`agentload.target.local.start_detached`); its state as JSON
     on stdout, the sizing on stderr."""
-    from agentload.target.local import DetachedEngine, start_detached
+    from agentload.target.local import start_detached
 
-    state = start_detached(
-        DetachedEngine(
-            engine=args.engine,
-            model=args.model,
-            parallel=args.parallel,
-            workload=args.workload,
-            ctx_size=args.ctx_size,
-            port=args.port,
-            log_dir=args.log_dir,
-            threads=args.threads,
-        )
-    )
+    options = ("model", "parallel", "workload", "port", "log_dir", "threads", "engine", "ctx_size")
+    state = start_detached(**same_named(args, options))
     print(json.dumps(state.model_dump(mode="json"), indent=2))
     return 0
 

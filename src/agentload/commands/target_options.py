@@ -21,11 +21,15 @@ _AS_GIVEN = (
     "tokenizer",
     "engine",
     "engine_model",
+    "engine_parallel",
+    "engine_threads",
+    "engine_nice",
     "metrics_url",
     "ca_bundle",
     "insecure",
 )
-"""The target's options taken as given, named as `TargetOptions` names them."""
+"""The target's options taken as given, named as `TargetOptions` names them (checked by
+`agentload.target.deployment.check_target_options`)."""
 
 
 class _RefuseKey(argparse.Action):
@@ -143,10 +147,7 @@ def target_from(args: argparse.Namespace) -> TargetOptions:
             Text("agentload: warning: --insecure: the server's TLS certificate is not verified")
         )
     return TargetOptions(
-        engine_parallel=args.engine_parallel,
         engine_ctx_per_slot=args.engine_ctx,
-        engine_threads=args.engine_threads,
-        engine_nice=args.engine_nice,
         request_timeout_s=args.request_timeout,
         headers=tuple(parse_header(spec) for spec in args.header),
         extra_body=parse_extra_body(args.extra_body),

@@ -157,73 +157,59 @@ def _room(engine: EngineName) -> str:
     return "slots" if engine == "llama.cpp" else "requests at once"
 
 
-@dataclass(frozen=True)
-class DetachedEngine:
-    """What `agentload engine start` asks for: an engine left running (`detach`), recorded
-    for `engine stop` and `status` (`agentload.engines.persistent`)."""
-
-    engine: EngineName
-    model: str
-    parallel: int
-    workload: str
-    """The workload whose longest call sizes each slot, as `search` sizes its own engine."""
-    ctx_size: int | None = None
-    """llama.cpp's total KV cache, split over the slots, instead of sizing them to `workload`."""
-    port: int | None = None
-    log_dir: Path | None = None
-    threads: int | None = None
-    """None: every usable CPU."""
-
-
-def start_detached(request: DetachedEngine) -> EngineState:
-    """The engine started detached and recorded: each slot sized to the workload's longest
-    call (`start_sized`), or to `ctx_size`. One line, before any start, for a size under 1
-    (naming its option), `ctx_size` on vLLM, an engine already running, or a model not there."""
+def start_detached(
+    model: str,
+    parallel: int,
+    workload: str,
+    port: int | None,
+    log_dir: Path | None,
+    threads: int | None = None,
+    engine: EngineName = DEFAULT_ENGINE,
+    ctx_size: int | None = None,
+) -> EngineState:
+    """`agentload engine start`: the engine started detached and recorded for `engine stop`
+    and `status` (`agentload.engines.persistent`), on every CPU at default priority, each slot
+    sized to the `workload`'s longest call as `search` sizes its own, or llama.cpp's KV cache
+    `ctx_size` split over them. One line, before any start, for a size under 1 (naming its
+    option), `ctx_size` on vLLM, an engine already running, or a model not there."""
     for option, value in (
-        ("--parallel", request.parallel),
-        ("--ctx-size", request.ctx_size),
-        ("--threads", request.threads),
+        ("--parallel", parallel),
+        ("--ctx-size", ctx_size),
+        ("--threads", threads),
     ):
         at_least_one(option, value)
-    if request.ctx_size is not None and request.engine != "llama.cpp":
+    if ctx_size is not None and engine != "llama.cpp":
         raise AgentloadError("--ctx-size: llama.cpp's only; vLLM is sized to --workload")
     refuse_running()
-    resolve_model(request.engine, request.model)
-    if request.ctx_size is None:
-        return record_detached(start_sized(request, load_workload(request.workload)))
-    engine = LocalEngine.start(
-        model=request.model,
-        parallel=request.parallel,
-        ctx_size=request.ctx_size,
-        port=request.port,
-        log_dir=request.log_dir,
-        threads=request.threads,
-        detach=True,
-    )
-    return record_detached(engine)
-
-
-def start_sized(request: DetachedEngine, workload: Workload) -> EngineServer:
-    """The engine started detached, each slot sized to the workload's longest call as `search`
-    sizes its own, on every CPU at default priority."""
+    resolve_model(engine, model)
+    if ctx_size is not None:
+        started = LocalEngine.start(
+            model, parallel, ctx_size, port, log_dir, threads=threads, detach=True
+        )
+        return record_detached(started)
     options = LocalOptions(
-        model=request.model,
-        parallel=request.parallel,
+        model=model,
+        parallel=parallel,
         slot_tokens=None,
-        threads=request.threads or default_threads(),
+        threads=threads or default_threads(),
         nice=0,
-        port=request.port,
+        port=port,
         detach=True,
         model_option="--model",
-        engine=request.engine,
+        engine=engine,
     )
+    return record_detached(_started_sized(options, load_workload(workload), log_dir))
+
+
+def _started_sized(options: LocalOptions, workload: Workload, log_dir: Path | None) -> EngineServer:
+    """The engine `options` name started, each slot sized to the workload's longest call."""
     with open_local(
         options,
         api="chat",
         endpoint_for=lambda api, engine: Endpoint(base_url=engine.url, model=engine.model, api=api),
         tokenizer=None,
         fit=Fit(workload),
-        log_dir=request.log_dir or agentload_home() / "logs",
+        log_dir=log_dir or agentload_home() / "logs",
         console=err_console(),
     ) as local:
         return local.engine

@@ -171,7 +171,8 @@ QWEN = {"system": "h200_sxm", "model": "Qwen/Qwen3-8B"}
 
 
 def test_a_deployment_is_named_by_system_gpus_engine_model_pools_and_drafts() -> None:
-    assert DeploymentSpec(**QWEN, gpus=2).short_name() == "h200_sxm-x2-sglang-Qwen3-8B"
+    aggregated = DeploymentSpec(system="h200_sxm", model="Qwen/Qwen3-8B", gpus=2)
+    assert aggregated.short_name() == "h200_sxm-x2-sglang-Qwen3-8B"
     split = deployment_request(QWEN, layout="1P:tp1+1D:tp1", speculative="eagle:2:0.8,0.5")
     assert split.short_name() == "h200_sxm-x2-sglang-Qwen3-8B-1ptp1-1dtp1-eagle2"
 
