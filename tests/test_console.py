@@ -13,7 +13,7 @@ import pytest
 from rich.text import Text
 
 from agentload.cli import main
-from agentload.console import HANG, WIDE_COLUMNS, err_console, fitted_console, wrapped
+from agentload.console import HANG, WIDE_COLUMNS, err_console, fitted_console, print_json, wrapped
 from agentload.run.execute import print_probe
 from tests.paths import REPO
 from tests.report.builder import build_results
@@ -135,3 +135,10 @@ def test_an_error_in_a_pipe_stays_one_line(
     monkeypatch.setenv("COLUMNS", "60")
     assert main(["report", LONG_PATH]) != 0
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_json_for_machines_is_indented_and_ends_its_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    print_json({"ok": True, "checks": [1.5]})
+    assert capsys.readouterr().out == '{\n  "ok": true,\n  "checks": [\n    1.5\n  ]\n}\n'

@@ -34,7 +34,7 @@ from agentload.commands import (
 )
 from agentload.console import wrapped
 from agentload.errors import EXIT_INTERRUPTED, AgentloadError, numeric
-from agentload.option_errors import Renamed, keep_parsers, option_error
+from agentload.option_errors import OPTIONS_PARSER, Renamed, keep_parsers, option_error
 
 COMMANDS = (
     workload,
@@ -186,8 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AgentloadError as exc:
         return _fail(str(exc))
     args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
+    if not getattr(args, "func", None):  # no verb, or a verb's sub-verb left out: its help
+        getattr(args, OPTIONS_PARSER, parser).print_help()
         return EXIT_USAGE
     try:
         with _sigterm_as_sigint():

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from typing import IO, Any
 
+import orjson
 from rich.cells import cell_len
 from rich.console import Console, JustifyMethod, OverflowMethod
 from rich.style import Style
@@ -231,3 +233,8 @@ def _fold_at(plain: str, start: int, limit: int) -> int:
         if plain[at - 1] in FOLD_AFTER:
             return at
     return end
+
+
+def print_json(data: Any) -> None:
+    """`data` as indented JSON on stdout, for machines (a verb's `--json`)."""
+    sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")

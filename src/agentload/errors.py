@@ -49,6 +49,13 @@ class InputError(AgentloadError):
         return one_line(f"{where}{what}{self.reason}")
 
 
+def at_least_one(option: str, value: int | None) -> int | None:
+    """`value` (None: not given), refused in one line naming `option` when under 1."""
+    if value is not None and value < 1:
+        raise AgentloadError(f"{option}: must be at least 1, got {value}")
+    return value
+
+
 def one_line(text: str) -> str:
     """`text` with its control characters (a newline in a field name read from a file, say)
     written as escapes, so an error stays one line."""

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentload.analysis.plan import measured_deployment
+from agentload.analysis.plan import PlanInputs, measured_deployment, plan_for
 from agentload.analysis.refused import Reason, Refused
 from agentload.analysis.results import Results, load_results
 from tests.analysis.summaries import gb300_like, set_tier, tier, write_summary
@@ -66,3 +66,43 @@ def test_a_tier_at_the_cap_is_sized_on_as_a_bound(tmp_path: Path) -> None:
     directory = gb300_like(tmp_path / "r")
     set_tier(directory, limit="max_agents")
     assert measured_deployment(load_results(directory), None, None).at_cap
+
+
+TEAM = PlanInputs(developers=100, agents_per_developer=2, active_share=0.25)
+"""50 agents at peak: one deployment of 160 serves them."""
+
+
+def plan_refusal(results: Results, **change: object) -> tuple[str | None, Reason]:
+    with pytest.raises(Refused) as info:
+        plan_for(results, TEAM.model_copy(update=change))
+    return info.value.field, info.value.reason
+
+
+def test_a_plan_on_the_inputs_as_typed_shares_a_nodes_host_power_over_its_gpus(
+    tmp_path: Path,
+) -> None:
+    results = load_results(gb300_like(tmp_path / "r", gpus=4))
+    plan = plan_for(results, TEAM.model_copy(update={"host_watts": 2_000.0, "gpus_per_node": 4}))
+    assert (plan.peak_agents, plan.deployments, plan.gpus, plan.nodes) == (50, 1, 4, 1)
+    assert plan.sizing.headroom == 0 and plan.sizing.spare_deployments == 0
+    assert plan.sizing.wall is not None and plan.sizing.wall.gpus_per_node == 4
+    assert plan.wall_watts == pytest.approx(4 * 1_400 + 2_000)
+
+
+def test_a_plan_refuses_a_share_and_a_profile_both_or_a_share_of_none(tmp_path: Path) -> None:
+    results = load_results(gb300_like(tmp_path / "r"))
+    profile = ",".join(["25%"] * 24)
+    assert plan_refusal(results, day_profile=profile) == ("active_share", Reason.CONFLICTS)
+    assert plan_refusal(results, active_share=None) == ("active_share", Reason.NEEDS)
+    assert plan_refusal(results, active_share=0.0) == ("active_share", Reason.OUT_OF_RANGE)
+    assert plan_refusal(results, developers=None) == (None, Reason.NEEDS)
+
+
+def test_owned_gpus_need_every_part_of_their_price_the_first_missing_named(
+    tmp_path: Path,
+) -> None:
+    results = load_results(gb300_like(tmp_path / "r"))
+    assert plan_refusal(results, capex_per_gpu=30_000.0) == ("years", Reason.NEEDS)
+    assert plan_refusal(results, years=4.0, capex_per_gpu=1.0) == ("kwh_price", Reason.NEEDS)
+    owned = {"capex_per_gpu": 30_000.0, "years": 4.0, "kwh_price": 0.1}
+    assert plan_for(results, TEAM.model_copy(update=owned)).owned_usd_per_month is not None

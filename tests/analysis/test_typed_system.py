@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from agentload.analysis.refused import Reason, Refused
-from agentload.analysis.typed_system import TypedTier, gpu_hour_prices, typed_system
+from agentload.analysis.typed_system import (
+    TypedTier,
+    gpu_hour_prices,
+    typed_comparison,
+    typed_system,
+)
 
 LABELS = ["GB300", "B300", "MI355X"]
 
@@ -37,3 +42,17 @@ def test_a_system_without_gpus_says_it_assumed_one() -> None:
     results = typed_system("A", None, [TypedTier(figures={"total": 1_000.0})])
     assert results.gpus is None and not results.tiers[0].gpus_known
     assert results.tiers[0].tier == "typed"
+
+
+def test_typed_systems_follow_the_directories_each_priced_by_its_label() -> None:
+    first = typed_system("A", 8.0, [TypedTier(figures={"total": 1_000.0})])
+    systems = [["B", "gpus=4", "total=500", "price=3"], ["C", "total=200"]]
+    compared, prices = typed_comparison([first], systems, ["2", "C=1.5"])
+    assert [r.label for r in compared] == ["A", "B", "C"]
+    assert prices == {"A": 2.0, "B": 3.0, "C": 1.5}
+
+
+def test_fewer_than_two_to_compare_have_nothing_to_show() -> None:
+    with pytest.raises(Refused) as info:
+        typed_comparison([], [["B", "total=500"]], [])
+    assert (info.value.field, info.value.reason) == (None, Reason.NOTHING_TO_SHOW)

@@ -92,3 +92,12 @@ def test_an_options_old_name_is_one_line_naming_the_new(
     assert stopped.value.code == EXIT_USAGE
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert words in line
+
+
+@pytest.mark.parametrize(("verb", "sub_verb"), [("engine", "install"), ("workload", "stats")])
+def test_a_verb_without_its_sub_verb_prints_its_own_help(
+    verb: str, sub_verb: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([verb]) == EXIT_USAGE
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: agentload {verb}") and sub_verb in out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from agentload.errors import InputError
 from agentload.layouts.price import ASSUMED_GPU_HOUR, agent_hour_cost, price_of
 from agentload.results.layouts import Price
 
@@ -23,3 +24,19 @@ def test_a_price_not_given_is_the_assumed_one_and_says_so() -> None:
     assert "assumed" in assumed.source and "--gpu-hour-price" in assumed.source
     given = price_of(3.5, 0.08)
     assert not given.assumed and (given.gpu_hour, given.kwh) == (3.5, 0.08)
+
+
+@pytest.mark.parametrize(
+    ("gpu_hour", "kwh", "words"),
+    [
+        (-1.0, None, "--gpu-hour-price: a price >= 0, got -1"),
+        (float("nan"), None, "--gpu-hour-price: a price >= 0, got nan"),
+        (2.0, float("inf"), "--kwh-price: a price >= 0, got inf"),
+    ],
+)
+def test_a_price_that_is_not_a_finite_number_at_least_0_is_one_line(
+    gpu_hour: float, kwh: float | None, words: str
+) -> None:
+    with pytest.raises(InputError) as refused:
+        price_of(gpu_hour, kwh)
+    assert str(refused.value) == words

@@ -1,4 +1,5 @@
-"""`workload stats --model`: the workload's KV working set on a model and a deployment."""
+"""`workload stats --model`: the workload's KV working set on a model and a deployment, asked
+for with all three of model, system and GPUs (`kv_report_asked`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import json
 import pytest
 
 from agentload.cli import main
+from agentload.errors import AgentloadError
+from agentload.sim.facts import kv_report_asked
+from agentload.workload.load import load_workload
 
 WORKLOAD = "synthetic:agentic-coding?sessions=32"
 MODEL = "Qwen/Qwen3-8B"
@@ -28,10 +32,12 @@ def test_the_kv_working_set_adds_up(capsys: pytest.CaptureFixture[str]) -> None:
     assert kv["deployment"] == "2 x h200_sxm, tp1 (2 engine instances)"
 
 
-def test_a_deployment_needs_a_model_and_both_of_its_options(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    assert main(["workload", "stats", WORKLOAD, "--gpus", "2"]) == 2
-    assert main(["workload", "stats", WORKLOAD, "--model", MODEL, "--system", "h200_sxm"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert "give --model and --system too" in err[0] and "give --gpus too" in err[1]
+def test_a_deployment_needs_a_model_and_both_of_its_options() -> None:
+    workload = load_workload(WORKLOAD)
+    assert kv_report_asked(workload, None) is None
+    alone = kv_report_asked(workload, MODEL)
+    assert alone is not None and alone.deployment is None and alone.agents_that_fit is None
+    with pytest.raises(AgentloadError, match="give --model and --system too"):
+        kv_report_asked(workload, None, gpus=2)
+    with pytest.raises(AgentloadError, match="give --gpus too"):
+        kv_report_asked(workload, MODEL, system="h200_sxm")

@@ -5,7 +5,7 @@ Nested figures become dotted columns (`verdict.<tier>`, `goodput_calls_per_s.<ti
 `errors_by_kind.<kind>`, `sessions.<figure>`, `methodology.valid`); lists of text are joined
 with `; `; a record's inter-token gaps are a JSON list in CSV and a list column in Parquet.
 Column names keep the results' units. The rows are pure functions of the results' models;
-`write_csv` and `write_parquet` write them (Parquet needs pyarrow).
+`write_csv` and `write_parquet` write them (Parquet needs pyarrow), `write_tables` all three.
 """
 
 from __future__ import annotations
@@ -36,6 +36,18 @@ def flat_tables(files: ResultsFiles) -> dict[str, list[Row]]:
         "probes": probe_rows(probes),
         "tiers": tier_rows(files.summary.tiers if files.summary else ()),
     }
+
+
+def write_tables(files: ResultsFiles, out: Path, format: str) -> list[tuple[Path, int]]:
+    """The three tables written into `out` (made if missing) as `format` (`csv` or
+    `parquet`), one file each; each file's path and rows."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, rows in flat_tables(files).items():
+        path = out / f"{name}.{format}"
+        (write_parquet if format == "parquet" else write_csv)(rows, path)
+        written.append((path, len(rows)))
+    return written
 
 
 def record_rows(records: Iterable[RequestRecord]) -> list[Row]:

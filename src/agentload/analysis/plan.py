@@ -25,7 +25,8 @@ stated beside it. For a team:
 
 Pure functions over frozen models; US dollars, watts, hours. The inputs a plan lacks are refused
 in one line with an example that works on these results (`refuse_missing`); a day profile is
-read from its typed or saved shares (`day_profile`).
+read from its typed or saved shares (`day_profile`). `plan_for` is the whole of it on the
+inputs as typed (`PlanInputs`): the deployment at the tier, the demand, sizing and prices.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from agentload.analysis.numbers import parse_number
 from agentload.analysis.provenance import Provenance
 from agentload.analysis.refused import Reason, Refused
 from agentload.analysis.results import Results
-from agentload.analysis.wall import WallPower
+from agentload.analysis.wall import DEFAULT_GPUS_PER_NODE, WallPower, wall_power
 from agentload.errors import InputError
 from agentload.frozen import Frozen
 from agentload.results.answer_words import UNDECIDED
@@ -226,6 +227,89 @@ class FleetPlan(Frozen):
     rented_break_even_utilisation: float | None
     owned_break_even_utilisation: float | None
     notes: tuple[str, ...] = ()
+
+
+OWNED_PRICES = {"capex_per_gpu": "capex_per_gpu", "years": "years", "kwh": "kwh_price"}
+"""What owned GPUs cost: `Prices`' field -> the plan's input that gives it."""
+
+
+class PlanInputs(Frozen):
+    """A plan's inputs as typed, each None when not given (named as `agentload plan`'s
+    options' destinations, so that a `Refused` field names its option)."""
+
+    tier: str | None = None
+    gpus_per_deployment: int | None = None
+    developers: int | None = None
+    agents_per_developer: float | None = None
+    active_share: float | None = None
+    day_profile: str | None = None
+    """As typed: 24 hourly shares, or a file of them (`day_profile`), read once the demand's
+    shape is known to be this one."""
+    headroom: float | None = None
+    spare_deployments: int | None = None
+    gpus_per_node: int | None = None
+    host_watts: float | None = None
+    pue: float | None = None
+    gpu_hour_price: float | None = None
+    capex_per_gpu: float | None = None
+    years: float | None = None
+    kwh_price: float | None = None
+    hosted: HostedPrices | None = None
+
+
+def plan_for(results: Results, inputs: PlanInputs) -> FleetPlan:
+    """The fleet `inputs` ask for, of copies of the deployment the results measured at the
+    tier (`measured_deployment`, `plan_fleet`). `Refused`, naming the input: a team without
+    its size, an active share and a day profile both or neither, a share of 0, owned GPUs
+    without all of capex, years and electricity."""
+    deployment = measured_deployment(results, inputs.tier, inputs.gpus_per_deployment)
+    return plan_fleet(deployment, _demand(inputs), _sizing(inputs), _prices(inputs))
+
+
+def _demand(inputs: PlanInputs) -> Demand:
+    developers, per_developer = inputs.developers, inputs.agents_per_developer
+    if developers is None or per_developer is None:
+        raise Refused(None, Reason.NEEDS, "a plan needs --developers and --agents-per-developer")
+    share, profile = inputs.active_share, inputs.day_profile
+    if (share is None) == (profile is None):
+        reason = Reason.NEEDS if share is None else Reason.CONFLICTS
+        raise Refused("active_share", reason, "give --active-share or --day-profile (one of them)")
+    if share == 0:
+        raise Refused("active_share", Reason.OUT_OF_RANGE, "must be > 0")
+    return Demand(
+        developers=developers,
+        agents_per_developer=per_developer,
+        active_share=share,
+        day_profile=day_profile(profile) if profile is not None else None,
+    )
+
+
+def _sizing(inputs: PlanInputs) -> Sizing:
+    """Headroom and spares (none unless given), the node, and the wall's power: its host
+    power shared by the node's GPUs."""
+    per_node = inputs.gpus_per_node or DEFAULT_GPUS_PER_NODE
+    wall = wall_power(inputs.host_watts, None, inputs.pue)
+    if wall is not None:
+        wall = wall.model_copy(update={"gpus_per_node": per_node})
+    return Sizing(
+        headroom=inputs.headroom or 0.0,
+        spare_deployments=inputs.spare_deployments or 0,
+        gpus_per_node=per_node,
+        wall=wall,
+    )
+
+
+def _prices(inputs: PlanInputs) -> Prices:
+    """The prices given; owned GPUs only with all of their parts, the first missing named."""
+    owned = {field: getattr(inputs, name) for field, name in OWNED_PRICES.items()}
+    missing = [OWNED_PRICES[field] for field, value in owned.items() if value is None]
+    if 0 < len(missing) < len(owned):
+        raise Refused(
+            missing[0],
+            Reason.NEEDS,
+            "owned GPUs need --capex-per-gpu, --years and --kwh-price (electricity)",
+        )
+    return Prices(gpu_hour=inputs.gpu_hour_price, hosted=inputs.hosted, **owned)
 
 
 def measured_deployment(

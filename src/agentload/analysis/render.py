@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from pathlib import Path
 
 import orjson
 from rich.console import Console, JustifyMethod
@@ -15,6 +16,7 @@ from rich.text import Text
 
 from agentload.analysis.table import Table, marked_cells, shown_rows
 from agentload.console import wide_console
+from agentload.errors import InputError
 from agentload.tables import Column, Grid, console_lines
 
 _STYLE = """
@@ -85,6 +87,15 @@ def tables_html(title: str, tables: Sequence[Table]) -> str:
     parts.extend(table_html(table) for table in tables)
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def write_tables_html(path: Path, title: str, tables: Sequence[Table]) -> None:
+    """The tables as one self-contained page at `path` (`tables_html`); one line naming the
+    file when it cannot be written."""
+    try:
+        path.write_text(tables_html(title, tables), encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", path=path) from None
 
 
 def table_html(table: Table) -> str:

@@ -4,7 +4,8 @@ a results directory would give, and which $ per GPU-hour each compared result is
 A system is one label; each of its `--system` options gives one tier's figures (`TypedTier`),
 while `gpus` and `price` are the system's (`SYSTEM_LEVEL`). Throughputs are for the whole
 deployment; power is typed for all GPUs (`watts`) or per GPU (`watts_per_gpu`). The options'
-words are read here too (`typed_systems`, `typed_prices`), each error one line naming the option.
+words are read here too (`typed_systems`, `typed_prices`), each error one line naming the option;
+`typed_comparison` sets the typed systems beside the results directories, each priced.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from pydantic import Field
 
+from agentload.analysis.compare import unique_labels
 from agentload.analysis.numbers import parse_number
 from agentload.analysis.provenance import TYPED_IN
 from agentload.analysis.refused import Reason, Refused
@@ -102,6 +104,32 @@ def typed_system(label: str, gpus: float | None, tiers: Sequence[TypedTier]) -> 
             valid=bool(any_watts),
         ),
         tiers=tuple(points),
+    )
+
+
+def typed_comparison(
+    results: Sequence[Results], systems: Sequence[Sequence[str]], prices: Sequence[str]
+) -> tuple[list[Results], dict[str, float]]:
+    """What `compare` sets side by side: the `results` (of directories), then the `--system`
+    options' systems (`typed_systems`); and the $ per GPU-hour of each by its unique label,
+    from the `--gpu-hour-price` options and the systems' own (`gpu_hour_prices`). `Refused`
+    for fewer than two."""
+    compared = list(results)
+    own: dict[int, float] = {}
+    for result, price in typed_systems(systems):
+        if price is not None:
+            own[len(compared)] = price
+        compared.append(result)
+    if len(compared) < 2:
+        raise Refused(
+            None,
+            Reason.NOTHING_TO_SHOW,
+            "compare needs two or more results (directories or --system)",
+        )
+    labels = unique_labels(compared)
+    every, by_label = typed_prices(prices)
+    return compared, gpu_hour_prices(
+        labels, every, by_label, {labels[i]: p for i, p in own.items()}
     )
 
 

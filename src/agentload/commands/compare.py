@@ -9,18 +9,12 @@ from pathlib import Path
 
 from rich.text import Text
 
-from agentload.analysis.compare import compare, unique_labels
-from agentload.analysis.render import tables_html
+from agentload.analysis.compare import compare
+from agentload.analysis.render import write_tables_html
 from agentload.analysis.results import load_results
-from agentload.analysis.typed_system import (
-    SYSTEM_KEYS,
-    gpu_hour_prices,
-    typed_prices,
-    typed_systems,
-)
+from agentload.analysis.typed_system import SYSTEM_KEYS, typed_comparison
 from agentload.commands.figures import one_line_errors, show_tables
 from agentload.console import err_console
-from agentload.errors import InputError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -56,24 +50,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @one_line_errors
 def _compare(args: argparse.Namespace) -> int:
-    results = [load_results(path) for path in args.results]
-    own: dict[int, float] = {}
-    for result, price in typed_systems(args.system or []):
-        if price is not None:
-            own[len(results)] = price
-        results.append(result)
-    if len(results) < 2:
-        raise InputError("compare needs two or more results (directories or --system)")
-    labels = unique_labels(results)
-    every, by_label = typed_prices(args.gpu_hour_price or [])
-    prices = gpu_hour_prices(labels, every, by_label, {labels[i]: p for i, p in own.items()})
+    results, prices = typed_comparison(
+        [load_results(path) for path in args.results],
+        args.system or [],
+        args.gpu_hour_price or [],
+    )
     tables = compare(results, prices)
     show_tables(args, tables)
     if args.html:
         out = Path(args.html)
-        try:
-            out.write_text(tables_html("agentload compare", tables), encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot write: {exc.strerror}", path=out) from None
+        write_tables_html(out, "agentload compare", tables)
         err_console().print(Text(f"wrote {out}"))
     return 0

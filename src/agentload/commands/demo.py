@@ -23,7 +23,6 @@ from agentload.commands.quality_options import add_quality_arguments, quality_fr
 from agentload.commands.search import add_search_arguments, search_settings_from
 from agentload.commands.target_options import add_engine_argument
 from agentload.config_file import add_config_argument, effective_config
-from agentload.errors import EXIT_INTERRUPTED
 from agentload.run import presets
 
 DEFAULTS: dict[str, Any] = {
@@ -70,10 +69,10 @@ def name_default_tiers(args: argparse.Namespace) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from agentload.commands.finish import finish
+    from agentload.commands.finish import execute_and_finish
     from agentload.engines.process import engine_threads
     from agentload.measure.power_spec import cpu_power_spec, parse_power_spec
-    from agentload.run.execute import Execution, default_out_dir, execute
+    from agentload.run.execute import Execution, default_out_dir
     from agentload.target.deployment import TargetOptions
 
     name_default_tiers(args)
@@ -96,6 +95,4 @@ def handle(args: argparse.Namespace) -> int:
         config=effective_config(args, "demo"),
         quality=quality_from(args, share=presets.DEMO_CHECK_SHARE),
     )
-    summary = execute(request)
-    finish(summary, request.out)
-    return 0 if summary.complete else EXIT_INTERRUPTED
+    return execute_and_finish(request)

@@ -9,14 +9,12 @@ allowed), `EXIT_CHECK_FAILED` when a check failed; `--json` prints the checks as
 from __future__ import annotations
 
 import argparse
-import sys
-
-import orjson
 
 from agentload.commands.options import add_power_arguments, add_workload_arguments, power_from
 from agentload.commands.target_options import add_target_arguments, target_from
 from agentload.config_file import add_config_argument
-from agentload.console import err_console, wide_console
+from agentload.console import err_console, print_json, wide_console
+from agentload.errors import at_least_one
 
 EXIT_CHECK_FAILED = 3
 """A check failed (1 is an internal error, 2 a usage error)."""
@@ -48,16 +46,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from agentload.doctor.diagnose import DoctorOptions, diagnose, print_checks
-    from agentload.errors import AgentloadError
     from agentload.target.checks import any_failed
     from agentload.target.context import Fit
     from agentload.target.deployment import check_target_options
     from agentload.workload.load import load_workload
 
-    if args.agents < 1:
-        raise AgentloadError(f"--agents: must be at least 1, got {args.agents}")
-    if args.workers < 1:
-        raise AgentloadError(f"--workers: must be at least 1, got {args.workers}")
+    at_least_one("--agents", args.agents)
+    at_least_one("--workers", args.workers)
     target = target_from(args)
     check_target_options(target, args.api)
     workload = load_workload(args.workload, skip_bad_lines=args.skip_bad_lines)
@@ -71,8 +66,7 @@ def handle(args: argparse.Namespace) -> int:
     )
     checks = diagnose(options, err_console())
     if args.json:
-        document = {"ok": not any_failed(checks), "checks": [c.model_dump() for c in checks]}
-        sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
+        print_json({"ok": not any_failed(checks), "checks": [c.model_dump() for c in checks]})
     else:
         print_checks(checks, wide_console())
     return EXIT_CHECK_FAILED if any_failed(checks) else 0

@@ -10,16 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
-from agentload.commands.options import DEFAULT_WORKLOAD
 from agentload.commands.target_options import add_engine_argument
-from agentload.engines.choice import install, resolve_model
-from agentload.engines.llamacpp import DEFAULT_PARALLEL, LocalEngine
+from agentload.engines.choice import install
+from agentload.engines.llamacpp import DEFAULT_PARALLEL
 from agentload.engines.model_gen import GENERATED_MODEL
-from agentload.engines.server import EngineServer
-from agentload.errors import AgentloadError
+from agentload.frozen import same_named
+from agentload.workload.load import DEFAULT_WORKLOAD
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -83,16 +81,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = verbs.add_parser("status", help="print the detached server's status as JSON")
     p.set_defaults(func=_status)
 
-    parser.set_defaults(func=_help(parser))
-
-
-def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
-    def show(_args: argparse.Namespace) -> int:
-        parser.print_help()
-        return 2
-
-    return show
-
 
 def _install(args: argparse.Namespace) -> int:
     print(install(args.engine, quiet=args.quiet, force=args.force))
@@ -100,46 +88,12 @@ def _install(args: argparse.Namespace) -> int:
 
 
 def _start(args: argparse.Namespace) -> int:
-    """Start the detached engine, its slots sized to `--workload` unless `--ctx-size` is
-    given; its state as JSON on stdout, the sizing on stderr."""
-    from agentload.engines.persistent import record_detached, refuse_running
+    """Start the detached engine (`agentload.target.local.start_detached`); its state as JSON
+    on stdout, the sizing on stderr."""
+    from agentload.target.local import start_detached
 
-    sizes = (
-        ("--parallel", args.parallel),
-        ("--ctx-size", args.ctx_size),
-        ("--threads", args.threads),
-    )
-    for option, value in sizes:
-        if value is not None and value < 1:
-            raise AgentloadError(f"{option}: must be at least 1, got {value}")
-    if args.ctx_size is not None and args.engine != "llama.cpp":
-        raise AgentloadError("--ctx-size: llama.cpp's only; vLLM is sized to --workload")
-    refuse_running()
-    resolve_model(args.engine, args.model)  # a model not there is one line, before any start
-    if args.ctx_size is not None:
-        engine: EngineServer = LocalEngine.start(
-            model=args.model,
-            parallel=args.parallel,
-            ctx_size=args.ctx_size,
-            port=args.port,
-            log_dir=args.log_dir,
-            threads=args.threads,
-            detach=True,
-        )
-    else:
-        from agentload.target.local import start_sized
-        from agentload.workload.load import load_workload
-
-        engine = start_sized(
-            args.model,
-            args.parallel,
-            load_workload(args.workload),
-            args.port,
-            args.log_dir,
-            threads=args.threads,
-            engine=args.engine,
-        )
-    state = record_detached(engine)
+    options = ("model", "parallel", "workload", "port", "log_dir", "threads", "engine", "ctx_size")
+    state = start_detached(**same_named(args, options))
     print(json.dumps(state.model_dump(mode="json"), indent=2))
     return 0
 

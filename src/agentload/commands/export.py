@@ -11,7 +11,7 @@ SLO tier of the summary). Nested figures become dotted columns (`verdict.<tier>`
 JSON list in CSV and a list column in Parquet. Column names keep the results' units. Parquet
 needs pyarrow (`pip install 'agentload[parquet]'`).
 
-The tables are built and written by `agentload.analysis.export`.
+The tables are built and written by `agentload.analysis.export.write_tables`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from agentload.analysis.export import TABLES, flat_tables, write_csv, write_parquet
+from agentload.analysis.export import write_tables
 from agentload.commands.options import add_verb
 from agentload.console import wide_console
 from agentload.results.load import load_results
@@ -45,14 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_export(args: argparse.Namespace) -> int:
     """Read the directory, write the three tables, print where they went."""
     files = load_results(args.results)
-    tables = flat_tables(files)
-    out = args.out or args.results / DEFAULT_FOLDER
-    out.mkdir(parents=True, exist_ok=True)
     console = wide_console()
-    for name in TABLES:
-        path = out / f"{name}.{args.format}"
-        (write_parquet if args.format == "parquet" else write_csv)(tables[name], path)
-        console.print(Text(f"{path}  ({len(tables[name])} rows)"))
+    for path, rows in write_tables(files, args.out or args.results / DEFAULT_FOLDER, args.format):
+        console.print(Text(f"{path}  ({rows} rows)"))
     for note in files.notes:
         console.print(Text(f"note: {note}"))
     return 0

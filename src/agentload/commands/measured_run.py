@@ -20,7 +20,6 @@ from agentload.commands.options import (
 from agentload.commands.quality_options import add_quality_arguments, quality_from
 from agentload.commands.target_options import add_target_arguments, target_from
 from agentload.config_file import add_config_argument, effective_config
-from agentload.errors import EXIT_INTERRUPTED
 from agentload.run.search_settings import SearchSettings
 
 
@@ -43,8 +42,8 @@ def measured_run(
     args: argparse.Namespace, verb: str, search: SearchSettings, *, start_mid_session: bool
 ) -> int:
     """Measure `search` as the options say; the exit code (interrupted: incomplete)."""
-    from agentload.commands.finish import finish
-    from agentload.run.execute import Execution, execute
+    from agentload.commands.finish import execute_and_finish
+    from agentload.run.execute import Execution
 
     label = label_from(args, verb)
     request = Execution(
@@ -62,6 +61,4 @@ def measured_run(
         config=effective_config(args, verb),
         quality=quality_from(args),
     )
-    summary = execute(request)
-    finish(summary, request.out)
-    return 0 if summary.complete else EXIT_INTERRUPTED
+    return execute_and_finish(request)

@@ -11,15 +11,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agentload.errors import AgentloadError
 from agentload.files import clean_label
 from agentload.measure.power_spec import PowerSpec, power_spec_from_options
 from agentload.option_errors import Renamed, named_options
-from agentload.run.execute import HOST_KINDS, HostKind, HostOptions, default_out_dir
+from agentload.run.execute import HOST_KINDS, HostKind, HostOptions, results_dir
 from agentload.run.settings import AgentSettings
-from agentload.workload.synthetic import PROFILE, SPEC_PREFIX
-
-DEFAULT_WORKLOAD = SPEC_PREFIX + PROFILE
+from agentload.workload.load import DEFAULT_WORKLOAD
 
 
 def add_renamed(
@@ -148,9 +145,8 @@ def agents_from(
 
 
 def hosts_from(args: argparse.Namespace) -> HostOptions:
-    """Where agents run, checked: --ray-address implies `--host ray`."""
-    if args.workers < 1:
-        raise AgentloadError(f"--workers: must be at least 1, got {args.workers}")
+    """Where agents run: --ray-address implies `--host ray` (`--workers` is checked where
+    they run, `agentload.run.execute`)."""
     kind: HostKind = "ray" if args.ray_address else args.host
     return HostOptions(workers=args.workers, kind=kind, ray_address=args.ray_address)
 
@@ -166,8 +162,6 @@ def label_from(args: argparse.Namespace, verb: str) -> str:
 
 
 def out_from(args: argparse.Namespace, label: str) -> Path:
-    """The results directory: --resume DIR, else --out, else results/<time>-<label>."""
-    if args.resume is not None and args.out is not None and args.out != args.resume:
-        raise AgentloadError("--resume DIR writes into DIR; leave out --out (or give the same)")
-    out: Path = args.resume or args.out or default_out_dir(label)
-    return out
+    """The results directory: --resume DIR, else --out, else results/<time>-<label>
+    (`agentload.run.execute.results_dir`)."""
+    return results_dir(label, out=args.out, resume=args.resume)

@@ -18,19 +18,15 @@ import sys
 
 from agentload.analysis.plan import (
     HOURS_PER_DAY,
-    Demand,
-    Prices,
-    Sizing,
-    day_profile,
-    measured_deployment,
-    plan_fleet,
+    PlanInputs,
+    plan_for,
     refuse_missing,
 )
 from agentload.analysis.plan_file import PLAN_FILE, write_plan
 from agentload.analysis.plan_tables import plan_tables
 from agentload.analysis.render import print_tables
 from agentload.analysis.results import load_results
-from agentload.analysis.wall import DEFAULT_GPUS_PER_NODE, wall_power
+from agentload.analysis.wall import DEFAULT_GPUS_PER_NODE
 from agentload.commands.figures import (
     Typed,
     add_hosted_price_options,
@@ -38,7 +34,6 @@ from agentload.commands.figures import (
     one_line_errors,
 )
 from agentload.commands.options import add_verb
-from agentload.errors import InputError
 from agentload.results.load import summary_path
 
 
@@ -80,12 +75,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @one_line_errors
 def _plan(args: argparse.Namespace) -> int:
-    typed = Typed(args)
     results = load_results(args.results)
     refuse_missing(results, args.results, vars(args))
-    typed_gpus = typed.whole("gpus_per_deployment", positive=True)
-    deployment = measured_deployment(results, args.tier, typed_gpus)
-    plan = plan_fleet(deployment, _demand(typed), _sizing(typed), _prices(typed))
+    plan = plan_for(results, _inputs(Typed(args)))
     if args.json:
         print(plan.model_dump_json(indent=2))
     else:
@@ -96,61 +88,24 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _demand(typed: Typed) -> Demand:
-    developers = typed.whole("developers", positive=True)
-    per_developer = typed.number("agents_per_developer", positive=True)
-    if developers is None or per_developer is None:
-        raise InputError("a plan needs --developers and --agents-per-developer")
-    if (typed.args.active_share is None) == (typed.args.day_profile is None):
-        raise InputError(
-            "give --active-share or --day-profile (one of them)", field="--active-share"
-        )
-    share = typed.share("active_share")
-    profile = day_profile(typed.args.day_profile) if typed.args.day_profile is not None else None
-    if share == 0:
-        raise InputError("must be > 0", field="--active-share")
-    return Demand(
-        developers=developers,
-        agents_per_developer=per_developer,
-        active_share=share,
-        day_profile=profile,
-    )
-
-
-def _sizing(typed: Typed) -> Sizing:
-    host = typed.number("host_watts")
-    pue = typed.number("pue", positive=True)
-    per_node = typed.whole("gpus_per_node", positive=True) or DEFAULT_GPUS_PER_NODE
-    wall = wall_power(host, None, pue)
-    if wall is not None:
-        wall = wall.model_copy(update={"gpus_per_node": per_node})
-    return Sizing(
-        headroom=typed.number("headroom", percent=True) or 0.0,
-        spare_deployments=typed.whole("spare_deployments") or 0,
-        gpus_per_node=per_node,
-        wall=wall,
-    )
-
-
-def _prices(typed: Typed) -> Prices:
-    capex = typed.number("capex_per_gpu")
-    years = typed.number("years", positive=True)
-    kwh = typed.number("kwh_price")
-    owned = (capex, years, kwh)
-    if any(v is not None for v in owned) and any(v is None for v in owned):
-        missing = [
-            flag
-            for flag, v in zip(("--capex-per-gpu", "--years", "--kwh-price"), owned, strict=True)
-            if v is None
-        ]
-        raise InputError(
-            "owned GPUs need --capex-per-gpu, --years and --kwh-price (electricity)",
-            field=missing[0],
-        )
-    return Prices(
-        gpu_hour=typed.number("gpu_hour_price"),
-        capex_per_gpu=capex,
-        years=years,
-        kwh=kwh,
+def _inputs(typed: Typed) -> PlanInputs:
+    """The options as typed figures (numbers read one line per error)."""
+    args = typed.args
+    return PlanInputs(
+        tier=args.tier,
+        gpus_per_deployment=typed.whole("gpus_per_deployment", positive=True),
+        developers=typed.whole("developers", positive=True),
+        agents_per_developer=typed.number("agents_per_developer", positive=True),
+        active_share=typed.share("active_share"),
+        day_profile=args.day_profile,
+        headroom=typed.number("headroom", percent=True),
+        spare_deployments=typed.whole("spare_deployments"),
+        gpus_per_node=typed.whole("gpus_per_node", positive=True),
+        host_watts=typed.number("host_watts"),
+        pue=typed.number("pue", positive=True),
+        gpu_hour_price=typed.number("gpu_hour_price"),
+        capex_per_gpu=typed.number("capex_per_gpu"),
+        years=typed.number("years", positive=True),
+        kwh_price=typed.number("kwh_price"),
         hosted=typed.hosted_prices(),
     )

@@ -14,10 +14,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import orjson
 from rich.text import Text
 
-from agentload.console import wide_console
+from agentload.console import print_json, wide_console
 from agentload.report.html import write_report
 from agentload.report.layouts import print_ranking, read_layouts, write_layouts_report
 from agentload.report.load import load_view
@@ -65,8 +64,7 @@ def handle(args: argparse.Namespace) -> int:
         if check:
             console.print(check)
     elif args.format == "json":
-        sys.stdout.write(orjson.dumps(summary_json(view), option=orjson.OPT_INDENT_2).decode())
-        sys.stdout.write("\n")
+        print_json(summary_json(view))
     else:
         sys.stdout.write(summary_text(view, args.format))
         if check:

@@ -19,7 +19,7 @@ from agentload.measure.verdict import (
 )
 from agentload.measure.window import STEADY_STATE_SETTLE_S
 from agentload.option_errors import named_options
-from agentload.results.tiers import PRESETS, Tier, load_tiers, parse_tier, preset, unique_names
+from agentload.results.tiers import PRESETS, Tier, asked_tiers
 from agentload.run import search_settings as defaults
 from agentload.search.plans import BISECT, DEFAULT_PLAN
 from agentload.search.prior import load_prior
@@ -126,16 +126,15 @@ def add_search_arguments(
 
 
 def tiers_from(args: argparse.Namespace, default_preset: str = "agentperf") -> tuple[Tier, ...]:
-    """Tiers from --tiers/--tier/--tiers-file; the default preset when none is given."""
-    tiers: list[Tier] = []
-    if args.tiers:
-        tiers.extend(preset(args.tiers, ttft_ceiling_s=args.ttft_ceiling))
-    tiers.extend(parse_tier(spec) for spec in args.tier)
-    if args.tiers_file:
-        tiers.extend(load_tiers(args.tiers_file))
-    if not tiers:
-        tiers.extend(preset(default_preset, ttft_ceiling_s=args.ttft_ceiling))
-    return unique_names(tuple(tiers))
+    """Tiers from --tiers/--tier/--tiers-file; the default preset when none is given
+    (`agentload.results.tiers.asked_tiers`)."""
+    return asked_tiers(
+        args.tiers,
+        args.tier,
+        args.tiers_file,
+        default=default_preset,
+        ttft_ceiling_s=args.ttft_ceiling,
+    )
 
 
 def search_settings_from(

@@ -45,11 +45,10 @@ from agentload.commands.simulate_layouts import (
 from agentload.commands.simulate_options import add_deployment_arguments, deployment_from
 from agentload.config_file import add_config_argument, effective_config
 from agentload.console import err_console, wide_console
-from agentload.errors import EXIT_INTERRUPTED, AgentloadError
+from agentload.errors import AgentloadError
 from agentload.files import clean_label
 from agentload.run.search_settings import CAP_FACTOR, MIN_CAP
-from agentload.tables import Column, Grid, console_lines
-from agentload.units import MISSING
+from agentload.tables import console_lines
 
 FITTED_CAP_WORDS = (
     f"the larger of {CAP_FACTOR:g} x the deployment's analytic estimate at its best tier and "
@@ -99,8 +98,8 @@ def handle(args: argparse.Namespace) -> int:
         return compare_systems(args)
     if args.choose_layout:
         return choose_layout(args)
-    from agentload.commands.finish import finish
-    from agentload.run.execute import Execution, execute
+    from agentload.commands.finish import execute_and_finish
+    from agentload.run.execute import Execution
     from agentload.sim.target import SimOptions
 
     deployment, calibration = calibrated_deployment(args)
@@ -119,9 +118,7 @@ def handle(args: argparse.Namespace) -> int:
         resume=args.resume is not None,
         config=effective_config(args, "simulate"),
     )
-    summary = execute(request)
-    finish(summary, request.out)
-    return 0 if summary.complete else EXIT_INTERRUPTED
+    return execute_and_finish(request)
 
 
 def _fitted_cap(args: argparse.Namespace, deployment: DeploymentSpec) -> int:
@@ -168,74 +165,34 @@ def _wrote(out: Path, page: Path) -> int:
 
 
 def _label(args: argparse.Namespace, deployment: DeploymentSpec) -> str:
-    """--label, else the deployment in a few words (`b300_sxm-x8-vllm-gpt-oss-120b`), so that
-    simulations set side by side (`agentload compare`) tell themselves apart."""
+    """--label, else the deployment in a few words (`DeploymentSpec.short_name`)."""
     if args.label != "simulate":
         return label_from(args, "simulate")
-    d = deployment
-    text = f"{d.system}-x{d.gpus}-{d.backend}-{d.model.rsplit('/', 1)[-1]}"
-    if d.layout is not None and len(d.pools()) > 1:
-        text += "-" + "-".join(f"{p.instances}{p.role[0]}{p.layout.spec}" for p in d.pools())
-    if d.speculative is not None:
-        text += f"-{d.speculative.method}{d.speculative.draft_tokens}"
-    return clean_label(text, "simulate")
+    return clean_label(deployment.short_name(), "simulate")
 
 
 def calibrated_deployment(
     args: argparse.Namespace,
 ) -> tuple[DeploymentSpec, CalibrationFacts | None]:
-    """The deployment request, fitted to `--calibrate`'s run when given (with the fit's
-    facts; the fit and its errors are printed)."""
+    """The deployment request, fitted to `--calibrate`'s run when given
+    (`agentload.sim.calibration.on_run.calibrate_on_dir`; the fit and its errors printed)."""
     if not args.calibrate:
         if args.calibrate_max_agents is not None:
             raise AgentloadError("--calibrate-max-agents needs --calibrate RESULTS_DIR")
         return deployment_from(args), None
-    from agentload.sim.calibration.measured import read_measured
-    from agentload.sim.calibration.on_run import calibrate_on_run, engine_defaults
-    from agentload.workload.load import load_workload
+    from agentload.report.calibration import calibration_grid, calibration_line
+    from agentload.sim.calibration.on_run import calibrate_on_dir
 
     if args.steps == "aic":
         raise AgentloadError("--calibrate fits the roofline's factors: not with --steps aic")
-    run = read_measured(args.calibrate)
-    request = deployment_from(args, engine_defaults(run))
-    workload = load_workload(run.workload, skip_bad_lines=args.skip_bad_lines)
-    calibrated, facts = calibrate_on_run(
-        run, request, workload, max_agents=args.calibrate_max_agents
+    calibrated, facts = calibrate_on_dir(
+        args.calibrate,
+        lambda defaults: deployment_from(args, defaults),
+        max_agents=args.calibrate_max_agents,
+        prompt_token_scale=args.prompt_token_scale,
+        skip_bad_lines=args.skip_bad_lines,
     )
-    if args.prompt_token_scale is not None:
-        calibrated = calibrated.model_copy(update={"prompt_token_scale": args.prompt_token_scale})
-    print_calibration(facts)
-    return calibrated, facts
-
-
-def print_calibration(facts: CalibrationFacts) -> None:
-    """The fit in a few lines: factors, and the errors of fitted and predicted figures."""
     console = wide_console()
-    factors = ", ".join(f"{name} {value:.4g}" for name, value in facts.factors.items())
-    console.print(
-        f"calibrated on {facts.source} ({facts.measured}; probes at "
-        f"{', '.join(str(a) for a in facts.fitted_agents)} agents, {facts.evaluations} "
-        f"simulations): {factors}; prompt tokens x{facts.prompt_token_scale:.3f}"
-    )
-    rows = tuple(
-        (
-            str(row.agents),
-            row.figure,
-            _figure(row.measured),
-            MISSING if row.predicted is None else _figure(row.predicted),
-            MISSING if row.error is None else f"{row.error:+.1%}",
-            "yes" if row.fitted else "no",
-        )
-        for row in facts.points
-    )
-    columns = (
-        Column("agents", key=True),
-        Column("figure", key=True, justify="left"),
-        *(Column(name) for name in ("measured", "simulated", "error", "fitted")),
-    )
-    console_lines(Grid("measured vs calibrated simulation", columns, rows), console)
-
-
-def _figure(value: float) -> str:
-    """Three significant figures, thousands separated."""
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    console.print(Text(calibration_line(facts)))
+    console_lines(calibration_grid(facts), console)
+    return calibrated, facts

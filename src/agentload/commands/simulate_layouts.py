@@ -13,7 +13,6 @@ buyer compares a rack with a node, not equal GPU counts.
 from __future__ import annotations
 
 import argparse
-import math
 from typing import TYPE_CHECKING
 
 from agentload.commands.options import agents_from
@@ -152,7 +151,3 @@ def _check(args: argparse.Namespace) -> None:
         )
     if searches_from(args) < 1:
         raise InputError(f"--searches: at least 1, got {args.searches}", field="--searches")
-    for name in ("gpu_hour_price", "kwh_price"):
-        value = getattr(args, name)
-        if value is not None and not (math.isfinite(value) and value >= 0):
-            raise InputError(f"--{name.replace('_', '-')}: a price >= 0, got {value:g}")

@@ -9,11 +9,9 @@ import argparse
 from typing import TYPE_CHECKING
 
 from agentload.commands.options import add_renamed
-from agentload.errors import AgentloadError
 
 if TYPE_CHECKING:
     from agentload.sim.setup.build import DeploymentSpec
-    from agentload.sim.steps.roofline import RooflineParams
 
 ROUTINGS = ("affinity", "round_robin", "cache_aware", "kv")
 """`agentload.sim.engine.config.ROUTINGS` (not imported: the CLI loads the simulator lazily)."""
@@ -119,66 +117,26 @@ def deployment_from(
     *,
     with_speculative: bool = True,
 ) -> DeploymentSpec:
-    """The deployment request from the options (`defaults` fill options left out; without
-    `--speculative` unless `with_speculative`); one line naming what is missing."""
-    from agentload.sim.engine.speculative import parse_speculative
-    from agentload.sim.setup.build import DeploymentSpec
-    from agentload.sim.setup.serving import layout_spec, parse_layout
-    from agentload.sim.specs.model import model_shape
+    """The deployment request from the options (`agentload.sim.setup.build.deployment_request`;
+    `defaults` fill options left out; without `--speculative` unless `with_speculative`)."""
+    from agentload.sim.setup.build import deployment_request
+    from agentload.sim.steps.roofline import parse_roofline
 
-    given = {
-        name: getattr(args, name)
-        for name in ("system", "model", "gpus", "max_batch_tokens", "max_running")
-        if getattr(args, name) is not None
-    }
-    values: dict[str, object] = {**(defaults or {}), **given}
-    layout = getattr(args, "layout", None)
-    if layout:
-        pools = parse_layout(layout)
-        gpus = sum(pool.gpus for pool in pools)
-        if args.gpus is not None and args.gpus != gpus:
-            raise AgentloadError(f"--layout {layout} has {gpus} GPUs, not --gpus {args.gpus}")
-        values.update(layout=layout_spec(pools), gpus=gpus)
-    missing = [f"--{name}" for name in ("system", "model", "gpus") if name not in values]
-    if missing:
-        raise AgentloadError(f"simulate needs {', '.join(missing)} (see --list)")
-    values.update(
-        backend=args.engine or values.get("backend") or DEFAULT_ENGINE,
+    names = ("system", "model", "gpus", "max_batch_tokens", "max_running")
+    given = {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+    given.update(
         parallel=args.parallel,
         kv_host_gb=args.kv_host_gb or 0.0,
         routing=args.routing,
         steps=args.steps,
     )
-    speculative = (getattr(args, "speculative", "off") if with_speculative else None) or "off"
-    if speculative != "off":
-        model = model_shape(str(values["model"]))
-        values["speculative"] = parse_speculative(
-            speculative, model=model.name, mtp_layers=model.mtp_layers
-        )
+    if args.engine:
+        given["backend"] = args.engine
     if args.roofline:
-        values["roofline"] = roofline_from(args.roofline)
-        values["steps"] = "roofline"
+        given.update(roofline=parse_roofline(args.roofline), steps="roofline")
     if args.prompt_token_scale is not None:
-        values["prompt_token_scale"] = args.prompt_token_scale
-    return DeploymentSpec.model_validate(values)
-
-
-def roofline_from(text: str) -> RooflineParams:
-    """`C,B,O[,S]` as roofline factors; one line when malformed."""
-    from pydantic import ValidationError
-
-    from agentload.sim.steps.roofline import RooflineParams
-
-    names = ("compute_efficiency", "bandwidth_efficiency", "step_overhead_s")
-    parts = text.split(",")
-    try:
-        values = [float(p) for p in parts]
-        if len(values) not in (3, 4):
-            raise ValueError
-        extra = {"sequence_overhead_s": values[3]} if len(values) == 4 else {}
-        return RooflineParams(**dict(zip(names, values[:3], strict=True)), **extra)
-    except (ValueError, ValidationError):
-        raise AgentloadError(
-            f"--roofline {text!r}: expected COMPUTE,BANDWIDTH,OVERHEAD_S[,SEQUENCE_OVERHEAD_S] "
-            "(efficiencies in (0, 1], overheads in seconds)"
-        ) from None
+        given["prompt_token_scale"] = args.prompt_token_scale
+    speculative = getattr(args, "speculative", None) if with_speculative else None
+    return deployment_request(
+        given, defaults, layout=getattr(args, "layout", None), speculative=speculative
+    )

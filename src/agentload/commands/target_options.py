@@ -6,19 +6,14 @@ option. `--engine` is also `demo`'s and `engine install|start`'s (`add_engine_ar
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-import orjson
 from rich.text import Text
 
 from agentload.console import err_console
 from agentload.engines.server import DEFAULT_ENGINE, ENGINE_NAMES
-from agentload.errors import AgentloadError
 from agentload.frozen import same_named
-from agentload.target.deployment import TargetOptions
+from agentload.target.deployment import TargetOptions, parse_extra_body, parse_header
 
-MAX_NICE = 19
-"""The most a process's priority can be lowered (Linux niceness 0..19 without privileges)."""
 _AS_GIVEN = (
     "url",
     "model",
@@ -26,11 +21,15 @@ _AS_GIVEN = (
     "tokenizer",
     "engine",
     "engine_model",
+    "engine_parallel",
+    "engine_threads",
+    "engine_nice",
     "metrics_url",
     "ca_bundle",
     "insecure",
 )
-"""The target's options taken as given, named as `TargetOptions` names them."""
+"""The target's options taken as given, named as `TargetOptions` names them (checked by
+`agentload.target.deployment.check_target_options`)."""
 
 
 class _RefuseKey(argparse.Action):
@@ -141,50 +140,16 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def target_from(args: argparse.Namespace) -> TargetOptions:
+    """The target the options name (its values checked by
+    `agentload.target.deployment.check_target_options` before anything is created)."""
     if args.insecure:
         err_console().print(
             Text("agentload: warning: --insecure: the server's TLS certificate is not verified")
         )
     return TargetOptions(
-        engine_parallel=_positive(args.engine_parallel, "--engine-parallel"),
-        engine_ctx_per_slot=_positive(args.engine_ctx, "--engine-ctx"),
-        engine_threads=_positive(args.engine_threads, "--engine-threads"),
-        engine_nice=_nice(args.engine_nice),
+        engine_ctx_per_slot=args.engine_ctx,
         request_timeout_s=args.request_timeout,
-        headers=tuple(_header(spec) for spec in args.header),
-        extra_body=_extra_body(args.extra_body),
+        headers=tuple(parse_header(spec) for spec in args.header),
+        extra_body=parse_extra_body(args.extra_body),
         **same_named(args, _AS_GIVEN),
     )
-
-
-def _positive(value: int | None, option: str) -> int | None:
-    if value is not None and value < 1:
-        raise AgentloadError(f"{option}: must be at least 1, got {value}")
-    return value
-
-
-def _nice(value: int | None) -> int | None:
-    if value is not None and not 0 <= value <= MAX_NICE:
-        raise AgentloadError(f"--engine-nice: must be 0 to {MAX_NICE}, got {value}")
-    return value
-
-
-def _header(spec: str) -> tuple[str, str]:
-    """`Name: value` as (name, value); one line naming the option when malformed."""
-    name, sep, value = spec.partition(":")
-    if not sep or not name.strip():
-        raise AgentloadError("--header: expected 'Name: value'")
-    return name.strip(), value.strip()
-
-
-def _extra_body(text: str | None) -> dict[str, Any] | None:
-    """--extra-body as a JSON object; one line naming the option when it is not one."""
-    if text is None:
-        return None
-    try:
-        body = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise AgentloadError(f"--extra-body: not valid JSON ({exc.msg})") from None
-    if not isinstance(body, dict):
-        raise AgentloadError("--extra-body: expected a JSON object")
-    return body

@@ -7,14 +7,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-import orjson
-
 from agentload.analysis.workload_tables import print_distances, print_kv, print_stats
-from agentload.console import wide_console
-from agentload.errors import AgentloadError
-from agentload.sim.facts import KvReport
+from agentload.console import print_json, wide_console
+from agentload.sim.facts import kv_report_asked
 from agentload.workload.load import DEFAULT_WORKLOAD, load_workload
-from agentload.workload.model import Workload
 from agentload.workload.mooncake import DEFAULT_BLOCK_SIZE
 from agentload.workload.shape import compare_shapes
 from agentload.workload.stats import workload_stats
@@ -83,41 +79,20 @@ def run_stats(args: argparse.Namespace) -> int:
         block_size=args.block_size,
     )
     stats = workload_stats(workload)
-    kv = _kv(args, workload)
+    kv = kv_report_asked(
+        workload, args.model, system=args.system, gpus=args.gpus, parallel=args.parallel
+    )
     if args.json:
         data = stats.model_dump(mode="json")
         if kv is not None:
             data["kv"] = kv.model_dump(mode="json")
-        sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+        print_json(data)
     else:
         console = wide_console()
         print_stats(stats, console)
         if kv is not None:
             print_kv(kv, console)
     return 0
-
-
-def _kv(args: argparse.Namespace, workload: Workload) -> KvReport | None:
-    deployment = {"--model": args.model, "--system": args.system, "--gpus": args.gpus}
-    given = [option for option, value in deployment.items() if value is not None]
-    if given == ["--model"] or not given:
-        return None if not given else _kv_report(args, workload)
-    missing = [option for option, value in deployment.items() if value is None]
-    if missing:
-        raise AgentloadError(
-            f"the KV working set on a deployment needs --model, --system and --gpus together: "
-            f"give {' and '.join(missing)} too (or --model alone: the working set on no "
-            "deployment)"
-        )
-    return _kv_report(args, workload)
-
-
-def _kv_report(args: argparse.Namespace, workload: Workload) -> KvReport:
-    from agentload.sim.facts import kv_report
-
-    return kv_report(
-        workload, args.model, system=args.system, gpus=args.gpus, parallel=args.parallel
-    )
 
 
 def run_compare(args: argparse.Namespace) -> int:

@@ -5,6 +5,9 @@ Light on purpose (the CLI reads `ASSUMED_GPU_HOUR` for its help without loading 
 
 from __future__ import annotations
 
+import math
+
+from agentload.errors import InputError
 from agentload.results.layouts import Price
 from agentload.units import WATTS_PER_KW
 
@@ -19,7 +22,11 @@ GIVEN_PRICE_SOURCE = "--gpu-hour-price"
 
 def price_of(gpu_hour: float | None, kwh: float | None) -> Price:
     """The price a layout search ranks at: `gpu_hour` $ per GPU-hour as given, else the
-    assumed one; `kwh` $ per kWh of simulated power (None: electricity not counted)."""
+    assumed one; `kwh` $ per kWh of simulated power (None: electricity not counted). One line
+    naming the option for a price that is not a finite number >= 0."""
+    for option, value in (("--gpu-hour-price", gpu_hour), ("--kwh-price", kwh)):
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise InputError(f"{option}: a price >= 0, got {value:g}")
     if gpu_hour is not None:
         return Price(gpu_hour=gpu_hour, assumed=False, source=GIVEN_PRICE_SOURCE, kwh=kwh)
     return Price(gpu_hour=ASSUMED_GPU_HOUR, assumed=True, source=ASSUMED_PRICE_SOURCE, kwh=kwh)

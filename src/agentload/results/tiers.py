@@ -17,6 +17,7 @@ any of `speed=FLOOR[@pQ]`, `ttft=CEILING[@pQ]`, `e2e=FLOOR[@pQ]`, colon-separate
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -230,6 +231,27 @@ def _validated(values: object, *, source: str, index: int | None = None) -> Tier
         else:
             name = f"tiers[{index}].{name}"
         raise InputError(words, path=source, field=name) from None
+
+
+def asked_tiers(
+    preset_name: str | None,
+    specs: Sequence[str],
+    path: Path | None,
+    *,
+    default: str,
+    ttft_ceiling_s: float | None = None,
+) -> tuple[Tier, ...]:
+    """The tiers asked for: a preset's, the specs', a file's, in that order, each name once;
+    the `default` preset when none is (`ttft_ceiling_s` over a preset's own ceiling)."""
+    tiers: list[Tier] = []
+    if preset_name:
+        tiers.extend(preset(preset_name, ttft_ceiling_s=ttft_ceiling_s))
+    tiers.extend(parse_tier(spec) for spec in specs)
+    if path:
+        tiers.extend(load_tiers(path))
+    if not tiers:
+        tiers.extend(preset(default, ttft_ceiling_s=ttft_ceiling_s))
+    return unique_names(tuple(tiers))
 
 
 def unique_names(tiers: tuple[Tier, ...]) -> tuple[Tier, ...]:

@@ -25,7 +25,7 @@ from rich.console import Console
 
 from agentload import clock
 from agentload.console import err_console
-from agentload.errors import AgentloadError
+from agentload.errors import AgentloadError, at_least_one
 from agentload.files import new_results_dir, owner_only_files, write_bytes_atomic
 from agentload.measure.meters import Meters
 from agentload.measure.power_spec import PowerSpec
@@ -110,6 +110,14 @@ class Execution:
         return "run" if self.search.is_run else "search"
 
 
+def results_dir(label: str, *, out: Path | None = None, resume: Path | None = None) -> Path:
+    """Where results go: the directory `resume`d, else `out`, else `default_out_dir(label)`;
+    one line when `out` is not the directory resumed."""
+    if resume is not None and out is not None and out != resume:
+        raise AgentloadError("--resume DIR writes into DIR; leave out --out (or give the same)")
+    return resume or out or default_out_dir(label)
+
+
 def default_out_dir(label: str) -> Path:
     """`results/<UTC time>-<label>` under the current directory."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -121,8 +129,7 @@ def execute(execution: Execution, console: Console | None = None) -> Summary:
     With `execution.resume`, continue the interrupted run there."""
     console = console or err_console()
     execution.target.check(execution.agents.api)
-    if execution.hosts.workers < 1:
-        raise AgentloadError(f"--workers: must be at least 1, got {execution.hosts.workers}")
+    at_least_one("--workers", execution.hosts.workers)
     workload = load_workload(execution.workload, skip_bad_lines=execution.skip_bad_lines)
     execution, arrivals = _open_loop(execution, workload)
     with owner_only_files():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agentload.errors import AgentloadError
 from agentload.frozen import Frozen
 from agentload.results.summary import (
     CalibrationFacts,
@@ -269,6 +270,30 @@ def kv_report(
             agents_that_fit=fit * ranks,
         )
     return KvReport.model_validate(report)
+
+
+def kv_report_asked(
+    workload: Workload,
+    model: str | None,
+    *,
+    system: str | None = None,
+    gpus: int | None = None,
+    parallel: str = "tp1",
+) -> KvReport | None:
+    """`kv_report` as `workload stats` asks for it: none without a model or a deployment; on
+    the model alone; on a deployment only with all three of model, system and GPUs (one line
+    naming the options missing otherwise)."""
+    named = {"--model": model, "--system": system, "--gpus": gpus}
+    missing = [option for option, value in named.items() if value is None]
+    if len(missing) == len(named):
+        return None
+    if model is None or missing not in ([], ["--system", "--gpus"]):
+        raise AgentloadError(
+            f"the KV working set on a deployment needs --model, --system and --gpus together: "
+            f"give {' and '.join(missing)} too (or --model alone: the working set on no "
+            "deployment)"
+        )
+    return kv_report(workload, model, system=system, gpus=gpus, parallel=parallel)
 
 
 def _agent_tokens(workload: Workload) -> tuple[AgentTokens, int]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import orjson
 from pydantic import ValidationError
 from rich.console import Console
 
@@ -19,7 +20,7 @@ from agentload.client.endpoint import Api, Endpoint, not_http
 from agentload.client.facts import server_facts
 from agentload.client.reach import check_reachable, reaching
 from agentload.engines.server import DEFAULT_ENGINE, EngineName
-from agentload.errors import AgentloadError, first_problem
+from agentload.errors import AgentloadError, at_least_one, first_problem
 from agentload.measure.meters import Meters, ServerWindows, power_recorder
 from agentload.measure.power_spec import PowerSpec
 from agentload.measure.server_metrics import ServerMetricsScraper
@@ -29,6 +30,9 @@ from agentload.target.http import HttpTargetSpec
 from agentload.target.preflight import preflight
 from agentload.workload.text import TextMaker
 from agentload.workload.tokenizers import Tokenizer, load_tokenizer
+
+MAX_NICE = 19
+"""The most a process's priority can be lowered (Linux niceness 0..19 without privileges)."""
 
 
 @dataclass(frozen=True)
@@ -254,9 +258,40 @@ def found_metrics(base_url: str) -> tuple[str | None, str | None]:
     return None, f"{scraper.url}: {scrape.error}"
 
 
+def parse_header(spec: str) -> tuple[str, str]:
+    """`--header 'Name: value'` as (name, value); one line naming the option when malformed."""
+    name, sep, value = spec.partition(":")
+    if not sep or not name.strip():
+        raise AgentloadError("--header: expected 'Name: value'")
+    return name.strip(), value.strip()
+
+
+def parse_extra_body(text: str | None) -> dict[str, Any] | None:
+    """`--extra-body` as a JSON object; one line naming the option when it is not one."""
+    if text is None:
+        return None
+    try:
+        body = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise AgentloadError(f"--extra-body: not valid JSON ({exc.msg})") from None
+    if not isinstance(body, dict):
+        raise AgentloadError("--extra-body: expected a JSON object")
+    return body
+
+
 def check_target_options(target: TargetOptions, api: Api) -> None:
     """Refuse a malformed target before anything is created (one line naming the option):
-    the URL, the key's variable (named and set), the request timeout, the metrics URL."""
+    the local engine's sizes and priority, the URL, the key's variable (named and set), the
+    request timeout, the metrics URL."""
+    for option, size in (
+        ("--engine-parallel", target.engine_parallel),
+        ("--engine-ctx", target.engine_ctx_per_slot),
+        ("--engine-threads", target.engine_threads),
+    ):
+        at_least_one(option, size)
+    nice = target.engine_nice
+    if nice is not None and not 0 <= nice <= MAX_NICE:
+        raise AgentloadError(f"--engine-nice: must be 0 to {MAX_NICE}, got {nice}")
     if target.metrics_url is not None:
         parts = urlsplit(target.metrics_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:

@@ -14,8 +14,8 @@ without starving it, and with room for the workload's longest calls.
   length is capped there); a workload that needs more, or an explicit `--engine-ctx` that is
   too small, is refused before any load, in one line naming the fix.
 
-`engine start` starts it detached the same way (`start_sized`), so `search --url` against it
-finds every call fits.
+`engine start` starts it detached the same way (`start_detached`), so `search --url` against
+it finds every call fits.
 """
 
 from __future__ import annotations
@@ -31,11 +31,13 @@ from rich.console import Console
 from agentload.client.endpoint import Api, Endpoint
 from agentload.client.facts import context_window
 from agentload.console import err_console
-from agentload.engines.choice import engine_class
+from agentload.engines.choice import engine_class, resolve_model
+from agentload.engines.llamacpp import LocalEngine
 from agentload.engines.model_gen import GENERATED_CONTEXT
+from agentload.engines.persistent import record_detached, refuse_running
 from agentload.engines.process import LOCAL_ENGINE_NICE, default_threads, engine_threads
-from agentload.engines.server import DEFAULT_ENGINE, EngineName, EngineServer
-from agentload.errors import AgentloadError
+from agentload.engines.server import DEFAULT_ENGINE, EngineName, EngineServer, EngineState
+from agentload.errors import AgentloadError, at_least_one
 from agentload.home import agentload_home
 from agentload.target.context import (
     SLOT_ROUND_TOKENS,
@@ -47,6 +49,7 @@ from agentload.target.context import (
     measure_need,
 )
 from agentload.units import count_words
+from agentload.workload.load import load_workload
 from agentload.workload.model import Workload, prompt_tokens
 from agentload.workload.text import TextMaker
 from agentload.workload.tokenizers import Tokenizer, load_tokenizer
@@ -154,17 +157,36 @@ def _room(engine: EngineName) -> str:
     return "slots" if engine == "llama.cpp" else "requests at once"
 
 
-def start_sized(
+def start_detached(
     model: str,
     parallel: int,
-    workload: Workload,
+    workload: str,
     port: int | None,
     log_dir: Path | None,
     threads: int | None = None,
     engine: EngineName = DEFAULT_ENGINE,
-) -> EngineServer:
-    """The engine started detached, each slot sized to the workload's longest call as `search`
-    sizes its own, on every CPU at default priority."""
+    ctx_size: int | None = None,
+) -> EngineState:
+    """`agentload engine start`: the engine started detached and recorded for `engine stop`
+    and `status` (`agentload.engines.persistent`), on every CPU at default priority, each slot
+    sized to the `workload`'s longest call as `search` sizes its own, or llama.cpp's KV cache
+    `ctx_size` split over them. One line, before any start, for a size under 1 (naming its
+    option), `ctx_size` on vLLM, an engine already running, or a model not there."""
+    for option, value in (
+        ("--parallel", parallel),
+        ("--ctx-size", ctx_size),
+        ("--threads", threads),
+    ):
+        at_least_one(option, value)
+    if ctx_size is not None and engine != "llama.cpp":
+        raise AgentloadError("--ctx-size: llama.cpp's only; vLLM is sized to --workload")
+    refuse_running()
+    resolve_model(engine, model)
+    if ctx_size is not None:
+        started = LocalEngine.start(
+            model, parallel, ctx_size, port, log_dir, threads=threads, detach=True
+        )
+        return record_detached(started)
     options = LocalOptions(
         model=model,
         parallel=parallel,
@@ -176,6 +198,11 @@ def start_sized(
         model_option="--model",
         engine=engine,
     )
+    return record_detached(_started_sized(options, load_workload(workload), log_dir))
+
+
+def _started_sized(options: LocalOptions, workload: Workload, log_dir: Path | None) -> EngineServer:
+    """The engine `options` name started, each slot sized to the workload's longest call."""
     with open_local(
         options,
         api="chat",

@@ -22,6 +22,7 @@ from agentload.sim.calibration.fit import (
 )
 from agentload.sim.calibration.measured import read_measured
 from agentload.sim.calibration.on_run import (
+    calibrate_on_dir,
     calibrate_on_run,
     engine_defaults,
     factors_for,
@@ -199,6 +200,20 @@ def test_a_simulation_is_refused_as_a_calibration_source(tmp_path: Path) -> None
     request = DeploymentSpec(system=CPU, **engine_defaults(run))  # type: ignore[arg-type]
     with pytest.raises(InputError, match="simulation"):
         calibrate_on_run(run, request, load_workload(run.workload))
+
+
+@pytest.mark.slow
+def test_a_calibration_on_a_directory_asks_for_the_deployment_with_the_runs_engine() -> None:
+    asked: list[dict[str, object]] = []
+
+    def request(defaults: dict[str, object]) -> DeploymentSpec:
+        asked.append(defaults)
+        return DeploymentSpec(system=CPU, steps="aic", **defaults)  # type: ignore[arg-type]
+
+    with pytest.raises(InputError, match="fits the roofline's factors"):
+        calibrate_on_dir(DEMO, request)
+    assert asked == [engine_defaults(read_measured(DEMO))]
+    assert asked[0]["backend"] == "llama.cpp"
 
 
 @pytest.mark.slow

@@ -8,6 +8,7 @@ from agentload.errors import InputError
 from agentload.sim.setup.build import (
     DeploymentSpec,
     build_deployment,
+    deployment_request,
     engine_memory,
     rank_memory,
 )
@@ -164,3 +165,28 @@ def test_sglangs_static_share_leaves_out_its_own_reserve() -> None:
     assert (vllm.fraction, vllm.workspace) == (0.9, True)
     given = base.model_copy(update={"memory_fraction": 0.8})
     assert engine_memory(given, gpu, layout, drafts=True).fraction == 0.8
+
+
+QWEN = {"system": "h200_sxm", "model": "Qwen/Qwen3-8B"}
+
+
+def test_a_deployment_is_named_by_system_gpus_engine_model_pools_and_drafts() -> None:
+    aggregated = DeploymentSpec(system="h200_sxm", model="Qwen/Qwen3-8B", gpus=2)
+    assert aggregated.short_name() == "h200_sxm-x2-sglang-Qwen3-8B"
+    split = deployment_request(QWEN, layout="1P:tp1+1D:tp1", speculative="eagle:2:0.8,0.5")
+    assert split.short_name() == "h200_sxm-x2-sglang-Qwen3-8B-1ptp1-1dtp1-eagle2"
+
+
+def test_a_layout_gives_the_deployment_its_gpus_over_a_runs_but_not_over_those_given() -> None:
+    spec = deployment_request(QWEN, {"gpus": 8}, layout="1P:tp1+1D:tp1")
+    assert (spec.gpus, spec.layout) == (2, "1P:tp1+1D:tp1")
+    with pytest.raises(InputError, match="has 2 GPUs, not --gpus 4"):
+        deployment_request({**QWEN, "gpus": 4}, layout="1P:tp1+1D:tp1")
+
+
+def test_what_is_given_stands_over_the_runs_defaults_and_what_is_missing_is_named() -> None:
+    spec = deployment_request({**QWEN, "gpus": 1}, {"model": "other", "max_running": 3})
+    assert (spec.model, spec.max_running) == ("Qwen/Qwen3-8B", 3)
+    with pytest.raises(InputError, match=r"simulate needs --system, --gpus \(see --list\)"):
+        deployment_request({"model": "Qwen/Qwen3-8B"})
+    assert deployment_request({**QWEN, "gpus": 1}, speculative="off").speculative is None

@@ -7,10 +7,11 @@ import json
 
 import pytest
 
+from agentload.errors import InputError
 from agentload.sim.specs.hardware import gpu_spec
 from agentload.sim.specs.links import interconnect
 from agentload.sim.specs.model import model_shape
-from agentload.sim.steps.roofline import RooflineParams, StepCost, attention_dtype
+from agentload.sim.steps.roofline import RooflineParams, StepCost, attention_dtype, parse_roofline
 from agentload.sim.steps.structure import largest_normal, structure
 from bench import roofline_structure
 
@@ -103,3 +104,13 @@ def test_the_docs_hold_exactly_the_structure_tables() -> None:
     docs = (roofline_structure.REPO / "docs" / "simulation.md").read_text()
     stored = json.loads(roofline_structure.OUT.read_text())
     assert roofline_structure.render_markdown(stored) in docs
+
+
+def test_roofline_factors_are_read_three_or_four_and_refused_otherwise() -> None:
+    three = parse_roofline("0.4,0.6,0.002")
+    assert (three.compute_efficiency, three.bandwidth_efficiency) == (0.4, 0.6)
+    assert (three.step_overhead_s, three.sequence_overhead_s) == (0.002, 0.0)
+    assert parse_roofline("0.4,0.6,0.002,0.0001").sequence_overhead_s == 0.0001
+    for bad in ("0.4,0.6", "0.4,0.6,x", "1.5,0.6,0.002", "0.4,0.6,0.002,1,2"):
+        with pytest.raises(InputError, match=f"--roofline '{bad}': expected COMPUTE"):
+            parse_roofline(bad)

@@ -9,11 +9,14 @@ agents (`agentload.sim.calibration.fit.fit`); it then predicts every probe of th
 them. The prompts are scaled by the run's own count of prompt tokens per intended token (its
 chat template and tokenizer). What comes back: the spec with the fitted factors, and the
 facts (`CalibrationFacts`: factors, figures fitted and predicted, errors) for the summary.
+`calibrate_on_dir` does it all from a results directory: reads the run, fills the deployment
+options left out from what the run says of its engine (`engine_defaults`), loads its workload.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from agentload.errors import InputError
@@ -25,11 +28,12 @@ from agentload.sim.calibration.fit import (
     compare,
     fit,
 )
-from agentload.sim.calibration.measured import MeasuredRun
+from agentload.sim.calibration.measured import MeasuredRun, read_measured
 from agentload.sim.engine.frontend import FrontendCost
 from agentload.sim.predict import ProbePoint, predict_schedule
 from agentload.sim.setup.build import DeploymentSpec, build_deployment
 from agentload.sim.steps.roofline import RooflineParams
+from agentload.workload.load import load_workload
 from agentload.workload.model import Workload
 
 FITTED_FACTORS = (
@@ -186,4 +190,24 @@ def calibrate_on_run(
             "are those of the probes not fitted (fitted: false)",
         ),
     )
+    return calibrated, facts
+
+
+def calibrate_on_dir(
+    source: str | Path,
+    request: Callable[[dict[str, object]], DeploymentSpec],
+    *,
+    max_agents: int | None = None,
+    prompt_token_scale: float | None = None,
+    skip_bad_lines: bool = False,
+) -> tuple[DeploymentSpec, CalibrationFacts]:
+    """`calibrate_on_run` on the measured run in `source`: the deployment is `request` given
+    what the run says of its engine (the options left out), the workload the run's own;
+    `prompt_token_scale`, when given, stands over the run's count in the calibrated spec."""
+    run = read_measured(source)
+    spec = request(engine_defaults(run))
+    workload = load_workload(run.workload, skip_bad_lines=skip_bad_lines)
+    calibrated, facts = calibrate_on_run(run, spec, workload, max_agents=max_agents)
+    if prompt_token_scale is not None:
+        calibrated = calibrated.model_copy(update={"prompt_token_scale": prompt_token_scale})
     return calibrated, facts

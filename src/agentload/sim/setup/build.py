@@ -25,6 +25,7 @@ Derives everything the engine needs (`DeploymentConfig`), pool by pool
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import ConfigDict, Field, model_validator
@@ -46,7 +47,7 @@ from agentload.sim.engine.config import (
 )
 from agentload.sim.engine.frontend import FrontendCost
 from agentload.sim.engine.power import FULL_LOAD_GAIN, PowerModel
-from agentload.sim.engine.speculative import DraftCost, Speculative, draft_cost
+from agentload.sim.engine.speculative import DraftCost, Speculative, draft_cost, parse_speculative
 from agentload.sim.engine.vllm import vllm_block_tokens, vllm_limits
 from agentload.sim.setup.serving import (
     Layout,
@@ -192,6 +193,46 @@ class DeploymentSpec(Frozen):
     def layout_spec(self) -> str:
         """The serving layout as `--layout` spells it (aggregated ones too)."""
         return layout_spec(self.pools())
+
+    def short_name(self) -> str:
+        """The deployment in a few words (`b300_sxm-x8-vllm-gpt-oss-120b`; a disaggregated
+        one's pools, speculative decoding), so that simulations set side by side tell
+        themselves apart."""
+        text = f"{self.system}-x{self.gpus}-{self.backend}-{self.model.rsplit('/', 1)[-1]}"
+        if self.layout is not None and len(self.pools()) > 1:
+            text += "-" + "-".join(f"{p.instances}{p.role[0]}{p.layout.spec}" for p in self.pools())
+        if self.speculative is not None:
+            text += f"-{self.speculative.method}{self.speculative.draft_tokens}"
+        return text
+
+
+def deployment_request(
+    given: Mapping[str, object],
+    defaults: Mapping[str, object] | None = None,
+    *,
+    layout: str | None = None,
+    speculative: str | None = None,
+) -> DeploymentSpec:
+    """The deployment a user named: the fields `given` over `defaults` (those a measured run
+    says of its engine); `layout` as `--layout` spells it, its GPUs the deployment's (a `gpus`
+    given must agree); `speculative` as `--speculative` spells it, read against the model's
+    MTP layers. One line naming what is missing or at odds."""
+    values = {**(defaults or {}), **given}
+    if layout:
+        pools = parse_layout(layout)
+        gpus = sum(pool.gpus for pool in pools)
+        if given.get("gpus") not in (None, gpus):
+            raise InputError(f"--layout {layout} has {gpus} GPUs, not --gpus {given['gpus']}")
+        values.update(layout=layout_spec(pools), gpus=gpus)
+    missing = [f"--{name}" for name in ("system", "model", "gpus") if values.get(name) is None]
+    if missing:
+        raise InputError(f"simulate needs {', '.join(missing)} (see --list)")
+    if speculative not in (None, "off"):
+        shape = model_shape(str(values["model"]))
+        values["speculative"] = parse_speculative(
+            speculative, model=shape.name, mtp_layers=shape.mtp_layers
+        )
+    return DeploymentSpec.model_validate(values)
 
 
 class EngineMemory(Frozen):

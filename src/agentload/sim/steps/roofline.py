@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import math
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
+from agentload.errors import InputError
 from agentload.frozen import Frozen
 from agentload.sim.specs.hardware import GpuSpec
 from agentload.sim.specs.links import interconnect
@@ -81,6 +82,30 @@ class RooflineParams(Frozen):
     attention_efficiency: float | None = Field(default=None, gt=0, le=1)
     """Achieved / peak FLOP/s of attention at its dtype on this system; None: the structure's
     (fitted on operator data), for systems whose long-context points do not identify it."""
+
+
+FACTOR_NAMES = (
+    "compute_efficiency",
+    "bandwidth_efficiency",
+    "step_overhead_s",
+    "sequence_overhead_s",
+)
+"""The factors `--roofline C,B,O[,S]` gives, in its order."""
+
+
+def parse_roofline(text: str) -> RooflineParams:
+    """`--roofline C,B,O[,S]` as the factors: compute and bandwidth efficiency, the overhead of
+    a step, s [, and of each decoding sequence in it, s]; one line when malformed."""
+    try:
+        values = [float(part) for part in text.split(",")]
+        if len(values) not in (3, 4):
+            raise ValueError
+        return RooflineParams(**dict(zip(FACTOR_NAMES[: len(values)], values, strict=True)))
+    except (ValueError, ValidationError):
+        raise InputError(
+            f"--roofline {text!r}: expected COMPUTE,BANDWIDTH,OVERHEAD_S[,SEQUENCE_OVERHEAD_S] "
+            "(efficiencies in (0, 1], overheads in seconds)"
+        ) from None
 
 
 def grid_for(limit: float, grid: tuple[int, ...]) -> tuple[int, ...]:
