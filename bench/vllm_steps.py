@@ -92,18 +92,23 @@ def tokens(count: int) -> list[int]:
     raise AssertionError("unreachable")
 
 
-def complete(engine: VllmEngine, prompt: list[int], output: int = 1) -> float:
-    """One request's latency, s (not streamed)."""
-    body = {"model": engine.model, "prompt": prompt, "max_tokens": output, "ignore_eos": True}
+def post(engine: VllmEngine, path: str, body: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+    """One request, not streamed: its latency, s, and its JSON answer."""
     request = urllib.request.Request(
-        f"{engine.url}/v1/completions",
+        f"{engine.url}{path}",
         data=json.dumps(body).encode(),
         headers={"Content-Type": "application/json"},
     )
     began = time.perf_counter()
     with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S) as response:
-        response.read()
-    return time.perf_counter() - began
+        answer = json.loads(response.read())
+    return time.perf_counter() - began, answer
+
+
+def complete(engine: VllmEngine, prompt: list[int], output: int = 1) -> float:
+    """One request's latency, s (not streamed)."""
+    body = {"model": engine.model, "prompt": prompt, "max_tokens": output, "ignore_eos": True}
+    return post(engine, "/v1/completions", body)[0]
 
 
 def chat(engine: VllmEngine, text: str) -> tuple[float, int, int]:
@@ -113,15 +118,8 @@ def chat(engine: VllmEngine, text: str) -> tuple[float, int, int]:
         "model": engine.model, "messages": [{"role": "user", "content": text}],
         "max_tokens": 1, "ignore_eos": True,
     }  # fmt: skip
-    request = urllib.request.Request(
-        f"{engine.url}/v1/chat/completions",
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    began = time.perf_counter()
-    with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S) as response:
-        usage = json.loads(response.read())["usage"]
-    took = time.perf_counter() - began
+    took, answer = post(engine, "/v1/chat/completions", body)
+    usage = answer["usage"]
     cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
     return took, int(usage["prompt_tokens"]), int(cached)
 
