@@ -32,7 +32,7 @@ from tests.engines.conftest import VLLM_WORKLOAD
 LOOSE = Tier(name="loose", output_speed_floor_tokens_per_s=0.001, ttft_ceiling_s=600.0)
 SEARCH_AGENTS = 2
 """Two probes, two windows (1 and 2 agents)."""
-WINDOW_S = 8.0
+WINDOW_S = 6.0
 HIT_RATE_POINTS = 0.05
 """Client and server hit rates within 5 points in each window: the client counts the calls
 that finished in it, vLLM the prompt tokens it looked up in it, so the windows' edges differ
@@ -99,7 +99,7 @@ def searched(vllm_server: EngineState, tmp_path_factory: pytest.TempPathFactory)
     settings = SearchSettings(
         tiers=(LOOSE,),
         max_agents=SEARCH_AGENTS,
-        settle_s=2.0,
+        settle_s=1.0,
         window_s=WINDOW_S,
         max_window_s=WINDOW_S,
         ramp_s=0.5,

@@ -194,14 +194,15 @@ def test_an_interrupted_run_resumes_and_measures_its_probe_whole(
     assert len(set(ids)) == len(ids) and any(i.startswith("r1.") for i in ids)
 
 
-@pytest.mark.parametrize("workers", [1, 2], ids=["one-process", "two-workers"])
 def test_ctrl_c_ends_a_search_within_two_seconds_and_it_resumes(
     planned_server: StartServer,
     forks: Forks,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
-    workers: int,
 ) -> None:
+    """Over two worker processes (Ctrl-C in one process: the runs on a slow server below, and a
+    killed search resumed in tests/reliability/test_nothing_lost.py)."""
+    workers = 2
     server = planned_server(defaults={"first_ms": 20.0, "gap_ms": 10.0})
     out = tmp_path / "search"
     options = (

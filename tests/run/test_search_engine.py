@@ -55,10 +55,10 @@ def searched(llama_server: LocalEngine, tmp_path_factory: pytest.TempPathFactory
     settings = SearchSettings(
         tiers=TIERS,
         max_agents=MAX_AGENTS,
-        settle_s=1.0,
+        settle_s=0.5,
         window_s=4.0,
         max_window_s=6.0,
-        ramp_s=0.5,
+        ramp_s=0.2,
         min_samples=10,
         precision=PRECISION,
         plan=DEFAULT_PLAN,
