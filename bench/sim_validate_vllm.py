@@ -116,11 +116,6 @@ def _spec(run: MeasuredRun, engine: Mapping[str, Any] | None = None) -> Deployme
     return spec.model_copy(update={"prompt_token_scale": run.rules.prompt_token_scale})
 
 
-def _with(spec: DeploymentSpec, factors: Mapping[str, float]) -> DeploymentSpec:
-    """The spec at these factors: the roofline's, and the API server's where given."""
-    return with_factors(spec, factors)
-
-
 def _gap(value: float | None, reference: float | None) -> float | None:
     """The difference of two shares, in percentage points."""
     return None if value is None or reference is None else (value - reference) * 100
@@ -206,7 +201,7 @@ def search_part(
     workload = load_workload(run.workload)
     base = _spec(run)
     by_probes, facts = calibrate_on_run(run, base, workload, max_agents=CALIBRATION_MAX_AGENTS)
-    specs = {"probes": by_probes, "steps": _with(base, steps)}
+    specs = {"probes": by_probes, "steps": with_factors(base, steps)}
     predicted = {model: predict_run(spec, run, workload) for model, spec in specs.items()}
     tiers = {
         "probes": tiers_by_probes(run_dir, run, scratch / f"{name}-probes"),
@@ -281,7 +276,7 @@ def pressure_part(measured: Path, factors: Mapping[str, Mapping[str, float]]) ->
         "load": load_figures(run_dir),
     }
     for model, values in factors.items():
-        spec = _with(base, values)
+        spec = with_factors(base, values)
         guess = predict_run(spec, run, load_workload(run.workload))[0]
         out[model] = {
             "hits": guess.cache_hit_rate,

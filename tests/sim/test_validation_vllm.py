@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentload.sim.calibration.measured import read_measured
-from agentload.sim.calibration.on_run import engine_defaults, predict_run
+from agentload.sim.calibration.on_run import engine_defaults, predict_run, with_factors
 from agentload.workload.load import load_workload
 from bench import sim_validate, sim_validate_vllm, vllm_steps
 from tests.paths import REPO
@@ -68,7 +68,7 @@ def test_the_published_vllm_predictions_are_what_the_step_fitted_factors_give() 
     hit rates the docs publish, probe by probe."""
     name = sim_validate_vllm.RUNS[0]
     run = read_measured(sim_validate_vllm.MEASURED / name)
-    spec = sim_validate_vllm._with(sim_validate_vllm._spec(run), _results()["steps"]["factors"])
+    spec = with_factors(sim_validate_vllm._spec(run), _results()["steps"]["factors"])
     predicted = predict_run(spec, run, load_workload(run.workload))
     rows = _search(name)["probes"]
     assert [p.total_tokens_per_s for p in predicted] == pytest.approx(

@@ -10,7 +10,7 @@ import math
 
 from agentload.analysis.cost import break_even_cell
 from agentload.analysis.plan import HOURS_PER_MONTH, FleetPlan, MeasuredDeployment
-from agentload.analysis.provenance import ASSUMED_POWER, COMPUTED, TYPED_IN, describe_source
+from agentload.analysis.provenance import ASSUMED_POWER, COMPUTED, TYPED_IN
 from agentload.analysis.table import Cell, Table, figure_table, format_number
 from agentload.analysis.wall import AT_THE_GPU, AT_THE_WALL
 from agentload.units import PERCENT, given
@@ -77,8 +77,7 @@ def _inputs(plan: FleetPlan) -> Table:
             ("hosted list price: cached input", hosted.cached_input, "$ per M tokens", TYPED_IN)
         )
         rows.append(("hosted list price: output", hosted.output, "$ per M tokens", TYPED_IN))
-    source = describe_source(deployment.provenance, deployment.origin)
-    notes = () if source == measured else (f"{measured}: {source.removeprefix(measured + ', ')}",)
+    notes = () if deployment.origin == measured else (f"{measured}: {deployment.origin}",)
     title = f"Fleet plan: sized on {deployment.label or deployment.origin}"
     return figure_table(title, rows, notes=notes)
 
