@@ -43,6 +43,11 @@ within the server's longest call (sized to `VLLM_WORKLOAD`: about 4,000 tokens).
 ABORT_S = 10.0
 """vLLM drops a request whose client went away within this (measured: well under a second)."""
 TIMEOUT_S = 1.0
+LATE_S = 5.0
+"""How late a timed-out call may end: here it ends within a millisecond of its limit, CI's
+2-core machine once ended one 2.7 s late (vLLM's engine and the tests share its cores). The
+call it cuts would run 13 s or more (about 230 tokens/s here), so this still tells a call cut at
+its limit from one that ran on."""
 
 
 def _endpoint(server: EngineState, **limits: float) -> Endpoint:
@@ -193,5 +198,5 @@ async def test_a_timed_out_call_is_recorded_and_dropped_by_vllm(
         await scraper.aclose()
     assert record.error == errors.TOTAL_TIMEOUT
     assert 0 < record.token_events < LONG_OUTPUT
-    assert record.t_done - record.t_send < TIMEOUT_S + 1.0
+    assert record.t_done - record.t_send < TIMEOUT_S + LATE_S
     assert idle_s < ABORT_S
