@@ -16,6 +16,7 @@ from agentload.engines.llamacpp import LocalEngine
 from agentload.engines.server import EngineState
 from agentload.engines.tokenizer import IM_END, IM_START
 from agentload.measure.prometheus import parse
+from agentload.workload.tokenizers import ServerTokenizer
 from tests.engines.conftest import VLLM_PARALLEL
 from tests.paths import REPO
 
@@ -81,6 +82,21 @@ def test_chat_template_and_tokens_are_the_hf_tokenizer_s(
     chat = {"model": vllm_server.model, "messages": messages, "max_tokens": 8, "ignore_eos": True}
     usage = _post(f"{vllm_server.url}/v1/chat/completions", chat)["usage"]
     assert usage["prompt_tokens"] == len(expected) and usage["completion_tokens"] == 8
+
+
+def test_vllm_s_tokenize_endpoint_tokenizes_as_llama_cpp_s(
+    vllm_server: EngineState, llama_server: LocalEngine
+) -> None:
+    """agentload's server tokenizer speaks vLLM's shape, and vLLM's ids are llama.cpp's: a
+    corpus either server tokenized is cached under one fingerprint and serves both."""
+    theirs = ServerTokenizer(vllm_server.url, model=vllm_server.model)
+    ours = ServerTokenizer(llama_server.url)
+    source = (REPO / "src" / "agentload" / "engines" / "vllm.py").read_text()
+    ids = theirs.encode(source)
+    assert theirs.dialect == "openai" and ours.dialect == "auto"
+    assert ids == ours.encode(source) and ours.dialect == "llama.cpp"
+    assert theirs.decode(ids) == source
+    assert theirs.fingerprint == ours.fingerprint
 
 
 def test_llama_cpp_and_vllm_serve_one_model(

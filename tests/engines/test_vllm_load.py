@@ -56,6 +56,12 @@ def _endpoint(server: EngineState, **limits: float) -> Endpoint:
     )
 
 
+def _tokenizer(server: EngineState) -> Path:
+    """The served model's tokenizer file: its corpus is cached, where one tokenized through
+    vLLM's endpoint takes 14 s of calls (that endpoint is checked in tests/engines/test_vllm)."""
+    return server.model_path / "tokenizer.json"
+
+
 def _meta(request_id: str) -> CallMeta:
     return CallMeta(
         request_id=request_id,
@@ -87,7 +93,10 @@ def test_doctor_passes_every_check(
     vllm_server: EngineState, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = f"{vllm_server.url}/v1"
-    argv = ["doctor", "--url", url, "--model", vllm_server.model, "--workload", VLLM_WORKLOAD]
+    argv = [
+        "doctor", "--url", url, "--model", vllm_server.model, "--workload", VLLM_WORKLOAD,
+        "--tokenizer", str(_tokenizer(vllm_server)),
+    ]  # fmt: skip
     main([*argv, "--json"])
     checks = {c["name"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
     failed = {n: c["detail"] for n, c in checks.items() if c["status"] == "fail"}
@@ -113,7 +122,11 @@ def searched(vllm_server: EngineState, tmp_path_factory: pytest.TempPathFactory)
     request = Execution(
         workload=VLLM_WORKLOAD,
         search=settings,
-        target=TargetOptions(url=f"{vllm_server.url}/v1", model=vllm_server.model),
+        target=TargetOptions(
+            url=f"{vllm_server.url}/v1",
+            model=vllm_server.model,
+            tokenizer=str(_tokenizer(vllm_server)),
+        ),
         out=out,
         label="vllm",
         agents=AgentSettings(seed=2),

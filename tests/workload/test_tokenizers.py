@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
+from agentload.workload import corpus as corpus_module
 from agentload.workload.corpus import Corpus
 from agentload.workload.model import Segment
 from agentload.workload.text import TextMaker
@@ -75,6 +76,28 @@ def test_llama_cpp_tokenize_endpoint(llama_server: Any) -> None:
     for n in (1, 2, 7, 100, 4096):
         segment = Segment(key=f"s/{n}", tokens=n, role="tool")
         assert tok.count(maker.segment_text(segment, "agent-1")) == n
+
+
+def test_a_server_s_corpus_is_kept_and_found_again_by_how_it_tokenizes(
+    llama_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A corpus a server tokenized (thousands of calls) is cached like a file tokenizer's, under
+    the ids the server gives a fixed text: the same server found again under another base URL
+    loads it with no build, and so would any server that tokenizes alike."""
+    monkeypatch.setattr(corpus_module, "SERVER_CORPUS_CHARS", SERVER_CORPUS_CHARS)
+    first = ServerTokenizer(llama_server.url)
+    built = Corpus.load_or_build(first, tmp_path)
+    assert len(list(tmp_path.glob("*.npz"))) == 1
+
+    def no_build(*_: Any, **__: Any) -> Corpus:
+        raise AssertionError("the cached corpus was built again")
+
+    monkeypatch.setattr(Corpus, "build", staticmethod(no_build))
+    again = ServerTokenizer(llama_server.url + "/v1")
+    found = Corpus.load_or_build(again, tmp_path)
+    assert found.tokenizer_name == again.name
+    assert found.words == built.words and (found.ids == built.ids).all()
+    assert first.fingerprint != FileTokenizer(llama_server.tokenizer_path).fingerprint
 
 
 class _OpenAIShapeHandler(BaseHTTPRequestHandler):

@@ -127,8 +127,9 @@ class Corpus:
     def load_or_build(tokenizer: Tokenizer, cache_dir: Path | None = None) -> Corpus:
         """The default corpus of a tokenizer, from the on-disk cache when it has one.
 
-        Only tokenizers with a `fingerprint` (a file tokenizer's sha256) are cached, under
-        `<agentload home>/corpus/`; a server's tokenizer is built afresh each time.
+        Tokenizers with a `fingerprint` are cached, under `<agentload home>/corpus/`: a file
+        tokenizer by its file's sha256, a server's by the ids it gives a fixed text (so a second
+        run against the same vLLM model skips the thousands of tokenize calls a build takes).
         """
         fingerprint = getattr(tokenizer, "fingerprint", None)
         if fingerprint is None:
@@ -138,7 +139,10 @@ class Corpus:
 
             cache_dir = agentload_home() / "corpus"
         stdlib = sysconfig.get_paths()["stdlib"]
-        key = f"{CORPUS_FORMAT}|{fingerprint}|{DEFAULT_CORPUS_CHARS}|{stdlib}|{sys.version}"
+        chars = (
+            SERVER_CORPUS_CHARS if isinstance(tokenizer, ServerTokenizer) else DEFAULT_CORPUS_CHARS
+        )
+        key = f"{CORPUS_FORMAT}|{fingerprint}|{chars}|{stdlib}|{sys.version}"
         path = cache_dir / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.npz"
         if path.exists():
             try:

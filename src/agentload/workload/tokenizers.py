@@ -41,6 +41,17 @@ SERVER_WORKERS = 8
 PROBE_TEXT = "def probe(x):\n    return x + 1\n"
 """Text used to find out which endpoint shape a server speaks."""
 
+FINGERPRINT_TEXT = (
+    'import os, sys\n\nclass Cache(dict):\n    """Keep 1024 entries; drop the oldest."""\n\n'
+    "    def __missing__(self, key: str) -> None:\n\t\traise KeyError(f'{key!r} not in cache')\n"
+    "# TODO(perf): 3.14159 * 2**10 == 3216.99; 0x7fff_ffff, 1e-9, -42\n"
+    "The quick brown fox jumps over the lazy dog. Straße, naïve café, 東京, Ωμέγα, привет 🚀!\n"
+    '    <div class="row">&amp;&lt;/div&gt;  {"key": [true, null, 12.5]}   \r\n\n\n'
+    "SELECT id, name FROM users WHERE created_at >= '2026-01-01' ORDER BY id DESC;\n"
+)
+"""What a server tokenizes to be told apart from another (`ServerTokenizer.fingerprint`):
+code, prose, numbers, runs of white space and several scripts, where vocabularies differ."""
+
 
 @runtime_checkable
 class Tokenizer(Protocol):
@@ -146,6 +157,13 @@ class ServerTokenizer:
     @property
     def name(self) -> str:
         return f"server:{self.root}"
+
+    @property
+    def fingerprint(self) -> str:
+        """sha256 of `FINGERPRINT_TEXT`'s token ids as this server gives them, so a corpus it
+        tokenized is kept and found again for any server that tokenizes alike (one call)."""
+        ids = self.encode(FINGERPRINT_TEXT)
+        return hashlib.sha256(orjson.dumps(["server", ids])).hexdigest()
 
     # --- HTTP -----------------------------------------------------------------------------------
 
