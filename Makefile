@@ -42,7 +42,7 @@ test: $(ENGINE)
 	$(PY) -m ruff check --no-cache $(LINTED)
 	$(PY) -m ruff format --no-cache --check $(LINTED)
 	$(PY) -m mypy
-	$(PY) -m pytest -q --durations=20
+	$(PY) -m pytest -q -n 2 --dist loadgroup --durations=20
 
 # The inner loop: lint and every test that starts no engine and is not slow (markers `engine`
 # and `slow`), under a minute on 2 cores; no llama.cpp build needed. `make test` runs them all.

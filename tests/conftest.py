@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,6 +42,54 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "llama_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.engine)
+
+
+def worker_group(nodeid: str) -> str:
+    """Which tests one of `make test`'s two workers runs together (`pytest -n 2 --dist
+    loadgroup`): every vLLM test, since one vLLM server serves them all; every test that starts
+    a Ray cluster, two of which at once would share two cores six ways; else a module's tests,
+    so a module's fixture (a search on the real server, say) runs once."""
+    module = nodeid.split("::")[0]
+    if module.startswith("tests/engines/test_vllm"):
+        return "vllm"
+    if module.endswith("test_ray.py") or "ray]" in nodeid:
+        return "ray"
+    return module
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup` by `worker_group`: pytest-xdist 3.8's own reads `xdist_group` marks
+    into a test's id, which pytest 9 no longer reads back, so it ran as `--dist load` (each
+    worker starting its own vLLM server and repeating each module's searches)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkerGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return ByWorkerGroup(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Tell each worker whether this process's output had a width (`COLUMNS`): xdist's workers
+    start with COLUMNS=80 in their environment, where the console's rule gives a pipe 160."""
+    node.workerinput["agentload_columns"] = os.environ.get("COLUMNS")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In a worker, the width the output of `pytest` itself had: none unless COLUMNS was set."""
+    if not hasattr(config, "workerinput"):
+        return
+    columns = config.workerinput.get("agentload_columns")
+    if columns is None:
+        os.environ.pop("COLUMNS", None)
+        os.environ.pop("LINES", None)
+    else:
+        os.environ["COLUMNS"] = columns
 
 
 @pytest.fixture(autouse=True)

@@ -143,6 +143,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     minute of start-up overlaps the tests that run before the vLLM tests."""
     if session.config.option.collectonly:
         return  # nothing runs: no server to wait for at the end (a minute)
+    if hasattr(session.config, "workerinput"):
+        return  # each of `make test`'s workers collects every test: the fixture starts it
     wanted = any("vllm_server" in getattr(i, "fixturenames", ()) for i in session.items)
     factory = getattr(session.config, "_tmp_path_factory", None)
     if wanted and factory is not None and vllm.is_installed():
