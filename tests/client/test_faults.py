@@ -118,6 +118,17 @@ async def test_total_timeout(fake_server: FakeServer) -> None:
     assert record.t_done - record.t_send < 1.0
 
 
+async def test_total_timeout_ends_a_stalled_stream_at_its_limit(fake_server: FakeServer) -> None:
+    """A stream that stops sending is ended at the limit, not at its next read."""
+    endpoint = Endpoint(base_url=fake_server.base_url, model="fake", total_timeout_s=0.5)
+    body = chat_body("fake", [], 100, extra={"fake": {"mode": "stall", "stall_s": 3.0}})
+    async with StreamingClient(endpoint) as client:
+        record = (await client.call(body, meta("stalled"))).record
+    assert record.error == errors.TOTAL_TIMEOUT
+    assert record.token_events == 3
+    assert 0.5 <= record.t_done - record.t_send < 1.0
+
+
 @pytest.mark.parametrize(
     ("mode", "kind"),
     [
