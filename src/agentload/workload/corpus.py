@@ -139,9 +139,7 @@ class Corpus:
 
             cache_dir = agentload_home() / "corpus"
         stdlib = sysconfig.get_paths()["stdlib"]
-        chars = (
-            SERVER_CORPUS_CHARS if isinstance(tokenizer, ServerTokenizer) else DEFAULT_CORPUS_CHARS
-        )
+        chars = default_chars(tokenizer)
         key = f"{CORPUS_FORMAT}|{fingerprint}|{chars}|{stdlib}|{sys.version}"
         path = cache_dir / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.npz"
         if path.exists():
@@ -149,7 +147,7 @@ class Corpus:
                 return Corpus.load(path, tokenizer.name)
             except (OSError, ValueError, KeyError):
                 pass  # a damaged cache file is rebuilt below
-        corpus = Corpus.build(tokenizer)
+        corpus = Corpus.build(tokenizer, chars)
         corpus.save(path)
         return corpus
 
@@ -204,8 +202,7 @@ class Corpus:
     ) -> Corpus:
         """Read, cut and tokenize the corpus (about a second for 2 MB with a local tokenizer)."""
         if max_chars is None:
-            remote = isinstance(tokenizer, ServerTokenizer)
-            max_chars = SERVER_CORPUS_CHARS if remote else DEFAULT_CORPUS_CHARS
+            max_chars = default_chars(tokenizer)
         text, files, bounds, is_clean = _source_text(max_chars, stdlib)
         pieces = [text[a:b] for a, b in itertools.pairwise(bounds)]
         piece_ids = encode_batch(tokenizer, pieces)
@@ -234,6 +231,11 @@ class Corpus:
         object.__setattr__(corpus, "exact", same_ids)
         object.__setattr__(corpus, "check_max_error", max_error)
         return corpus
+
+
+def default_chars(tokenizer: Tokenizer) -> int:
+    """Characters of source in a tokenizer's default corpus: fewer when a server tokenizes."""
+    return SERVER_CORPUS_CHARS if isinstance(tokenizer, ServerTokenizer) else DEFAULT_CORPUS_CHARS
 
 
 def stdlib_files(stdlib: Path | None = None) -> list[Path]:
